@@ -1,0 +1,1 @@
+//! Throughput benchmarks (filled by the benchmark issue).

@@ -1,0 +1,418 @@
+//! The agent card served at `/.well-known/agent-card.json` and its parts (reference §4).
+
+use crate::de::nullable;
+use crate::message::Metadata;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Where an agent card is served, relative to the agent's base URL (R55).
+pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+
+/// The protocol binding value for JSON-RPC interfaces.
+pub const BINDING_JSONRPC: &str = "JSONRPC";
+
+/// An agent's self-description: who it is, where and how to reach it, what it can do.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentCard {
+    /// Name; required.
+    #[serde(deserialize_with = "nullable")]
+    pub name: String,
+    /// Description; required.
+    #[serde(deserialize_with = "nullable")]
+    pub description: String,
+    /// Every supported interface, preferred first; at least one.
+    #[serde(deserialize_with = "nullable")]
+    pub supported_interfaces: Vec<AgentInterface>,
+    /// Who provides the agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<AgentProvider>,
+    /// The agent's own version; required.
+    #[serde(deserialize_with = "nullable")]
+    pub version: String,
+    /// Documentation link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub documentation_url: Option<String>,
+    /// Optional capabilities; required object.
+    #[serde(deserialize_with = "nullable")]
+    pub capabilities: AgentCapabilities,
+    /// Security schemes by name.
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "nullable"
+    )]
+    pub security_schemes: BTreeMap<String, SecurityScheme>,
+    /// Which schemes (and scopes) a request must satisfy.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    pub security_requirements: Vec<SecurityRequirement>,
+    /// Media types accepted by default; at least one.
+    #[serde(deserialize_with = "nullable")]
+    pub default_input_modes: Vec<String>,
+    /// Media types produced by default; at least one.
+    #[serde(deserialize_with = "nullable")]
+    pub default_output_modes: Vec<String>,
+    /// What the agent can do; at least one.
+    #[serde(deserialize_with = "nullable")]
+    pub skills: Vec<AgentSkill>,
+    /// JWS signatures over the card.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    pub signatures: Vec<AgentCardSignature>,
+    /// Icon link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon_url: Option<String>,
+}
+
+impl AgentCard {
+    /// The first JSON-RPC interface, which a client uses (R56).
+    pub fn jsonrpc_interface(&self) -> Option<&AgentInterface> {
+        self.supported_interfaces
+            .iter()
+            .find(|i| i.protocol_binding == BINDING_JSONRPC)
+    }
+
+    /// The skill with this id.
+    pub fn skill(&self, id: &str) -> Option<&AgentSkill> {
+        self.skills.iter().find(|s| s.id == id)
+    }
+
+    /// Output modes of a skill, falling back to the card's defaults.
+    pub fn output_modes(&self, skill: &AgentSkill) -> Vec<String> {
+        if skill.output_modes.is_empty() {
+            self.default_output_modes.clone()
+        } else {
+            skill.output_modes.clone()
+        }
+    }
+}
+
+/// One way to reach the agent.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentInterface {
+    /// Absolute URL; required.
+    #[serde(deserialize_with = "nullable")]
+    pub url: String,
+    /// `JSONRPC`, `GRPC` or `HTTP+JSON`; required.
+    #[serde(deserialize_with = "nullable")]
+    pub protocol_binding: String,
+    /// Routing string the client copies into every request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    /// Protocol version such as `1.0`; required.
+    #[serde(deserialize_with = "nullable")]
+    pub protocol_version: String,
+}
+
+/// Who provides the agent.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentProvider {
+    /// Provider URL; required.
+    #[serde(deserialize_with = "nullable")]
+    pub url: String,
+    /// Organization; required.
+    #[serde(deserialize_with = "nullable")]
+    pub organization: String,
+}
+
+/// Optional capabilities; absent booleans mean false.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentCapabilities {
+    /// Streaming methods are served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<bool>,
+    /// Push-notification config methods are served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push_notifications: Option<bool>,
+    /// Extensions supported.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    pub extensions: Vec<AgentExtension>,
+    /// An extended card is available to authenticated clients.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extended_agent_card: Option<bool>,
+}
+
+/// An extension the agent supports.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentExtension {
+    /// The extension URI.
+    #[serde(
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "nullable"
+    )]
+    pub uri: String,
+    /// What it is for.
+    #[serde(
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "nullable"
+    )]
+    pub description: String,
+    /// Clients must request it.
+    #[serde(
+        skip_serializing_if = "crate::de::is_false",
+        deserialize_with = "nullable"
+    )]
+    pub required: bool,
+    /// Extension parameters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub params: Option<Metadata>,
+}
+
+/// One thing the agent can do.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentSkill {
+    /// Skill id; required.
+    #[serde(deserialize_with = "nullable")]
+    pub id: String,
+    /// Name; required.
+    #[serde(deserialize_with = "nullable")]
+    pub name: String,
+    /// Description; required.
+    #[serde(deserialize_with = "nullable")]
+    pub description: String,
+    /// Tags; at least one.
+    #[serde(deserialize_with = "nullable")]
+    pub tags: Vec<String>,
+    /// Example prompts.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    pub examples: Vec<String>,
+    /// Accepted media types (overrides the card default).
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    pub input_modes: Vec<String>,
+    /// Produced media types (overrides the card default).
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    pub output_modes: Vec<String>,
+    /// Security requirements for this skill.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    pub security_requirements: Vec<SecurityRequirement>,
+}
+
+/// A list of strings (proto `StringList`), used for scopes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StringList {
+    /// The strings.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    pub list: Vec<String>,
+}
+
+/// Scheme names (with scopes) that together satisfy a requirement.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SecurityRequirement {
+    /// Scheme name to required scopes.
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "nullable"
+    )]
+    pub schemes: BTreeMap<String, StringList>,
+}
+
+/// A security scheme (proto oneof `scheme`): the wrapper key names the kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SecurityScheme {
+    /// An API key in a query parameter, header or cookie.
+    ApiKeySecurityScheme(ApiKeySecurityScheme),
+    /// HTTP authentication such as `Bearer`.
+    HttpAuthSecurityScheme(HttpAuthSecurityScheme),
+    /// OAuth 2.0.
+    Oauth2SecurityScheme(OAuth2SecurityScheme),
+    /// OpenID Connect.
+    OpenIdConnectSecurityScheme(OpenIdConnectSecurityScheme),
+    /// Mutual TLS.
+    MtlsSecurityScheme(MutualTlsSecurityScheme),
+}
+
+/// An API key scheme.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ApiKeySecurityScheme {
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `query`, `header` or `cookie`; required.
+    #[serde(deserialize_with = "nullable")]
+    pub location: String,
+    /// Parameter name; required.
+    #[serde(deserialize_with = "nullable")]
+    pub name: String,
+}
+
+/// An HTTP authentication scheme.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HttpAuthSecurityScheme {
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Scheme such as `Bearer`; required.
+    #[serde(deserialize_with = "nullable")]
+    pub scheme: String,
+    /// Token format hint such as `JWT`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bearer_format: Option<String>,
+}
+
+/// An OAuth 2.0 scheme.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OAuth2SecurityScheme {
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The flow; required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<OAuthFlows>,
+    /// RFC 8414 metadata URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth2_metadata_url: Option<String>,
+}
+
+/// An OpenID Connect scheme.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OpenIdConnectSecurityScheme {
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Discovery URL; required.
+    #[serde(deserialize_with = "nullable")]
+    pub open_id_connect_url: String,
+}
+
+/// A mutual TLS scheme.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MutualTlsSecurityScheme {
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// The OAuth flow (proto oneof `flow`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OAuthFlows {
+    /// Authorization code flow.
+    AuthorizationCode(AuthorizationCodeOAuthFlow),
+    /// Client credentials flow.
+    ClientCredentials(ClientCredentialsOAuthFlow),
+    /// Device code flow.
+    DeviceCode(DeviceCodeOAuthFlow),
+    /// Deprecated implicit flow.
+    Implicit(ImplicitOAuthFlow),
+    /// Deprecated password flow.
+    Password(PasswordOAuthFlow),
+}
+
+/// Authorization code flow.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AuthorizationCodeOAuthFlow {
+    /// Authorization URL; required.
+    #[serde(deserialize_with = "nullable")]
+    pub authorization_url: String,
+    /// Token URL; required.
+    #[serde(deserialize_with = "nullable")]
+    pub token_url: String,
+    /// Refresh URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// Scopes and their descriptions; required.
+    #[serde(deserialize_with = "nullable")]
+    pub scopes: BTreeMap<String, String>,
+    /// PKCE is required.
+    #[serde(
+        skip_serializing_if = "crate::de::is_false",
+        deserialize_with = "nullable"
+    )]
+    pub pkce_required: bool,
+}
+
+/// Client credentials flow.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClientCredentialsOAuthFlow {
+    /// Token URL; required.
+    #[serde(deserialize_with = "nullable")]
+    pub token_url: String,
+    /// Refresh URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// Scopes; required.
+    #[serde(deserialize_with = "nullable")]
+    pub scopes: BTreeMap<String, String>,
+}
+
+/// Device code flow.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DeviceCodeOAuthFlow {
+    /// Device authorization URL; required.
+    #[serde(deserialize_with = "nullable")]
+    pub device_authorization_url: String,
+    /// Token URL; required.
+    #[serde(deserialize_with = "nullable")]
+    pub token_url: String,
+    /// Refresh URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// Scopes; required.
+    #[serde(deserialize_with = "nullable")]
+    pub scopes: BTreeMap<String, String>,
+}
+
+/// Implicit flow (deprecated).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ImplicitOAuthFlow {
+    /// Authorization URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authorization_url: Option<String>,
+    /// Refresh URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// Scopes.
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "nullable"
+    )]
+    pub scopes: BTreeMap<String, String>,
+}
+
+/// Password flow (deprecated).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PasswordOAuthFlow {
+    /// Token URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    /// Refresh URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// Scopes.
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "nullable"
+    )]
+    pub scopes: BTreeMap<String, String>,
+}
+
+/// A JWS signature over the card.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentCardSignature {
+    /// Protected header (base64url); required.
+    #[serde(deserialize_with = "nullable")]
+    pub protected: String,
+    /// Signature (base64url); required.
+    #[serde(deserialize_with = "nullable")]
+    pub signature: String,
+    /// Unprotected header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<Metadata>,
+}

@@ -1,0 +1,262 @@
+//! JSON-RPC 2.0 envelopes ([`JsonRpcRequest`], [`JsonRpcResponse`], [`JsonRpcError`]), request
+//! [`Id`]s echoed unchanged, and the A2A [`Method`] names (reference §1.2, §1.3).
+
+use serde::de::DeserializeOwned;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use std::fmt;
+
+/// The JSON-RPC version string.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// A request id: a string, a number or null. It is echoed unchanged in the response.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Id {
+    /// A numeric id, kept as its JSON number so it echoes exactly.
+    Number(serde_json::Number),
+    /// A string id.
+    String(String),
+    /// `null` (used for a response to an unparseable request).
+    Null,
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Number(n) => write!(f, "{n}"),
+            Id::String(s) => write!(f, "{s:?}"),
+            Id::Null => f.write_str("null"),
+        }
+    }
+}
+
+impl From<&str> for Id {
+    fn from(s: &str) -> Self {
+        Id::String(s.to_string())
+    }
+}
+
+impl From<String> for Id {
+    fn from(s: String) -> Self {
+        Id::String(s)
+    }
+}
+
+impl From<i64> for Id {
+    fn from(n: i64) -> Self {
+        Id::Number(n.into())
+    }
+}
+
+/// A JSON-RPC request. `P` is the params type; [`Value`] for raw access.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcRequest<P = Value> {
+    /// Always `"2.0"`.
+    pub jsonrpc: String,
+    /// The id (absent for a notification).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Id>,
+    /// The method name.
+    pub method: String,
+    /// The params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<P>,
+}
+
+impl<P> JsonRpcRequest<P> {
+    /// A request with the given id, method and params.
+    pub fn new(id: impl Into<Id>, method: impl Into<String>, params: P) -> Self {
+        JsonRpcRequest {
+            jsonrpc: JSONRPC_VERSION.to_string(),
+            id: Some(id.into()),
+            method: method.into(),
+            params: Some(params),
+        }
+    }
+}
+
+/// A JSON-RPC error object. Its `data` keeps whatever shape the peer sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcError {
+    /// The error code.
+    pub code: i64,
+    /// A short description.
+    #[serde(default)]
+    pub message: String,
+    /// Details (for A2A errors an array of `ErrorInfo`-like objects).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl fmt::Display for JsonRpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.code,
+            self.error_code().name(),
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for JsonRpcError {}
+
+/// A JSON-RPC response: a `result` or an `error`, with the request's id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonRpcResponse<R = Value> {
+    /// The id of the request this answers.
+    pub id: Id,
+    /// The result or the error.
+    pub payload: Result<R, JsonRpcError>,
+}
+
+impl<R> JsonRpcResponse<R> {
+    /// A success response.
+    pub fn success(id: Id, result: R) -> Self {
+        JsonRpcResponse {
+            id,
+            payload: Ok(result),
+        }
+    }
+
+    /// An error response.
+    pub fn error(id: Id, error: JsonRpcError) -> Self {
+        JsonRpcResponse {
+            id,
+            payload: Err(error),
+        }
+    }
+}
+
+impl<R: Serialize> Serialize for JsonRpcResponse<R> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+        m.serialize_entry("id", &self.id)?;
+        match &self.payload {
+            Ok(r) => m.serialize_entry("result", r)?,
+            Err(e) => m.serialize_entry("error", e)?,
+        }
+        m.end()
+    }
+}
+
+impl<'de, R: DeserializeOwned> Deserialize<'de> for JsonRpcResponse<R> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Raw<R> {
+            #[serde(default)]
+            id: Option<Id>,
+            #[serde(default = "none")]
+            result: Option<R>,
+            #[serde(default)]
+            error: Option<JsonRpcError>,
+        }
+        fn none<R>() -> Option<R> {
+            None
+        }
+        let raw = Raw::<R>::deserialize(d)?;
+        let id = raw.id.unwrap_or(Id::Null);
+        match (raw.result, raw.error) {
+            (_, Some(e)) => Ok(JsonRpcResponse {
+                id,
+                payload: Err(e),
+            }),
+            (Some(r), None) => Ok(JsonRpcResponse { id, payload: Ok(r) }),
+            (None, None) => Err(serde::de::Error::custom(
+                "response has neither result nor error",
+            )),
+        }
+    }
+}
+
+/// The A2A 1.0 JSON-RPC methods (case-sensitive PascalCase).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `SendMessage`.
+    SendMessage,
+    /// `SendStreamingMessage` (SSE).
+    SendStreamingMessage,
+    /// `GetTask`.
+    GetTask,
+    /// `ListTasks`.
+    ListTasks,
+    /// `CancelTask`.
+    CancelTask,
+    /// `SubscribeToTask` (SSE).
+    SubscribeToTask,
+    /// `CreateTaskPushNotificationConfig`.
+    CreateTaskPushNotificationConfig,
+    /// `GetTaskPushNotificationConfig`.
+    GetTaskPushNotificationConfig,
+    /// `ListTaskPushNotificationConfigs` (plural).
+    ListTaskPushNotificationConfigs,
+    /// `DeleteTaskPushNotificationConfig`.
+    DeleteTaskPushNotificationConfig,
+    /// `GetExtendedAgentCard`.
+    GetExtendedAgentCard,
+}
+
+impl Method {
+    /// Every method.
+    pub const ALL: &'static [Method] = &[
+        Method::SendMessage,
+        Method::SendStreamingMessage,
+        Method::GetTask,
+        Method::ListTasks,
+        Method::CancelTask,
+        Method::SubscribeToTask,
+        Method::CreateTaskPushNotificationConfig,
+        Method::GetTaskPushNotificationConfig,
+        Method::ListTaskPushNotificationConfigs,
+        Method::DeleteTaskPushNotificationConfig,
+        Method::GetExtendedAgentCard,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::SendMessage => "SendMessage",
+            Method::SendStreamingMessage => "SendStreamingMessage",
+            Method::GetTask => "GetTask",
+            Method::ListTasks => "ListTasks",
+            Method::CancelTask => "CancelTask",
+            Method::SubscribeToTask => "SubscribeToTask",
+            Method::CreateTaskPushNotificationConfig => "CreateTaskPushNotificationConfig",
+            Method::GetTaskPushNotificationConfig => "GetTaskPushNotificationConfig",
+            Method::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
+            Method::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
+            Method::GetExtendedAgentCard => "GetExtendedAgentCard",
+        }
+    }
+
+    /// The method with this exact wire name.
+    pub fn parse(name: &str) -> Option<Method> {
+        Method::ALL.iter().copied().find(|m| m.as_str() == name)
+    }
+
+    /// True for the two methods that answer with an SSE stream.
+    pub fn is_streaming(self) -> bool {
+        matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
+    }
+
+    /// True for the four push-config methods.
+    pub fn is_push_config(self) -> bool {
+        matches!(
+            self,
+            Method::CreateTaskPushNotificationConfig
+                | Method::GetTaskPushNotificationConfig
+                | Method::ListTaskPushNotificationConfigs
+                | Method::DeleteTaskPushNotificationConfig
+        )
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,56 @@
+//! # a2a-protocol: the A2A 1.0 wire layer
+//!
+//! Everything the mock agents, the reference delegator and the harness need to speak A2A 1.0
+//! over JSON-RPC, and nothing about mocks, stores or scenarios:
+//!
+//! - the wire objects ([`Message`], [`Part`], [`Task`], [`AgentCard`], the method params and
+//!   results), emitted exactly as ProtoJSON and decoded leniently ([`codec`]);
+//! - JSON-RPC 2.0 envelopes and [`Method`] names ([`jsonrpc`]) and every error code ([`error`]);
+//! - the SSE codec for streams ([`sse`]);
+//! - [`conformance`]: the deviations from 1.0 found in a payload, each with a JSON path and a rule;
+//! - [`compat03`]: the one adapter for 0.3 peers;
+//! - [`xdeleg`]: the `x-deleg` metadata convention for deadlines, budgets, depth and chain.
+//!
+//! Raw access is always possible: every payload can be built and sent as a `serde_json::Value`.
+//!
+//! ```
+//! use a2a_protocol::{Message, SendMessageRequest, jsonrpc::JsonRpcRequest, Method};
+//! let req = JsonRpcRequest::new(
+//!     "r-1",
+//!     Method::SendMessage.as_str(),
+//!     SendMessageRequest { message: Message::user_text("m-1", "hello"), ..Default::default() },
+//! );
+//! let json = serde_json::to_string(&req).unwrap();
+//! assert!(json.contains(r#""role":"ROLE_USER""#));
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod card;
+pub mod codec;
+pub mod compat03;
+pub mod conformance;
+pub(crate) mod de;
+pub mod enums;
+pub mod error;
+pub mod jsonrpc;
+pub mod message;
+pub mod requests;
+pub mod sse;
+pub mod task;
+pub mod timestamp;
+pub mod xdeleg;
+
+pub use card::*;
+pub use enums::{Role, TaskState};
+pub use error::{ErrorCode, ErrorInfo};
+pub use jsonrpc::{Id, JsonRpcError, JsonRpcRequest, JsonRpcResponse, Method};
+pub use message::{Message, Metadata, Part, PartContent};
+pub use requests::*;
+pub use task::*;
+pub use timestamp::Timestamp;
+
+/// The `A2A-Version` header name.
+pub const VERSION_HEADER: &str = "A2A-Version";
+/// The protocol version this crate speaks.
+pub const PROTOCOL_VERSION: &str = "1.0";
