@@ -1,1 +1,26 @@
-//! Placeholder crate: filled by a later issue.
+//! # a2a-mock-agents: a scriptable simulated A2A 1.0 peer network
+//!
+//! The harness's instrument. Each [`Network`] runs N mock agents on `127.0.0.1` ephemeral ports,
+//! each a real A2A 1.0 JSON-RPC server whose behaviour comes from a script ([`script`]): reply
+//! with a message, run a task through its states, ask for input or credentials, stream chunked
+//! artifacts generated from a seed, sub-delegate with `x-deleg`, break the protocol on purpose,
+//! or inject transport faults. Everything is recorded in one [`Journal`] with a sequence number
+//! across all agents, so verdicts come from observed traffic.
+//!
+//! Scripts load from TOML ([`NetworkSpec::from_toml`]) or are built in Rust ([`builder`]).
+
+#![warn(missing_docs)]
+
+pub mod agent;
+pub mod builder;
+pub mod content;
+pub(crate) mod driver;
+pub mod journal;
+pub mod network;
+pub mod script;
+pub mod server;
+
+pub use builder::{MockAgent, MockAgentBuilder, RuleBuilder};
+pub use journal::{Entry, Event, Journal};
+pub use network::{Network, NetworkError};
+pub use script::{AgentSpec, Fault, Matcher, NetworkSpec, Rule, ScriptError, ScriptStep};

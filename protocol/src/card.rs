@@ -2,8 +2,10 @@
 
 use crate::de::nullable;
 use crate::message::Metadata;
-use serde::{Deserialize, Serialize};
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// Where an agent card is served, relative to the agent's base URL (R55).
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
@@ -23,6 +25,7 @@ pub struct AgentCard {
     pub description: String,
     /// Every supported interface, preferred first; at least one.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "supported_interfaces")]
     pub supported_interfaces: Vec<AgentInterface>,
     /// Who provides the agent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -32,6 +35,7 @@ pub struct AgentCard {
     pub version: String,
     /// Documentation link.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "documentation_url")]
     pub documentation_url: Option<String>,
     /// Optional capabilities; required object.
     #[serde(deserialize_with = "nullable")]
@@ -41,15 +45,19 @@ pub struct AgentCard {
         skip_serializing_if = "BTreeMap::is_empty",
         deserialize_with = "nullable"
     )]
+    #[serde(alias = "security_schemes")]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
     /// Which schemes (and scopes) a request must satisfy.
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    #[serde(alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
     /// Media types accepted by default; at least one.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "default_input_modes")]
     pub default_input_modes: Vec<String>,
     /// Media types produced by default; at least one.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "default_output_modes")]
     pub default_output_modes: Vec<String>,
     /// What the agent can do; at least one.
     #[serde(deserialize_with = "nullable")]
@@ -59,6 +67,7 @@ pub struct AgentCard {
     pub signatures: Vec<AgentCardSignature>,
     /// Icon link.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "icon_url")]
     pub icon_url: Option<String>,
 }
 
@@ -94,12 +103,14 @@ pub struct AgentInterface {
     pub url: String,
     /// `JSONRPC`, `GRPC` or `HTTP+JSON`; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "protocol_binding")]
     pub protocol_binding: String,
     /// Routing string the client copies into every request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// Protocol version such as `1.0`; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "protocol_version")]
     pub protocol_version: String,
 }
 
@@ -124,12 +135,14 @@ pub struct AgentCapabilities {
     pub streaming: Option<bool>,
     /// Push-notification config methods are served.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "push_notifications")]
     pub push_notifications: Option<bool>,
     /// Extensions supported.
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
     pub extensions: Vec<AgentExtension>,
     /// An extended card is available to authenticated clients.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "extended_agent_card")]
     pub extended_agent_card: Option<bool>,
 }
 
@@ -181,12 +194,15 @@ pub struct AgentSkill {
     pub examples: Vec<String>,
     /// Accepted media types (overrides the card default).
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    #[serde(alias = "input_modes")]
     pub input_modes: Vec<String>,
     /// Produced media types (overrides the card default).
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    #[serde(alias = "output_modes")]
     pub output_modes: Vec<String>,
     /// Security requirements for this skill.
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    #[serde(alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
 }
 
@@ -212,7 +228,11 @@ pub struct SecurityRequirement {
 }
 
 /// A security scheme (proto oneof `scheme`): the wrapper key names the kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Decoding is lenient like the other one-ofs: the first member present wins, snake_case member
+/// keys are accepted and other keys (such as a legacy 0.3 `type`) are ignored;
+/// [`crate::conformance`] reports them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SecurityScheme {
     /// An API key in a query parameter, header or cookie.
@@ -254,6 +274,7 @@ pub struct HttpAuthSecurityScheme {
     pub scheme: String,
     /// Token format hint such as `JWT`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "bearer_format")]
     pub bearer_format: Option<String>,
 }
 
@@ -269,6 +290,7 @@ pub struct OAuth2SecurityScheme {
     pub flows: Option<OAuthFlows>,
     /// RFC 8414 metadata URL.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "oauth2_metadata_url")]
     pub oauth2_metadata_url: Option<String>,
 }
 
@@ -281,6 +303,7 @@ pub struct OpenIdConnectSecurityScheme {
     pub description: Option<String>,
     /// Discovery URL; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "open_id_connect_url")]
     pub open_id_connect_url: String,
 }
 
@@ -293,8 +316,8 @@ pub struct MutualTlsSecurityScheme {
     pub description: Option<String>,
 }
 
-/// The OAuth flow (proto oneof `flow`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The OAuth flow (proto oneof `flow`). Decoded leniently like [`SecurityScheme`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum OAuthFlows {
     /// Authorization code flow.
@@ -315,12 +338,15 @@ pub enum OAuthFlows {
 pub struct AuthorizationCodeOAuthFlow {
     /// Authorization URL; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "authorization_url")]
     pub authorization_url: String,
     /// Token URL; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// Refresh URL.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// Scopes and their descriptions; required.
     #[serde(deserialize_with = "nullable")]
@@ -330,6 +356,7 @@ pub struct AuthorizationCodeOAuthFlow {
         skip_serializing_if = "crate::de::is_false",
         deserialize_with = "nullable"
     )]
+    #[serde(alias = "pkce_required")]
     pub pkce_required: bool,
 }
 
@@ -339,9 +366,11 @@ pub struct AuthorizationCodeOAuthFlow {
 pub struct ClientCredentialsOAuthFlow {
     /// Token URL; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// Refresh URL.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// Scopes; required.
     #[serde(deserialize_with = "nullable")]
@@ -354,12 +383,15 @@ pub struct ClientCredentialsOAuthFlow {
 pub struct DeviceCodeOAuthFlow {
     /// Device authorization URL; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "device_authorization_url")]
     pub device_authorization_url: String,
     /// Token URL; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// Refresh URL.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// Scopes; required.
     #[serde(deserialize_with = "nullable")]
@@ -372,9 +404,11 @@ pub struct DeviceCodeOAuthFlow {
 pub struct ImplicitOAuthFlow {
     /// Authorization URL.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "authorization_url")]
     pub authorization_url: Option<String>,
     /// Refresh URL.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// Scopes.
     #[serde(
@@ -390,9 +424,11 @@ pub struct ImplicitOAuthFlow {
 pub struct PasswordOAuthFlow {
     /// Token URL.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "token_url")]
     pub token_url: Option<String>,
     /// Refresh URL.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// Scopes.
     #[serde(
@@ -416,3 +452,61 @@ pub struct AgentCardSignature {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header: Option<Metadata>,
 }
+
+/// Decode a one-of wrapper object leniently: the first known member (camelCase or snake_case key)
+/// whose value is not `null` wins; unknown keys are skipped.
+macro_rules! lenient_one_of {
+    ($ty:ident, $what:literal, { $($($key:literal)|+ => $variant:ident($inner:ty)),+ $(,)? }) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
+                        let mut out = None;
+                        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                            // The first member wins; conformance reports any second one.
+                            let v = match key.as_ref() {
+                                $(
+                                    $($key)|+ => map
+                                        .next_value::<Option<$inner>>()?
+                                        .map($ty::$variant),
+                                )+
+                                _ => {
+                                    map.next_value::<IgnoredAny>()?;
+                                    None
+                                }
+                            };
+                            if out.is_none() {
+                                out = v;
+                            }
+                        }
+                        out.ok_or_else(|| de::Error::custom(concat!("expected ", $what)))
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}
+
+lenient_one_of!(SecurityScheme, "an object with one of apiKeySecurityScheme, httpAuthSecurityScheme, \
+    oauth2SecurityScheme, openIdConnectSecurityScheme or mtlsSecurityScheme", {
+    "apiKeySecurityScheme" | "api_key_security_scheme" => ApiKeySecurityScheme(ApiKeySecurityScheme),
+    "httpAuthSecurityScheme" | "http_auth_security_scheme" => HttpAuthSecurityScheme(HttpAuthSecurityScheme),
+    "oauth2SecurityScheme" | "oauth2_security_scheme" => Oauth2SecurityScheme(OAuth2SecurityScheme),
+    "openIdConnectSecurityScheme" | "open_id_connect_security_scheme" => OpenIdConnectSecurityScheme(OpenIdConnectSecurityScheme),
+    "mtlsSecurityScheme" | "mtls_security_scheme" => MtlsSecurityScheme(MutualTlsSecurityScheme),
+});
+
+lenient_one_of!(OAuthFlows, "an object with one of authorizationCode, clientCredentials, deviceCode, \
+    implicit or password", {
+    "authorizationCode" | "authorization_code" => AuthorizationCode(AuthorizationCodeOAuthFlow),
+    "clientCredentials" | "client_credentials" => ClientCredentials(ClientCredentialsOAuthFlow),
+    "deviceCode" | "device_code" => DeviceCode(DeviceCodeOAuthFlow),
+    "implicit" => Implicit(ImplicitOAuthFlow),
+    "password" => Password(PasswordOAuthFlow),
+});

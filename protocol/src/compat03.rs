@@ -809,30 +809,21 @@ fn part_to_v1(v: &Value, path: &str) -> Res {
                 }
                 _ => {}
             }
-            let file_fields = rebuild(file, &file_path, |k, _, _| {
+            let file_fields = rebuild(file, &file_path, |k, val, _| {
                 Ok(match k {
-                    "bytes" => Field::Rename("raw", Value::Null),
-                    "uri" => Field::Rename("url", Value::Null),
-                    "mimeType" => Field::Rename("mediaType", Value::Null),
-                    "name" => Field::Rename("filename", Value::Null),
+                    "bytes" => Field::Rename("raw", val.clone()),
+                    "uri" => Field::Rename("url", val.clone()),
+                    "mimeType" => Field::Rename("mediaType", val.clone()),
+                    "name" => Field::Rename("filename", val.clone()),
                     _ => Field::Keep,
                 })
             })?;
-            // `rebuild` gave the new names; take the values from the source under the old names.
-            for (new, old) in [
-                ("raw", "bytes"),
-                ("url", "uri"),
-                ("mediaType", "mimeType"),
-                ("filename", "name"),
-            ] {
-                if let (true, Some(val)) = (file_fields.contains_key(new), get(file, old)) {
-                    out.insert(new.to_owned(), val.clone());
-                }
-            }
-            // Unknown keys inside `file` have no 1.0 home except the part itself.
-            for (k, val) in &file_fields {
-                if !matches!(k.as_str(), "raw" | "url" | "mediaType" | "filename") {
-                    out.entry(k.clone()).or_insert_with(|| val.clone());
+            for (k, val) in file_fields {
+                if matches!(k.as_str(), "raw" | "url" | "mediaType" | "filename") {
+                    out.insert(k, val);
+                } else {
+                    // Unknown keys inside `file` have no 1.0 home except the part itself.
+                    out.entry(k).or_insert(val);
                 }
             }
             Ok(Value::Object(out))

@@ -118,14 +118,22 @@ pub enum ObjectType {
 }
 
 impl ObjectType {
-    /// The proto message name.
+    /// The proto message name (`APIKeySecurityScheme`, `HTTPAuthSecurityScheme`: the proto's
+    /// casing, not the Rust variant's).
     pub fn name(self) -> String {
-        format!("{self:?}")
+        match self {
+            ObjectType::ApiKeySecurityScheme => "APIKeySecurityScheme".to_string(),
+            ObjectType::HttpAuthSecurityScheme => "HTTPAuthSecurityScheme".to_string(),
+            _ => format!("{self:?}"),
+        }
     }
 
-    /// The object type with this proto message name.
+    /// The object type with this proto message name (the Rust variant name is accepted too).
     pub fn from_name(name: &str) -> Option<ObjectType> {
-        ObjectType::ALL.iter().copied().find(|t| t.name() == name)
+        let all = ObjectType::ALL.iter().copied();
+        all.clone()
+            .find(|t| t.name() == name)
+            .or_else(|| all.clone().find(|t| format!("{t:?}") == name))
     }
 
     /// Every object type.
@@ -576,15 +584,27 @@ impl Checker {
                 continue;
             }
             let camel = snake_to_camel(key);
-            let known = members.iter().any(|(k, _)| *k == camel)
-                || flds.iter().any(|(k, _, _)| *k == camel);
-            if key.contains('_') && known {
+            let member = members.iter().find(|(k, _)| *k == camel);
+            let field = flds.iter().find(|(k, _, _)| *k == camel);
+            if key.contains('_') && (member.is_some() || field.is_some()) {
                 self.push(
                     &p,
                     "R05",
                     DeviationKind::SnakeCaseField,
                     format!("field {key:?} must be emitted as {camel:?}"),
                 );
+                // Lenient decoders read the snake_case spelling: count a one-of member as set
+                // (no spurious EmptyOneOf) and check what it holds.
+                if let Some((k, ty)) = member {
+                    if !val.is_null() || matches!(ty, Any) {
+                        set_members.push(*k);
+                        self.value(*ty, val, &p, depth);
+                    }
+                } else if let Some((_, ty, _)) = field {
+                    if !val.is_null() {
+                        self.value(*ty, val, &p, depth);
+                    }
+                }
                 continue;
             }
             self.push(
@@ -620,6 +640,8 @@ impl Checker {
             }
             let present = match obj.get(*key) {
                 None | Some(Value::Null) => false,
+                // A required enum set to its zero value (`*_UNSPECIFIED`) is unset in proto3.
+                Some(v) if matches!(ty, State | Role) && is_unspecified_enum(*ty, v) => false,
                 Some(Value::String(s)) => !s.is_empty(),
                 Some(Value::Array(a)) => !a.is_empty(),
                 Some(_) => true,
@@ -665,9 +687,9 @@ impl Checker {
                 }
             }
             Int => match v {
-                Value::Number(n) if n.is_i64() || n.is_u64() => {}
-                Value::String(s) if s.parse::<i64>().is_ok() => {}
-                _ => wrong(self, "an integer"),
+                Value::Number(n) if n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) => {}
+                Value::String(s) if s.parse::<i32>().is_ok() => {}
+                _ => wrong(self, "an int32"),
             },
             State => self.enum_value(
                 v,
@@ -805,6 +827,18 @@ impl Checker {
                 format!("expected a {name} name, found {}", json_type(v)),
             ),
         }
+    }
+}
+
+/// True when a `TaskState` or `Role` value means the proto zero value (unset).
+fn is_unspecified_enum(ty: Ty, v: &Value) -> bool {
+    match (ty, v) {
+        (_, Value::Number(n)) => n.as_i64() == Some(0),
+        (State, Value::String(s)) => TaskState::parse_lenient(s) == Some(TaskState::Unspecified),
+        (Role, Value::String(s)) => {
+            crate::enums::Role::parse_lenient(s) == Some(crate::enums::Role::Unspecified)
+        }
+        _ => false,
     }
 }
 

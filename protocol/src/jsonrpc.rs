@@ -55,14 +55,23 @@ impl From<i64> for Id {
 pub struct JsonRpcRequest<P = Value> {
     /// Always `"2.0"`.
     pub jsonrpc: String,
-    /// The id (absent for a notification).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The id (absent for a notification; `"id": null` is kept as `Some(Id::Null)`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_id"
+    )]
     pub id: Option<Id>,
     /// The method name.
     pub method: String,
     /// The params.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<P>,
+}
+
+/// A present `id` member, including `null` (JSON-RPC: only an absent `id` makes a notification).
+fn present_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Id>, D::Error> {
+    Id::deserialize(d).map(Some)
 }
 
 impl<P> JsonRpcRequest<P> {
@@ -147,16 +156,23 @@ impl<R: Serialize> Serialize for JsonRpcResponse<R> {
 impl<'de, R: DeserializeOwned> Deserialize<'de> for JsonRpcResponse<R> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
+        #[serde(bound(deserialize = "R: DeserializeOwned"))]
         struct Raw<R> {
             #[serde(default)]
             id: Option<Id>,
-            #[serde(default = "none")]
-            result: Option<R>,
+            /// `None`: absent; `Some(None)`: present and `null`; `Some(Some(r))`: a value.
+            #[serde(default = "none", deserialize_with = "present")]
+            result: Option<Option<R>>,
             #[serde(default)]
             error: Option<JsonRpcError>,
         }
         fn none<R>() -> Option<R> {
             None
+        }
+        fn present<'de, D: Deserializer<'de>, R: DeserializeOwned>(
+            d: D,
+        ) -> Result<Option<Option<R>>, D::Error> {
+            Option::<R>::deserialize(d).map(Some)
         }
         let raw = Raw::<R>::deserialize(d)?;
         let id = raw.id.unwrap_or(Id::Null);
@@ -165,7 +181,13 @@ impl<'de, R: DeserializeOwned> Deserialize<'de> for JsonRpcResponse<R> {
                 id,
                 payload: Err(e),
             }),
-            (Some(r), None) => Ok(JsonRpcResponse { id, payload: Ok(r) }),
+            (Some(Some(r)), None) => Ok(JsonRpcResponse { id, payload: Ok(r) }),
+            // `"result": null` (e.g. PY's answer to DeleteTaskPushNotificationConfig) is a
+            // result when `R` can represent null (`Value`, `()`, `Option<_>`).
+            (Some(None), None) => match R::deserialize(Value::Null) {
+                Ok(r) => Ok(JsonRpcResponse { id, payload: Ok(r) }),
+                Err(e) => Err(serde::de::Error::custom(format!("result is null: {e}"))),
+            },
             (None, None) => Err(serde::de::Error::custom(
                 "response has neither result nor error",
             )),

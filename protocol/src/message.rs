@@ -18,12 +18,15 @@ pub type Metadata = Map<String, Value>;
 pub struct Message {
     /// Sender-created identifier; required and non-empty.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "message_id")]
     pub message_id: String,
     /// The conversation this message belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     /// The task this message continues, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     /// Who sent it.
     #[serde(deserialize_with = "nullable")]
@@ -39,6 +42,7 @@ pub struct Message {
     pub extensions: Vec<String>,
     /// Related earlier tasks (refinements list the task they refine).
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Vec<String>,
 }
 

@@ -13,18 +13,22 @@ use serde::{Deserialize, Serialize};
 pub struct SendMessageConfiguration {
     /// Media types the client accepts.
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "nullable")]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     /// A webhook for this task (its `taskId` left empty here).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_push_notification_config")]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// History cap for the returned task.
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "opt_i32")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// `true`: answer right after the task is created instead of waiting (default `false`).
     #[serde(
         skip_serializing_if = "crate::de::is_false",
         deserialize_with = "nullable"
     )]
+    #[serde(alias = "return_immediately")]
     pub return_immediately: bool,
 }
 
@@ -46,6 +50,21 @@ pub struct SendMessageRequest {
     pub metadata: Option<Metadata>,
 }
 
+impl SendMessageRequest {
+    /// Read the `x-deleg` limits from the request metadata (`None` when absent).
+    pub fn x_deleg(&self) -> Result<Option<crate::xdeleg::XDeleg>, crate::xdeleg::XDelegError> {
+        match &self.metadata {
+            Some(m) => crate::xdeleg::XDeleg::read(m),
+            None => Ok(None),
+        }
+    }
+
+    /// Write the `x-deleg` limits into the request metadata, creating it if needed.
+    pub fn set_x_deleg(&mut self, x: &crate::xdeleg::XDeleg) {
+        x.write(self.metadata.get_or_insert_with(Default::default));
+    }
+}
+
 /// Params of `GetTask`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -58,6 +77,7 @@ pub struct GetTaskRequest {
     pub id: String,
     /// History cap: unset = server default, 0 = none, n = at most n newest.
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "opt_i32")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
 }
 
@@ -70,24 +90,30 @@ pub struct ListTasksRequest {
     pub tenant: Option<String>,
     /// Only tasks of this context.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     /// Only tasks in this state (unset: no filter).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskState>,
     /// Page size, 1 to 100 (default 50).
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "opt_i32")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     /// Cursor from a previous page.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_token")]
     pub page_token: Option<String>,
     /// History cap per task.
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "opt_i32")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Only tasks whose status timestamp is at or after this instant.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "status_timestamp_after")]
     pub status_timestamp_after: Option<Timestamp>,
     /// Include artifacts (default false: the key is then absent from every task).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "include_artifacts")]
     pub include_artifacts: Option<bool>,
 }
 
@@ -100,12 +126,15 @@ pub struct ListTasksResponse {
     pub tasks: Vec<Task>,
     /// Cursor for the next page; `""` on the last page (always present).
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "next_page_token")]
     pub next_page_token: String,
     /// The page size used.
     #[serde(deserialize_with = "i32_lenient")]
+    #[serde(alias = "page_size")]
     pub page_size: i32,
     /// Total matching tasks.
     #[serde(deserialize_with = "i32_lenient")]
+    #[serde(alias = "total_size")]
     pub total_size: i32,
 }
 
@@ -160,6 +189,7 @@ pub struct TaskPushNotificationConfig {
     pub id: Option<String>,
     /// The task (empty inside `SendMessageConfiguration`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     /// Where to POST; required.
     #[serde(deserialize_with = "nullable")]
@@ -181,6 +211,7 @@ pub struct TaskPushNotificationConfigRef {
     pub tenant: Option<String>,
     /// The task; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The config id; required.
     #[serde(deserialize_with = "nullable")]
@@ -201,12 +232,15 @@ pub struct ListTaskPushNotificationConfigsRequest {
     pub tenant: Option<String>,
     /// The task; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// Page size.
     #[serde(skip_serializing_if = "is_zero", deserialize_with = "i32_lenient")]
+    #[serde(alias = "page_size")]
     pub page_size: i32,
     /// Cursor from a previous page.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_token")]
     pub page_token: Option<String>,
 }
 
@@ -219,6 +253,7 @@ pub struct ListTaskPushNotificationConfigsResponse {
     pub configs: Vec<TaskPushNotificationConfig>,
     /// Cursor for the next page.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "next_page_token")]
     pub next_page_token: Option<String>,
 }
 

@@ -48,6 +48,7 @@ pub struct Task {
         deserialize_with = "nullable",
         skip_serializing_if = "String::is_empty"
     )]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     /// Current status; required.
     #[serde(deserialize_with = "nullable")]
@@ -69,6 +70,7 @@ pub struct Task {
 pub struct Artifact {
     /// Unique within the task; required. Chunks are joined by this id.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "artifact_id")]
     pub artifact_id: String,
     /// A human-readable name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -93,9 +95,11 @@ pub struct Artifact {
 pub struct TaskStatusUpdateEvent {
     /// The task; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The task's context; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     /// The new status; required.
     #[serde(deserialize_with = "nullable")]
@@ -112,9 +116,11 @@ pub struct TaskStatusUpdateEvent {
 pub struct TaskArtifactUpdateEvent {
     /// The task; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The task's context; required.
     #[serde(deserialize_with = "nullable")]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     /// The artifact or chunk; required.
     #[serde(deserialize_with = "nullable")]
@@ -124,6 +130,7 @@ pub struct TaskArtifactUpdateEvent {
     pub append: bool,
     /// This is the final chunk of the artifact.
     #[serde(skip_serializing_if = "is_false", deserialize_with = "nullable")]
+    #[serde(alias = "last_chunk")]
     pub last_chunk: bool,
     /// Free-form metadata.
     #[serde(skip_serializing_if = "Option::is_none")]

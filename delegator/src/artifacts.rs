@@ -1,0 +1,645 @@
+//! Artifact reassembly: chunks joined by `artifactId` honouring `append` and `lastChunk`, written to
+//! files under the store directory as they arrive, with the sha256 and byte length computed
+//! incrementally. Memory is bounded by the write buffer and the size of one chunk, never by the
+//! size of an artifact.
+//!
+//! An artifact's bytes are the concatenation of its parts' bytes: UTF-8 of a `text` part, the
+//! decoded bytes of a `raw` part, the JSON text of a `data` part (as
+//! [`a2a_protocol::Part::inline_bytes`] defines them), and the body of a `url` part, fetched on its
+//! own path with the size bound enforced while reading. Media types and `data` schemas are
+//! checked per part; problems are kept per artifact (a replacement clears them) and reported by
+//! [`Reassembler::problems`] before commit. Crossing `max_size_bytes` is fatal at once.
+//!
+//! Nothing is committed until [`Reassembler::commit`], which the engine calls only for a
+//! COMPLETED task.
+
+use crate::bugs::{Bug, Bugs};
+use crate::request::ArtifactSpec;
+use crate::store::ArtifactRecord;
+use a2a_protocol::{Artifact, Part, PartContent};
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The most distinct artifacts accepted per delegation.
+pub const MAX_ARTIFACTS: usize = 256;
+
+/// A fatal artifact problem: the delegation fails visibly.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArtifactError {
+    /// The artifact crossed `max_size_bytes`; reading stopped there.
+    #[error("artifact {artifact_id:?} exceeds max_size_bytes {limit} (rejected once crossed)")]
+    TooLarge {
+        /// The artifact.
+        artifact_id: String,
+        /// The bound.
+        limit: u64,
+    },
+    /// `append: true` for an artifact id never seen (agent protocol error).
+    #[error("agent protocol error: append to unknown artifact {0:?}")]
+    UnknownAppend(String),
+    /// A chunk arrived after the task's final state (agent protocol error).
+    #[error("agent protocol error: artifact chunk for {0:?} after the task's final state")]
+    AfterTerminal(String),
+    /// Too many distinct artifacts.
+    #[error("agent sent more than {MAX_ARTIFACTS} artifacts")]
+    TooMany,
+    /// An artifact without an id.
+    #[error("agent protocol error: artifact without artifactId")]
+    NoId,
+    /// Fetching a `url` part failed.
+    #[error("fetching {url}: {message}")]
+    Fetch {
+        /// The URL.
+        url: String,
+        /// What failed.
+        message: String,
+    },
+    /// Local I/O failed.
+    #[error("artifact file {path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// A file-system-safe name for an id: its safe characters (at most 40) plus a hash suffix, so
+/// hostile ids such as `../x` cannot escape the directory and distinct ids never collide.
+pub fn safe_name(id: &str) -> String {
+    let mut out: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .take(40)
+        .collect();
+    out = out.trim_start_matches('.').to_string();
+    let digest = Sha256::digest(id.as_bytes());
+    let hex = hex(&digest);
+    if !out.is_empty() {
+        out.push('-');
+    }
+    out.push_str(&hex[..12]);
+    out
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// The media type of a part: its `mediaType`, else `text/plain` for text, `application/json` for
+/// data and `application/octet-stream` for raw and url parts.
+pub fn part_media_type(p: &Part) -> String {
+    if let Some(m) = p.media_type.as_deref().filter(|m| !m.trim().is_empty()) {
+        return m.to_string();
+    }
+    match p.content {
+        PartContent::Text(_) => "text/plain",
+        PartContent::Data(_) => "application/json",
+        PartContent::Raw(_) | PartContent::Url(_) => "application/octet-stream",
+    }
+    .to_string()
+}
+
+struct Assembling {
+    id: String,
+    name: Option<String>,
+    media_type: Option<String>,
+    path: PathBuf,
+    file: Option<BufWriter<File>>,
+    hasher: Sha256,
+    len: u64,
+    last_chunk: bool,
+    problems: Vec<String>,
+}
+
+/// Reassembles the artifacts of one delegation.
+pub struct Reassembler {
+    dir: PathBuf,
+    spec: ArtifactSpec,
+    validator: Option<jsonschema::Validator>,
+    buffer_bytes: usize,
+    artifacts: Vec<Assembling>,
+    terminal: bool,
+    bugs: Bugs,
+}
+
+impl std::fmt::Debug for Reassembler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reassembler")
+            .field("dir", &self.dir)
+            .field("artifacts", &self.artifacts.len())
+            .finish()
+    }
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> ArtifactError {
+    ArtifactError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+impl Reassembler {
+    /// A reassembler writing into `dir` (created on first use) with a write buffer of
+    /// `buffer_bytes`.
+    pub fn new(dir: PathBuf, spec: &ArtifactSpec, buffer_bytes: usize, bugs: Bugs) -> Self {
+        let validator = spec
+            .schema
+            .as_ref()
+            .and_then(|s| jsonschema::validator_for(s).ok());
+        Reassembler {
+            dir,
+            spec: spec.clone(),
+            validator,
+            buffer_bytes: buffer_bytes.max(1024),
+            artifacts: Vec::new(),
+            terminal: false,
+            bugs,
+        }
+    }
+
+    /// Mark the task as final: any later chunk is an agent protocol error.
+    pub fn set_terminal(&mut self) {
+        self.terminal = true;
+    }
+
+    /// Number of artifacts seen.
+    pub fn len(&self) -> usize {
+        self.artifacts.len()
+    }
+
+    /// True when no artifact was seen.
+    pub fn is_empty(&self) -> bool {
+        self.artifacts.is_empty()
+    }
+
+    fn index_of(&self, id: &str) -> Option<usize> {
+        self.artifacts.iter().position(|a| a.id == id)
+    }
+
+    fn start(&mut self, art: &Artifact) -> Result<usize, ArtifactError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| io_err(&self.dir, e))?;
+        let idx = match self.index_of(&art.artifact_id) {
+            Some(i) => i,
+            None => {
+                if self.artifacts.len() >= MAX_ARTIFACTS {
+                    return Err(ArtifactError::TooMany);
+                }
+                let path = self
+                    .dir
+                    .join(format!("{}.part", safe_name(&art.artifact_id)));
+                self.artifacts.push(Assembling {
+                    id: art.artifact_id.clone(),
+                    name: None,
+                    media_type: None,
+                    path,
+                    file: None,
+                    hasher: Sha256::new(),
+                    len: 0,
+                    last_chunk: false,
+                    problems: Vec::new(),
+                });
+                self.artifacts.len() - 1
+            }
+        };
+        let a = &mut self.artifacts[idx];
+        let f = File::create(&a.path).map_err(|e| io_err(&a.path, e))?;
+        a.file = Some(BufWriter::with_capacity(self.buffer_bytes, f));
+        a.hasher = Sha256::new();
+        a.len = 0;
+        a.last_chunk = false;
+        a.problems.clear();
+        a.media_type = None;
+        a.name = art.name.clone();
+        Ok(idx)
+    }
+
+    /// Apply one `artifactUpdate`.
+    pub async fn apply_chunk(
+        &mut self,
+        http: &reqwest::Client,
+        art: &Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<(), ArtifactError> {
+        if art.artifact_id.is_empty() {
+            return Err(ArtifactError::NoId);
+        }
+        if self.terminal {
+            return Err(ArtifactError::AfterTerminal(art.artifact_id.clone()));
+        }
+        let append = append && !self.bugs.has(Bug::IgnoreAppend);
+        let idx = if append {
+            match self.index_of(&art.artifact_id) {
+                Some(i) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => self.start(art)?,
+                Some(i) => {
+                    if self.artifacts[i].file.is_none() {
+                        // Re-open after a commit-less flush (cannot happen in one run).
+                        let path = self.artifacts[i].path.clone();
+                        let f = std::fs::OpenOptions::new()
+                            .append(true)
+                            .open(&path)
+                            .map_err(|e| io_err(&path, e))?;
+                        self.artifacts[i].file = Some(BufWriter::with_capacity(self.buffer_bytes, f));
+                    }
+                    i
+                }
+                None => return Err(ArtifactError::UnknownAppend(art.artifact_id.clone())),
+            }
+        } else {
+            self.start(art)?
+        };
+        if art.name.is_some() {
+            self.artifacts[idx].name = art.name.clone();
+        }
+        for part in &art.parts {
+            self.write_part(http, idx, part).await?;
+        }
+        if last_chunk {
+            self.artifacts[idx].last_chunk = true;
+        }
+        Ok(())
+    }
+
+    /// Apply a task snapshot's artifacts: each replaces what was assembled under its id.
+    pub async fn apply_snapshot(
+        &mut self,
+        http: &reqwest::Client,
+        artifacts: &[Artifact],
+    ) -> Result<(), ArtifactError> {
+        let was_terminal = self.terminal;
+        self.terminal = false;
+        let mut r = Ok(());
+        for a in artifacts {
+            r = self.apply_chunk(http, a, false, true).await;
+            if r.is_err() {
+                break;
+            }
+        }
+        self.terminal = was_terminal;
+        r
+    }
+
+    async fn write_part(
+        &mut self,
+        http: &reqwest::Client,
+        idx: usize,
+        part: &Part,
+    ) -> Result<(), ArtifactError> {
+        let limit = self.spec.max_size_bytes;
+        let media = part_media_type(part);
+        {
+            let a = &mut self.artifacts[idx];
+            if a.media_type.is_none() {
+                a.media_type = Some(media.clone());
+            }
+            if !self.spec.accepts(&media) {
+                a.problems.push(format!(
+                    "artifact {:?}: media type {media:?} is not accepted (accepted: {:?})",
+                    a.id, self.spec.mime_types
+                ));
+            }
+            if let (PartContent::Data(v), Some(validator)) = (&part.content, &self.validator)
+                && let Some(err) = validator.iter_errors(v).next()
+            {
+                a.problems.push(format!(
+                    "artifact {:?}: data part violates the schema at {}: {err}",
+                    a.id,
+                    err.instance_path()
+                ));
+            }
+        }
+        match &part.content {
+            PartContent::Url(url) => self.fetch_into(http, idx, url, limit).await,
+            _ => {
+                let bytes = part.inline_bytes().unwrap_or_default();
+                self.write_bytes(idx, &bytes, limit)
+            }
+        }
+    }
+
+    fn write_bytes(&mut self, idx: usize, bytes: &[u8], limit: u64) -> Result<(), ArtifactError> {
+        let a = &mut self.artifacts[idx];
+        if a.len + bytes.len() as u64 > limit {
+            // Keep exactly the bytes up to the bound: nothing past it is buffered.
+            return Err(ArtifactError::TooLarge {
+                artifact_id: a.id.clone(),
+                limit,
+            });
+        }
+        let Some(file) = a.file.as_mut() else {
+            return Err(io_err(&a.path, "file not open"));
+        };
+        file.write_all(bytes).map_err(|e| io_err(&a.path, e))?;
+        a.hasher.update(bytes);
+        a.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    async fn fetch_into(
+        &mut self,
+        http: &reqwest::Client,
+        idx: usize,
+        url: &str,
+        limit: u64,
+    ) -> Result<(), ArtifactError> {
+        let fail = |message: String| ArtifactError::Fetch {
+            url: url.to_string(),
+            message,
+        };
+        let parsed = reqwest::Url::parse(url).map_err(|e| fail(e.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(fail(format!("unsupported scheme {:?}", parsed.scheme())));
+        }
+        // No credentials ever go to an artifact host.
+        let mut resp = http
+            .get(parsed)
+            .send()
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        if !resp.status().is_success() {
+            return Err(fail(format!("HTTP {}", resp.status().as_u16())));
+        }
+        if let Some(declared) = resp.content_length()
+            && self.artifacts[idx].len + declared > limit
+        {
+            return Err(ArtifactError::TooLarge {
+                artifact_id: self.artifacts[idx].id.clone(),
+                limit,
+            });
+        }
+        while let Some(chunk) = resp.chunk().await.map_err(|e| fail(e.to_string()))? {
+            self.write_bytes(idx, &chunk, limit)?;
+        }
+        Ok(())
+    }
+
+    /// Problems found so far (media types, schema), across all artifacts.
+    pub fn problems(&self) -> Vec<String> {
+        self.artifacts
+            .iter()
+            .flat_map(|a| a.problems.iter().cloned())
+            .collect()
+    }
+
+    fn flush_all(&mut self) -> Result<(), ArtifactError> {
+        for a in &mut self.artifacts {
+            if let Some(f) = a.file.as_mut() {
+                f.flush().map_err(|e| io_err(&a.path, e))?;
+                f.get_ref().sync_all().map_err(|e| io_err(&a.path, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn record(a: &Assembling, prov: &Provenance, path: &Path, committed: bool) -> ArtifactRecord {
+        ArtifactRecord {
+            artifact_id: a.id.clone(),
+            name: a.name.clone(),
+            media_type: a
+                .media_type
+                .clone()
+                .unwrap_or_else(|| "application/octet-stream".into()),
+            bytes: a.len,
+            sha256: hex(&a.hasher.clone().finalize()),
+            path: path.display().to_string(),
+            agent_url: prov.agent_url.clone(),
+            skill: prov.skill.clone(),
+            task_id: prov.task_id.clone(),
+            committed,
+        }
+    }
+
+    /// What was assembled so far, uncommitted (for the dead-letter queue).
+    pub fn partials(&mut self, prov: &Provenance) -> Vec<ArtifactRecord> {
+        let _ = self.flush_all();
+        self.artifacts
+            .iter()
+            .map(|a| Self::record(a, prov, &a.path, false))
+            .collect()
+    }
+
+    /// Commit: flush and sync every file, move it to its final name, return the records.
+    pub fn commit(&mut self, prov: &Provenance) -> Result<Vec<ArtifactRecord>, ArtifactError> {
+        self.flush_all()?;
+        let mut out = Vec::new();
+        for a in &mut self.artifacts {
+            a.file = None;
+            let final_path = a.path.with_extension("");
+            std::fs::rename(&a.path, &final_path).map_err(|e| io_err(&a.path, e))?;
+            let mut rec = Self::record(a, prov, &final_path, true);
+            if self.bugs.has(Bug::MisreportSha256) {
+                let mut h = a.hasher.clone();
+                h.update(b"\n");
+                rec.sha256 = hex(&h.finalize());
+            }
+            a.path = final_path;
+            out.push(rec);
+        }
+        if let Ok(d) = File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(out)
+    }
+}
+
+/// Who produced the artifacts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    /// Agent card URL.
+    pub agent_url: String,
+    /// Skill.
+    pub skill: String,
+    /// Task.
+    pub task_id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(types: &[&str], max: u64) -> ArtifactSpec {
+        ArtifactSpec {
+            mime_types: types.iter().map(|s| s.to_string()).collect(),
+            max_size_bytes: max,
+            streaming_preferred: true,
+            schema: None,
+        }
+    }
+
+    fn art(id: &str, parts: Vec<Part>) -> Artifact {
+        Artifact {
+            artifact_id: id.into(),
+            parts,
+            ..Default::default()
+        }
+    }
+
+    fn prov() -> Provenance {
+        Provenance {
+            agent_url: "http://a".into(),
+            skill: "s".into(),
+            task_id: "t".into(),
+        }
+    }
+
+    fn sha(b: &[u8]) -> String {
+        hex(&Sha256::digest(b))
+    }
+
+    #[tokio::test]
+    async fn appended_chunks_join_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let http = reqwest::Client::new();
+        let mut r = Reassembler::new(
+            dir.path().into(),
+            &spec(&["text/plain"], 100),
+            1024,
+            Bugs::none(),
+        );
+        r.apply_chunk(&http, &art("a", vec![Part::text("one ")]), false, false)
+            .await
+            .unwrap();
+        r.apply_chunk(&http, &art("a", vec![Part::text("two ")]), true, false)
+            .await
+            .unwrap();
+        r.apply_chunk(&http, &art("a", vec![Part::text("three")]), true, true)
+            .await
+            .unwrap();
+        let recs = r.commit(&prov()).unwrap();
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].bytes, 13);
+        assert_eq!(recs[0].sha256, sha(b"one two three"));
+        assert_eq!(std::fs::read(&recs[0].path).unwrap(), b"one two three");
+        assert!(recs[0].committed);
+    }
+
+    #[tokio::test]
+    async fn a_chunk_without_append_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let http = reqwest::Client::new();
+        let mut r = Reassembler::new(
+            dir.path().into(),
+            &spec(&["text/plain"], 100),
+            1024,
+            Bugs::none(),
+        );
+        r.apply_chunk(&http, &art("a", vec![Part::text("old")]), false, false)
+            .await
+            .unwrap();
+        r.apply_chunk(&http, &art("a", vec![Part::text("new")]), false, true)
+            .await
+            .unwrap();
+        let recs = r.commit(&prov()).unwrap();
+        assert_eq!(std::fs::read(&recs[0].path).unwrap(), b"new");
+    }
+
+    #[tokio::test]
+    async fn append_to_unknown_and_after_terminal_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let http = reqwest::Client::new();
+        let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 100), 1024, Bugs::none());
+        let e = r
+            .apply_chunk(&http, &art("x", vec![Part::text("a")]), true, false)
+            .await
+            .unwrap_err();
+        assert_eq!(e, ArtifactError::UnknownAppend("x".into()));
+        r.set_terminal();
+        let e = r
+            .apply_chunk(&http, &art("y", vec![Part::text("a")]), false, false)
+            .await
+            .unwrap_err();
+        assert_eq!(e, ArtifactError::AfterTerminal("y".into()));
+    }
+
+    #[tokio::test]
+    async fn oversize_is_rejected_once_crossed() {
+        let dir = tempfile::tempdir().unwrap();
+        let http = reqwest::Client::new();
+        let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 5), 1024, Bugs::none());
+        r.apply_chunk(&http, &art("a", vec![Part::text("12345")]), false, false)
+            .await
+            .unwrap();
+        let e = r
+            .apply_chunk(&http, &art("a", vec![Part::text("6")]), true, false)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, ArtifactError::TooLarge { limit: 5, .. }));
+    }
+
+    #[tokio::test]
+    async fn media_type_and_schema_problems() {
+        let dir = tempfile::tempdir().unwrap();
+        let http = reqwest::Client::new();
+        let mut s = spec(&["application/json"], 1000);
+        s.schema = Some(json!({"type": "object", "required": ["n"]}));
+        let mut r = Reassembler::new(dir.path().into(), &s, 1024, Bugs::none());
+        r.apply_chunk(&http, &art("a", vec![Part::text("hi")]), false, true)
+            .await
+            .unwrap();
+        r.apply_chunk(&http, &art("b", vec![Part::data(json!({"m": 1}))]), false, true)
+            .await
+            .unwrap();
+        let p = r.problems();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].contains("text/plain"));
+        assert!(p[1].contains("schema"));
+        // Replacing the artifacts with good ones clears the problems.
+        r.apply_chunk(
+            &http,
+            &art("a", vec![Part::data(json!({"n": 1}))]),
+            false,
+            true,
+        )
+        .await
+        .unwrap();
+        r.apply_chunk(
+            &http,
+            &art("b", vec![Part::data(json!({"n": 2}))]),
+            false,
+            true,
+        )
+        .await
+        .unwrap();
+        assert!(r.problems().is_empty());
+        let recs = r.commit(&prov()).unwrap();
+        assert_eq!(std::fs::read(&recs[0].path).unwrap(), br#"{"n":1}"#);
+    }
+
+    #[tokio::test]
+    async fn snapshot_replaces_streamed_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let http = reqwest::Client::new();
+        let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 100), 1024, Bugs::none());
+        r.apply_chunk(&http, &art("a", vec![Part::text("par")]), false, false)
+            .await
+            .unwrap();
+        r.set_terminal();
+        r.apply_snapshot(
+            &http,
+            &[art("a", vec![Part::text("part1"), Part::raw(vec![0u8, 1, 2])])],
+        )
+        .await
+        .unwrap();
+        let recs = r.commit(&prov()).unwrap();
+        assert_eq!(std::fs::read(&recs[0].path).unwrap(), b"part1\x00\x01\x02");
+    }
+
+    #[test]
+    fn safe_names_cannot_escape() {
+        let n = safe_name("../../etc/passwd");
+        assert!(!n.contains('/'));
+        assert!(!n.starts_with('.'));
+        assert_ne!(safe_name("a/b"), safe_name("ab"));
+        assert_eq!(safe_name("").len(), 12);
+    }
+}

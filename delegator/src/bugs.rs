@@ -1,0 +1,131 @@
+//! Planted bugs for the harness's self-test: each one changes exactly one behaviour so the harness
+//! can prove that the rule guarding it fails.
+//!
+//! They can be switched on only in a binary built with the cargo feature `planted-bugs`
+//! (`a2a-delegator drive --bug NAME`); in a normal build [`Bugs::has`] is always false and the
+//! `--bug` option does not exist.
+
+/// One planted bug.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Bug {
+    /// Retries of a send get a fresh random `messageId` (breaks DLG-SEND-02, DLG-RETRY-03).
+    RandomMessageIdOnRetry,
+    /// Sends omit `returnImmediately` (breaks DLG-SEND-03).
+    BlockingSend,
+    /// A `Message` reply is treated as a broken task reply (breaks DLG-SEND-05).
+    AssumeTask,
+    /// A refinement is sent as a message to the old (terminal) task (breaks DLG-STATE-05/06).
+    MessageTerminalTask,
+    /// Unanswerable input questions get a guessed answer instead of an escalation (DLG-INPUT-03).
+    GuessInputs,
+    /// AUTH_REQUIRED is answered with the delegator's own credential (DLG-AUTH-01).
+    ForwardOwnCredential,
+    /// Deadline, depth and loop checks are skipped (DLG-LIMIT-01/07/09).
+    NoLimitChecks,
+    /// The `append` flag is ignored: every chunk replaces the artifact (DLG-ART-01).
+    IgnoreAppend,
+    /// A `lastChunk` chunk replaces everything before it (DLG-ART-02).
+    KeepLastChunkOnly,
+    /// No CancelTask at the local deadline (DLG-LIMIT-03).
+    NoLocalDeadline,
+    /// The reported sha256 is not that of the bytes received (DLG-ART-04).
+    MisreportSha256,
+    /// Open delegations are not resumed after a restart (DLG-REC-01).
+    NoRecovery,
+    /// The process exits on TASK_STATE_UNSPECIFIED (DLG-STATE-04).
+    IgnoreUnknownState,
+    /// Input rounds are not capped (DLG-INPUT-04).
+    NoInputCap,
+}
+
+impl Bug {
+    /// Every bug.
+    pub const ALL: &'static [Bug] = &[
+        Bug::RandomMessageIdOnRetry,
+        Bug::BlockingSend,
+        Bug::AssumeTask,
+        Bug::MessageTerminalTask,
+        Bug::GuessInputs,
+        Bug::ForwardOwnCredential,
+        Bug::NoLimitChecks,
+        Bug::IgnoreAppend,
+        Bug::KeepLastChunkOnly,
+        Bug::NoLocalDeadline,
+        Bug::MisreportSha256,
+        Bug::NoRecovery,
+        Bug::IgnoreUnknownState,
+        Bug::NoInputCap,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bug::RandomMessageIdOnRetry => "random-message-id-on-retry",
+            Bug::BlockingSend => "blocking-send",
+            Bug::AssumeTask => "assume-task",
+            Bug::MessageTerminalTask => "message-terminal-task",
+            Bug::GuessInputs => "guess-inputs",
+            Bug::ForwardOwnCredential => "forward-own-credential",
+            Bug::NoLimitChecks => "no-limit-checks",
+            Bug::IgnoreAppend => "ignore-append",
+            Bug::KeepLastChunkOnly => "keep-last-chunk-only",
+            Bug::NoLocalDeadline => "no-local-deadline",
+            Bug::MisreportSha256 => "misreport-sha256",
+            Bug::NoRecovery => "no-recovery",
+            Bug::IgnoreUnknownState => "ignore-unknown-state",
+            Bug::NoInputCap => "no-input-cap",
+        }
+    }
+
+    /// The bug with this name.
+    pub fn parse(name: &str) -> Option<Bug> {
+        Bug::ALL.iter().copied().find(|b| b.name() == name)
+    }
+
+    fn bit(self) -> u32 {
+        1 << (Bug::ALL.iter().position(|b| *b == self).unwrap_or(31) as u32)
+    }
+}
+
+/// The set of planted bugs in force (empty unless built with `planted-bugs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Bugs(u32);
+
+impl Bugs {
+    /// No bugs.
+    pub fn none() -> Self {
+        Bugs(0)
+    }
+
+    /// Plant `bug` (only effective with the `planted-bugs` feature).
+    pub fn with(self, bug: Bug) -> Self {
+        Bugs(self.0 | bug.bit())
+    }
+
+    /// True when `bug` is planted (always false without the `planted-bugs` feature).
+    #[inline]
+    pub fn has(self, bug: Bug) -> bool {
+        cfg!(feature = "planted-bugs") && self.0 & bug.bit() != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for b in Bug::ALL {
+            assert_eq!(Bug::parse(b.name()), Some(*b));
+        }
+        assert_eq!(Bug::ALL.len(), 14);
+        assert_eq!(Bug::parse("nope"), None);
+    }
+
+    #[test]
+    fn planted_only_with_the_feature() {
+        let b = Bugs::none().with(Bug::BlockingSend);
+        assert_eq!(b.has(Bug::BlockingSend), cfg!(feature = "planted-bugs"));
+        assert!(!b.has(Bug::NoRecovery));
+    }
+}

@@ -1,0 +1,454 @@
+//! The durable delegation store: one record per delegation, written before anything is sent.
+//!
+//! [`DelegationStore`] is the interface; [`SqliteStore`] (rusqlite, bundled SQLite, WAL,
+//! `synchronous=FULL`, versioned migrations) is the default. Every method is one transaction, so
+//! a crash leaves each record as it was before or after a change, never half-changed. The
+//! methods block: async callers run them on the blocking pool (see [`StoreHandle`]).
+
+mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+use crate::request::DelegationRequest;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A stored JSON column could not be read back.
+    #[error("stored record {id}: column {column}: {message}")]
+    Corrupt {
+        /// The delegation id.
+        id: String,
+        /// The column.
+        column: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// A record with this id already exists.
+    #[error("delegation {0:?} already exists")]
+    Duplicate(String),
+    /// No record with this id exists.
+    #[error("delegation {0:?} not found")]
+    NotFound(String),
+    /// The store directory could not be prepared.
+    #[error("store directory {path}: {message}")]
+    Io {
+        /// The path.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+    /// The database was written by a newer version of this program.
+    #[error("store schema version {found} is newer than this program's {supported}")]
+    TooNew {
+        /// Version found in the file.
+        found: i64,
+        /// Newest version this program knows.
+        supported: i64,
+    },
+    /// A blocking store task panicked or was cancelled.
+    #[error("store task failed: {0}")]
+    Join(String),
+}
+
+/// The state of a delegation: the nine A2A task states plus the local ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DelegationState {
+    /// Intent recorded; the first send is in flight or being retried (local).
+    Sending,
+    /// A2A SUBMITTED.
+    Submitted,
+    /// A2A WORKING.
+    Working,
+    /// A2A INPUT_REQUIRED.
+    InputRequired,
+    /// A2A AUTH_REQUIRED.
+    AuthRequired,
+    /// A2A COMPLETED, artifacts validated and committed.
+    Completed,
+    /// A2A FAILED (or a local failure such as a rejected artifact).
+    Failed,
+    /// A2A CANCELED.
+    Canceled,
+    /// A2A REJECTED.
+    Rejected,
+    /// A2A UNSPECIFIED or a state name this program does not know; still observed.
+    Unspecified,
+    /// The send got a definite error (local).
+    SendFailed,
+    /// The agent replied with a Message; no task exists (local).
+    AnsweredDirect,
+    /// The agent does not know the task (-32001) (local).
+    Lost,
+    /// Retries exhausted; in the dead-letter queue (local).
+    DeadLettered,
+    /// Refused before anything was sent: limits, routing (local).
+    Refused,
+}
+
+impl DelegationState {
+    /// Every state.
+    pub const ALL: &'static [DelegationState] = &[
+        DelegationState::Sending,
+        DelegationState::Submitted,
+        DelegationState::Working,
+        DelegationState::InputRequired,
+        DelegationState::AuthRequired,
+        DelegationState::Completed,
+        DelegationState::Failed,
+        DelegationState::Canceled,
+        DelegationState::Rejected,
+        DelegationState::Unspecified,
+        DelegationState::SendFailed,
+        DelegationState::AnsweredDirect,
+        DelegationState::Lost,
+        DelegationState::DeadLettered,
+        DelegationState::Refused,
+    ];
+
+    /// The name used in the store and on the driver protocol, such as `INPUT_REQUIRED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DelegationState::Sending => "SENDING",
+            DelegationState::Submitted => "SUBMITTED",
+            DelegationState::Working => "WORKING",
+            DelegationState::InputRequired => "INPUT_REQUIRED",
+            DelegationState::AuthRequired => "AUTH_REQUIRED",
+            DelegationState::Completed => "COMPLETED",
+            DelegationState::Failed => "FAILED",
+            DelegationState::Canceled => "CANCELED",
+            DelegationState::Rejected => "REJECTED",
+            DelegationState::Unspecified => "UNSPECIFIED",
+            DelegationState::SendFailed => "SEND_FAILED",
+            DelegationState::AnsweredDirect => "ANSWERED_DIRECT",
+            DelegationState::Lost => "LOST",
+            DelegationState::DeadLettered => "DEAD_LETTERED",
+            DelegationState::Refused => "REFUSED",
+        }
+    }
+
+    /// Parse a name produced by [`DelegationState::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.as_str() == s)
+    }
+
+    /// True when the delegation is over: nothing more will be sent or observed.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            DelegationState::Completed
+                | DelegationState::Failed
+                | DelegationState::Canceled
+                | DelegationState::Rejected
+                | DelegationState::SendFailed
+                | DelegationState::AnsweredDirect
+                | DelegationState::Lost
+                | DelegationState::DeadLettered
+                | DelegationState::Refused
+        )
+    }
+
+    /// The delegation state mirroring an A2A task state.
+    pub fn from_task_state(s: a2a_protocol::TaskState) -> Self {
+        use a2a_protocol::TaskState as T;
+        match s {
+            T::Unspecified => DelegationState::Unspecified,
+            T::Submitted => DelegationState::Submitted,
+            T::Working => DelegationState::Working,
+            T::Completed => DelegationState::Completed,
+            T::Failed => DelegationState::Failed,
+            T::Canceled => DelegationState::Canceled,
+            T::InputRequired => DelegationState::InputRequired,
+            T::Rejected => DelegationState::Rejected,
+            T::AuthRequired => DelegationState::AuthRequired,
+        }
+    }
+}
+
+impl std::fmt::Display for DelegationState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One interruption of a task: an input question or an auth request, and how it was answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRound {
+    /// 1-based round number within the delegation.
+    pub round: u32,
+    /// `input` or `auth`.
+    pub kind: String,
+    /// The agent's question (its status message text; data, never instructions).
+    pub question: String,
+    /// The `messageId` of the agent's status message, when it had one.
+    pub question_message_id: Option<String>,
+    /// The answer sent (for auth rounds: `"<credential supplied>"`, never the credential).
+    pub answer: Option<String>,
+    /// Where the answer came from: `inputs.<key>`, `caller`, or `cap_exceeded`.
+    pub source: Option<String>,
+    /// The `messageId` of the answer.
+    pub answer_message_id: Option<String>,
+    /// When the question was seen.
+    pub asked_at: String,
+    /// When the answer was decided.
+    pub answered_at: Option<String>,
+    /// When the agent acknowledged the answer.
+    pub sent_at: Option<String>,
+}
+
+/// An artifact received for a delegation, with its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactRecord {
+    /// The agent's `artifactId`.
+    pub artifact_id: String,
+    /// The artifact's name, if given.
+    pub name: Option<String>,
+    /// Media type of its first part.
+    pub media_type: String,
+    /// Byte length.
+    pub bytes: u64,
+    /// Lowercase hex sha256 of the bytes.
+    pub sha256: String,
+    /// The file holding the bytes.
+    pub path: String,
+    /// Provenance: the agent's card URL.
+    pub agent_url: String,
+    /// Provenance: the skill.
+    pub skill: String,
+    /// Provenance: the task.
+    pub task_id: String,
+    /// True once committed from a COMPLETED task; false for partial (dead-lettered) artifacts.
+    pub committed: bool,
+}
+
+/// One error seen while working on a delegation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// When.
+    pub at: String,
+    /// The operation, such as `SendMessage` or `artifact`.
+    pub op: String,
+    /// JSON-RPC code, if the error was one.
+    pub code: Option<i64>,
+    /// HTTP status, if the error was one.
+    pub http_status: Option<u16>,
+    /// True when it was treated as transient (retried).
+    pub transient: bool,
+    /// Description.
+    pub message: String,
+}
+
+/// The durable record of one delegation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DelegationRecord {
+    /// Delegation id.
+    pub id: String,
+    /// Parent delegation of a fan-out child.
+    pub parent_id: Option<String>,
+    /// The request as accepted.
+    pub request: DelegationRequest,
+    /// Card URL of the chosen agent (`None` until routed).
+    pub agent_url: Option<String>,
+    /// JSON-RPC endpoint of the chosen agent.
+    pub rpc_url: Option<String>,
+    /// Protocol version spoken to it (`1.0` or `0.3`).
+    pub protocol_version: Option<String>,
+    /// Skill id.
+    pub skill: String,
+    /// Every `messageId` sent, by purpose (`create`, `input-1`, `auth-1`, ...).
+    pub message_ids: BTreeMap<String, String>,
+    /// Remote task id, recorded as soon as it is known.
+    pub task_id: Option<String>,
+    /// Remote context id.
+    pub context_id: Option<String>,
+    /// State.
+    pub state: DelegationState,
+    /// Why the delegation ended as it did (or what it waits for).
+    pub reason: Option<String>,
+    /// Budget given by the caller.
+    pub budget_usd: f64,
+    /// Share sent to the agent in `x-deleg` (the rest is the reserve).
+    pub budget_share: f64,
+    /// Spend reported by the agent (task metadata `cost_usd`), 0 when unknown.
+    pub spend_usd: f64,
+    /// Local deadline (RFC 3339).
+    pub deadline: String,
+    /// Depth at which the work arrived.
+    pub depth: u32,
+    /// Chain as received.
+    pub chain: Vec<String>,
+    /// The delegation this one refines.
+    pub refine_of: Option<String>,
+    /// `referenceTaskIds` sent.
+    pub reference_task_ids: Vec<String>,
+    /// Observed by streaming (else polling, with push hints when configured).
+    pub streaming: bool,
+    /// Token expected on push notifications for this delegation.
+    pub push_token: Option<String>,
+    /// A credential scoped to this agent and task, supplied by the caller (never exported).
+    #[serde(skip_serializing)]
+    pub scoped_credential: Option<String>,
+    /// Send attempts made (the first send counts as 1).
+    pub attempts: u32,
+    /// The last error.
+    pub last_error: Option<String>,
+    /// JSON-RPC code of a definite error that ended the delegation.
+    pub error_code: Option<i64>,
+    /// The agent's final status message or direct reply (data).
+    pub final_message: Option<String>,
+    /// Priority (from the request).
+    pub priority: String,
+    /// Created.
+    pub created_at: String,
+    /// Last changed.
+    pub updated_at: String,
+    /// When it reached a final state.
+    pub terminal_at: Option<String>,
+    /// True when it is in the dead-letter queue.
+    pub dlq: bool,
+    /// Input and auth rounds.
+    pub input_rounds: Vec<InputRound>,
+    /// Artifacts (partial ones only for dead-lettered delegations).
+    pub artifacts: Vec<ArtifactRecord>,
+    /// Errors seen (the latest 50).
+    pub errors: Vec<ErrorRecord>,
+}
+
+/// The most errors kept per record.
+pub const MAX_ERRORS_KEPT: usize = 50;
+
+impl DelegationRecord {
+    /// Append an error, keeping at most [`MAX_ERRORS_KEPT`], and set `last_error`.
+    pub fn push_error(&mut self, e: ErrorRecord) {
+        self.last_error = Some(e.message.clone());
+        self.errors.push(e);
+        if self.errors.len() > MAX_ERRORS_KEPT {
+            let extra = self.errors.len() - MAX_ERRORS_KEPT;
+            self.errors.drain(..extra);
+        }
+    }
+
+    /// The record as the driver's `snapshot_ok` reports it (the scoped credential is omitted).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// A dead-lettered delegation: everything needed to debug and resubmit it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DlqEntry {
+    /// Delegation id.
+    pub delegation_id: String,
+    /// When it was dead-lettered.
+    pub at: String,
+    /// The original request.
+    pub request: DelegationRequest,
+    /// The errors that exhausted the retries.
+    pub errors: Vec<ErrorRecord>,
+    /// Artifacts received before giving up (not committed).
+    pub partial_artifacts: Vec<ArtifactRecord>,
+    /// The chain, with this delegator's own URL appended (as it was sent).
+    pub chain: Vec<String>,
+    /// Task id, if one was created.
+    pub task_id: Option<String>,
+    /// Agent card URL.
+    pub agent_url: Option<String>,
+    /// Id of the delegation that resubmitted it, if any.
+    pub resubmitted_as: Option<String>,
+}
+
+/// The store interface. Each method is one transaction.
+pub trait DelegationStore: Send + Sync {
+    /// Insert a new record (with its rounds, artifacts and errors); fails with
+    /// [`StoreError::Duplicate`] when the id exists.
+    fn insert(&self, rec: &DelegationRecord) -> Result<(), StoreError>;
+    /// Write the whole record, replacing its rounds, artifacts and errors.
+    fn save(&self, rec: &DelegationRecord) -> Result<(), StoreError>;
+    /// Write the record and its dead-letter entry together.
+    fn dead_letter(&self, rec: &DelegationRecord, entry: &DlqEntry) -> Result<(), StoreError>;
+    /// One record.
+    fn get(&self, id: &str) -> Result<Option<DelegationRecord>, StoreError>;
+    /// Every record, oldest first.
+    fn list(&self) -> Result<Vec<DelegationRecord>, StoreError>;
+    /// Records not in a final state, oldest first.
+    fn open_delegations(&self) -> Result<Vec<DelegationRecord>, StoreError>;
+    /// The dead-letter queue, oldest first.
+    fn dlq_list(&self) -> Result<Vec<DlqEntry>, StoreError>;
+    /// Note that a dead-lettered delegation was resubmitted as `new_id`.
+    fn dlq_mark_resubmitted(&self, id: &str, new_id: &str) -> Result<(), StoreError>;
+}
+
+/// An async handle that runs store calls on the blocking pool.
+#[derive(Clone)]
+pub struct StoreHandle {
+    inner: Arc<dyn DelegationStore>,
+}
+
+impl StoreHandle {
+    /// Wrap a store.
+    pub fn new(inner: Arc<dyn DelegationStore>) -> Self {
+        StoreHandle { inner }
+    }
+
+    /// The wrapped store, for synchronous callers.
+    pub fn blocking(&self) -> &Arc<dyn DelegationStore> {
+        &self.inner
+    }
+
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn DelegationStore) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || f(inner.as_ref()))
+            .await
+            .map_err(|e| StoreError::Join(e.to_string()))?
+    }
+
+    /// See [`DelegationStore::insert`].
+    pub async fn insert(&self, rec: DelegationRecord) -> Result<(), StoreError> {
+        self.run(move |s| s.insert(&rec)).await
+    }
+
+    /// See [`DelegationStore::save`].
+    pub async fn save(&self, rec: DelegationRecord) -> Result<(), StoreError> {
+        self.run(move |s| s.save(&rec)).await
+    }
+
+    /// See [`DelegationStore::dead_letter`].
+    pub async fn dead_letter(
+        &self,
+        rec: DelegationRecord,
+        entry: DlqEntry,
+    ) -> Result<(), StoreError> {
+        self.run(move |s| s.dead_letter(&rec, &entry)).await
+    }
+
+    /// See [`DelegationStore::get`].
+    pub async fn get(&self, id: &str) -> Result<Option<DelegationRecord>, StoreError> {
+        let id = id.to_string();
+        self.run(move |s| s.get(&id)).await
+    }
+
+    /// See [`DelegationStore::list`].
+    pub async fn list(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+        self.run(|s| s.list()).await
+    }
+
+    /// See [`DelegationStore::open_delegations`].
+    pub async fn open_delegations(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+        self.run(|s| s.open_delegations()).await
+    }
+}
+
+/// The current time as RFC 3339 UTC text with milliseconds.
+pub fn now_text() -> String {
+    a2a_protocol::Timestamp::now().to_rfc3339()
+}

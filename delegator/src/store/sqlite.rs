@@ -1,0 +1,821 @@
+//! [`SqliteStore`]: the default [`DelegationStore`] on a bundled SQLite file.
+//!
+//! `journal_mode=WAL`, `synchronous=FULL` (an acknowledged commit survives SIGKILL and power
+//! loss), `foreign_keys=ON`, a 5 s busy timeout. The schema is versioned with `PRAGMA
+//! user_version`: each entry of `MIGRATIONS` moves the file one version up inside a transaction.
+
+use super::{
+    ArtifactRecord, DelegationRecord, DelegationState, DelegationStore, DlqEntry, ErrorRecord,
+    InputRound, StoreError,
+};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Schema migrations; index `i` upgrades version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE delegations (
+    id TEXT PRIMARY KEY,
+    parent_id TEXT,
+    request_json TEXT NOT NULL,
+    agent_url TEXT,
+    rpc_url TEXT,
+    protocol_version TEXT,
+    skill TEXT NOT NULL,
+    instructions TEXT NOT NULL,
+    inputs_json TEXT NOT NULL,
+    message_ids_json TEXT NOT NULL,
+    task_id TEXT,
+    context_id TEXT,
+    state TEXT NOT NULL,
+    reason TEXT,
+    budget_usd REAL NOT NULL,
+    budget_share REAL NOT NULL,
+    spend_usd REAL NOT NULL,
+    deadline TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    chain_json TEXT NOT NULL,
+    refine_of TEXT,
+    reference_task_ids_json TEXT NOT NULL,
+    streaming INTEGER NOT NULL,
+    push_token TEXT,
+    scoped_credential TEXT,
+    attempts INTEGER NOT NULL,
+    last_error TEXT,
+    error_code INTEGER,
+    final_message TEXT,
+    priority TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    terminal_at TEXT,
+    dlq INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX delegations_state ON delegations(state);
+CREATE INDEX delegations_task ON delegations(task_id);
+CREATE TABLE input_rounds (
+    delegation_id TEXT NOT NULL REFERENCES delegations(id) ON DELETE CASCADE,
+    round INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    question TEXT NOT NULL,
+    question_message_id TEXT,
+    answer TEXT,
+    source TEXT,
+    answer_message_id TEXT,
+    asked_at TEXT NOT NULL,
+    answered_at TEXT,
+    sent_at TEXT,
+    PRIMARY KEY (delegation_id, round)
+);
+CREATE TABLE artifacts (
+    delegation_id TEXT NOT NULL REFERENCES delegations(id) ON DELETE CASCADE,
+    artifact_id TEXT NOT NULL,
+    name TEXT,
+    media_type TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    path TEXT NOT NULL,
+    agent_url TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    committed INTEGER NOT NULL,
+    PRIMARY KEY (delegation_id, artifact_id)
+);
+CREATE TABLE errors (
+    delegation_id TEXT NOT NULL REFERENCES delegations(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    op TEXT NOT NULL,
+    code INTEGER,
+    http_status INTEGER,
+    transient INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (delegation_id, seq)
+);
+CREATE TABLE dlq (
+    delegation_id TEXT PRIMARY KEY REFERENCES delegations(id),
+    at TEXT NOT NULL,
+    request_json TEXT NOT NULL,
+    errors_json TEXT NOT NULL,
+    partial_artifacts_json TEXT NOT NULL,
+    chain_json TEXT NOT NULL,
+    task_id TEXT,
+    agent_url TEXT,
+    resubmitted_as TEXT
+);
+"#];
+
+/// The SQLite store. One connection behind a mutex; callers on an async runtime go through
+/// [`super::StoreHandle`], which runs each call on the blocking pool.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SqliteStore")
+    }
+}
+
+/// The file name of the database inside a store directory.
+pub const DB_FILE: &str = "delegations.sqlite3";
+
+impl SqliteStore {
+    /// Open (creating if needed) the store in directory `dir`, migrating it to the current schema.
+    pub fn open_dir(dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Self::open_file(&dir.join(DB_FILE))
+    }
+
+    /// Open (creating if needed) the database file at `path`.
+    pub fn open_file(path: &Path) -> Result<Self, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let store = SqliteStore {
+            conn: Mutex::new(conn),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The schema version this program writes.
+    pub fn schema_version() -> i64 {
+        MIGRATIONS.len() as i64
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves the connection usable: SQLite rolls back an
+        // unfinished transaction when it is dropped.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn migrate(&self) -> Result<(), StoreError> {
+        let mut conn = self.lock();
+        let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let supported = Self::schema_version();
+        if current > supported {
+            return Err(StoreError::TooNew {
+                found: current,
+                supported,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+            let tx = conn.transaction()?;
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
+}
+
+fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO delegations (id, parent_id, request_json, agent_url, rpc_url,
+            protocol_version, skill, instructions, inputs_json, message_ids_json, task_id,
+            context_id, state, reason, budget_usd, budget_share, spend_usd, deadline, depth,
+            chain_json, refine_of, reference_task_ids_json, streaming, push_token,
+            scoped_credential, attempts, last_error, error_code, final_message, priority,
+            created_at, updated_at, terminal_at, dlq)
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,
+                 ?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34)
+         ON CONFLICT(id) DO UPDATE SET parent_id=excluded.parent_id,
+            request_json=excluded.request_json, agent_url=excluded.agent_url,
+            rpc_url=excluded.rpc_url, protocol_version=excluded.protocol_version,
+            skill=excluded.skill, instructions=excluded.instructions,
+            inputs_json=excluded.inputs_json, message_ids_json=excluded.message_ids_json,
+            task_id=excluded.task_id, context_id=excluded.context_id, state=excluded.state,
+            reason=excluded.reason, budget_usd=excluded.budget_usd,
+            budget_share=excluded.budget_share, spend_usd=excluded.spend_usd,
+            deadline=excluded.deadline, depth=excluded.depth, chain_json=excluded.chain_json,
+            refine_of=excluded.refine_of, reference_task_ids_json=excluded.reference_task_ids_json,
+            streaming=excluded.streaming, push_token=excluded.push_token,
+            scoped_credential=excluded.scoped_credential, attempts=excluded.attempts,
+            last_error=excluded.last_error, error_code=excluded.error_code,
+            final_message=excluded.final_message, priority=excluded.priority,
+            updated_at=excluded.updated_at, terminal_at=excluded.terminal_at, dlq=excluded.dlq",
+        params![
+            r.id,
+            r.parent_id,
+            json(&r.request),
+            r.agent_url,
+            r.rpc_url,
+            r.protocol_version,
+            r.skill,
+            r.request.text,
+            json(&r.request.inputs),
+            json(&r.message_ids),
+            r.task_id,
+            r.context_id,
+            r.state.as_str(),
+            r.reason,
+            r.budget_usd,
+            r.budget_share,
+            r.spend_usd,
+            r.deadline,
+            r.depth,
+            json(&r.chain),
+            r.refine_of,
+            json(&r.reference_task_ids),
+            r.streaming,
+            r.push_token,
+            r.scoped_credential,
+            r.attempts,
+            r.last_error,
+            r.error_code,
+            r.final_message,
+            r.priority,
+            r.created_at,
+            r.updated_at,
+            r.terminal_at,
+            r.dlq,
+        ],
+    )?;
+    tx.execute(
+        "DELETE FROM input_rounds WHERE delegation_id = ?1",
+        params![r.id],
+    )?;
+    for q in &r.input_rounds {
+        tx.execute(
+            "INSERT INTO input_rounds (delegation_id, round, kind, question, question_message_id,
+                answer, source, answer_message_id, asked_at, answered_at, sent_at)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+            params![
+                r.id,
+                q.round,
+                q.kind,
+                q.question,
+                q.question_message_id,
+                q.answer,
+                q.source,
+                q.answer_message_id,
+                q.asked_at,
+                q.answered_at,
+                q.sent_at
+            ],
+        )?;
+    }
+    tx.execute("DELETE FROM artifacts WHERE delegation_id = ?1", params![r.id])?;
+    for a in &r.artifacts {
+        tx.execute(
+            "INSERT INTO artifacts (delegation_id, artifact_id, name, media_type, bytes, sha256,
+                path, agent_url, skill, task_id, committed)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+            params![
+                r.id,
+                a.artifact_id,
+                a.name,
+                a.media_type,
+                a.bytes as i64,
+                a.sha256,
+                a.path,
+                a.agent_url,
+                a.skill,
+                a.task_id,
+                a.committed
+            ],
+        )?;
+    }
+    tx.execute("DELETE FROM errors WHERE delegation_id = ?1", params![r.id])?;
+    for (seq, e) in r.errors.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO errors (delegation_id, seq, at, op, code, http_status, transient, message)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+            params![
+                r.id,
+                seq as i64,
+                e.at,
+                e.op,
+                e.code,
+                e.http_status,
+                e.transient,
+                e.message
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(
+    id: &str,
+    column: &'static str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+        id: id.to_string(),
+        column,
+        message: e.to_string(),
+    })
+}
+
+/// Scalar columns of a `delegations` row, before the JSON columns are parsed.
+struct RawRow {
+    id: String,
+    parent_id: Option<String>,
+    request_json: String,
+    agent_url: Option<String>,
+    rpc_url: Option<String>,
+    protocol_version: Option<String>,
+    skill: String,
+    message_ids_json: String,
+    task_id: Option<String>,
+    context_id: Option<String>,
+    state: String,
+    reason: Option<String>,
+    budget_usd: f64,
+    budget_share: f64,
+    spend_usd: f64,
+    deadline: String,
+    depth: u32,
+    chain_json: String,
+    refine_of: Option<String>,
+    reference_task_ids_json: String,
+    streaming: bool,
+    push_token: Option<String>,
+    scoped_credential: Option<String>,
+    attempts: u32,
+    last_error: Option<String>,
+    error_code: Option<i64>,
+    final_message: Option<String>,
+    priority: String,
+    created_at: String,
+    updated_at: String,
+    terminal_at: Option<String>,
+    dlq: bool,
+}
+
+const SELECT_COLUMNS: &str = "id, parent_id, request_json, agent_url, rpc_url, protocol_version,
+    skill, message_ids_json, task_id, context_id, state, reason, budget_usd, budget_share,
+    spend_usd, deadline, depth, chain_json, refine_of, reference_task_ids_json, streaming,
+    push_token, scoped_credential, attempts, last_error, error_code, final_message, priority,
+    created_at, updated_at, terminal_at, dlq";
+
+fn raw_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        id: r.get(0)?,
+        parent_id: r.get(1)?,
+        request_json: r.get(2)?,
+        agent_url: r.get(3)?,
+        rpc_url: r.get(4)?,
+        protocol_version: r.get(5)?,
+        skill: r.get(6)?,
+        message_ids_json: r.get(7)?,
+        task_id: r.get(8)?,
+        context_id: r.get(9)?,
+        state: r.get(10)?,
+        reason: r.get(11)?,
+        budget_usd: r.get(12)?,
+        budget_share: r.get(13)?,
+        spend_usd: r.get(14)?,
+        deadline: r.get(15)?,
+        depth: r.get(16)?,
+        chain_json: r.get(17)?,
+        refine_of: r.get(18)?,
+        reference_task_ids_json: r.get(19)?,
+        streaming: r.get(20)?,
+        push_token: r.get(21)?,
+        scoped_credential: r.get(22)?,
+        attempts: r.get(23)?,
+        last_error: r.get(24)?,
+        error_code: r.get(25)?,
+        final_message: r.get(26)?,
+        priority: r.get(27)?,
+        created_at: r.get(28)?,
+        updated_at: r.get(29)?,
+        terminal_at: r.get(30)?,
+        dlq: r.get(31)?,
+    })
+}
+
+fn finish_record(conn: &Connection, raw: RawRow) -> Result<DelegationRecord, StoreError> {
+    let id = raw.id.clone();
+    let state = DelegationState::parse(&raw.state).ok_or_else(|| StoreError::Corrupt {
+        id: id.clone(),
+        column: "state",
+        message: format!("unknown state {:?}", raw.state),
+    })?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT round, kind, question, question_message_id, answer, source, answer_message_id,
+                asked_at, answered_at, sent_at
+         FROM input_rounds WHERE delegation_id = ?1 ORDER BY round",
+    )?;
+    let input_rounds = stmt
+        .query_map(params![id], |r| {
+            Ok(InputRound {
+                round: r.get(0)?,
+                kind: r.get(1)?,
+                question: r.get(2)?,
+                question_message_id: r.get(3)?,
+                answer: r.get(4)?,
+                source: r.get(5)?,
+                answer_message_id: r.get(6)?,
+                asked_at: r.get(7)?,
+                answered_at: r.get(8)?,
+                sent_at: r.get(9)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT artifact_id, name, media_type, bytes, sha256, path, agent_url, skill, task_id,
+                committed
+         FROM artifacts WHERE delegation_id = ?1 ORDER BY rowid",
+    )?;
+    let artifacts = stmt
+        .query_map(params![id], |r| {
+            Ok(ArtifactRecord {
+                artifact_id: r.get(0)?,
+                name: r.get(1)?,
+                media_type: r.get(2)?,
+                bytes: r.get::<_, i64>(3)?.max(0) as u64,
+                sha256: r.get(4)?,
+                path: r.get(5)?,
+                agent_url: r.get(6)?,
+                skill: r.get(7)?,
+                task_id: r.get(8)?,
+                committed: r.get(9)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT at, op, code, http_status, transient, message
+         FROM errors WHERE delegation_id = ?1 ORDER BY seq",
+    )?;
+    let errors = stmt
+        .query_map(params![id], |r| {
+            Ok(ErrorRecord {
+                at: r.get(0)?,
+                op: r.get(1)?,
+                code: r.get(2)?,
+                http_status: r.get(3)?,
+                transient: r.get(4)?,
+                message: r.get(5)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(DelegationRecord {
+        request: parse_json(&id, "request_json", &raw.request_json)?,
+        message_ids: parse_json(&id, "message_ids_json", &raw.message_ids_json)?,
+        chain: parse_json(&id, "chain_json", &raw.chain_json)?,
+        reference_task_ids: parse_json(
+            &id,
+            "reference_task_ids_json",
+            &raw.reference_task_ids_json,
+        )?,
+        id,
+        parent_id: raw.parent_id,
+        agent_url: raw.agent_url,
+        rpc_url: raw.rpc_url,
+        protocol_version: raw.protocol_version,
+        skill: raw.skill,
+        task_id: raw.task_id,
+        context_id: raw.context_id,
+        state,
+        reason: raw.reason,
+        budget_usd: raw.budget_usd,
+        budget_share: raw.budget_share,
+        spend_usd: raw.spend_usd,
+        deadline: raw.deadline,
+        depth: raw.depth,
+        refine_of: raw.refine_of,
+        streaming: raw.streaming,
+        push_token: raw.push_token,
+        scoped_credential: raw.scoped_credential,
+        attempts: raw.attempts,
+        last_error: raw.last_error,
+        error_code: raw.error_code,
+        final_message: raw.final_message,
+        priority: raw.priority,
+        created_at: raw.created_at,
+        updated_at: raw.updated_at,
+        terminal_at: raw.terminal_at,
+        dlq: raw.dlq,
+        input_rounds,
+        artifacts,
+        errors,
+    })
+}
+
+fn query_records(
+    conn: &Connection,
+    where_clause: &str,
+    args: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<DelegationRecord>, StoreError> {
+    let sql =
+        format!("SELECT {SELECT_COLUMNS} FROM delegations {where_clause} ORDER BY rowid ASC");
+    let mut stmt = conn.prepare(&sql)?;
+    let raws = stmt
+        .query_map(args, raw_row)?
+        .collect::<Result<Vec<_>, _>>()?;
+    raws.into_iter().map(|r| finish_record(conn, r)).collect()
+}
+
+impl DelegationStore for SqliteStore {
+    fn insert(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        let exists: Option<i64> = tx
+            .query_row(
+                "SELECT 1 FROM delegations WHERE id = ?1",
+                params![rec.id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_some() {
+            return Err(StoreError::Duplicate(rec.id.clone()));
+        }
+        write_record(&tx, rec)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn save(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        write_record(&tx, rec)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn dead_letter(&self, rec: &DelegationRecord, e: &DlqEntry) -> Result<(), StoreError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        write_record(&tx, rec)?;
+        tx.execute(
+            "INSERT INTO dlq (delegation_id, at, request_json, errors_json, partial_artifacts_json,
+                chain_json, task_id, agent_url, resubmitted_as)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)
+             ON CONFLICT(delegation_id) DO UPDATE SET at=excluded.at,
+                request_json=excluded.request_json, errors_json=excluded.errors_json,
+                partial_artifacts_json=excluded.partial_artifacts_json,
+                chain_json=excluded.chain_json, task_id=excluded.task_id,
+                agent_url=excluded.agent_url, resubmitted_as=NULL",
+            params![
+                e.delegation_id,
+                e.at,
+                json(&e.request),
+                json(&e.errors),
+                json(&e.partial_artifacts),
+                json(&e.chain),
+                e.task_id,
+                e.agent_url,
+                e.resubmitted_as
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn get(&self, id: &str) -> Result<Option<DelegationRecord>, StoreError> {
+        let conn = self.lock();
+        Ok(query_records(&conn, "WHERE id = ?1", &[&id])?
+            .into_iter()
+            .next())
+    }
+
+    fn list(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+        let conn = self.lock();
+        query_records(&conn, "", &[])
+    }
+
+    fn open_delegations(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+        let conn = self.lock();
+        let finals: Vec<String> = DelegationState::ALL
+            .iter()
+            .filter(|s| s.is_final())
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        query_records(
+            &conn,
+            &format!("WHERE state NOT IN ({})", finals.join(",")),
+            &[],
+        )
+    }
+
+    fn dlq_list(&self) -> Result<Vec<DlqEntry>, StoreError> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare(
+            "SELECT delegation_id, at, request_json, errors_json, partial_artifacts_json,
+                    chain_json, task_id, agent_url, resubmitted_as
+             FROM dlq ORDER BY rowid",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, Option<String>>(7)?,
+                    r.get::<_, Option<String>>(8)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(id, at, req, errs, arts, chain, task_id, agent_url, resub)| {
+                Ok(DlqEntry {
+                    request: parse_json(&id, "dlq.request_json", &req)?,
+                    errors: parse_json(&id, "dlq.errors_json", &errs)?,
+                    partial_artifacts: parse_json(&id, "dlq.partial_artifacts_json", &arts)?,
+                    chain: parse_json(&id, "dlq.chain_json", &chain)?,
+                    delegation_id: id,
+                    at,
+                    task_id,
+                    agent_url,
+                    resubmitted_as: resub,
+                })
+            })
+            .collect()
+    }
+
+    fn dlq_mark_resubmitted(&self, id: &str, new_id: &str) -> Result<(), StoreError> {
+        let conn = self.lock();
+        let n = conn.execute(
+            "UPDATE dlq SET resubmitted_as = ?2 WHERE delegation_id = ?1",
+            params![id, new_id],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NotFound(id.to_string()));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::DelegationRequest;
+    use crate::store::now_text;
+
+    pub(crate) fn sample(id: &str) -> DelegationRecord {
+        let req = DelegationRequest::new(id, "skill", "text");
+        DelegationRecord {
+            id: id.to_string(),
+            parent_id: None,
+            skill: req.capability.clone(),
+            request: req,
+            agent_url: Some("http://a/.well-known/agent-card.json".into()),
+            rpc_url: None,
+            protocol_version: Some("1.0".into()),
+            message_ids: [("create".to_string(), "m1".to_string())].into(),
+            task_id: None,
+            context_id: None,
+            state: DelegationState::Sending,
+            reason: None,
+            budget_usd: 1.0,
+            budget_share: 0.9,
+            spend_usd: 0.0,
+            deadline: now_text(),
+            depth: 0,
+            chain: vec![],
+            refine_of: None,
+            reference_task_ids: vec![],
+            streaming: false,
+            push_token: None,
+            scoped_credential: Some("Bearer scoped".into()),
+            attempts: 0,
+            last_error: None,
+            error_code: None,
+            final_message: None,
+            priority: "normal".into(),
+            created_at: now_text(),
+            updated_at: now_text(),
+            terminal_at: None,
+            dlq: false,
+            input_rounds: vec![],
+            artifacts: vec![],
+            errors: vec![],
+        }
+    }
+
+    #[test]
+    fn round_trip_and_open_filter() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        let mut a = sample("a");
+        s.insert(&a).unwrap();
+        assert!(matches!(s.insert(&a), Err(StoreError::Duplicate(_))));
+        a.state = DelegationState::Completed;
+        a.task_id = Some("t1".into());
+        a.input_rounds.push(InputRound {
+            round: 1,
+            kind: "input".into(),
+            question: "which?".into(),
+            question_message_id: None,
+            answer: Some("x".into()),
+            source: Some("inputs.k".into()),
+            answer_message_id: Some("m2".into()),
+            asked_at: now_text(),
+            answered_at: None,
+            sent_at: None,
+        });
+        a.artifacts.push(ArtifactRecord {
+            artifact_id: "art".into(),
+            name: None,
+            media_type: "text/plain".into(),
+            bytes: 3,
+            sha256: "00".into(),
+            path: "/p".into(),
+            agent_url: "u".into(),
+            skill: "skill".into(),
+            task_id: "t1".into(),
+            committed: true,
+        });
+        a.push_error(ErrorRecord {
+            at: now_text(),
+            op: "SendMessage".into(),
+            code: Some(-32001),
+            http_status: None,
+            transient: false,
+            message: "nope".into(),
+        });
+        s.save(&a).unwrap();
+        s.insert(&sample("b")).unwrap();
+        let got = s.get("a").unwrap().unwrap();
+        assert_eq!(got, a);
+        let open = s.open_delegations().unwrap();
+        assert_eq!(open.len(), 1);
+        assert_eq!(open[0].id, "b");
+        assert_eq!(s.list().unwrap().len(), 2);
+        // The scoped credential is stored but never exported.
+        assert!(got.to_json().get("scoped_credential").is_none());
+    }
+
+    #[test]
+    fn reopen_keeps_records_and_schema_version() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = SqliteStore::open_dir(dir.path()).unwrap();
+            s.insert(&sample("a")).unwrap();
+        }
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        assert!(s.get("a").unwrap().is_some());
+        let conn = s.lock();
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SqliteStore::schema_version());
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let sync: i64 = conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 2, "synchronous=FULL");
+    }
+
+    #[test]
+    fn too_new_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+            conn.pragma_update(None, "user_version", 99).unwrap();
+        }
+        assert!(matches!(
+            SqliteStore::open_dir(dir.path()),
+            Err(StoreError::TooNew { found: 99, .. })
+        ));
+    }
+
+    #[test]
+    fn dlq_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        let mut a = sample("a");
+        s.insert(&a).unwrap();
+        a.state = DelegationState::DeadLettered;
+        a.dlq = true;
+        let e = DlqEntry {
+            delegation_id: "a".into(),
+            at: now_text(),
+            request: a.request.clone(),
+            errors: vec![],
+            partial_artifacts: vec![],
+            chain: vec!["http://me".into()],
+            task_id: None,
+            agent_url: a.agent_url.clone(),
+            resubmitted_as: None,
+        };
+        s.dead_letter(&a, &e).unwrap();
+        assert_eq!(s.dlq_list().unwrap(), vec![e]);
+        s.dlq_mark_resubmitted("a", "a.r1").unwrap();
+        assert_eq!(
+            s.dlq_list().unwrap()[0].resubmitted_as.as_deref(),
+            Some("a.r1")
+        );
+        assert!(s.dlq_mark_resubmitted("zz", "x").is_err());
+        assert!(s.get("a").unwrap().unwrap().dlq);
+    }
+}

@@ -1,0 +1,355 @@
+//! The journal: one ordered record of everything the network saw, with a sequence number across
+//! all agents. Verdicts are taken from it, never from what a delegator claims.
+//!
+//! It is bounded (entries past `max_entries` are counted, not kept; long strings in payloads are
+//! summarised), queryable from Rust ([`Journal::wait_for`] waits for a condition with a deadline)
+//! and exportable as JSON lines.
+
+use crate::script::JournalSpec;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// One journal record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Sequence number across the whole network, from 1.
+    pub seq: u64,
+    /// Microseconds since the network started.
+    pub at_us: u64,
+    /// The agent that saw it.
+    pub agent: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// An HTTP request arrived (`req` numbers requests within the network).
+    Request {
+        /// Request number.
+        req: u64,
+        /// HTTP method.
+        http_method: String,
+        /// Path.
+        path: String,
+        /// JSON-RPC method, if the body was JSON-RPC.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        method: Option<String>,
+        /// JSON-RPC id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rpc_id: Option<Value>,
+        /// JSON-RPC params (long strings summarised), or the raw body text if not JSON.
+        #[serde(default)]
+        params: Value,
+        /// Headers (lowercase names); `authorization` is recorded so forwarded credentials show.
+        headers: BTreeMap<String, String>,
+    },
+    /// A unary response was sent.
+    Response {
+        /// Request number.
+        req: u64,
+        /// HTTP status.
+        status: u16,
+        /// JSON-RPC error code, if an error.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rpc_error: Option<i64>,
+        /// The body (long strings summarised).
+        #[serde(default)]
+        body: Value,
+    },
+    /// One SSE event was sent on a stream.
+    SseEvent {
+        /// Request number of the stream.
+        req: u64,
+        /// 0-based index within the stream.
+        index: u32,
+        /// The JSON-RPC response sent (long strings summarised).
+        data: Value,
+    },
+    /// A stream ended.
+    StreamClosed {
+        /// Request number of the stream.
+        req: u64,
+        /// Events sent.
+        events: u32,
+        /// Why: `terminal`, `interrupted`, `fault`, `client_gone`, `script`.
+        reason: String,
+    },
+    /// A connection was dropped on purpose.
+    ConnectionDropped {
+        /// Request number.
+        req: u64,
+        /// `before_processing`, `after_processing` or `mid_event`.
+        phase: String,
+    },
+    /// A fault was applied to a request.
+    Fault {
+        /// Request number.
+        req: u64,
+        /// Fault kind.
+        kind: String,
+    },
+    /// A task was created (or a resent `messageId` was deduplicated to it).
+    TaskCreated {
+        /// The task.
+        task_id: String,
+        /// Its context.
+        context_id: String,
+        /// The message that created it.
+        message_id: String,
+        /// True when this is a dedup hit: no new task was made.
+        #[serde(default)]
+        dedup: bool,
+    },
+    /// A task changed state.
+    TaskState {
+        /// The task.
+        task_id: String,
+        /// The new state.
+        state: String,
+    },
+    /// A message continued an existing task (answer, credential).
+    Continued {
+        /// The task.
+        task_id: String,
+        /// The message id.
+        message_id: String,
+        /// What the agent made of it: `accepted`, `wrong_answer`, `wrong_credential`, `ignored`.
+        outcome: String,
+    },
+    /// An artifact chunk was sent.
+    ArtifactChunk {
+        /// The task.
+        task_id: String,
+        /// The artifact.
+        artifact_id: String,
+        /// The `append` flag.
+        append: bool,
+        /// The `lastChunk` flag.
+        last_chunk: bool,
+        /// Content bytes in the chunk.
+        bytes: u64,
+    },
+    /// The truth about an artifact after its last chunk: total bytes and sha256 of what was sent.
+    ArtifactSent {
+        /// The task.
+        task_id: String,
+        /// The artifact.
+        artifact_id: String,
+        /// Total bytes (after append/replace semantics).
+        bytes: u64,
+        /// Hex sha256 of those bytes.
+        sha256: String,
+    },
+    /// A blob was served by reference.
+    BlobServed {
+        /// The blob key.
+        key: String,
+        /// Bytes served.
+        bytes: u64,
+        /// Hex sha256.
+        sha256: String,
+    },
+    /// A push notification was POSTed.
+    Push {
+        /// The task.
+        task_id: String,
+        /// The webhook URL.
+        url: String,
+        /// HTTP status, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        /// The error, if delivery failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// An agent delegated to another.
+    Delegated {
+        /// The delegating task.
+        task_id: String,
+        /// The other agent.
+        to: String,
+        /// The child task, if one was created.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        child_task_id: Option<String>,
+        /// The child's final state or error.
+        outcome: String,
+    },
+    /// Incoming `x-deleg` limits were violated and the work rejected.
+    LimitRejected {
+        /// The task created in REJECTED.
+        task_id: String,
+        /// The reason.
+        reason: String,
+    },
+}
+
+impl Event {
+    /// The request number, for events tied to a request.
+    pub fn req(&self) -> Option<u64> {
+        match self {
+            Event::Request { req, .. }
+            | Event::Response { req, .. }
+            | Event::SseEvent { req, .. }
+            | Event::StreamClosed { req, .. }
+            | Event::ConnectionDropped { req, .. }
+            | Event::Fault { req, .. } => Some(*req),
+            _ => None,
+        }
+    }
+}
+
+struct Inner {
+    entries: Vec<Entry>,
+    dropped: u64,
+    next_seq: u64,
+}
+
+/// The shared, bounded journal of a network. Cheap to clone.
+#[derive(Clone)]
+pub struct Journal {
+    inner: Arc<Mutex<Inner>>,
+    notify: Arc<Notify>,
+    start: Instant,
+    spec: JournalSpec,
+}
+
+/// [`Journal::wait_for`] ran out of time.
+#[derive(Debug, thiserror::Error)]
+#[error("condition not met within {0:?}")]
+pub struct WaitTimeout(pub Duration);
+
+impl Journal {
+    /// An empty journal with these bounds.
+    pub fn new(spec: JournalSpec) -> Self {
+        Journal {
+            inner: Arc::new(Mutex::new(Inner {
+                entries: Vec::new(),
+                dropped: 0,
+                next_seq: 1,
+            })),
+            notify: Arc::new(Notify::new()),
+            start: Instant::now(),
+            spec,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the journal inconsistent: every mutation
+        // is a single push, so recover the guard.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Record an event; returns its sequence number.
+    pub fn record(&self, agent: &str, event: Event) -> u64 {
+        let at_us = self.start.elapsed().as_micros() as u64;
+        let seq = {
+            let mut g = self.lock();
+            let seq = g.next_seq;
+            g.next_seq += 1;
+            if g.entries.len() < self.spec.max_entries {
+                g.entries.push(Entry {
+                    seq,
+                    at_us,
+                    agent: agent.to_string(),
+                    event,
+                });
+            } else {
+                g.dropped += 1;
+            }
+            seq
+        };
+        self.notify.notify_waiters();
+        seq
+    }
+
+    /// Summarise long strings in a payload so the journal stays bounded.
+    pub fn summarise(&self, v: &Value) -> Value {
+        summarise(v, self.spec.max_string_bytes)
+    }
+
+    /// A copy of every kept entry.
+    pub fn entries(&self) -> Vec<Entry> {
+        self.lock().entries.clone()
+    }
+
+    /// Entries past the bound that were not kept.
+    pub fn dropped(&self) -> u64 {
+        self.lock().dropped
+    }
+
+    /// Number of kept entries.
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Run `f` over the entries without copying them.
+    pub fn with_entries<R>(&self, f: impl FnOnce(&[Entry]) -> R) -> R {
+        f(&self.lock().entries)
+    }
+
+    /// Wait until `cond` holds over the entries, or the timeout passes.
+    pub async fn wait_for(
+        &self,
+        timeout: Duration,
+        mut cond: impl FnMut(&[Entry]) -> bool,
+    ) -> Result<(), WaitTimeout> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.with_entries(&mut cond) {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return if self.with_entries(&mut cond) {
+                    Ok(())
+                } else {
+                    Err(WaitTimeout(timeout))
+                };
+            }
+        }
+    }
+
+    /// Write every entry as one JSON object per line.
+    pub fn write_jsonl(&self, mut w: impl Write) -> std::io::Result<()> {
+        let g = self.lock();
+        for e in &g.entries {
+            serde_json::to_writer(&mut w, e)?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+}
+
+/// Replace strings longer than `max` bytes with a summary naming their length and sha256.
+pub fn summarise(v: &Value, max: usize) -> Value {
+    match v {
+        Value::String(s) if s.len() > max => Value::String(format!(
+            "<{} bytes, sha256 {}>",
+            s.len(),
+            crate::content::sha256_hex(s.as_bytes())
+        )),
+        Value::Array(a) => Value::Array(a.iter().map(|x| summarise(x, max)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), summarise(x, max)))
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
+}

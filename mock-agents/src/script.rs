@@ -1,0 +1,564 @@
+//! Behaviour as data: the [`NetworkSpec`] of a scenario, each agent's [`AgentSpec`], its
+//! [`Rule`]s (a [`Matcher`], [`ScriptStep`]s and an optional [`Fault`]).
+//!
+//! Scripts load from TOML with unknown keys rejected ([`NetworkSpec::from_toml`] names the file,
+//! line and field of any problem) and can be built in Rust with the builder in [`crate::builder`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::Path;
+
+/// A whole simulated network: its seed, journal bounds and agents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    /// Seed for everything random (task ids, generated artifact content).
+    #[serde(default)]
+    pub seed: u64,
+    /// Journal bounds.
+    #[serde(default)]
+    pub journal: JournalSpec,
+    /// The agents, each on its own `127.0.0.1` port.
+    #[serde(default, rename = "agent")]
+    pub agents: Vec<AgentSpec>,
+}
+
+/// Bounds of the traffic journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JournalSpec {
+    /// Entries kept; later ones are counted as dropped.
+    pub max_entries: usize,
+    /// Strings longer than this inside recorded payloads are replaced by a summary.
+    pub max_string_bytes: usize,
+}
+
+impl Default for JournalSpec {
+    fn default() -> Self {
+        JournalSpec {
+            max_entries: 200_000,
+            max_string_bytes: 2048,
+        }
+    }
+}
+
+/// Which protocol version an agent speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum ProtocolVersionSpec {
+    /// A2A 1.0 (default).
+    #[default]
+    #[serde(rename = "1.0")]
+    V1_0,
+    /// A2A 0.3, through the protocol crate's adapter.
+    #[serde(rename = "0.3")]
+    V0_3,
+}
+
+/// One mock agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// Unique name within the network; steps refer to other agents by it.
+    pub name: String,
+    /// Protocol version served.
+    #[serde(default)]
+    pub protocol: ProtocolVersionSpec,
+    /// `capabilities.streaming` on the card; streaming methods answer -32004 when false.
+    #[serde(default = "yes")]
+    pub streaming: bool,
+    /// `capabilities.pushNotifications`; push-config methods answer -32003 when false.
+    #[serde(default = "yes")]
+    pub push_notifications: bool,
+    /// Deduplicate `messageId`: a resent id returns the task it created first.
+    #[serde(default = "yes")]
+    pub dedup_message_id: bool,
+    /// Check incoming `x-deleg` (past deadline, depth over `max_depth`, own URL in chain) and
+    /// reject violating work with TASK_STATE_REJECTED.
+    #[serde(default = "yes")]
+    pub enforce_x_deleg: bool,
+    /// Depth limit for `enforce_x_deleg`.
+    #[serde(default = "default_depth")]
+    pub max_depth: u32,
+    /// Close open streams when the task becomes INPUT_REQUIRED or AUTH_REQUIRED.
+    #[serde(default = "yes")]
+    pub close_stream_on_interrupt: bool,
+    /// Extra deliveries of every push notification (0: each once; at-least-once allows more).
+    #[serde(default)]
+    pub push_duplicates: u32,
+    /// Request bodies over this size get -32600 (HTTP 413) instead of being read.
+    #[serde(default = "default_body_limit")]
+    pub max_body_bytes: usize,
+    /// Longest time a blocking `SendMessage` waits for a terminal or interrupted state.
+    #[serde(default = "default_block_ms")]
+    pub max_block_ms: u64,
+    /// Skills on the card.
+    #[serde(default, rename = "skill")]
+    pub skills: Vec<SkillSpec>,
+    /// Output modes on the card (default `text/plain`, `application/json`, `application/octet-stream`).
+    #[serde(default)]
+    pub output_modes: Vec<String>,
+    /// Behaviour rules, first match wins.
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<Rule>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_depth() -> u32 {
+    3
+}
+fn default_body_limit() -> usize {
+    4 * 1024 * 1024
+}
+fn default_block_ms() -> u64 {
+    30_000
+}
+
+/// A skill advertised on the card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillSpec {
+    /// Skill id.
+    pub id: String,
+    /// Output modes of this skill (default: the agent's).
+    #[serde(default)]
+    pub output_modes: Vec<String>,
+    /// Tags (default: `["mock"]`).
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// What to do with requests that match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Which requests this rule applies to (default: every new send).
+    #[serde(default)]
+    pub when: Matcher,
+    /// Apply this rule to at most this many requests, then fall through to later rules.
+    #[serde(default)]
+    pub times: Option<u32>,
+    /// A fault applied to the matching request.
+    #[serde(default)]
+    pub fault: Option<Fault>,
+    /// Deliberate wire mutations of everything sent about the task this rule creates.
+    #[serde(default)]
+    pub mutate: Vec<Mutation>,
+    /// What a `CancelTask` does while the task is open.
+    #[serde(default)]
+    pub on_cancel: CancelBehaviour,
+    /// Steps run for new work, in order.
+    #[serde(default)]
+    pub steps: Vec<ScriptStep>,
+}
+
+/// Selects incoming requests. Every given field must match; an empty matcher matches every new
+/// send (`SendMessage` or `SendStreamingMessage` without a `taskId`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Matcher {
+    /// The JSON-RPC method (default: the two send methods).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// The skill id, read from message or request metadata key `skill`.
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// The message text contains this.
+    #[serde(default)]
+    pub text_contains: Option<String>,
+    /// The message text equals this.
+    #[serde(default)]
+    pub text_equals: Option<String>,
+    /// A data part holds this value at this JSON pointer (`{"/jurisdiction" = "England"}`).
+    #[serde(default)]
+    pub data: Option<serde_json::Map<String, Value>>,
+    /// The message continues this task id.
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// The n-th (1-based) new send this agent receives.
+    #[serde(default)]
+    pub round: Option<u32>,
+}
+
+/// What `CancelTask` does to an open task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelBehaviour {
+    /// Cancel the task (default).
+    #[default]
+    Cancel,
+    /// The task completes first: the cancel loses the race and gets -32002.
+    CompleteFirst,
+    /// Acknowledge with the current task but keep working (an agent that ignores cancels).
+    Ignore,
+}
+
+/// A fault applied to one request, in the transport or HTTP layer.
+///
+/// Names follow the issue; toxiproxy equivalents: `stall` ≈ `latency`/`timeout`, `trickle` ≈
+/// `bandwidth`, `close_after` ≈ `limit_data`, `reset_after` ≈ `reset_peer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fault {
+    /// Close the connection before the request is processed: nothing happened.
+    DropBefore,
+    /// Process the request, then close the connection instead of answering: an indefinite outcome.
+    DropResponse,
+    /// Answer with this HTTP status (and `Retry-After` seconds if given) without processing.
+    HttpStatus {
+        /// The HTTP status such as 500, 503 or 429.
+        status: u16,
+        /// `Retry-After` header value in seconds.
+        #[serde(default)]
+        retry_after_s: Option<u64>,
+    },
+    /// Wait this long before processing.
+    Stall {
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// On a stream: close cleanly after this many events.
+    CloseAfter {
+        /// Events sent before the close.
+        events: u32,
+    },
+    /// On a stream: after this many events send half an event and reset the connection.
+    ResetAfter {
+        /// Events sent before the reset.
+        events: u32,
+    },
+    /// Send the response body at this many bytes per second.
+    Trickle {
+        /// Bytes per second (at least 1).
+        bytes_per_sec: u64,
+    },
+}
+
+/// A deliberate deviation applied to every payload sent about a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mutation {
+    /// Answer with a JSON-RPC `id` different from the request's.
+    WrongRpcId,
+    /// Add 0.3 `kind` discriminators and `final` flags.
+    LegacyFields,
+    /// Emit states and roles in lowercase 0.3 spelling.
+    LowercaseEnums,
+    /// Add a field no proto has.
+    UnknownField,
+}
+
+/// How generated artifact content is encoded in parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ContentKind {
+    /// `text` parts of printable ASCII.
+    #[default]
+    Text,
+    /// `raw` parts (base64 bytes).
+    Raw,
+}
+
+/// What to do with a wrong answer to an input request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnWrongAnswer {
+    /// Ask again (counts as another round).
+    #[default]
+    Reask,
+    /// Fail the task.
+    Fail,
+}
+
+/// One behaviour step of a task's script.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ScriptStep {
+    /// Answer with a `Message` and create no task (must be the only step).
+    Reply {
+        /// The answer text.
+        text: String,
+    },
+    /// Move the task to a state after a delay.
+    State {
+        /// A `TASK_STATE_*` name.
+        state: String,
+        /// The status message text (a reason or progress note).
+        #[serde(default)]
+        message: Option<String>,
+        /// Milliseconds to wait first.
+        #[serde(default)]
+        delay_ms: u64,
+    },
+    /// Stream N artifacts of M chunks each, generated from the seed (or from `text`).
+    Artifacts {
+        /// Number of artifacts.
+        #[serde(default = "one")]
+        count: u32,
+        /// Chunks per artifact.
+        #[serde(default = "one")]
+        chunks: u32,
+        /// Bytes per chunk.
+        #[serde(default = "default_chunk")]
+        chunk_bytes: usize,
+        /// Text or raw parts.
+        #[serde(default)]
+        content: ContentKind,
+        /// Literal content instead of generated bytes (split into `chunks`).
+        #[serde(default)]
+        text: Option<String>,
+        /// Send the chunks of all artifacts interleaved (round robin).
+        #[serde(default)]
+        interleave: bool,
+        /// `mediaType` of every part.
+        #[serde(default)]
+        media_type: Option<String>,
+        /// Never set `lastChunk` (a protocol violation).
+        #[serde(default)]
+        omit_last_chunk: bool,
+        /// Milliseconds between chunks.
+        #[serde(default)]
+        delay_ms: u64,
+    },
+    /// An artifact whose part is a `url` to this agent's blob endpoint, serving `bytes` bytes.
+    ArtifactUrl {
+        /// Size of the blob.
+        bytes: u64,
+        /// `mediaType` of the part.
+        #[serde(default)]
+        media_type: Option<String>,
+    },
+    /// An artifact with one `data` part holding this value.
+    DataArtifact {
+        /// The data.
+        data: Value,
+        /// `mediaType` (default `application/json`).
+        #[serde(default)]
+        media_type: Option<String>,
+    },
+    /// Ask for input and wait for the answer on the same task, for `rounds` rounds.
+    InputRequired {
+        /// The question.
+        question: String,
+        /// The answer must match this (default: any answer).
+        #[serde(default)]
+        expect: Option<Matcher>,
+        /// Number of questions asked in a row.
+        #[serde(default = "one")]
+        rounds: u32,
+        /// What a wrong answer does.
+        #[serde(default)]
+        on_wrong: OnWrongAnswer,
+        /// Longest wait for an answer before failing the task.
+        #[serde(default = "default_wait")]
+        timeout_ms: u64,
+    },
+    /// Ask for credentials; only a message sent with `Authorization: <credential>` continues.
+    AuthRequired {
+        /// The exact `Authorization` header value required.
+        credential: String,
+        /// The status message.
+        #[serde(default)]
+        message: Option<String>,
+        /// Longest wait before failing the task.
+        #[serde(default = "default_wait")]
+        timeout_ms: u64,
+    },
+    /// Delegate to another agent of the network, propagating `x-deleg`, and wait for it.
+    Delegate {
+        /// The other agent's name.
+        to: String,
+        /// The text sent.
+        text: String,
+        /// The skill requested (`metadata.skill`).
+        #[serde(default)]
+        skill: Option<String>,
+        /// Deadline margin kept for this hop.
+        #[serde(default = "default_margin")]
+        margin_ms: u64,
+        /// Share of the remaining budget given to the child.
+        #[serde(default = "half")]
+        budget_share: f64,
+    },
+    /// Wait.
+    Wait {
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// Emit this value as the `result` of a stream event (raw access: anything goes).
+    RawEvent {
+        /// The `result` value.
+        result: Value,
+    },
+    /// Emit this exact text as an SSE `data:` payload (for invalid JSON).
+    RawSse {
+        /// The data text.
+        data: String,
+    },
+    /// Emit an `append: true` chunk for an artifact id never sent.
+    AppendUnknown,
+    /// Emit one stream event larger than any sane limit.
+    HugeEvent {
+        /// Size of the event in bytes.
+        bytes: usize,
+    },
+    /// Forget the task: later calls get -32001.
+    Purge,
+    /// Close every open stream of the task now, whatever its state.
+    CloseStreams,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_chunk() -> usize {
+    1024
+}
+fn default_wait() -> u64 {
+    30_000
+}
+fn default_margin() -> u64 {
+    1000
+}
+fn half() -> f64 {
+    0.5
+}
+
+/// A script could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The file could not be read.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The IO error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or does not fit the format.
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// The script is well-formed but inconsistent (duplicate names, unknown agent, ...).
+    #[error("{file}: {message}")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Turn a `toml` error into file, line, column and message.
+pub fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScriptError {
+    let (line, column) = match e.span() {
+        Some(span) => line_col(text, span.start),
+        None => (1, 1),
+    };
+    ScriptError::Parse {
+        file: file.to_string(),
+        line,
+        column,
+        message: e.message().to_string(),
+    }
+}
+
+/// 1-based line and column of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let col = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+    (line, col)
+}
+
+impl NetworkSpec {
+    /// Parse a network from TOML text; `file` names the source in errors.
+    pub fn from_toml(file: &str, text: &str) -> Result<Self, ScriptError> {
+        let spec: NetworkSpec = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+        spec.validate().map_err(|message| ScriptError::Invalid {
+            file: file.to_string(),
+            message,
+        })?;
+        Ok(spec)
+    }
+
+    /// Load a network from a TOML file.
+    pub fn load(path: &Path) -> Result<Self, ScriptError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        Self::from_toml(&file, &text)
+    }
+
+    /// Check what TOML cannot: unique names, known agents and states, sane numbers.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut names = std::collections::BTreeSet::new();
+        for a in &self.agents {
+            if a.name.is_empty() || !names.insert(a.name.as_str()) {
+                return Err(format!("agent name {:?} is empty or used twice", a.name));
+            }
+        }
+        for a in &self.agents {
+            for (ri, r) in a.rules.iter().enumerate() {
+                let at = |si: usize| format!("agent {:?} rule {} step {}", a.name, ri + 1, si + 1);
+                for (si, s) in r.steps.iter().enumerate() {
+                    match s {
+                        ScriptStep::Reply { .. } if r.steps.len() != 1 => {
+                            return Err(format!("{}: `reply` must be the only step", at(si)));
+                        }
+                        ScriptStep::State { state, .. } => {
+                            if a2a_protocol::TaskState::parse_lenient(state).is_none() {
+                                return Err(format!("{}: unknown state {state:?}", at(si)));
+                            }
+                        }
+                        ScriptStep::Delegate {
+                            to, budget_share, ..
+                        } => {
+                            if !names.contains(to.as_str()) {
+                                return Err(format!("{}: `to` names no agent: {to:?}", at(si)));
+                            }
+                            if !(0.0..=1.0).contains(budget_share) {
+                                return Err(format!("{}: budget_share must be in 0..=1", at(si)));
+                            }
+                        }
+                        ScriptStep::Artifacts {
+                            chunks,
+                            chunk_bytes,
+                            ..
+                        } => {
+                            if *chunks == 0 || *chunk_bytes == 0 {
+                                return Err(format!(
+                                    "{}: chunks and chunk_bytes must be > 0",
+                                    at(si)
+                                ));
+                            }
+                        }
+                        ScriptStep::InputRequired { rounds: 0, .. } => {
+                            return Err(format!("{}: rounds must be > 0", at(si)));
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(Fault::Trickle { bytes_per_sec: 0 }) = r.fault {
+                    return Err(format!(
+                        "agent {:?} rule {}: bytes_per_sec must be > 0",
+                        a.name,
+                        ri + 1
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Run every test of the project: installs the pinned Python SDK environment (.venv) if needed,
+# then the whole Rust workspace's tests (unit, integration, property, interop, doctests).
+set -euo pipefail
+root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/setup-python.sh
+cargo test --workspace --all-features "$@"
