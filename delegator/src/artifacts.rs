@@ -239,7 +239,7 @@ impl Reassembler {
         let append = append && !self.bugs.has(Bug::IgnoreAppend);
         let idx = if append {
             match self.index_of(&art.artifact_id) {
-                Some(i) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => self.start(art)?,
+                Some(_) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => self.start(art)?,
                 Some(i) => {
                     if self.artifacts[i].file.is_none() {
                         // Re-open after a commit-less flush (cannot happen in one run).

@@ -1,1 +1,19 @@
-//! Placeholder crate: filled by a later issue.
+//! # a2a-harness: the A2A delegation conformance harness
+//!
+//! Drives any delegator (through the newline-delimited JSON driver contract of
+//! `docs/driver-protocol.md`) through a simulated network of mock A2A agents, one case per
+//! scenario file, and checks every rule of the registry against what the network observed.
+//!
+//! - [`scenario`]: the case format and the catalog loader;
+//! - [`driver`]: starting and talking to the delegator under test;
+//! - [`rules`]: the rule registry and its checkers;
+//! - [`runner`]: running a case, crash injection, verdicts;
+//! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
+
+#![warn(missing_docs)]
+
+pub mod driver;
+pub mod report;
+pub mod rules;
+pub mod runner;
+pub mod scenario;

@@ -1,1 +1,328 @@
-fn main() {}
+//! `a2a-harness`: run the conformance catalog against a delegator and write reports.
+
+use a2a_harness::report::{self, totals};
+use a2a_harness::rules::registry;
+use a2a_harness::runner::{RunSettings, apply_known_failing, read_known_failing, run_case};
+use a2a_harness::scenario::{Scenario, glob_match, load_catalog};
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const EXIT_HELP: &str = "EXIT CODES: 0 every MUST passed; 1 a failure (FAIL, UNKNOWN or XPASS); 2 bad usage or configuration.";
+
+/// The A2A delegation conformance harness: drives a delegator through simulated A2A agents and
+/// checks every rule against what the network observed.
+#[derive(Parser)]
+#[command(name = "a2a-harness", version, about, after_help = EXIT_HELP)]
+struct Cli {
+    /// The scenario catalog directory.
+    #[arg(
+        long,
+        global = true,
+        default_value = "scenarios",
+        env = "A2A_HARNESS_SCENARIOS"
+    )]
+    scenarios: PathBuf,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run cases against a delegator and write reports.
+    ///
+    /// Example: a2a-harness run --case 'state.*' --seed 7 --out reports/mine
+    #[command(after_help = EXIT_HELP)]
+    Run {
+        /// The delegator command (speaks docs/driver-protocol.md). Default: the reference delegator next to this binary.
+        #[arg(long)]
+        delegator: Option<String>,
+        /// Only cases whose id matches this glob (`*`, `?`).
+        #[arg(long = "case", default_value = "*")]
+        case: String,
+        /// Seed for every random choice; the report prints it.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Cases run in parallel (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run each case this many times (seeds seed, seed+1, ...).
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// A file of case ids (or globs) known to fail: FAIL becomes XFAIL, PASS becomes XPASS (which fails the run).
+        #[arg(long)]
+        known_failing: Option<PathBuf>,
+        /// Report directory (default: reports/<timestamp>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// List the cases of the catalog.
+    List,
+    /// List the rules with how many cases exercise each (NOT TESTED when none).
+    Rules,
+    /// Explain a rule (by id) or a case (by id).
+    ///
+    /// Example: a2a-harness explain DLG-SEND-02
+    Explain {
+        /// A rule id such as DLG-SEND-02, or a case id.
+        what: String,
+    },
+    /// Start only the network of a case and print its URLs, for reproducing by hand.
+    ///
+    /// Example: a2a-harness serve state.completed
+    Serve {
+        /// The case id.
+        case: String,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("a2a-harness: {e:#}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+fn default_delegator() -> String {
+    let exe = std::env::current_exe().ok();
+    let sibling = exe
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|d| d.join("a2a-delegator"));
+    match sibling {
+        Some(p) if p.exists() => format!("{} drive", p.display()),
+        _ => "a2a-delegator drive".to_string(),
+    }
+}
+
+fn catalog(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
+    load_catalog(dir).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.cmd {
+        Cmd::List => {
+            for s in catalog(&cli.scenarios)? {
+                println!("{:<40} {}  [{}]", s.id, s.title, s.rules.join(", "));
+            }
+            Ok(0)
+        }
+        Cmd::Rules => {
+            let cat = catalog(&cli.scenarios)?;
+            let cov = report::coverage(&cat);
+            for r in registry() {
+                let n = cov.get(r.id).copied().unwrap_or(0);
+                let status = if n == 0 {
+                    "NOT TESTED".to_string()
+                } else {
+                    format!("{n} cases")
+                };
+                println!(
+                    "{:<18} {:<6} {:<11} {}",
+                    r.id,
+                    format!("{:?}", r.level).to_uppercase(),
+                    status,
+                    r.requirement
+                );
+            }
+            Ok(0)
+        }
+        Cmd::Explain { what } => {
+            if let Some(r) = registry().into_iter().find(|r| r.id == what) {
+                println!(
+                    "{} ({:?})\n  {}\n  source: {}\n  checker: {}",
+                    r.id,
+                    r.level,
+                    r.requirement,
+                    r.source,
+                    if r.check.is_some() {
+                        "yes"
+                    } else {
+                        "none yet (NOT TESTED)"
+                    }
+                );
+                let cat = catalog(&cli.scenarios)?;
+                for s in cat.iter().filter(|s| s.rules.iter().any(|x| *x == what)) {
+                    println!("  case {}: {}", s.id, s.title);
+                }
+                return Ok(0);
+            }
+            let cat = catalog(&cli.scenarios)?;
+            match cat.iter().find(|s| s.id == what) {
+                Some(s) => {
+                    println!(
+                        "{} — {}\n  file: {}\n  rules: {}\n  agents: {}\n  delegations: {}",
+                        s.id,
+                        s.title,
+                        s.file.display(),
+                        s.rules.join(", "),
+                        s.network
+                            .agents
+                            .iter()
+                            .map(|a| a.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        s.delegations
+                            .iter()
+                            .map(|d| d.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    if let Some(c) = &s.crash {
+                        println!("  crash: {:?}", c.trigger);
+                    }
+                    Ok(0)
+                }
+                None => anyhow::bail!(
+                    "no rule or case named {what:?} (see `a2a-harness rules` and `a2a-harness list`)"
+                ),
+            }
+        }
+        Cmd::Serve { case } => {
+            let cat = catalog(&cli.scenarios)?;
+            let s = cat
+                .into_iter()
+                .find(|s| s.id == case)
+                .with_context(|| format!("no case {case:?}"))?;
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(async move {
+                let net = a2a_mock_agents::Network::start(s.network.clone()).await?;
+                for n in net.names() {
+                    println!("{n}\t{}", net.card_url(n).unwrap_or_default());
+                }
+                println!("serving case {}; Ctrl-C to stop", s.id);
+                tokio::signal::ctrl_c().await?;
+                net.shutdown().await;
+                Ok::<_, anyhow::Error>(0)
+            })
+        }
+        Cmd::Run {
+            delegator,
+            case,
+            seed,
+            jobs,
+            repeat,
+            known_failing,
+            out,
+        } => {
+            let cat = catalog(&cli.scenarios)?;
+            let selected: Vec<Scenario> = cat
+                .iter()
+                .filter(|s| glob_match(&case, &s.id))
+                .cloned()
+                .collect();
+            if selected.is_empty() {
+                anyhow::bail!("no case matches {case:?} (see `a2a-harness list`)");
+            }
+            let known = match &known_failing {
+                Some(p) => {
+                    read_known_failing(p).with_context(|| format!("reading {}", p.display()))?
+                }
+                None => Vec::new(),
+            };
+            let delegator = delegator.unwrap_or_else(default_delegator);
+            a2a_harness::driver::split_command(&delegator).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let out = out.unwrap_or_else(|| {
+                let t = time::OffsetDateTime::now_utc();
+                PathBuf::from(format!(
+                    "reports/{:04}{:02}{:02}-{:02}{:02}{:02}",
+                    t.year(),
+                    u8::from(t.month()),
+                    t.day(),
+                    t.hour(),
+                    t.minute(),
+                    t.second()
+                ))
+            });
+            let jobs = jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+                .max(1);
+            let work = tempfile::tempdir().context("creating the store directory")?;
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            let t0 = std::time::Instant::now();
+            let mut work_items = Vec::new();
+            for r in 0..repeat.max(1) {
+                for s in &selected {
+                    work_items.push((s.clone(), seed + u64::from(r)));
+                }
+            }
+            let total = work_items.len();
+            let bar = indicatif::ProgressBar::new(total as u64);
+            if !std::io::stderr().is_terminal() {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+            }
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            let work_dir = work.path().to_path_buf();
+            let mut results = rt.block_on(async {
+                let sem = Arc::new(tokio::sync::Semaphore::new(jobs));
+                let mut set = tokio::task::JoinSet::new();
+                for (i, (s, seed)) in work_items.into_iter().enumerate() {
+                    let sem = sem.clone();
+                    let settings = RunSettings {
+                        delegator: delegator.clone(),
+                        seed,
+                        work_dir: work_dir.join(format!("{i}")),
+                    };
+                    set.spawn(async move {
+                        let _permit = sem.acquire_owned().await;
+                        (i, run_case(&s, &settings).await)
+                    });
+                }
+                let mut out = Vec::new();
+                while let Some(r) = set.join_next().await {
+                    if let Ok((i, r)) = r {
+                        bar.set_message(format!("{} {}", r.id, r.verdict.label()));
+                        bar.inc(1);
+                        if !bar.is_hidden() {
+                        } else {
+                            eprintln!("{:<11} {}", r.verdict.label(), r.id);
+                        }
+                        out.push((i, r));
+                    }
+                }
+                out.sort_by_key(|(i, _)| *i);
+                out.into_iter().map(|(_, r)| r).collect::<Vec<_>>()
+            });
+            bar.finish_and_clear();
+            apply_known_failing(&mut results, &known);
+            let wall = t0.elapsed().as_millis() as u64;
+            report::write_all(&out, &delegator, seed, &cat, &results, wall)
+                .with_context(|| format!("writing reports to {}", out.display()))?;
+            for r in results.iter().filter(|r| r.verdict.fails_run()) {
+                println!("{} {}", r.verdict.label(), r.id);
+                for v in r.rules.iter().filter(|v| v.verdict.fails_run()) {
+                    println!(
+                        "  {} {}: expected {}; observed {}",
+                        v.verdict.label(),
+                        v.id,
+                        v.expected.as_deref().unwrap_or("-"),
+                        v.observed.as_deref().unwrap_or("-")
+                    );
+                }
+                for n in r.notes.iter().filter(|n| !n.starts_with("crash injected")) {
+                    println!("  note: {n}");
+                }
+                println!("  repro: {}", r.repro);
+            }
+            let t = totals(&results);
+            println!("reports: {}", out.display());
+            println!(
+                "{} passed, {} failed, {} skipped",
+                t.passed, t.failed, t.skipped
+            );
+            Ok(if t.failed > 0 { 1 } else { 0 })
+        }
+    }
+}

@@ -74,6 +74,10 @@ pub(crate) struct TaskInner {
     pub on_cancel: CancelBehaviour,
     pub driver: Option<tokio::task::AbortHandle>,
     pub purged: bool,
+    /// Set by a cancel: whatever the (aborted) driver still does is ignored.
+    pub frozen: bool,
+    /// The driver has run every step: no more events will come from it.
+    pub driver_done: bool,
     pub x_deleg: Option<a2a_protocol::xdeleg::XDeleg>,
     pub ordinal: u64,
 }
@@ -304,6 +308,8 @@ pub(crate) struct Call {
     pub v03: bool,
     pub headers: HeaderMap,
     pub ctl: ConnControl,
+    /// The response will be dropped (fault `drop_response`): do not journal it as sent.
+    pub dropping: bool,
 }
 
 impl Call {
@@ -315,31 +321,32 @@ impl Call {
         meta: &[(&str, &str)],
     ) -> Response {
         let e = code.to_error(msg, meta);
-        respond(st, self.req, &self.id, Err(e), &[])
+        respond(st, self, Err(e), &[])
     }
 }
 
 /// Send a unary JSON-RPC response, applying mutations and recording it.
 pub(crate) fn respond(
     st: &AgentState,
-    req: u64,
-    id: &Id,
+    call: &Call,
     payload: Result<Value, JsonRpcError>,
     mutations: &[Mutation],
 ) -> Response {
     let rpc_error = payload.as_ref().err().map(|e| e.code);
     let mut body = serde_json::to_value(JsonRpcResponse {
-        id: id.clone(),
+        id: call.id.clone(),
         payload,
     })
     .unwrap_or(Value::Null);
     crate::driver::mutate(&mut body, mutations);
-    st.journal(Event::Response {
-        req,
-        status: 200,
-        rpc_error,
-        body: st.net.journal.summarise(&body),
-    });
+    if !call.dropping {
+        st.journal(Event::Response {
+            req: call.req,
+            status: 200,
+            rpc_error,
+            body: st.net.journal.summarise(&body),
+        });
+    }
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     (
         StatusCode::OK,
@@ -423,6 +430,7 @@ async fn rpc_handler(
             v03: st.is_v03(),
             headers,
             ctl,
+            dropping: false,
         };
         return call.error(&st, ErrorCode::JsonParse, None, &[]);
     };
@@ -431,12 +439,13 @@ async fn rpc_handler(
         .cloned()
         .and_then(|i| serde_json::from_value(i).ok())
         .unwrap_or(Id::Null);
-    let mut call = Call {
+    let call = Call {
         req,
         id,
         v03: st.is_v03(),
         headers,
         ctl,
+        dropping: false,
     };
     if !v.is_object() || v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return call.error(
@@ -502,7 +511,6 @@ async fn rpc_handler(
         }
         method
     };
-    call.v03 = st.is_v03();
     crate::driver::dispatch(st, call, method_v1, params).await
 }
 
@@ -522,17 +530,25 @@ pub(crate) fn matches(m: &Matcher, method: &str, params: &Value, round: u32) -> 
             }
         }
     }
-    let task_id = msg.and_then(|m| m.get("taskId")).and_then(Value::as_str);
+    // The task a request is about: the continued task of a send, else `id`/`taskId` of params.
+    let task_id = if is_send {
+        msg.and_then(|m| m.get("taskId")).and_then(Value::as_str)
+    } else {
+        params
+            .get("taskId")
+            .or_else(|| params.get("id"))
+            .and_then(Value::as_str)
+    };
     match (&m.task_id, task_id) {
         (Some(want), Some(got)) if want == got => {}
         (Some(_), _) => return false,
         (None, Some(_)) if is_send => return false,
         _ => {}
     }
-    if let Some(r) = m.round {
-        if r != round {
-            return false;
-        }
+    if let Some(r) = m.round
+        && r != round
+    {
+        return false;
     }
     if let Some(skill) = &m.skill {
         let s = msg
@@ -557,15 +573,15 @@ pub(crate) fn matches(m: &Matcher, method: &str, params: &Value, round: u32) -> 
 /// Does a message satisfy the text and data parts of a matcher?
 pub(crate) fn message_matches(m: &Matcher, msg: &Message) -> bool {
     let text = msg.text();
-    if let Some(t) = &m.text_contains {
-        if !text.contains(t.as_str()) {
-            return false;
-        }
+    if let Some(t) = &m.text_contains
+        && !text.contains(t.as_str())
+    {
+        return false;
     }
-    if let Some(t) = &m.text_equals {
-        if text.trim() != t.trim() {
-            return false;
-        }
+    if let Some(t) = &m.text_equals
+        && text.trim() != t.trim()
+    {
+        return false;
     }
     if let Some(data) = &m.data {
         for (ptr, want) in data {
@@ -590,10 +606,10 @@ pub(crate) fn select_rule(
 ) -> Option<(usize, Rule)> {
     let mut hits = lock(&st.rule_hits);
     for (i, r) in st.spec.rules.iter().enumerate() {
-        if let Some(t) = r.times {
-            if hits[i] >= t {
-                continue;
-            }
+        if let Some(t) = r.times
+            && hits[i] >= t
+        {
+            continue;
         }
         if matches(&r.when, method, params, round) {
             hits[i] += 1;
@@ -638,10 +654,10 @@ pub(crate) async fn pre_fault(
             });
             let code = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let mut resp = (code, format!("injected HTTP {status}")).into_response();
-            if let Some(s) = retry_after_s {
-                if let Ok(v) = header::HeaderValue::from_str(&s.to_string()) {
-                    resp.headers_mut().insert(header::RETRY_AFTER, v);
-                }
+            if let Some(s) = retry_after_s
+                && let Ok(v) = header::HeaderValue::from_str(&s.to_string())
+            {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
             }
             Some(resp)
         }
@@ -657,9 +673,11 @@ pub(crate) async fn pre_fault(
     }
 }
 
-/// Never resolve: the connection is being dropped under this handler.
+/// Wait while the connection is dropped under this handler (which cancels this future). Bounded:
+/// if nothing drops the connection (a router served without [`crate::server::serve`]), answer
+/// 500 after a while instead of hanging forever.
 pub(crate) async fn hang() -> Response {
-    std::future::pending::<()>().await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
     StatusCode::INTERNAL_SERVER_ERROR.into_response()
 }
 

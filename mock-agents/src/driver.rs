@@ -17,14 +17,14 @@ use a2a_protocol::{
     Artifact, ErrorCode, GetTaskRequest, Id, JsonRpcResponse,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     ListTasksRequest, ListTasksResponse, Message, Part, SendMessageRequest, SendMessageResponse,
-    StreamResponse, Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig,
-    TaskPushNotificationConfigRef, TaskState, TaskStatusUpdateEvent, Timestamp, codec,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef, TaskState, TaskStatusUpdateEvent,
+    codec,
 };
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use base64::Engine;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -34,7 +34,14 @@ use tokio::sync::{mpsc, oneshot};
 
 /// Capacity of each subscriber's queue: a slow reader slows the task, like TCP backpressure.
 const SUBSCRIBER_QUEUE: usize = 64;
+/// Longest wait for a stalled subscriber to take an event before it is dropped (its stream
+/// then ends), so one reader that stops reading cannot stop a task forever.
+const SUBSCRIBER_SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest wait for the task driver to take and acknowledge a continuation.
+const CONTINUATION_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Decode params; the error is the ready -32602 response.
+#[allow(clippy::result_large_err)]
 fn parse<T: serde::de::DeserializeOwned>(
     st: &AgentState,
     call: &Call,
@@ -56,13 +63,13 @@ fn ok(
     } else {
         v
     };
-    respond(st, call.req, &call.id, Ok(v), mutations)
+    respond(st, call, Ok(v), mutations)
 }
 
 /// Dispatch one JSON-RPC call (already version-checked and translated to 1.0 names).
 pub(crate) async fn dispatch(
     st: Arc<AgentState>,
-    call: Call,
+    mut call: Call,
     method: String,
     params: Value,
 ) -> Response {
@@ -82,50 +89,107 @@ pub(crate) async fn dispatch(
     if let Some(resp) = pre_fault(&st, &call, fault.as_ref()).await {
         return resp;
     }
-    let resp = match method.as_str() {
+    call.dropping = matches!(fault, Some(Fault::DropResponse));
+    let resp = handle(
+        &st,
+        &call,
+        &method,
+        params,
+        continues,
+        rule.map(|(_, r)| r),
+        fault.as_ref(),
+    )
+    .await;
+    match fault {
+        Some(Fault::DropResponse) => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "drop_response".into(),
+            });
+            st.journal(Event::ConnectionDropped {
+                req: call.req,
+                phase: "after_processing".into(),
+            });
+            drop(resp);
+            call.ctl.abort();
+            hang().await
+        }
+        Some(Fault::Trickle { bytes_per_sec }) if !is_event_stream(&resp) => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "trickle".into(),
+            });
+            let (parts, body) = resp.into_parts();
+            // A unary body is already in memory; re-send it slowly.
+            match axum::body::to_bytes(body, usize::MAX).await {
+                Ok(bytes) => Response::from_parts(parts, trickle(bytes.to_vec(), bytes_per_sec)),
+                Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            }
+        }
+        _ => resp,
+    }
+}
+
+fn is_event_stream(resp: &Response) -> bool {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+}
+
+/// Run one method (after pre-faults) and produce its response.
+async fn handle(
+    st: &Arc<AgentState>,
+    call: &Call,
+    method: &str,
+    params: Value,
+    continues: bool,
+    rule: Option<Rule>,
+    fault: Option<&Fault>,
+) -> Response {
+    match method {
         "SendMessage" | "SendStreamingMessage" => {
             let streaming = method == "SendStreamingMessage";
             if streaming && !st.spec.streaming {
                 return call.error(
-                    &st,
+                    st,
                     ErrorCode::UnsupportedOperation,
                     Some("streaming is not supported"),
                     &[],
                 );
             }
-            let req: SendMessageRequest = match parse(&st, &call, &params) {
+            let req: SendMessageRequest = match parse(st, call, &params) {
                 Ok(r) => r,
                 Err(resp) => return resp,
             };
+            if req.message.message_id.is_empty() || req.message.parts.is_empty() {
+                return call.error(
+                    st,
+                    ErrorCode::InvalidParams,
+                    Some("message.messageId and message.parts are required"),
+                    &[],
+                );
+            }
             if continues {
-                continue_task(&st, &call, req, streaming, fault.as_ref()).await
+                continue_task(st, call, req, streaming, fault).await
             } else {
-                new_work(
-                    &st,
-                    &call,
-                    req,
-                    streaming,
-                    rule.map(|(_, r)| r).unwrap_or_default(),
-                    fault.as_ref(),
-                )
-                .await
+                new_work(st, call, req, streaming, rule.unwrap_or_default(), fault).await
             }
         }
         "GetTask" => {
-            let req: GetTaskRequest = match parse(&st, &call, &params) {
+            let req: GetTaskRequest = match parse(st, call, &params) {
                 Ok(r) => r,
                 Err(resp) => return resp,
             };
             if req.history_length.is_some_and(|h| h < 0) {
                 return call.error(
-                    &st,
+                    st,
                     ErrorCode::InvalidParams,
                     Some("historyLength must not be negative"),
                     &[],
                 );
             }
             match st.task(&req.id) {
-                None => call.error(&st, ErrorCode::TaskNotFound, None, &[("taskId", &req.id)]),
+                None => call.error(st, ErrorCode::TaskNotFound, None, &[("taskId", &req.id)]),
                 Some(e) => {
                     let (t, m) = {
                         let g = e.lock();
@@ -134,71 +198,58 @@ pub(crate) async fn dispatch(
                             g.mutations.clone(),
                         )
                     };
-                    ok(&st, &call, ObjectKind::Task, to_value(&t), &m)
+                    ok(st, call, ObjectKind::Task, to_value(&t), &m)
                 }
             }
         }
-        "ListTasks" => list_tasks(&st, &call, &params),
-        "CancelTask" => cancel_task(&st, &call, &params).await,
+        "ListTasks" => list_tasks(st, call, &params),
+        "CancelTask" => cancel_task(st, call, &params).await,
         "SubscribeToTask" => {
             if !st.spec.streaming {
                 return call.error(
-                    &st,
+                    st,
                     ErrorCode::UnsupportedOperation,
                     Some("streaming is not supported"),
                     &[],
                 );
             }
-            let id = params
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+            let req: SubscribeToTaskRequest = match parse(st, call, &params) {
+                Ok(r) => r,
+                Err(resp) => return resp,
+            };
+            let id = req.id;
             match st.task(&id) {
-                None => call.error(&st, ErrorCode::TaskNotFound, None, &[("taskId", &id)]),
+                None => call.error(st, ErrorCode::TaskNotFound, None, &[("taskId", &id)]),
                 Some(e) => {
                     if e.lock().task.status.state.is_terminal() {
                         return call.error(
-                            &st,
+                            st,
                             ErrorCode::UnsupportedOperation,
                             Some("task is in a terminal state"),
                             &[("taskId", &id)],
                         );
                     }
-                    stream_task(&st, &call, &e, None, fault.as_ref())
+                    stream_task(st, call, &e, fault)
                 }
             }
         }
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => push_config(&st, &call, &method, &params),
+        | "DeleteTaskPushNotificationConfig" => push_config(st, call, method, &params),
         "GetExtendedAgentCard" => call.error(
-            &st,
+            st,
             ErrorCode::UnsupportedOperation,
             Some("no extended agent card"),
             &[],
         ),
         other => call.error(
-            &st,
+            st,
             ErrorCode::MethodNotFound,
             Some(&format!("unknown method {other:?}")),
             &[],
         ),
-    };
-    if let Some(Fault::DropResponse) = fault {
-        st.journal(Event::Fault {
-            req: call.req,
-            kind: "drop_response".into(),
-        });
-        st.journal(Event::ConnectionDropped {
-            req: call.req,
-            phase: "after_processing".into(),
-        });
-        call.ctl.abort();
-        return hang().await;
     }
-    resp
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -231,6 +282,7 @@ async fn new_work(
             context_id: Some(
                 msg.context_id
                     .clone()
+                    .filter(|c| !c.is_empty())
                     .unwrap_or_else(|| st.make_id("ctx", n)),
             ),
             ..Message::agent_text(st.make_id("msg", n), text.clone())
@@ -256,29 +308,40 @@ async fn new_work(
         let existing = crate::agent::lock_map(&st.dedup)
             .get(&msg.message_id)
             .cloned();
-        if let Some(tid) = existing {
-            if let Some(e) = st.task(&tid) {
-                let (t, m) = {
-                    let g = e.lock();
-                    (g.task.clone(), g.mutations.clone())
-                };
-                st.journal(Event::TaskCreated {
-                    task_id: t.id.clone(),
-                    context_id: t.context_id.clone(),
-                    message_id: msg.message_id.clone(),
-                    dedup: true,
-                });
-                if streaming {
-                    return stream_task(st, call, &e, None, fault);
-                }
-                return ok(
-                    st,
-                    call,
-                    ObjectKind::SendMessageResult,
-                    to_value(&SendMessageResponse::Task(t)),
-                    &m,
-                );
+        if let Some(tid) = existing
+            && let Some(e) = st.task(&tid)
+        {
+            let (tid, ctx) = {
+                let g = e.lock();
+                (g.task.id.clone(), g.task.context_id.clone())
+            };
+            st.journal(Event::TaskCreated {
+                task_id: tid,
+                context_id: ctx,
+                message_id: msg.message_id.clone(),
+                dedup: true,
+            });
+            if streaming {
+                return stream_task(st, call, &e, fault);
             }
+            let configuration = req.configuration.as_ref();
+            if !configuration.is_some_and(|c| c.return_immediately) {
+                wait_settled(st, &e).await;
+            }
+            let (t, m) = {
+                let g = e.lock();
+                (
+                    with_history(&g.task, configuration.and_then(|c| c.history_length)),
+                    g.mutations.clone(),
+                )
+            };
+            return ok(
+                st,
+                call,
+                ObjectKind::SendMessageResult,
+                to_value(&SendMessageResponse::Task(t)),
+                &m,
+            );
         }
     }
     let n = st.ordinals.fetch_add(1, Ordering::Relaxed);
@@ -304,11 +367,25 @@ async fn new_work(
     if st.spec.enforce_x_deleg {
         match &x {
             Ok(Some(x)) => {
-                if let Err(v) = x.check_incoming(
-                    time::OffsetDateTime::now_utc(),
-                    st.spec.max_depth,
-                    &st.identity(),
-                ) {
+                // The chain may name this agent by its base URL or by its JSON-RPC URL.
+                let rpc = a2a_protocol::xdeleg::normalize_url(&st.rpc_url());
+                let checked = x
+                    .check_incoming(
+                        time::OffsetDateTime::now_utc(),
+                        st.spec.max_depth,
+                        &st.identity(),
+                    )
+                    .and_then(|()| {
+                        if x.chain
+                            .iter()
+                            .any(|u| a2a_protocol::xdeleg::normalize_url(u) == rpc)
+                        {
+                            Err(a2a_protocol::xdeleg::LimitViolation::Loop { url: st.rpc_url() })
+                        } else {
+                            Ok(())
+                        }
+                    });
+                if let Err(v) = checked {
                     rejection = Some(v.to_string());
                 }
             }
@@ -334,6 +411,8 @@ async fn new_work(
             on_cancel: rule.on_cancel,
             driver: None,
             purged: false,
+            frozen: false,
+            driver_done: false,
             x_deleg: x.ok().flatten(),
             ordinal: n,
         }),
@@ -442,8 +521,11 @@ async fn wait_settled(st: &AgentState, entry: &TaskEntry) {
         let notified = entry.changed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let s = entry.lock().task.status.state;
-        if s.is_terminal() || s.is_interrupted() {
+        let (s, purged) = {
+            let g = entry.lock();
+            (g.task.status.state, g.purged)
+        };
+        if s.is_terminal() || s.is_interrupted() || purged {
             return;
         }
         if tokio::time::timeout_at(deadline, notified).await.is_err() {
@@ -466,7 +548,6 @@ fn stream_task(
     st: &Arc<AgentState>,
     call: &Call,
     entry: &Arc<TaskEntry>,
-    _history: Option<i32>,
     fault: Option<&Fault>,
 ) -> Response {
     let (rx, snap) = subscribe(entry);
@@ -503,15 +584,16 @@ async fn continue_task(
             &[("taskId", &tid)],
         );
     }
-    if let Some(c) = &msg.context_id {
-        if !c.is_empty() && *c != ctx {
-            return call.error(
-                st,
-                ErrorCode::InvalidParams,
-                Some("contextId does not match the task's context"),
-                &[("taskId", &tid)],
-            );
-        }
+    if let Some(c) = &msg.context_id
+        && !c.is_empty()
+        && *c != ctx
+    {
+        return call.error(
+            st,
+            ErrorCode::InvalidParams,
+            Some("contextId does not match the task's context"),
+            &[("taskId", &tid)],
+        );
     }
     {
         let mut g = entry.lock();
@@ -524,19 +606,23 @@ async fn continue_task(
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
         .map(str::to_string);
+    // A stream subscribes before the answer is handed over, so it sees every event it causes.
+    let stream = streaming.then(|| subscribe(&entry));
     match (waiting, cont_tx) {
         (true, Some(tx)) => {
             let (ack_tx, ack_rx) = oneshot::channel();
-            let sent = tx
-                .send(Continuation {
+            let sent = tokio::time::timeout(
+                CONTINUATION_TIMEOUT,
+                tx.send(Continuation {
                     message: msg.clone(),
                     authorization,
                     ack: ack_tx,
-                })
-                .await
-                .is_ok();
+                }),
+            )
+            .await
+            .is_ok_and(|r| r.is_ok());
             if sent {
-                let _ = tokio::time::timeout(Duration::from_secs(10), ack_rx).await;
+                let _ = tokio::time::timeout(CONTINUATION_TIMEOUT, ack_rx).await;
             }
         }
         _ => {
@@ -547,8 +633,9 @@ async fn continue_task(
             });
         }
     }
-    if streaming {
-        return stream_task(st, call, &entry, None, fault);
+    if let Some((rx, snap)) = stream {
+        let m = entry.lock().mutations.clone();
+        return sse_response(st, call, rx, vec![snap], &m, fault);
     }
     let return_immediately = req
         .configuration
@@ -559,7 +646,13 @@ async fn continue_task(
     }
     let (t, m) = {
         let g = entry.lock();
-        (g.task.clone(), g.mutations.clone())
+        (
+            with_history(
+                &g.task,
+                req.configuration.as_ref().and_then(|c| c.history_length),
+            ),
+            g.mutations.clone(),
+        )
     };
     ok(
         st,
@@ -607,7 +700,11 @@ fn list_tasks(st: &AgentState, call: &Call, params: &Value) -> Response {
         .filter_map(|id| st.task(id))
         .map(|e| e.lock().task.clone())
         .filter(|t| req.context_id.as_ref().is_none_or(|c| *c == t.context_id))
-        .filter(|t| req.status.is_none_or(|s| s == t.status.state))
+        .filter(|t| {
+            req.status
+                .filter(|s| *s != TaskState::Unspecified)
+                .is_none_or(|s| s == t.status.state)
+        })
         .filter(|t| {
             req.status_timestamp_after
                 .is_none_or(|after| t.status.timestamp.is_some_and(|ts| ts >= after))
@@ -615,7 +712,7 @@ fn list_tasks(st: &AgentState, call: &Call, params: &Value) -> Response {
         .collect();
     // Newest status first; ties keep creation order reversed for stability.
     tasks.reverse();
-    tasks.sort_by(|a, b| b.status.timestamp.cmp(&a.status.timestamp));
+    tasks.sort_by_key(|t| std::cmp::Reverse(t.status.timestamp));
     let total = tasks.len();
     let page: Vec<Task> = tasks
         .into_iter()
@@ -644,47 +741,58 @@ fn list_tasks(st: &AgentState, call: &Call, params: &Value) -> Response {
     if let Some(o) = v.as_object_mut() {
         o.entry("tasks").or_insert(json!([]));
     }
-    respond(st, call.req, &call.id, Ok(v), &[])
+    respond(st, call, Ok(v), &[])
 }
 
 async fn cancel_task(st: &Arc<AgentState>, call: &Call, params: &Value) -> Response {
-    let id = params
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let req: a2a_protocol::CancelTaskRequest = match parse(st, call, params) {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    let id = req.id;
     let Some(entry) = st.task(&id) else {
         return call.error(st, ErrorCode::TaskNotFound, None, &[("taskId", &id)]);
     };
-    let (state, behaviour, m) = {
-        let g = entry.lock();
-        (g.task.status.state, g.on_cancel, g.mutations.clone())
-    };
-    if state.is_terminal() {
-        return call.error(st, ErrorCode::TaskNotCancelable, None, &[("taskId", &id)]);
-    }
-    match behaviour {
-        CancelBehaviour::Cancel => {
-            if let Some(h) = entry.lock().driver.take() {
+    // Check and claim the task in one critical section, so a driver that completes at the same
+    // moment cannot be overwritten (terminal states never change, R23).
+    let (behaviour, m) = {
+        let mut g = entry.lock();
+        if g.task.status.state.is_terminal() {
+            drop(g);
+            return call.error(st, ErrorCode::TaskNotCancelable, None, &[("taskId", &id)]);
+        }
+        if g.on_cancel != CancelBehaviour::Ignore {
+            g.frozen = true;
+            if let Some(h) = g.driver.take() {
                 h.abort();
             }
-            set_state(st, &entry, TaskState::Canceled, Some("canceled by client")).await;
-            close_streams(&entry, "terminal").await;
+        }
+        (g.on_cancel, g.mutations.clone())
+    };
+    match behaviour {
+        CancelBehaviour::Cancel => {
+            apply_state(
+                st,
+                &entry,
+                TaskState::Canceled,
+                Some("canceled by client"),
+                true,
+            )
+            .await;
+            finish_task(&entry, "terminal").await;
             let t = entry.lock().task.clone();
             ok(st, call, ObjectKind::Task, to_value(&t), &m)
         }
         CancelBehaviour::CompleteFirst => {
-            if let Some(h) = entry.lock().driver.take() {
-                h.abort();
-            }
-            set_state(
+            apply_state(
                 st,
                 &entry,
                 TaskState::Completed,
                 Some("completed before the cancel arrived"),
+                true,
             )
             .await;
-            close_streams(&entry, "terminal").await;
+            finish_task(&entry, "terminal").await;
             call.error(
                 st,
                 ErrorCode::TaskNotCancelable,
@@ -780,7 +888,8 @@ fn add_push(st: &Arc<AgentState>, entry: &Arc<TaskEntry>, cfg: TaskPushNotificat
     let id = cfg.id.clone();
     g.push.retain(|c| c.id != id);
     g.push.push(cfg);
-    if g.push_tx.is_none() {
+    // A worker delivers the task's future events; a finished task has none left.
+    if g.push_tx.is_none() && !g.driver_done {
         let (tx, rx) = mpsc::channel(1024);
         g.push_tx = Some(tx);
         let task_id = g.task.id.clone();
@@ -877,7 +986,114 @@ struct StreamState {
     close_after: Option<u32>,
     reset_after: Option<u32>,
     ctl: crate::server::ConnControl,
-    done: bool,
+    /// Half an event went out: reset the connection at the next poll.
+    resetting: bool,
+    /// The end of the stream is journaled (otherwise dropping it means the client went away).
+    closed: bool,
+}
+
+impl StreamState {
+    fn close(&mut self, reason: &str) {
+        self.closed = true;
+        self.st.journal(Event::StreamClosed {
+            req: self.req,
+            events: self.index,
+            reason: reason.into(),
+        });
+    }
+}
+
+impl Drop for StreamState {
+    fn drop(&mut self) {
+        if !self.closed {
+            self.close("client_gone");
+        }
+    }
+}
+
+/// Encode the next item of a stream, or `None` when it closes.
+async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
+    if s.close_after == Some(s.index) {
+        s.st.journal(Event::Fault {
+            req: s.req,
+            kind: "close_after".into(),
+        });
+        s.close("fault");
+        return None;
+    }
+    let next = match s.first.next() {
+        Some(o) => Some(o),
+        None => s.rx.recv().await,
+    };
+    let Some(out) = next else {
+        s.close("task_ended");
+        return None;
+    };
+    let bytes = match out.as_ref() {
+        Outgoing::Close(reason) => {
+            s.close(reason);
+            return None;
+        }
+        Outgoing::Event(ev) => {
+            let mut result = to_value(ev.as_ref());
+            if s.v03 {
+                result = compat03::to_v03(ObjectKind::StreamResult, &result).unwrap_or(result);
+            }
+            let (b, v) = frame(&s.id, &result, &s.mutations);
+            s.st.journal(Event::SseEvent {
+                req: s.req,
+                index: s.index,
+                data: s.st.net.journal.summarise(&v),
+            });
+            b
+        }
+        Outgoing::Raw(result) => {
+            let (b, v) = frame(&s.id, result, &s.mutations);
+            s.st.journal(Event::SseEvent {
+                req: s.req,
+                index: s.index,
+                data: s.st.net.journal.summarise(&v),
+            });
+            b
+        }
+        Outgoing::RawText(text) => {
+            let mut b = Vec::new();
+            a2a_protocol::sse::encode_event(&mut b, None, text);
+            s.st.journal(Event::SseEvent {
+                req: s.req,
+                index: s.index,
+                data: s.st.net.journal.summarise(&json!(text)),
+            });
+            b
+        }
+        Outgoing::Huge(n) => {
+            let mut b = Vec::with_capacity(n + 16);
+            b.extend_from_slice(b"data: ");
+            b.resize(n + 6, b'x');
+            b.extend_from_slice(b"\n\n");
+            s.st.journal(Event::SseEvent {
+                req: s.req,
+                index: s.index,
+                data: json!(format!("<huge event of {n} bytes>")),
+            });
+            b
+        }
+    };
+    if s.reset_after == Some(s.index) {
+        s.st.journal(Event::Fault {
+            req: s.req,
+            kind: "reset_after".into(),
+        });
+        s.st.journal(Event::ConnectionDropped {
+            req: s.req,
+            phase: "mid_event".into(),
+        });
+        s.closed = true;
+        s.resetting = true;
+        return Some(bytes[..bytes.len() / 2].to_vec());
+    }
+    s.index += 1;
+    Some(bytes)
 }
 
 fn sse_response(
@@ -905,126 +1121,39 @@ fn sse_response(
         close_after,
         reset_after,
         ctl: call.ctl.clone(),
-        done: false,
+        resetting: false,
+        // A response that will be dropped is never seen: journal nothing about it.
+        closed: call.dropping,
     };
-    st.journal(Event::Response {
-        req: call.req,
-        status: 200,
-        rpc_error: None,
-        body: json!("<text/event-stream>"),
-    });
+    if !call.dropping {
+        st.journal(Event::Response {
+            req: call.req,
+            status: 200,
+            rpc_error: None,
+            body: json!("<text/event-stream>"),
+        });
+    }
     let stream = futures::stream::unfold(state, |mut s| async move {
-        if s.done {
+        if s.resetting {
+            // Give the half event time to reach the socket, then reset the connection; the
+            // reset drops this stream, so the wait below ends either way.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            s.ctl.abort();
+            tokio::time::sleep(Duration::from_secs(30)).await;
             return None;
         }
-        if s.close_after == Some(s.index) {
-            s.st.journal(Event::Fault {
-                req: s.req,
-                kind: "close_after".into(),
-            });
-            s.st.journal(Event::StreamClosed {
-                req: s.req,
-                events: s.index,
-                reason: "fault".into(),
-            });
-            return None;
-        }
-        let next = match s.first.next() {
-            Some(o) => Some(o),
-            None => s.rx.recv().await,
-        };
-        let Some(out) = next else {
-            s.st.journal(Event::StreamClosed {
-                req: s.req,
-                events: s.index,
-                reason: "task_ended".into(),
-            });
-            return None;
-        };
-        let bytes: Vec<u8> = match out.as_ref() {
-            Outgoing::Close(reason) => {
-                s.st.journal(Event::StreamClosed {
-                    req: s.req,
-                    events: s.index,
-                    reason: (*reason).into(),
-                });
-                return None;
-            }
-            Outgoing::Event(ev) => {
-                let mut result = to_value(ev.as_ref());
-                if s.v03 {
-                    result = compat03::to_v03(ObjectKind::StreamResult, &result).unwrap_or(result);
-                }
-                let (b, v) = frame(&s.id, &result, &s.mutations);
-                let data = match ev.as_ref() {
-                    StreamResponse::ArtifactUpdate(_) => s.st.net.journal.summarise(&v),
-                    _ => v,
-                };
-                s.st.journal(Event::SseEvent {
-                    req: s.req,
-                    index: s.index,
-                    data,
-                });
-                b
-            }
-            Outgoing::Raw(result) => {
-                let (b, v) = frame(&s.id, result, &s.mutations);
-                s.st.journal(Event::SseEvent {
-                    req: s.req,
-                    index: s.index,
-                    data: s.st.net.journal.summarise(&v),
-                });
-                b
-            }
-            Outgoing::RawText(text) => {
-                let mut b = Vec::new();
-                a2a_protocol::sse::encode_event(&mut b, None, text);
-                s.st.journal(Event::SseEvent {
-                    req: s.req,
-                    index: s.index,
-                    data: json!(text),
-                });
-                b
-            }
-            Outgoing::Huge(n) => {
-                let mut b = Vec::with_capacity(n + 16);
-                b.extend_from_slice(b"data: ");
-                b.resize(n + 6, b'x');
-                b.extend_from_slice(b"\n\n");
-                s.st.journal(Event::SseEvent {
-                    req: s.req,
-                    index: s.index,
-                    data: json!(format!("<huge event of {n} bytes>")),
-                });
-                b
-            }
-        };
-        if s.reset_after == Some(s.index) {
-            let half = bytes[..bytes.len() / 2].to_vec();
-            s.st.journal(Event::Fault {
-                req: s.req,
-                kind: "reset_after".into(),
-            });
-            s.st.journal(Event::ConnectionDropped {
-                req: s.req,
-                phase: "mid_event".into(),
-            });
-            s.done = true;
-            let ctl = s.ctl.clone();
-            tokio::spawn(async move {
-                // Let the half event reach the socket before the reset.
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                ctl.abort();
-            });
-            return Some((Ok::<Bytes, std::io::Error>(Bytes::from(half)), s));
-        }
-        s.index += 1;
-        Some((Ok(Bytes::from(bytes)), s))
+        let b = next_frame(&mut s).await?;
+        Some((Ok::<Bytes, std::io::Error>(Bytes::from(b)), s))
     });
     let body = match fault {
         Some(Fault::Trickle { bytes_per_sec }) => {
-            let bps = *bytes_per_sec;
-            let slice = (bps / 20).max(1) as usize;
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "trickle".into(),
+            });
+            let slice = usize::try_from(*bytes_per_sec / 20)
+                .unwrap_or(usize::MAX)
+                .max(1);
             use futures::StreamExt;
             Body::from_stream(stream.flat_map(move |r| {
                 let chunks: Vec<Result<Bytes, std::io::Error>> = match r {
@@ -1055,10 +1184,10 @@ pub(crate) fn mutate(v: &mut Value, mutations: &[Mutation]) {
     for m in mutations {
         match m {
             Mutation::WrongRpcId => {
-                if let Some(o) = v.as_object_mut() {
-                    if o.contains_key("jsonrpc") {
-                        o.insert("id".into(), json!("wrong-id-from-mock"));
-                    }
+                if let Some(o) = v.as_object_mut()
+                    && o.contains_key("jsonrpc")
+                {
+                    o.insert("id".into(), json!("wrong-id-from-mock"));
                 }
             }
             Mutation::UnknownField => {
@@ -1066,31 +1195,45 @@ pub(crate) fn mutate(v: &mut Value, mutations: &[Mutation]) {
                     r.insert("mockExtraField".into(), json!(true));
                 }
             }
-            Mutation::LegacyFields => walk(v, &mut |k, o| match k {
-                "task" => {
-                    o.insert("kind".into(), json!("task"));
+            Mutation::LegacyFields => {
+                // A bare Task result (GetTask, CancelTask) carries its own `kind`.
+                if let Some(r) = v.get_mut("result").and_then(Value::as_object_mut)
+                    && r.contains_key("id")
+                    && r.contains_key("status")
+                {
+                    r.insert("kind".into(), json!("task"));
                 }
-                "message" => {
-                    o.insert("kind".into(), json!("message"));
-                }
-                "statusUpdate" => {
-                    o.insert("kind".into(), json!("status-update"));
-                    let fin = o
-                        .get("status")
-                        .and_then(|s| s.get("state"))
-                        .and_then(Value::as_str)
-                        .is_some_and(compat03::is_final_state);
-                    o.insert("final".into(), json!(fin));
-                }
-                "artifactUpdate" => {
-                    o.insert("kind".into(), json!("artifact-update"));
-                    o.insert("index".into(), json!(0));
-                }
-                _ => {}
-            }),
+                legacy(v)
+            }
             Mutation::LowercaseEnums => lowercase(v),
         }
     }
+}
+
+/// Add 0.3 `kind` discriminators (and `final`, `index`) to every wrapped object.
+fn legacy(v: &mut Value) {
+    walk(v, &mut |k, o| match k {
+        "task" => {
+            o.insert("kind".into(), json!("task"));
+        }
+        "message" => {
+            o.insert("kind".into(), json!("message"));
+        }
+        "statusUpdate" => {
+            o.insert("kind".into(), json!("status-update"));
+            let fin = o
+                .get("status")
+                .and_then(|s| s.get("state"))
+                .and_then(Value::as_str)
+                .is_some_and(compat03::is_final_state);
+            o.insert("final".into(), json!(fin));
+        }
+        "artifactUpdate" => {
+            o.insert("kind".into(), json!("artifact-update"));
+            o.insert("index".into(), json!(0));
+        }
+        _ => {}
+    });
 }
 
 fn walk(v: &mut Value, f: &mut impl FnMut(&str, &mut serde_json::Map<String, Value>)) {
@@ -1130,7 +1273,8 @@ fn lowercase(v: &mut Value) {
     }
 }
 
-/// Send an outgoing item to every subscriber (dropping the ones that left) and to webhooks.
+/// Send an outgoing item to every subscriber (dropping the ones that left or stopped reading
+/// for [`SUBSCRIBER_SEND_TIMEOUT`]) and, for events, to the webhooks.
 async fn broadcast(entry: &TaskEntry, out: Outgoing) {
     let out = Arc::new(out);
     let (subs, push_tx) = {
@@ -1138,16 +1282,20 @@ async fn broadcast(entry: &TaskEntry, out: Outgoing) {
         (g.subscribers.clone(), g.push_tx.clone())
     };
     if let (Outgoing::Event(ev), Some(tx)) = (out.as_ref(), push_tx) {
-        let _ = tx.send(ev.clone()).await;
+        let _ = tokio::time::timeout(SUBSCRIBER_SEND_TIMEOUT, tx.send(ev.clone())).await;
     }
     let mut gone = Vec::new();
-    for (i, s) in subs.iter().enumerate() {
-        if s.send(out.clone()).await.is_err() {
-            gone.push(i);
+    for s in &subs {
+        let sent = tokio::time::timeout(SUBSCRIBER_SEND_TIMEOUT, s.send(out.clone())).await;
+        if !matches!(sent, Ok(Ok(()))) {
+            gone.push(s.clone());
         }
     }
     if !gone.is_empty() {
-        entry.lock().subscribers.retain(|s| !s.is_closed());
+        entry
+            .lock()
+            .subscribers
+            .retain(|s| !s.is_closed() && !gone.iter().any(|g| g.same_channel(s)));
     }
 }
 
@@ -1156,16 +1304,45 @@ async fn close_streams(entry: &TaskEntry, reason: &'static str) {
     entry.lock().subscribers.clear();
 }
 
-async fn set_state(st: &AgentState, entry: &TaskEntry, state: TaskState, text: Option<&str>) {
+/// The task's driver is done (or was stopped): close its streams and stop its push worker once
+/// it has delivered what is queued.
+async fn finish_task(entry: &TaskEntry, reason: &'static str) {
+    close_streams(entry, reason).await;
+    let mut g = entry.lock();
+    g.driver_done = true;
+    g.push_tx = None;
+}
+
+/// Set a task's state and broadcast the status update; `false` when the task was frozen by a
+/// cancel (then nothing changes).
+async fn set_state(
+    st: &AgentState,
+    entry: &TaskEntry,
+    state: TaskState,
+    text: Option<&str>,
+) -> bool {
+    apply_state(st, entry, state, text, false).await
+}
+
+async fn apply_state(
+    st: &AgentState,
+    entry: &TaskEntry,
+    state: TaskState,
+    text: Option<&str>,
+    by_cancel: bool,
+) -> bool {
     let ev = {
         let mut g = entry.lock();
+        if g.frozen && !by_cancel {
+            return false;
+        }
         let n = g.ordinal;
         let k = g.task.history.len() as u64 + 1000 * n;
         let s = status(
             state,
             text,
             &g.task,
-            st.make_id("status", k + u64::from(state.number() as u32)),
+            st.make_id("status", k + u64::from(state.number().unsigned_abs())),
         );
         g.task.status = s.clone();
         g.waiting = state.is_interrupted();
@@ -1182,6 +1359,11 @@ async fn set_state(st: &AgentState, entry: &TaskEntry, state: TaskState, text: O
     });
     entry.changed.notify_waiters();
     broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
+    true
+}
+
+fn frozen(entry: &TaskEntry) -> bool {
+    entry.lock().frozen
 }
 
 /// Tracks the truth about each artifact as chunks go out (append/replace semantics).
@@ -1220,6 +1402,9 @@ async fn emit_chunk(
 ) {
     let (task_id, context_id) = {
         let mut g = entry.lock();
+        if g.frozen {
+            return;
+        }
         // Keep the task's artifacts as a real agent would (GetTask shows them).
         match g
             .task
@@ -1257,16 +1442,43 @@ async fn emit_chunk(
         metadata: None,
     });
     broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
-    if last_chunk {
-        if let Some((bytes, sha256)) = truth.finish(&aid) {
-            st.journal(Event::ArtifactSent {
-                task_id,
-                artifact_id: aid,
-                bytes,
-                sha256,
-            });
-        }
+    if last_chunk && let Some((bytes, sha256)) = truth.finish(&aid) {
+        st.journal(Event::ArtifactSent {
+            task_id,
+            artifact_id: aid,
+            bytes,
+            sha256,
+        });
     }
+}
+
+/// Wait for the next continuation of an interrupted task, bounded by `timeout_ms`.
+async fn next_continuation(
+    cont_rx: &mut mpsc::Receiver<Continuation>,
+    timeout_ms: u64,
+) -> Option<Continuation> {
+    tokio::time::timeout(Duration::from_millis(timeout_ms), cont_rx.recv())
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Fail the task with a reason and close its streams.
+async fn fail_task(st: &AgentState, entry: &TaskEntry, reason: &str) {
+    set_state(st, entry, TaskState::Failed, Some(reason)).await;
+    close_streams(entry, "terminal").await;
+}
+
+/// Enter an interrupted state (INPUT_REQUIRED or AUTH_REQUIRED) and close the open streams if
+/// the agent is configured to.
+async fn interrupt(st: &AgentState, entry: &TaskEntry, state: TaskState, text: &str) -> bool {
+    if !set_state(st, entry, state, Some(text)).await {
+        return false;
+    }
+    if st.spec.close_stream_on_interrupt {
+        close_streams(entry, "interrupted").await;
+    }
+    true
 }
 
 /// Run a task's steps in order.
@@ -1276,6 +1488,24 @@ pub(crate) async fn run_task(
     steps: Vec<ScriptStep>,
     mut cont_rx: mpsc::Receiver<Continuation>,
 ) {
+    let reason = run_steps(&st, &entry, steps, &mut cont_rx).await;
+    let reason = reason.unwrap_or_else(|| {
+        if entry.lock().task.status.state.is_terminal() {
+            "terminal"
+        } else {
+            "script_end"
+        }
+    });
+    finish_task(&entry, reason).await;
+}
+
+/// The steps of [`run_task`]; `Some(reason)` when they stopped early.
+async fn run_steps(
+    st: &Arc<AgentState>,
+    entry: &Arc<TaskEntry>,
+    steps: Vec<ScriptStep>,
+    cont_rx: &mut mpsc::Receiver<Continuation>,
+) -> Option<&'static str> {
     let mut truth = ArtifactTruth::default();
     let (task_id, ordinal) = {
         let g = entry.lock();
@@ -1283,6 +1513,9 @@ pub(crate) async fn run_task(
     };
     let mut artifact_no = 0u32;
     for step in steps {
+        if frozen(entry) {
+            return Some("terminal");
+        }
         match step {
             ScriptStep::Reply { .. } => {}
             ScriptStep::State {
@@ -1294,7 +1527,7 @@ pub(crate) async fn run_task(
                     tokio::time::sleep(Duration::from_millis(delay_ms)).await;
                 }
                 let s = TaskState::parse_lenient(&state).unwrap_or_default();
-                set_state(&st, &entry, s, message.as_deref()).await;
+                set_state(st, entry, s, message.as_deref()).await;
             }
             ScriptStep::Wait { ms } => tokio::time::sleep(Duration::from_millis(ms)).await,
             ScriptStep::Artifacts {
@@ -1324,8 +1557,7 @@ pub(crate) async fn run_task(
                     })
                     .collect();
                 artifact_no += count;
-                let literal: Option<Vec<Vec<u8>>> =
-                    text.map(|t| split_literal(t.as_bytes(), chunks as usize));
+                let literal: Option<Vec<String>> = text.map(|t| split_literal(&t, chunks as usize));
                 let mut order: Vec<(usize, u32)> = Vec::new();
                 if interleave {
                     for c in 0..chunks {
@@ -1345,9 +1577,14 @@ pub(crate) async fn run_task(
                     if delay_ms > 0 && c > 0 {
                         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
                     }
-                    let (id, gen_) = &mut gens[a];
+                    if frozen(entry) {
+                        return Some("terminal");
+                    }
+                    let Some((id, gen_)) = gens.get_mut(a) else {
+                        continue;
+                    };
                     let bytes: &[u8] = match &literal {
-                        Some(l) => l.get(c as usize).map(Vec::as_slice).unwrap_or(&[]),
+                        Some(l) => l.get(c as usize).map(String::as_bytes).unwrap_or(&[]),
                         None => {
                             gen_.fill(&mut buf);
                             &buf
@@ -1370,7 +1607,18 @@ pub(crate) async fn run_task(
                         ..Default::default()
                     };
                     let last = c + 1 == chunks && !omit_last_chunk;
-                    emit_chunk(&st, &entry, &mut truth, artifact, c > 0, last).await;
+                    emit_chunk(st, entry, &mut truth, artifact, c > 0, last).await;
+                }
+                // Artifacts whose lastChunk was withheld: still record what was sent.
+                for (id, _) in &gens {
+                    if let Some((bytes, sha256)) = truth.finish(id) {
+                        st.journal(Event::ArtifactSent {
+                            task_id: task_id.clone(),
+                            artifact_id: id.clone(),
+                            bytes,
+                            sha256,
+                        });
+                    }
                 }
             }
             ScriptStep::ArtifactUrl { bytes, media_type } => {
@@ -1390,7 +1638,7 @@ pub(crate) async fn run_task(
                     parts: vec![part],
                     ..Default::default()
                 };
-                emit_chunk(&st, &entry, &mut truth, artifact, false, true).await;
+                emit_chunk(st, entry, &mut truth, artifact, false, true).await;
                 st.journal(Event::ArtifactSent {
                     task_id: task_id.clone(),
                     artifact_id: aid,
@@ -1409,34 +1657,25 @@ pub(crate) async fn run_task(
                     parts: vec![part],
                     ..Default::default()
                 };
-                emit_chunk(&st, &entry, &mut truth, artifact, false, true).await;
+                emit_chunk(st, entry, &mut truth, artifact, false, true).await;
             }
             ScriptStep::InputRequired {
                 question,
                 expect,
                 rounds,
                 on_wrong,
+                max_wrong,
                 timeout_ms,
             } => {
-                let mut asked = 0;
-                while asked < rounds {
-                    set_state(&st, &entry, TaskState::InputRequired, Some(&question)).await;
-                    if st.spec.close_stream_on_interrupt {
-                        close_streams(&entry, "interrupted").await;
-                    }
-                    let Ok(Some(c)) =
-                        tokio::time::timeout(Duration::from_millis(timeout_ms), cont_rx.recv())
-                            .await
-                    else {
-                        set_state(
-                            &st,
-                            &entry,
-                            TaskState::Failed,
-                            Some("no answer to the input request in time"),
-                        )
-                        .await;
-                        close_streams(&entry, "terminal").await;
-                        return;
+                let mut answered = 0u32;
+                let mut wrong = 0u32;
+                if !interrupt(st, entry, TaskState::InputRequired, &question).await {
+                    return Some("terminal");
+                }
+                while answered < rounds {
+                    let Some(c) = next_continuation(cont_rx, timeout_ms).await else {
+                        fail_task(st, entry, "no answer to the input request in time").await;
+                        return Some("terminal");
                     };
                     let good = expect
                         .as_ref()
@@ -1447,64 +1686,48 @@ pub(crate) async fn run_task(
                         outcome: if good { "accepted" } else { "wrong_answer" }.into(),
                     });
                     if good {
-                        asked += 1;
-                        set_state(&st, &entry, TaskState::Working, None).await;
-                        let _ = c.ack.send(());
-                    } else if on_wrong == OnWrongAnswer::Fail {
-                        set_state(
-                            &st,
-                            &entry,
-                            TaskState::Failed,
-                            Some("the answer to the input request was wrong"),
-                        )
-                        .await;
-                        let _ = c.ack.send(());
-                        close_streams(&entry, "terminal").await;
-                        return;
-                    } else {
-                        asked += 1;
-                        let _ = c.ack.send(());
-                        if asked >= rounds {
-                            // Out of rounds: ask once more is not allowed, fail instead.
-                            set_state(
-                                &st,
-                                &entry,
-                                TaskState::Failed,
-                                Some("too many wrong answers"),
-                            )
-                            .await;
-                            close_streams(&entry, "terminal").await;
-                            return;
+                        answered += 1;
+                        set_state(st, entry, TaskState::Working, None).await;
+                        if answered < rounds {
+                            interrupt(st, entry, TaskState::InputRequired, &question).await;
                         }
+                    } else {
+                        wrong += 1;
+                        if on_wrong == OnWrongAnswer::Fail || wrong > max_wrong {
+                            let reason = if on_wrong == OnWrongAnswer::Fail {
+                                "the answer to the input request was wrong"
+                            } else {
+                                "too many wrong answers to the input request"
+                            };
+                            fail_task(st, entry, reason).await;
+                            let _ = c.ack.send(());
+                            return Some("terminal");
+                        }
+                        // Ask again: the same question, a new INPUT_REQUIRED status.
+                        interrupt(st, entry, TaskState::InputRequired, &question).await;
                     }
+                    // Acknowledge once the state this answer leads to is set, so a blocking
+                    // continuation answers with it.
+                    let _ = c.ack.send(());
                 }
             }
             ScriptStep::AuthRequired {
                 credential,
                 message,
+                max_wrong,
                 timeout_ms,
             } => {
                 let text = message.unwrap_or_else(|| {
                     "This task needs a credential scoped to this agent and task".into()
                 });
-                set_state(&st, &entry, TaskState::AuthRequired, Some(&text)).await;
-                if st.spec.close_stream_on_interrupt {
-                    close_streams(&entry, "interrupted").await;
+                if !interrupt(st, entry, TaskState::AuthRequired, &text).await {
+                    return Some("terminal");
                 }
+                let mut wrong = 0u32;
                 loop {
-                    let Ok(Some(c)) =
-                        tokio::time::timeout(Duration::from_millis(timeout_ms), cont_rx.recv())
-                            .await
-                    else {
-                        set_state(
-                            &st,
-                            &entry,
-                            TaskState::Failed,
-                            Some("no credential in time"),
-                        )
-                        .await;
-                        close_streams(&entry, "terminal").await;
-                        return;
+                    let Some(c) = next_continuation(cont_rx, timeout_ms).await else {
+                        fail_task(st, entry, "no credential in time").await;
+                        return Some("terminal");
                     };
                     let good = c.authorization.as_deref() == Some(credential.as_str());
                     st.journal(Event::Continued {
@@ -1513,11 +1736,18 @@ pub(crate) async fn run_task(
                         outcome: if good { "accepted" } else { "wrong_credential" }.into(),
                     });
                     if good {
-                        set_state(&st, &entry, TaskState::Working, None).await;
+                        set_state(st, entry, TaskState::Working, None).await;
                         let _ = c.ack.send(());
                         break;
                     }
-                    set_state(&st, &entry, TaskState::AuthRequired, Some(&text)).await;
+                    wrong += 1;
+                    if wrong > max_wrong {
+                        fail_task(st, entry, "too many attempts without the right credential")
+                            .await;
+                        let _ = c.ack.send(());
+                        return Some("terminal");
+                    }
+                    interrupt(st, entry, TaskState::AuthRequired, &text).await;
                     let _ = c.ack.send(());
                 }
             }
@@ -1529,8 +1759,8 @@ pub(crate) async fn run_task(
                 budget_share,
             } => {
                 if !delegate(
-                    &st,
-                    &entry,
+                    st,
+                    entry,
                     &task_id,
                     &to,
                     &text,
@@ -1540,13 +1770,12 @@ pub(crate) async fn run_task(
                 )
                 .await
                 {
-                    close_streams(&entry, "terminal").await;
-                    return;
+                    return Some("terminal");
                 }
             }
-            ScriptStep::RawEvent { result } => broadcast(&entry, Outgoing::Raw(result)).await,
-            ScriptStep::RawSse { data } => broadcast(&entry, Outgoing::RawText(data)).await,
-            ScriptStep::HugeEvent { bytes } => broadcast(&entry, Outgoing::Huge(bytes)).await,
+            ScriptStep::RawEvent { result } => broadcast(entry, Outgoing::Raw(result)).await,
+            ScriptStep::RawSse { data } => broadcast(entry, Outgoing::RawText(data)).await,
+            ScriptStep::HugeEvent { bytes } => broadcast(entry, Outgoing::Huge(bytes)).await,
             ScriptStep::AppendUnknown => {
                 let artifact = Artifact {
                     artifact_id: "artifact-never-started".into(),
@@ -1572,30 +1801,37 @@ pub(crate) async fn run_task(
                     last_chunk: true,
                     metadata: None,
                 });
-                broadcast(&entry, Outgoing::Event(Arc::new(ev))).await;
+                broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
             }
             ScriptStep::Purge => {
                 entry.lock().purged = true;
-                close_streams(&entry, "purged").await;
-                return;
+                entry.changed.notify_waiters();
+                st.journal(Event::TaskPurged {
+                    task_id: task_id.clone(),
+                });
+                return Some("purged");
             }
-            ScriptStep::CloseStreams => close_streams(&entry, "script").await,
+            ScriptStep::CloseStreams => close_streams(entry, "script").await,
         }
     }
-    let reason = if entry.lock().task.status.state.is_terminal() {
-        "terminal"
-    } else {
-        "script_end"
-    };
-    close_streams(&entry, reason).await;
+    None
 }
 
-fn split_literal(b: &[u8], n: usize) -> Vec<Vec<u8>> {
+/// Split literal text into `n` chunks of about equal byte size, never inside a UTF-8 character.
+fn split_literal(t: &str, n: usize) -> Vec<String> {
     let n = n.max(1);
-    let size = b.len().div_ceil(n).max(1);
-    let mut v: Vec<Vec<u8>> = b.chunks(size).map(<[u8]>::to_vec).collect();
-    v.resize(n, Vec::new());
-    v
+    let size = t.len().div_ceil(n).max(1);
+    let mut out = Vec::with_capacity(n);
+    let mut cur = String::new();
+    for ch in t.chars() {
+        if cur.len() >= size && out.len() + 1 < n {
+            out.push(std::mem::take(&mut cur));
+        }
+        cur.push(ch);
+    }
+    out.push(cur);
+    out.resize(n, String::new());
+    out
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1799,18 +2035,4 @@ pub(crate) async fn blob_handler(
         .header(header::CONTENT_LENGTH, size)
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
-}
-
-// Keep base64 and Timestamp imports meaningful for raw helpers used by tests.
-#[allow(dead_code)]
-fn b64(b: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(b)
-}
-#[allow(dead_code)]
-fn now() -> Timestamp {
-    Timestamp::now()
-}
-#[allow(dead_code)]
-fn unused(b: Vec<u8>) -> Body {
-    trickle(b, 1)
 }

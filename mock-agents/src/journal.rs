@@ -183,6 +183,11 @@ pub enum Event {
         /// The child's final state or error.
         outcome: String,
     },
+    /// A task was purged by its script: later calls about it get -32001.
+    TaskPurged {
+        /// The task.
+        task_id: String,
+    },
     /// Incoming `x-deleg` limits were violated and the work rejected.
     LimitRejected {
         /// The task created in REJECTED.

@@ -264,10 +264,11 @@ pub enum ContentKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum OnWrongAnswer {
-    /// Ask again (counts as another round).
+    /// Ask the same question again (a new INPUT_REQUIRED status); after `max_wrong` wrong
+    /// answers the task fails.
     #[default]
     Reask,
-    /// Fail the task.
+    /// Fail the task at the first wrong answer.
     Fail,
 }
 
@@ -350,6 +351,9 @@ pub enum ScriptStep {
         /// What a wrong answer does.
         #[serde(default)]
         on_wrong: OnWrongAnswer,
+        /// With `on_wrong = "reask"`: wrong answers tolerated before the task fails.
+        #[serde(default = "default_max_wrong")]
+        max_wrong: u32,
         /// Longest wait for an answer before failing the task.
         #[serde(default = "default_wait")]
         timeout_ms: u64,
@@ -361,6 +365,10 @@ pub enum ScriptStep {
         /// The status message.
         #[serde(default)]
         message: Option<String>,
+        /// Messages with a wrong or missing credential tolerated (each answered with
+        /// AUTH_REQUIRED again) before the task fails.
+        #[serde(default = "default_max_wrong")]
+        max_wrong: u32,
         /// Longest wait before failing the task.
         #[serde(default = "default_wait")]
         timeout_ms: u64,
@@ -417,6 +425,9 @@ fn default_chunk() -> usize {
 }
 fn default_wait() -> u64 {
     30_000
+}
+fn default_max_wrong() -> u32 {
+    3
 }
 fn default_margin() -> u64 {
     1000
@@ -480,14 +491,84 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// One step of a path into the script (`agent[0].rule[1].steps[2].state`).
+#[derive(Debug, Clone, PartialEq)]
+enum Seg {
+    Key(&'static str),
+    Index(usize),
+}
+
+/// A validation problem and where it is.
+type Located = (Vec<Seg>, String);
+
+fn path_text(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for s in path {
+        match s {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// The line and column of the deepest value of `path` that exists in the TOML text.
+fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
+    let Ok(root) = toml::de::DeTable::parse(text) else {
+        return (1, 1);
+    };
+    let mut span = root.span();
+    let root = toml::de::DeValue::Table(root.into_inner());
+    let mut cur = &root;
+    for seg in path {
+        let next = match seg {
+            Seg::Key(k) => cur.get(*k),
+            Seg::Index(i) => cur.get(*i),
+        };
+        match next {
+            Some(v) => {
+                span = v.span();
+                cur = v.get_ref();
+            }
+            None => break,
+        }
+    }
+    line_col(text, span.start)
+}
+
 impl NetworkSpec {
     /// Parse a network from TOML text; `file` names the source in errors.
+    ///
+    /// Every error names the file, the line and column, and the field (as a path such as
+    /// `agent[0].rule[1].steps[2]`): syntax errors, unknown keys, wrong types and the checks of
+    /// [`NetworkSpec::validate`].
     pub fn from_toml(file: &str, text: &str) -> Result<Self, ScriptError> {
-        let spec: NetworkSpec = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
-        spec.validate().map_err(|message| ScriptError::Invalid {
-            file: file.to_string(),
-            message,
+        let de = toml::de::Deserializer::parse(text).map_err(|e| toml_error(file, text, &e))?;
+        let spec: NetworkSpec = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let mut err = toml_error(file, text, e.inner());
+            if let ScriptError::Parse { message, .. } = &mut err
+                && path != "."
+                && !path.is_empty()
+            {
+                *message = format!("{path}: {message}");
+            }
+            err
         })?;
+        if let Err((path, message)) = spec.check() {
+            let (line, column) = locate(text, &path);
+            return Err(ScriptError::Parse {
+                file: file.to_string(),
+                line,
+                column,
+                message: format!("{}: {message}", path_text(&path)),
+            });
+        }
         Ok(spec)
     }
 
@@ -503,33 +584,84 @@ impl NetworkSpec {
 
     /// Check what TOML cannot: unique names, known agents and states, sane numbers.
     pub fn validate(&self) -> Result<(), String> {
+        self.check()
+            .map_err(|(path, message)| format!("{}: {message}", path_text(&path)))
+    }
+
+    fn check(&self) -> Result<(), Located> {
+        use Seg::{Index, Key};
         let mut names = std::collections::BTreeSet::new();
-        for a in &self.agents {
+        for (ai, a) in self.agents.iter().enumerate() {
             if a.name.is_empty() || !names.insert(a.name.as_str()) {
-                return Err(format!("agent name {:?} is empty or used twice", a.name));
+                return Err((
+                    vec![Key("agent"), Index(ai), Key("name")],
+                    format!("agent name {:?} is empty or used twice", a.name),
+                ));
             }
         }
-        for a in &self.agents {
+        for (ai, a) in self.agents.iter().enumerate() {
+            let agent = |rest: &[Seg]| {
+                let mut p = vec![Key("agent"), Index(ai)];
+                p.extend_from_slice(rest);
+                p
+            };
+            if a.max_body_bytes == 0 {
+                return Err((
+                    agent(&[Key("max_body_bytes")]),
+                    "max_body_bytes must be > 0".into(),
+                ));
+            }
             for (ri, r) in a.rules.iter().enumerate() {
-                let at = |si: usize| format!("agent {:?} rule {} step {}", a.name, ri + 1, si + 1);
+                let rule = |rest: &[Seg]| {
+                    let mut p = agent(&[Key("rule"), Index(ri)]);
+                    p.extend_from_slice(rest);
+                    p
+                };
+                if let Some(data) = &r.when.data
+                    && let Some(k) = data.keys().find(|k| !k.is_empty() && !k.starts_with('/'))
+                {
+                    return Err((
+                        rule(&[Key("when"), Key("data")]),
+                        format!("{k:?} is not a JSON pointer (it must start with '/')"),
+                    ));
+                }
+                match &r.fault {
+                    Some(Fault::Trickle { bytes_per_sec: 0 }) => {
+                        return Err((
+                            rule(&[Key("fault"), Key("bytes_per_sec")]),
+                            "bytes_per_sec must be > 0".into(),
+                        ));
+                    }
+                    Some(Fault::HttpStatus { status, .. }) if !(100..=599).contains(status) => {
+                        return Err((
+                            rule(&[Key("fault"), Key("status")]),
+                            format!("status {status} is not an HTTP status (100..=599)"),
+                        ));
+                    }
+                    _ => {}
+                }
                 for (si, s) in r.steps.iter().enumerate() {
+                    let step = |field: &'static str| rule(&[Key("steps"), Index(si), Key(field)]);
                     match s {
                         ScriptStep::Reply { .. } if r.steps.len() != 1 => {
-                            return Err(format!("{}: `reply` must be the only step", at(si)));
+                            return Err((step("do"), "`reply` must be the only step".into()));
                         }
-                        ScriptStep::State { state, .. } => {
-                            if a2a_protocol::TaskState::parse_lenient(state).is_none() {
-                                return Err(format!("{}: unknown state {state:?}", at(si)));
-                            }
+                        ScriptStep::State { state, .. }
+                            if a2a_protocol::TaskState::parse_lenient(state).is_none() =>
+                        {
+                            return Err((step("state"), format!("unknown state {state:?}")));
                         }
                         ScriptStep::Delegate {
                             to, budget_share, ..
                         } => {
                             if !names.contains(to.as_str()) {
-                                return Err(format!("{}: `to` names no agent: {to:?}", at(si)));
+                                return Err((step("to"), format!("names no agent: {to:?}")));
                             }
                             if !(0.0..=1.0).contains(budget_share) {
-                                return Err(format!("{}: budget_share must be in 0..=1", at(si)));
+                                return Err((
+                                    step("budget_share"),
+                                    "budget_share must be in 0..=1".into(),
+                                ));
                             }
                         }
                         ScriptStep::Artifacts {
@@ -537,25 +669,21 @@ impl NetworkSpec {
                             chunk_bytes,
                             ..
                         } => {
-                            if *chunks == 0 || *chunk_bytes == 0 {
-                                return Err(format!(
-                                    "{}: chunks and chunk_bytes must be > 0",
-                                    at(si)
+                            if *chunks == 0 {
+                                return Err((step("chunks"), "chunks must be > 0".into()));
+                            }
+                            if *chunk_bytes == 0 {
+                                return Err((
+                                    step("chunk_bytes"),
+                                    "chunk_bytes must be > 0".into(),
                                 ));
                             }
                         }
                         ScriptStep::InputRequired { rounds: 0, .. } => {
-                            return Err(format!("{}: rounds must be > 0", at(si)));
+                            return Err((step("rounds"), "rounds must be > 0".into()));
                         }
                         _ => {}
                     }
-                }
-                if let Some(Fault::Trickle { bytes_per_sec: 0 }) = r.fault {
-                    return Err(format!(
-                        "agent {:?} rule {}: bytes_per_sec must be > 0",
-                        a.name,
-                        ri + 1
-                    ));
                 }
             }
         }

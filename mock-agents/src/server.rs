@@ -5,8 +5,14 @@
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
-use tokio::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 use tower::ServiceExt;
 
@@ -14,12 +20,74 @@ use tower::ServiceExt;
 #[derive(Clone, Default)]
 pub struct ConnControl {
     abort: Arc<Notify>,
+    reset: Arc<AtomicBool>,
 }
 
 impl ConnControl {
-    /// Drop this connection now, without a response (the socket is reset).
+    /// Drop this connection now, without a response: the socket is closed with a TCP reset
+    /// (`SO_LINGER` 0), so the peer sees "connection reset", not a clean end of stream.
     pub fn abort(&self) {
+        self.reset.store(true, Ordering::SeqCst);
         self.abort.notify_one();
+    }
+
+    /// True once [`ConnControl::abort`] was called.
+    pub fn is_aborted(&self) -> bool {
+        self.reset.load(Ordering::SeqCst)
+    }
+}
+
+/// A TCP stream that is closed with a reset instead of a FIN when its connection was aborted.
+struct ResettableStream {
+    inner: TcpStream,
+    reset: Arc<AtomicBool>,
+}
+
+impl Drop for ResettableStream {
+    fn drop(&mut self) {
+        if self.reset.load(Ordering::SeqCst) {
+            let _ = self.inner.set_zero_linger();
+        }
+    }
+}
+
+impl AsyncRead for ResettableStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for ResettableStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
     }
 }
 
@@ -31,13 +99,26 @@ pub async fn serve(listener: TcpListener, router: Router, mut shutdown: watch::R
             a = listener.accept() => a,
             _ = shutdown.changed() => break,
         };
-        let Ok((stream, _)) = accepted else { continue };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                // Out of descriptors or a transient error: back off instead of spinning.
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(20)) => continue,
+                    _ = shutdown.changed() => break,
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
         let mut shutdown = shutdown.clone();
         conns.spawn(async move {
             let ctl = ConnControl::default();
             let abort = ctl.abort.clone();
+            let io = ResettableStream {
+                inner: stream,
+                reset: ctl.reset.clone(),
+            };
             let svc = hyper::service::service_fn(
                 move |mut req: hyper::Request<hyper::body::Incoming>| {
                     req.extensions_mut().insert(ctl.clone());
@@ -45,7 +126,7 @@ pub async fn serve(listener: TcpListener, router: Router, mut shutdown: watch::R
                 },
             );
             let builder = Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+            let conn = builder.serve_connection(TokioIo::new(io), svc);
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}

@@ -600,10 +600,10 @@ impl Checker {
                         set_members.push(*k);
                         self.value(*ty, val, &p, depth);
                     }
-                } else if let Some((_, ty, _)) = field {
-                    if !val.is_null() {
-                        self.value(*ty, val, &p, depth);
-                    }
+                } else if let Some((_, ty, _)) = field
+                    && !val.is_null()
+                {
+                    self.value(*ty, val, &p, depth);
                 }
                 continue;
             }

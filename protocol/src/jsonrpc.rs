@@ -51,7 +51,10 @@ impl From<i64> for Id {
 }
 
 /// A JSON-RPC request. `P` is the params type; [`Value`] for raw access.
+// The explicit bound drops the `P: Default` that serde would infer from `#[serde(default)]`
+// on `params` (an absent `params` is `None` whatever `P` is, e.g. `Box<RawValue>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
 pub struct JsonRpcRequest<P = Value> {
     /// Always `"2.0"`.
     pub jsonrpc: String,

@@ -216,7 +216,8 @@ fn reencode(t: ObjectType, v: &Value) -> Result<Value, String> {
 ///    `google.protobuf.Timestamp` field (`TaskStatus.timestamp`,
 ///    `ListTasksRequest.statusTimestampAfter`; no other 1.0 field is a Timestamp) is rewritten to
 ///    this crate's form on both sides. A string that does not parse is left as it is, so the
-///    comparison still fails on it.
+///    comparison still fails on it. (A free-form metadata key of the same name would be rewritten
+///    too; the test data has none.)
 /// 2. Integral doubles. Numbers inside `google.protobuf.Struct`/`Value` (metadata, `Part.data`)
 ///    are doubles in protobuf, so `2.0` and `2` are the same value; the oracle prints integral
 ///    doubles as integers while `serde_json` keeps `2.0` if that is what was built. Every integral

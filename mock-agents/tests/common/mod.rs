@@ -1,0 +1,407 @@
+//! Shared helpers for the mock-agent integration tests: a real HTTP client (reqwest, no proxy),
+//! JSON-RPC and SSE calls, artifact reassembly and journal queries. Every wait is bounded.
+#![allow(dead_code)]
+
+use a2a_mock_agents::{Entry, Event, Journal, Network, NetworkSpec};
+use a2a_protocol::sse::{SseDecoder, SseError};
+use base64::Engine;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Upper bound for any single wait in a test.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// Start a network from TOML text.
+pub async fn start(toml: &str) -> Network {
+    let spec = NetworkSpec::from_toml("test.toml", toml).expect("valid test script");
+    Network::start(spec).await.expect("network starts")
+}
+
+/// An HTTP client that never uses a proxy and bounds every request.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("client")
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh message id.
+pub fn mid() -> String {
+    format!("m-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed))
+}
+
+/// `SendMessageRequest` params with one text part.
+pub fn send_params(text: &str) -> Value {
+    json!({"message": {"messageId": mid(), "role": "ROLE_USER", "parts": [{"text": text}]}})
+}
+
+/// `SendMessageRequest` params continuing a task.
+pub fn answer_params(task_id: &str, text: &str) -> Value {
+    json!({"message": {"messageId": mid(), "role": "ROLE_USER", "taskId": task_id,
+                       "parts": [{"text": text}]}})
+}
+
+/// A JSON-RPC request body.
+pub fn envelope(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": format!("r-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed)),
+           "method": method, "params": params})
+}
+
+/// POST a JSON-RPC body with `A2A-Version: 1.0` plus extra headers; the raw response.
+pub async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    body: &Value,
+    headers: &[(&str, &str)],
+) -> reqwest::Result<reqwest::Response> {
+    let mut rb = http
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/json")
+        .body(serde_json::to_vec(body).expect("json"));
+    for (k, v) in headers {
+        rb = rb.header(*k, *v);
+    }
+    rb.send().await
+}
+
+/// Call a unary method and return the whole JSON-RPC response.
+pub async fn rpc(http: &reqwest::Client, url: &str, method: &str, params: Value) -> Value {
+    rpc_h(http, url, method, params, &[]).await
+}
+
+/// [`rpc`] with extra headers.
+pub async fn rpc_h(
+    http: &reqwest::Client,
+    url: &str,
+    method: &str,
+    params: Value,
+    headers: &[(&str, &str)],
+) -> Value {
+    let r = post(http, url, &envelope(method, params), headers)
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 200, "HTTP status of {method}");
+    r.json().await.expect("JSON body")
+}
+
+/// The `result` of a successful call (panics with the error otherwise).
+pub async fn call(http: &reqwest::Client, url: &str, method: &str, params: Value) -> Value {
+    let v = rpc(http, url, method, params).await;
+    match v.get("result") {
+        Some(r) => r.clone(),
+        None => panic!("{method} failed: {v}"),
+    }
+}
+
+/// The JSON-RPC error code of a response.
+pub fn code(v: &Value) -> Option<i64> {
+    v.pointer("/error/code").and_then(Value::as_i64)
+}
+
+/// What a stream delivered.
+#[derive(Debug, Default)]
+pub struct Stream {
+    /// The `Content-Type` of the response.
+    pub content_type: String,
+    /// Every decoded event's parsed data (`Value::String` when the data is not JSON).
+    pub events: Vec<Value>,
+    /// The raw data of every event.
+    pub raw: Vec<String>,
+    /// A transport error while reading the body (reset, ...).
+    pub transport_error: Option<String>,
+    /// An SSE decoding error (event too large, ...).
+    pub sse_error: Option<SseError>,
+    /// The body ended inside an event.
+    pub ended_mid_event: bool,
+    /// Body chunks received.
+    pub chunks: usize,
+}
+
+impl Stream {
+    /// The `result` of every JSON event.
+    pub fn results(&self) -> Vec<Value> {
+        self.events
+            .iter()
+            .filter_map(|e| e.get("result").cloned())
+            .collect()
+    }
+
+    /// The states reported by task and status-update events, in order.
+    pub fn states(&self) -> Vec<String> {
+        self.results()
+            .iter()
+            .filter_map(|r| {
+                r.pointer("/task/status/state")
+                    .or_else(|| r.pointer("/statusUpdate/status/state"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect()
+    }
+}
+
+/// Read a response body as SSE with `a2a_protocol::sse::SseDecoder`.
+pub async fn read_sse(mut r: reqwest::Response, max_event_bytes: usize) -> Stream {
+    let mut s = Stream {
+        content_type: r
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string(),
+        ..Default::default()
+    };
+    let mut dec = SseDecoder::new(max_event_bytes);
+    let mut out = Vec::new();
+    loop {
+        match tokio::time::timeout(WAIT, r.chunk()).await {
+            Err(_) => panic!("stream stalled for {WAIT:?}"),
+            Ok(Ok(Some(bytes))) => {
+                s.chunks += 1;
+                if let Err(e) = dec.feed(&bytes, &mut out) {
+                    s.sse_error = Some(e);
+                    break;
+                }
+            }
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => {
+                s.transport_error = Some(format!("{e:?}"));
+                break;
+            }
+        }
+    }
+    if s.sse_error.is_none() {
+        s.ended_mid_event = dec.finish().unwrap_or(true);
+    }
+    for e in out {
+        s.events.push(serde_json::from_str(&e.data).unwrap_or(Value::String(e.data.clone())));
+        s.raw.push(e.data);
+    }
+    s
+}
+
+/// Call a streaming method and read the whole stream.
+pub async fn stream(http: &reqwest::Client, url: &str, method: &str, params: Value) -> Stream {
+    stream_h(http, url, method, params, &[]).await
+}
+
+/// [`stream`] with extra headers.
+pub async fn stream_h(
+    http: &reqwest::Client,
+    url: &str,
+    method: &str,
+    params: Value,
+    headers: &[(&str, &str)],
+) -> Stream {
+    let mut h = vec![("Accept", "text/event-stream")];
+    h.extend_from_slice(headers);
+    let r = post(http, url, &envelope(method, params), &h)
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 200);
+    read_sse(r, SseDecoder::DEFAULT_MAX_EVENT_BYTES).await
+}
+
+/// The bytes a part contributes: UTF-8 text or decoded raw.
+pub fn part_bytes(p: &Value) -> Vec<u8> {
+    if let Some(t) = p.get("text").and_then(Value::as_str) {
+        return t.as_bytes().to_vec();
+    }
+    if let Some(r) = p.get("raw").and_then(Value::as_str) {
+        return base64::engine::general_purpose::STANDARD
+            .decode(r)
+            .expect("base64");
+    }
+    if let Some(d) = p.get("data") {
+        return serde_json::to_vec(d).expect("json");
+    }
+    Vec::new()
+}
+
+/// Reassemble artifacts from stream results (`append` adds parts, otherwise replace).
+pub fn reassemble(results: &[Value]) -> BTreeMap<String, Vec<u8>> {
+    let mut arts: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for r in results {
+        if let Some(u) = r.get("artifactUpdate") {
+            let id = u
+                .pointer("/artifact/artifactId")
+                .and_then(Value::as_str)
+                .expect("artifactId")
+                .to_string();
+            let mut bytes = Vec::new();
+            for p in u
+                .pointer("/artifact/parts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                bytes.extend(part_bytes(p));
+            }
+            if u.get("append").and_then(Value::as_bool) == Some(true) {
+                arts.entry(id).or_default().extend(bytes);
+            } else {
+                arts.insert(id, bytes);
+            }
+        }
+    }
+    arts
+}
+
+/// Hex sha256.
+pub fn sha256(b: &[u8]) -> String {
+    Sha256::digest(b)
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+/// Wait until the journal satisfies `cond` (bounded by [`WAIT`]).
+pub async fn wait_for(j: &Journal, what: &str, cond: impl FnMut(&[Entry]) -> bool) {
+    if j.wait_for(WAIT, cond).await.is_err() {
+        let dump: Vec<String> = j
+            .entries()
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap_or_default())
+            .collect();
+        panic!("timed out waiting for {what}; journal:\n{}", dump.join("\n"));
+    }
+}
+
+/// Wait until a task reaches a state.
+pub async fn wait_state(j: &Journal, task_id: &str, state: &str) {
+    wait_for(j, &format!("{task_id} in {state}"), |es| {
+        es.iter().any(|e| {
+            matches!(&e.event, Event::TaskState { task_id: t, state: s } if t == task_id && s == state)
+        })
+    })
+    .await;
+}
+
+/// The states a task went through, from the journal.
+pub fn task_states(j: &Journal, task_id: &str) -> Vec<String> {
+    j.entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::TaskState { task_id: t, state } if t == task_id => Some(state.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The request numbers of JSON-RPC requests with this method, in order.
+pub fn reqs_of(j: &Journal, method: &str) -> Vec<u64> {
+    j.entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Request {
+                req,
+                method: Some(m),
+                ..
+            } if m == method => Some(*req),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every event tied to a request number.
+pub fn events_of(j: &Journal, req: u64) -> Vec<Event> {
+    j.entries()
+        .into_iter()
+        .filter(|e| e.event.req() == Some(req))
+        .map(|e| e.event)
+        .collect()
+}
+
+/// The journaled response of a request, if one was sent.
+pub fn response_of(j: &Journal, req: u64) -> Option<(u16, Option<i64>, Value)> {
+    events_of(j, req).into_iter().find_map(|e| match e {
+        Event::Response {
+            status,
+            rpc_error,
+            body,
+            ..
+        } => Some((status, rpc_error, body)),
+        _ => None,
+    })
+}
+
+/// `ArtifactSent` truth by (task, artifact).
+pub fn artifacts_sent(j: &Journal) -> BTreeMap<(String, String), (u64, String)> {
+    j.entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ArtifactSent {
+                task_id,
+                artifact_id,
+                bytes,
+                sha256,
+            } => Some(((task_id.clone(), artifact_id.clone()), (*bytes, sha256.clone()))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Tasks created (not deduplicated) in order: (task, message id).
+pub fn tasks_created(j: &Journal) -> Vec<(String, String, bool)> {
+    j.entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::TaskCreated {
+                task_id,
+                message_id,
+                dedup,
+                ..
+            } => Some((task_id.clone(), message_id.clone(), *dedup)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every deviation from A2A 1.0 in what the network sent (unary responses and stream events),
+/// checked with `a2a_protocol::conformance` by each request's method.
+pub fn deviations(j: &Journal) -> Vec<String> {
+    use a2a_protocol::conformance::{conformance_response, result_type};
+    let entries = j.entries();
+    let mut methods = BTreeMap::new();
+    let mut out = Vec::new();
+    for e in &entries {
+        match &e.event {
+            Event::Request {
+                req,
+                method: Some(m),
+                ..
+            } => {
+                methods.insert(*req, m.clone());
+            }
+            Event::Response { req, body, .. } if body.is_object() => {
+                let t = methods.get(req).and_then(|m| result_type(m));
+                for d in conformance_response(t, body) {
+                    out.push(format!("req {req} response: {d}"));
+                }
+            }
+            Event::SseEvent { req, data, .. } if data.is_object() => {
+                let t = methods.get(req).and_then(|m| result_type(m));
+                for d in conformance_response(t, data) {
+                    out.push(format!("req {req} event: {d}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The first task created on `agent` by a message with this text, from the journal.
+pub fn x_deleg_of_request(e: &Entry) -> Option<Value> {
+    match &e.event {
+        Event::Request { params, .. } => params.pointer("/metadata/x-deleg").cloned(),
+        _ => None,
+    }
+}
