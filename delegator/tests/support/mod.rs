@@ -841,3 +841,108 @@ where
         rx.recv().await.map(|b| (Ok(b), rx))
     })
 }
+
+/// The `a2a-delegator drive` binary as a child process, spoken to over stdin/stdout.
+pub struct Driver {
+    pub child: tokio::process::Child,
+    stdin: Option<tokio::process::ChildStdin>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    /// Every line received, in order.
+    pub seen: Vec<Value>,
+}
+
+impl Driver {
+    pub fn spawn(store: &std::path::Path, extra: &[&str]) -> Driver {
+        use tokio::io::AsyncBufReadExt;
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-delegator"));
+        cmd.arg("drive")
+            .arg("--store")
+            .arg(store)
+            .args(extra)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("spawn a2a-delegator");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        Driver {
+            child,
+            stdin,
+            lines: tokio::io::BufReader::new(stdout).lines(),
+            seen: Vec::new(),
+        }
+    }
+
+    pub async fn send(&mut self, v: Value) {
+        self.send_raw(&v.to_string()).await;
+    }
+
+    pub async fn send_raw(&mut self, line: &str) {
+        use tokio::io::AsyncWriteExt;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next line (at most `secs`), or `None` at EOF.
+    pub async fn next(&mut self, secs: u64) -> Option<Value> {
+        let line = tokio::time::timeout(Duration::from_secs(secs), self.lines.next_line())
+            .await
+            .expect("no line from the delegator in time")
+            .expect("reading stdout")?;
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+        self.seen.push(v.clone());
+        Some(v)
+    }
+
+    /// Read lines until one satisfies `pred`.
+    pub async fn until(&mut self, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let v = self
+                .next(left.as_secs().max(1))
+                .await
+                .expect("EOF before the expected line");
+            if pred(&v) {
+                return v;
+            }
+        }
+    }
+
+    pub async fn init(&mut self, store: &std::path::Path, agents: &[&str], recovering: bool, options: Value) -> Value {
+        self.send(json!({"type": "init", "store_dir": store, "recovering": recovering,
+            "agents": agents, "webhook_base_url": null, "self_url": "http://127.0.0.1:1/delegator",
+            "credential": "Bearer own-secret-token", "options": options}))
+            .await;
+        let v = self.next(20).await.expect("init_ok");
+        assert_eq!(v["type"], "init_ok", "{v}");
+        v
+    }
+
+    pub fn sigkill(&mut self) {
+        let pid = self.child.id().expect("running") as i32;
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL)
+            .unwrap();
+    }
+
+    pub fn sigterm(&mut self) {
+        let pid = self.child.id().expect("running") as i32;
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM)
+            .unwrap();
+    }
+
+    pub async fn wait_exit(&mut self, secs: u64) -> std::process::ExitStatus {
+        tokio::time::timeout(Duration::from_secs(secs), self.child.wait())
+            .await
+            .expect("process did not exit in time")
+            .unwrap()
+    }
+}
