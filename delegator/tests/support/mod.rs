@@ -225,6 +225,10 @@ impl FakeAgent {
         self.state.tasks.lock().unwrap().len()
     }
 
+    pub fn all_tasks(&self) -> Vec<Task> {
+        self.state.tasks.lock().unwrap().values().map(|t| t.task.clone()).collect()
+    }
+
     pub fn task(&self, id: &str) -> Option<Task> {
         self.state.tasks.lock().unwrap().get(id).map(|t| t.task.clone())
     }

@@ -1,0 +1,184 @@
+//! Crash recovery: SIGKILL `a2a-delegator drive` at several points, restart it on the same store
+//! with `recovering: true`, and check that no delegation is lost, no intent creates a second task
+//! (the fake agent deduplicates `messageId`), and artifacts are byte-exact.
+
+mod support;
+
+use a2a_protocol::{Part, TaskState};
+use serde_json::{Value, json};
+use sha2::Digest;
+use std::collections::{BTreeMap, HashMap};
+use support::{AgentConfig, Driver, FakeAgent, Fault, Step};
+
+fn sha(b: &[u8]) -> String {
+    a2a_delegator::artifacts::hex(&sha2::Sha256::digest(b))
+}
+
+fn chunk(id: &str, t: &str, append: bool, last: bool) -> Step {
+    Step::Artifact {
+        id: id.into(),
+        parts: vec![Part::text(t)],
+        append,
+        last,
+    }
+}
+
+fn delegate(id: &str, skill: &str) -> Value {
+    json!({"type": "delegate", "id": id, "capability": skill, "text": "go",
+           "artifact_spec": {"mime_types": ["text/plain"], "max_size_bytes": 100000},
+           "timeout_seconds": 120, "max_retries": 5})
+}
+
+const OPTIONS: &str = r#"{"poll_interval_ms": 20, "retry_base_ms": 20, "retry_cap_ms": 100}"#;
+
+/// Tasks created per `messageId` across both agents: more than one is a duplicate.
+fn duplicates(agents: &[&FakeAgent]) -> usize {
+    let mut per: HashMap<String, usize> = HashMap::new();
+    for a in agents {
+        for t in a.all_tasks() {
+            *per.entry(t.history[0].message_id.clone()).or_default() += 1;
+        }
+    }
+    per.values().filter(|n| **n > 1).count()
+}
+
+#[tokio::test]
+async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
+    let options: Value = serde_json::from_str(OPTIONS).unwrap();
+    let poll = FakeAgent::start(AgentConfig {
+        skills: vec![("poll".into(), vec!["text/plain".into()])],
+        ..Default::default()
+    })
+    .await;
+    let stream = FakeAgent::start(AgentConfig {
+        streaming: true,
+        skills: vec![("stream".into(), vec!["text/plain".into()])],
+        ..Default::default()
+    })
+    .await;
+    poll.script(
+        "poll",
+        vec![
+            chunk("out", "polled ", false, false),
+            chunk("out", "result", true, true),
+            Step::State(TaskState::Completed, None),
+        ],
+    );
+    stream.script(
+        "stream",
+        vec![
+            chunk("s", "part1-", false, false),
+            chunk("s", "part2-", true, false),
+            Step::State(TaskState::Working, None),
+            Step::Gate("resume".into()),
+            chunk("s", "part3", true, true),
+            Step::State(TaskState::Completed, None),
+        ],
+    );
+    let agents = [poll.card_url.as_str(), stream.card_url.as_str()];
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path();
+    let mut kills = 0;
+    let mut delegations = 0;
+
+    // Kill 1: after the intent is written, before the send lands (the agent holds the request
+    // unprocessed).
+    poll.fault("SendMessage", Fault::Hang);
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &agents, false, options.clone()).await;
+    d.send(delegate("k1", "poll")).await;
+    delegations += 1;
+    d.until(10, |v| v["type"] == "state" && v["state"] == "SENDING").await;
+    poll.wait_for(10, |j| j.iter().filter(|r| r.method == "SendMessage").count() == 1)
+        .await;
+    d.sigkill();
+    d.wait_exit(10).await;
+    kills += 1;
+    assert_eq!(poll.task_count(), 0, "the first send did not land");
+
+    // Kill 2: the send landed (task created) but the reply never came back.
+    poll.fault("SendMessage", Fault::LandThenHang);
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &agents, true, options.clone()).await;
+    // Recovery resends k1 with the same messageId: the hung fault is used by that resend.
+    poll.wait_for(10, |j| j.iter().filter(|r| r.method == "SendMessage").count() == 2)
+        .await;
+    d.sigkill();
+    d.wait_exit(10).await;
+    kills += 1;
+    assert_eq!(poll.task_count(), 1, "the resend landed once");
+
+    // Kill 3: mid-stream, with several delegations in flight.
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &agents, true, options.clone()).await;
+    let k1 = d.until(20, |v| v["type"] == "done" && v["id"] == "k1").await;
+    assert_eq!(k1["state"], "COMPLETED", "{k1}");
+    for i in 0..3 {
+        d.send(delegate(&format!("s{i}"), "stream")).await;
+        delegations += 1;
+    }
+    for i in 0..3 {
+        let id = format!("s{i}");
+        d.until(20, |v| v["type"] == "state" && v["id"] == id.as_str() && v["state"] == "WORKING")
+            .await;
+    }
+    d.sigkill();
+    d.wait_exit(10).await;
+    kills += 1;
+
+    // Restart: every stream delegation is reconciled (GetTask, then SubscribeToTask), and the
+    // agent finishes only after the delegator is back.
+    let before = stream.requests("SubscribeToTask").len();
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &agents, true, options.clone()).await;
+    stream
+        .wait_for(20, |j| {
+            j.iter().filter(|r| r.method == "SubscribeToTask").count() >= before + 3
+        })
+        .await;
+    stream.open_gate("resume");
+    let mut outcomes: BTreeMap<String, Value> = BTreeMap::new();
+    while outcomes.len() < 3 {
+        let v = d.until(30, |v| v["type"] == "done").await;
+        outcomes.insert(v["id"].as_str().unwrap().to_string(), v);
+    }
+    for (id, o) in &outcomes {
+        assert_eq!(o["state"], "COMPLETED", "{id}: {o}");
+        assert_eq!(o["artifacts"][0]["sha256"], sha(b"part1-part2-part3"), "{id}");
+        assert_eq!(o["artifacts"][0]["bytes"], 17);
+        let path = o["artifacts"][0]["path"].as_str().unwrap();
+        assert_eq!(std::fs::read(path).unwrap(), b"part1-part2-part3");
+    }
+    d.send(json!({"type": "snapshot"})).await;
+    let snap = d.until(10, |v| v["type"] == "snapshot_ok").await;
+    d.close_stdin();
+    assert!(d.wait_exit(20).await.success());
+
+    let records = snap["records"].as_array().unwrap();
+    let lost = records
+        .iter()
+        .filter(|r| r["state"] != "COMPLETED")
+        .count();
+    let dups = duplicates(&[&poll, &stream]);
+    // k1's polled artifact is byte-exact too.
+    let k1_rec = records.iter().find(|r| r["id"] == "k1").unwrap();
+    assert_eq!(k1_rec["artifacts"][0]["sha256"], sha(b"polled result"));
+    // Every send of one intent carried the same messageId.
+    let k1_ids: Vec<Value> = poll
+        .requests("SendMessage")
+        .iter()
+        .map(|r| r.params["message"]["messageId"].clone())
+        .collect();
+    assert!(k1_ids.iter().all(|i| *i == k1_ids[0]));
+    eprintln!(
+        "crash test figures: kills={kills} delegations={delegations} lost={lost} duplicated={dups} \
+         (tasks: poll={}, stream={})",
+        poll.task_count(),
+        stream.task_count()
+    );
+    assert_eq!(records.len(), delegations);
+    assert_eq!(lost, 0);
+    assert_eq!(dups, 0);
+    assert_eq!(poll.task_count(), 1);
+    assert_eq!(stream.task_count(), 3);
+}

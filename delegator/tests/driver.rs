@@ -1,0 +1,214 @@
+//! The driver contract, tested on the binary exactly as the harness uses it: every line the
+//! delegator writes must validate against `docs/driver-schema/<type>.json`.
+
+mod support;
+
+use a2a_protocol::TaskState;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use support::{AgentConfig, Driver, FakeAgent, Step};
+
+fn schema_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/driver-schema")
+}
+
+fn validate(line: &Value) {
+    let ty = line["type"].as_str().expect("type");
+    let path = schema_dir().join(format!("{ty}.json"));
+    let schema: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(line).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{ty} line {line} violates its schema: {errors:?}");
+}
+
+#[test]
+fn every_schema_is_valid_and_examples_validate() {
+    for name in [
+        "init", "delegate", "answer", "credential", "cancel", "snapshot", "init_ok", "state",
+        "escalate", "done", "snapshot_ok", "error",
+    ] {
+        let path = schema_dir().join(format!("{name}.json"));
+        let schema: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    // The examples of docs/driver-protocol.md.
+    for ex in [
+        json!({"type":"init","store_dir":"/tmp/s","recovering":false,"agents":["http://127.0.0.1:9101/.well-known/agent-card.json"],
+               "webhook_base_url":"http://127.0.0.1:0","self_url":"http://127.0.0.1:4100/","credential":"Bearer x",
+               "options":{"max_depth":3,"input_round_cap":3,"deadline_margin_ms":2000,"budget_reserve_fraction":0.1,
+                          "retry_base_ms":2000,"retry_cap_ms":60000,"poll_interval_ms":500,"seed":42}}),
+        json!({"type":"delegate","id":"d1","capability":"c","text":"t","inputs":{"j":"E"},
+               "artifact_spec":{"mime_types":["application/json"],"max_size_bytes":1048576,"streaming_preferred":true,"schema":{"type":"object"}},
+               "timeout_seconds":120,"deadline":null,"budget_usd":1.5,"max_retries":3,"priority":"normal","depth":0,"chain":[],
+               "children":null,"refine_of":null}),
+        json!({"type":"answer","id":"d1","text":"English law"}),
+        json!({"type":"credential","id":"d1","credential":"Bearer scoped"}),
+        json!({"type":"cancel","id":"d1"}),
+        json!({"type":"snapshot"}),
+    ] {
+        validate(&ex);
+    }
+}
+
+#[tokio::test]
+async fn init_delegate_snapshot_and_eof() {
+    let a = FakeAgent::start(AgentConfig::default()).await;
+    a.script(
+        "work",
+        vec![
+            Step::Artifact {
+                id: "a".into(),
+                parts: vec![a2a_protocol::Part::text("result")],
+                append: false,
+                last: true,
+            },
+            Step::State(TaskState::Completed, Some("ok".into())),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::spawn(dir.path(), &[]);
+    // Before init: refused.
+    d.send(json!({"type": "snapshot"})).await;
+    let e = d.next(10).await.unwrap();
+    assert_eq!((e["type"].as_str(), e["code"].as_str()), (Some("error"), Some("bad_request")));
+    let ok = d
+        .init(dir.path(), &[&a.card_url, "http://127.0.0.1:1/nope.json"], false, json!({"poll_interval_ms": 20}))
+        .await;
+    validate(&ok);
+    assert_eq!(ok["agents"][0]["ok"], true);
+    assert_eq!(ok["agents"][1]["ok"], false);
+    // Malformed lines get errors naming the problem.
+    d.send_raw("this is not json").await;
+    d.send(json!({"no": "type"})).await;
+    d.send(json!({"type": "teleport", "id": "x"})).await;
+    d.send(json!({"type": "delegate", "id": "bad", "capability": "work", "text": "t", "timeout_seconds": 5}))
+        .await;
+    d.send(json!({"type": "delegate", "id": "bad2", "capability": "work", "text": "t", "max_retries": "many"}))
+        .await;
+    d.send(json!({"type": "answer", "id": "nobody", "text": "x"})).await;
+    let mut errs = Vec::new();
+    for _ in 0..6 {
+        let v = d.next(10).await.unwrap();
+        validate(&v);
+        errs.push(v);
+    }
+    assert_eq!(errs[2]["code"], "unsupported");
+    assert!(errs[3]["message"].as_str().unwrap().contains("timeout_seconds"));
+    assert_eq!(errs[3]["id"], "bad");
+    assert!(errs[4]["message"].as_str().unwrap().contains("max_retries"), "{}", errs[4]);
+    d.send(json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}))
+        .await;
+    let done = d.until(20, |v| v["type"] == "done").await;
+    assert_eq!(done["state"], "COMPLETED", "{done}");
+    assert_eq!(done["artifacts"][0]["bytes"], 6);
+    d.send(json!({"type": "snapshot"})).await;
+    let snap = d.until(10, |v| v["type"] == "snapshot_ok").await;
+    let rec = &snap["records"][0];
+    assert_eq!(rec["id"], "d1");
+    assert_eq!(rec["state"], "COMPLETED");
+    assert_eq!(rec["artifacts"][0]["skill"], "work");
+    assert!(rec["message_ids"]["create"].is_string());
+    d.close_stdin();
+    assert!(d.next(10).await.is_none());
+    assert!(d.wait_exit(10).await.success());
+    for v in &d.seen {
+        validate(v);
+    }
+    // The first state line is SENDING, then the task's, with ids from the first task line on.
+    let states: Vec<&Value> = d.seen.iter().filter(|v| v["type"] == "state").collect();
+    assert_eq!(states[0]["state"], "SENDING");
+    assert!(states[1]["task_id"].is_string());
+}
+
+#[tokio::test]
+async fn eof_finishes_open_work_before_exiting() {
+    let a = FakeAgent::start(AgentConfig::default()).await;
+    a.script(
+        "work",
+        vec![Step::Gate("g".into()), Step::State(TaskState::Completed, None)],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::spawn(dir.path(), &[]);
+    d.init(dir.path(), &[&a.card_url], false, json!({"poll_interval_ms": 20})).await;
+    d.send(json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}))
+        .await;
+    a.wait_for(10, |j| j.iter().any(|r| r.method == "GetTask")).await;
+    d.close_stdin();
+    a.open_gate("g");
+    let done = d.until(20, |v| v["type"] == "done").await;
+    assert_eq!(done["state"], "COMPLETED");
+    assert!(d.wait_exit(10).await.success());
+}
+
+#[tokio::test]
+async fn sigterm_exits_now() {
+    let a = FakeAgent::start(AgentConfig::default()).await;
+    a.script("work", vec![Step::Gate("never".into())]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::spawn(dir.path(), &[]);
+    d.init(dir.path(), &[&a.card_url], false, json!({})).await;
+    d.send(json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 600}))
+        .await;
+    a.wait_for(10, |j| !j.is_empty()).await;
+    d.sigterm();
+    let st = d.wait_exit(10).await;
+    assert!(st.success(), "{st:?}");
+}
+
+#[tokio::test]
+async fn escalations_round_trip_over_the_driver() {
+    let a = FakeAgent::start(AgentConfig::default()).await;
+    a.script(
+        "work",
+        vec![
+            Step::AskInput("Which airport?".into()),
+            Step::AskAuth("Sign in".into(), "Bearer scoped-7".into()),
+            Step::State(TaskState::Completed, None),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::spawn(dir.path(), &[]);
+    d.init(dir.path(), &[&a.card_url], false, json!({"poll_interval_ms": 20})).await;
+    d.send(json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}))
+        .await;
+    let e = d.until(20, |v| v["type"] == "escalate").await;
+    validate(&e);
+    assert_eq!(e["kind"], "input");
+    d.send(json!({"type": "answer", "id": "d1", "text": "SFO"})).await;
+    let e = d.until(20, |v| v["type"] == "escalate").await;
+    assert_eq!(e["kind"], "auth");
+    d.send(json!({"type": "credential", "id": "d1", "credential": "Bearer scoped-7"}))
+        .await;
+    let done = d.until(20, |v| v["type"] == "done").await;
+    assert_eq!(done["state"], "COMPLETED");
+    for r in a.journal() {
+        assert_ne!(r.authorization.as_deref(), Some("Bearer own-secret-token"));
+    }
+    d.close_stdin();
+    assert!(d.wait_exit(10).await.success());
+}
+
+#[test]
+fn help_lists_the_commands_with_examples() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-delegator"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for w in ["drive", "delegate", "dlq", "status", "Examples"] {
+        assert!(text.contains(w), "{w} missing from --help:\n{text}");
+    }
+    // Without the planted-bugs feature, --bug does not exist.
+    if !cfg!(feature = "planted-bugs") {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-delegator"))
+            .args(["drive", "--bug", "blocking-send"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+    }
+}
