@@ -1866,7 +1866,15 @@ fn rec_02(ev: &Evidence) -> Check {
             );
         }
     }
-    rec_05(ev)
+    and_then(rec_05(ev))
+}
+
+/// Combine a further check into a rule that already held: only its failure counts.
+fn and_then(c: Check) -> Check {
+    match c {
+        f @ Check::Fail { .. } => f,
+        _ => Check::Pass,
+    }
 }
 
 fn rec_03(ev: &Evidence) -> Check {
@@ -1910,7 +1918,7 @@ fn rec_03(ev: &Evidence) -> Check {
         }
     }
     if any {
-        rec_no_loss(ev)
+        and_then(rec_no_loss(ev))
     } else {
         Check::NotApplicable
     }
@@ -2009,3 +2017,7 @@ fn rec_05(ev: &Evidence) -> Check {
     }
     Check::Pass
 }
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;

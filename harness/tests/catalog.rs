@@ -30,9 +30,15 @@ fn every_rule_of_rules_md_is_in_the_registry() {
     };
     let ids: Vec<&str> = registry().iter().map(|r| r.id).collect();
     for line in text.lines() {
-        if let Some(id) = line.strip_prefix("| DLG-").and_then(|l| l.split_whitespace().next()) {
+        if let Some(id) = line
+            .strip_prefix("| DLG-")
+            .and_then(|l| l.split_whitespace().next())
+        {
             let id = format!("DLG-{id}");
-            assert!(ids.contains(&id.as_str()), "rules.md names {id} but the registry does not");
+            assert!(
+                ids.contains(&id.as_str()),
+                "rules.md names {id} but the registry does not"
+            );
         }
     }
 }
@@ -40,11 +46,15 @@ fn every_rule_of_rules_md_is_in_the_registry() {
 #[test]
 fn malformed_scenario_names_file_line_and_field() {
     let text = "id = \"x\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\nseed = 1\n[[network.agent]]\nname = \"a\"\nbogus_key = 3\n";
-    let err = Scenario::from_toml(Path::new("scenarios/bad.toml"), text).unwrap_err().to_string();
+    let err = Scenario::from_toml(Path::new("scenarios/bad.toml"), text)
+        .unwrap_err()
+        .to_string();
     assert!(err.starts_with("scenarios/bad.toml:8:"), "{err}");
     assert!(err.contains("bogus_key"), "{err}");
     let text = "id = \"x\"\ntitle = \"t\"\nrules = [\"DLG-NOPE-01\"]\n[network]\n";
-    let err = Scenario::from_toml(Path::new("bad.toml"), text).unwrap_err().to_string();
+    let err = Scenario::from_toml(Path::new("bad.toml"), text)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("DLG-NOPE-01"), "{err}");
 }
 
@@ -58,7 +68,11 @@ fn reference_delegator_passes_every_must_case() {
         let mut set = tokio::task::JoinSet::new();
         let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(2));
         for (i, s) in cat.into_iter().enumerate() {
-            let settings = RunSettings { delegator: delegator.clone(), seed: 1, work_dir: work.path().join(i.to_string()) };
+            let settings = RunSettings {
+                delegator: delegator.clone(),
+                seed: 1,
+                work_dir: work.path().join(i.to_string()),
+            };
             let sem = sem.clone();
             set.spawn(async move {
                 let _p = sem.acquire_owned().await;
@@ -78,10 +92,28 @@ fn reference_delegator_passes_every_must_case() {
                 .rules
                 .iter()
                 .filter(|v| v.level == Level::Must && v.verdict != Verdict::Pass)
-                .map(|v| format!("{} {}: expected {:?}, observed {:?}", v.id, v.verdict.label(), v.expected, v.observed))
+                .map(|v| {
+                    format!(
+                        "{} {}: expected {:?}, observed {:?}",
+                        v.id,
+                        v.verdict.label(),
+                        v.expected,
+                        v.observed
+                    )
+                })
                 .collect();
-            failures.push(format!("{} {}: {:?} {:?}", r.id, r.verdict.label(), rules, r.notes));
+            failures.push(format!(
+                "{} {}: {:?} {:?}",
+                r.id,
+                r.verdict.label(),
+                rules,
+                r.notes
+            ));
         }
     }
-    assert!(failures.is_empty(), "MUST failures of the reference delegator:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "MUST failures of the reference delegator:\n{}",
+        failures.join("\n")
+    );
 }

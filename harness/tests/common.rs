@@ -13,7 +13,10 @@ pub fn root() -> PathBuf {
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test> -> target/<profile>
-    exe.parent().and_then(|p| p.parent()).expect("target dir").to_path_buf()
+    exe.parent()
+        .and_then(|p| p.parent())
+        .expect("target dir")
+        .to_path_buf()
 }
 
 /// The reference delegator binary, built by `cargo test --workspace`.
