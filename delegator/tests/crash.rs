@@ -117,10 +117,12 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
         d.send(delegate(&format!("s{i}"), "stream")).await;
         delegations += 1;
     }
-    for i in 0..3 {
-        let id = format!("s{i}");
-        d.until(20, |v| v["type"] == "state" && v["id"] == id.as_str() && v["state"] == "WORKING")
+    let mut working = std::collections::BTreeSet::new();
+    while working.len() < 3 {
+        let v = d
+            .until(20, |v| v["type"] == "state" && v["state"] == "WORKING")
             .await;
+        working.insert(v["id"].as_str().unwrap().to_string());
     }
     d.sigkill();
     d.wait_exit(10).await;
@@ -149,6 +151,56 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
         let path = o["artifacts"][0]["path"].as_str().unwrap();
         assert_eq!(std::fs::read(path).unwrap(), b"part1-part2-part3");
     }
+
+    // Kill 4: while an input escalation waits for the caller; the restart asks again.
+    poll.script(
+        "ask",
+        vec![
+            Step::AskInput("Which airport?".into()),
+            chunk("out", "after answer", false, true),
+            Step::State(TaskState::Completed, None),
+        ],
+    );
+    d.send(delegate("e1", "ask")).await;
+    delegations += 1;
+    let e = d.until(20, |v| v["type"] == "escalate").await;
+    assert_eq!(e["id"], "e1");
+    d.sigkill();
+    d.wait_exit(10).await;
+    kills += 1;
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &agents, true, options.clone()).await;
+    let e = d.until(20, |v| v["type"] == "escalate").await;
+    assert_eq!(e["id"], "e1");
+    d.send(json!({"type": "answer", "id": "e1", "text": "SFO"})).await;
+    let o = d.until(20, |v| v["type"] == "done" && v["id"] == "e1").await;
+    assert_eq!(o["state"], "COMPLETED", "{o}");
+    assert_eq!(o["artifacts"][0]["sha256"], sha(b"after answer"));
+
+    // Kill 5: right after a burst of delegations was accepted (some sends landed, some not).
+    for i in 0..4 {
+        d.send(delegate(&format!("b{i}"), "poll")).await;
+        delegations += 1;
+    }
+    d.until(20, |v| v["type"] == "state" && v["state"] == "SENDING" && v["id"] == "b3")
+        .await;
+    d.sigkill();
+    d.wait_exit(10).await;
+    kills += 1;
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &agents, true, options.clone()).await;
+    let mut burst = std::collections::BTreeSet::new();
+    while burst.len() < 4 {
+        let v = d
+            .until(20, |v| {
+                v["type"] == "done" && v["id"].as_str().is_some_and(|i| i.starts_with('b'))
+            })
+            .await;
+        assert_eq!(v["state"], "COMPLETED", "{v}");
+        assert_eq!(v["artifacts"][0]["sha256"], sha(b"polled result"));
+        burst.insert(v["id"].as_str().unwrap().to_string());
+    }
+
     d.send(json!({"type": "snapshot"})).await;
     let snap = d.until(10, |v| v["type"] == "snapshot_ok").await;
     d.close_stdin();
@@ -179,6 +231,6 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     assert_eq!(records.len(), delegations);
     assert_eq!(lost, 0);
     assert_eq!(dups, 0);
-    assert_eq!(poll.task_count(), 1);
+    assert_eq!(poll.task_count(), 1 + 1 + 4);
     assert_eq!(stream.task_count(), 3);
 }

@@ -45,6 +45,8 @@ pub struct Evidence<'a> {
     pub crash_seq: Option<u64>,
     /// When the case started (scenario deadlines are relative to it).
     pub start: time::OffsetDateTime,
+    /// HTTP statuses the delegator's webhook gave to forged push notifications.
+    pub forged_pushes: &'a [u16],
 }
 
 /// The result of one check.
@@ -135,7 +137,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-OBS-01", Must, true, Some(outcome_expected), "000 Observing and recovering", "Every open task is observed until final by streaming, push or polling; none is left unwatched.";
         "DLG-OBS-02", Must, true, Some(obs_02), "000 Observing; R37, R38, R39", "A stream that ends before a final state is followed by SubscribeToTask or GetTask, not taken as an outcome.";
         "DLG-OBS-03", Must, true, Some(obs_03), "000 Accepting results (streaming)", "Only what a completed task delivers is committed; streamed chunks before that are progress.";
-        "DLG-OBS-04", Must, false, None, "000 Sending (push config); R52", "Push notifications are accepted only with the configured token; duplicates are harmless.";
+        "DLG-OBS-04", Must, false, Some(obs_04), "000 Sending (push config); R52", "Push notifications are accepted only with the configured token; duplicates are harmless.";
         "DLG-OBS-05", Should, true, Some(obs_05), "000 Operations and trade-offs", "Polling backs off; it does not hammer GetTask.";
         "DLG-ART-01", Must, false, Some(artifacts_exact), "001 Do 2", "Chunks with append: true are joined in order by artifactId; a chunk without it starts or replaces that artifact.";
         "DLG-ART-02", Must, false, Some(artifacts_exact), "001 Don't 2", "Every chunk counts: the result is not the last event alone.";
@@ -1526,6 +1528,21 @@ fn obs_03(ev: &Evidence) -> Check {
     } else {
         Check::NotApplicable
     }
+}
+
+fn obs_04(ev: &Evidence) -> Check {
+    if !ev.scenario.forge_push {
+        return Check::NotApplicable;
+    }
+    if ev.forged_pushes.is_empty() {
+        return fail(
+            "a forged push notification delivered to the webhook",
+            "the webhook was never reached (no webhook_url in init_ok?)",
+            vec![],
+        );
+    }
+    // A forged notification must change nothing: the outcome still agrees with the agent's truth.
+    and_then(outcome_expected(ev))
 }
 
 fn obs_05(ev: &Evidence) -> Check {

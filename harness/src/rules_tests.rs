@@ -164,6 +164,7 @@ struct Case {
     snapshot: Option<Value>,
     given: Vec<(String, String, String)>,
     crash: Option<u64>,
+    forged: Vec<u16>,
 }
 
 impl Case {
@@ -196,6 +197,7 @@ impl Case {
             given: &self.given,
             crash_seq: self.crash,
             start: time::OffsetDateTime::now_utc(),
+            forged_pushes: &self.forged,
         };
         f(&ev)
     }
@@ -848,4 +850,18 @@ fn rec_05_two_tasks_for_one_intent() {
     c.j.send("a", "m2", "do the thing", json!({}));
     c.j.created("a", "t2", "c2", "m2", false);
     assert!(fails(c.check(checker("DLG-REC-05"))));
+}
+
+#[test]
+fn obs_04_forged_push_believed() {
+    let mut c = good("expect = { state = [\"COMPLETED\"] }");
+    c.s.forge_push = true;
+    assert!(fails(c.check(checker("DLG-OBS-04"))), "never delivered");
+    c.forged.push(401);
+    assert_eq!(c.check(checker("DLG-OBS-04")), Check::Pass);
+    c.done("d1", "FAILED", json!([]));
+    assert!(
+        fails(c.check(checker("DLG-OBS-04"))),
+        "the forged FAILED was believed"
+    );
 }

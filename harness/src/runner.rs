@@ -118,6 +118,8 @@ pub struct RunSettings {
 }
 
 const SELF_URL: &str = "http://127.0.0.1:9/delegator-under-test";
+/// Push notifications go to a receiver the delegator binds on a free loopback port.
+const WEBHOOK_BASE: &str = "http://127.0.0.1:0";
 const OWN_CREDENTIAL: &str = "Bearer delegator-own-secret-never-forward";
 
 fn crash_fired(trigger: CrashTrigger, k: u64, j: &[Entry]) -> Option<u64> {
@@ -246,6 +248,9 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
     let mut unsupported = false;
     let mut started: Vec<String> = Vec::new();
     let mut canceled: Vec<String> = Vec::new();
+    let mut webhook_url: Option<String> = None;
+    let mut forged: Vec<u16> = Vec::new();
+    let mut forged_for: Vec<String> = Vec::new();
 
     let mut proc = match DelegatorProcess::spawn(&cfg.delegator, stderr.clone()) {
         Ok(p) => p,
@@ -261,7 +266,7 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
             &store.display().to_string(),
             recovering,
             &cards,
-            None,
+            Some(WEBHOOK_BASE),
             SELF_URL,
             OWN_CREDENTIAL,
             options.clone(),
@@ -280,7 +285,13 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
                     .to_string();
                 messages.push(m.clone());
                 match ty.as_str() {
-                    "init_ok" => inited = true,
+                    "init_ok" => {
+                        inited = true;
+                        webhook_url = m
+                            .get("webhook_url")
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
+                    }
                     "error" => {
                         if m.get("code").and_then(Value::as_str) == Some("unsupported") {
                             unsupported = true;
@@ -375,6 +386,20 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
             "init_ok" | "snapshot_ok" => {}
             "state" => {
                 let st = msg.get("state").and_then(Value::as_str).unwrap_or_default();
+                if s.forge_push && !forged_for.contains(&id) && st.ends_with("WORKING") {
+                    if let (Some(url), Some(task)) =
+                        (&webhook_url, msg.get("task_id").and_then(Value::as_str))
+                    {
+                        forged_for.push(id.clone());
+                        let ctx = msg
+                            .get("context_id")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        if let Some(code) = forge_push(url, &id, task, ctx).await {
+                            forged.push(code);
+                        }
+                    }
+                }
                 let bare = |x: &str| x.trim_start_matches("TASK_STATE_").to_ascii_uppercase();
                 for c in &s.cancels {
                     if c.id == id
@@ -469,6 +494,7 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
         given: &given,
         crash_seq,
         start,
+        forged_pushes: &forged,
     };
     let mut verdicts = Vec::new();
     for r in registry() {
@@ -560,4 +586,25 @@ pub fn read_known_failing(path: &Path) -> std::io::Result<Vec<String>> {
         .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
         .filter(|l| !l.is_empty())
         .collect())
+}
+
+/// POST a forged push notification (a FAILED status with a wrong token) to the delegator's webhook.
+async fn forge_push(base: &str, id: &str, task: &str, ctx: &str) -> Option<u16> {
+    let body = json!({"statusUpdate": {"taskId": task, "contextId": ctx,
+        "status": {"state": "TASK_STATE_FAILED", "timestamp": a2a_protocol::Timestamp::now().to_rfc3339()}}});
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .ok()?;
+    let url = format!("{}/a2a-webhook/{id}", base.trim_end_matches('/'));
+    let r = client
+        .post(url)
+        .header("Authorization", "Bearer forged-token")
+        .header("X-A2A-Notification-Token", "forged-token")
+        .json(&body)
+        .send()
+        .await
+        .ok()?;
+    Some(r.status().as_u16())
 }

@@ -39,6 +39,9 @@ pub struct Scenario {
     /// A process fault: SIGKILL the delegator at a trigger and restart it on the same store.
     #[serde(default)]
     pub crash: Option<Crash>,
+    /// Post a forged push notification (wrong token) for each delegation once it is WORKING.
+    #[serde(default)]
+    pub forge_push: bool,
     /// Options passed in `init`.
     #[serde(default)]
     pub options: BTreeMap<String, Value>,

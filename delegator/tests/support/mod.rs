@@ -896,10 +896,10 @@ impl Driver {
 
     /// The next line (at most `secs`), or `None` at EOF.
     pub async fn next(&mut self, secs: u64) -> Option<Value> {
-        let line = tokio::time::timeout(Duration::from_secs(secs), self.lines.next_line())
-            .await
-            .expect("no line from the delegator in time")
-            .expect("reading stdout")?;
+        let line = match tokio::time::timeout(Duration::from_secs(secs), self.lines.next_line()).await {
+            Ok(r) => r.expect("reading stdout")?,
+            Err(_) => panic!("no line from the delegator in time; lines so far: {:#?}", self.seen),
+        };
         let v: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         self.seen.push(v.clone());

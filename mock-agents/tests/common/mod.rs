@@ -100,6 +100,27 @@ pub async fn call(http: &reqwest::Client, url: &str, method: &str, params: Value
     }
 }
 
+/// [`call`] with a given JSON-RPC id.
+pub async fn call_with_id(
+    http: &reqwest::Client,
+    url: &str,
+    id: &str,
+    method: &str,
+    params: Value,
+) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let v: Value = post(http, url, &body, &[])
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("JSON body");
+    match v.get("result") {
+        Some(r) => r.clone(),
+        None => panic!("{method} failed: {v}"),
+    }
+}
+
 /// The JSON-RPC error code of a response.
 pub fn code(v: &Value) -> Option<i64> {
     v.pointer("/error/code").and_then(Value::as_i64)
