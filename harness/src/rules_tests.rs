@@ -177,6 +177,7 @@ impl Case {
             snapshot: None,
             given: Vec::new(),
             crash: None,
+            forged: Vec::new(),
         }
     }
     fn done(&mut self, id: &str, state: &str, artifacts: Value) {

@@ -5,22 +5,33 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-const FORMAT_HELP: &str = r#"SCRIPT FORMAT (TOML; unknown keys are rejected; see mock-agents/README.md):
+const FORMAT_HELP: &str = r#"SCRIPT FORMAT (TOML; unknown keys are rejected; errors name file:line:column and the field;
+a worked example of every step, fault and mutation is in mock-agents/README.md):
 
-  seed = 42                          # everything random derives from it
+  seed = 42                         # task ids, artifact bytes, everything random derives from it
+  [journal]
+  max_entries = 200000              # later entries are counted, not kept
+  max_string_bytes = 2048           # longer strings in recorded payloads are summarised
   [[agent]]
-  name = "flights"                   # unique; steps refer to agents by name
-  protocol = "1.0"                   # or "0.3" (spoken through the adapter)
-  streaming = true                   # card capabilities
-  push_notifications = true
-  dedup_message_id = true            # resent messageId returns the first task
-  max_depth = 3                      # x-deleg checks (enforce_x_deleg = true)
+  name = "flights"                  # unique; `delegate` steps name agents
+  protocol = "1.0"                  # or "0.3" (spoken through the protocol adapter)
+  streaming = true                  # capabilities.streaming (false: streaming methods -32004)
+  push_notifications = true         # capabilities.pushNotifications (false: push methods -32003)
+  dedup_message_id = true           # a resent messageId returns the task it created first
+  enforce_x_deleg = true            # REJECT past deadlines, depth > max_depth, own URL in chain
+  max_depth = 3
+  close_stream_on_interrupt = true  # close streams on INPUT_REQUIRED / AUTH_REQUIRED
+  push_duplicates = 0               # extra deliveries of every push notification
+  max_body_bytes = 4194304          # larger bodies: HTTP 413 with -32600
+  max_block_ms = 30000              # longest wait of a blocking SendMessage
   [[agent.skill]]
   id = "book-flight"
-  [[agent.rule]]                     # first matching rule wins
-  when = { text_contains = "book" }  # method, skill, text_contains, text_equals, data, task_id, round
-  times = 1                          # then fall through to later rules
+  [[agent.rule]]                    # first match wins; no match: WORKING, 64-byte artifact, COMPLETED
+  when = { text_contains = "book" } # method, skill, text_contains, text_equals, data, task_id, round
+  times = 1                         # apply to this many requests, then fall through
   fault = { kind = "http_status", status = 503, retry_after_s = 1 }
+  mutate = ["legacy_fields"]
+  on_cancel = "cancel"              # or "complete_first" (cancel gets -32002), "ignore"
   steps = [
     { do = "state", state = "TASK_STATE_WORKING", delay_ms = 10 },
     { do = "input_required", question = "From which airport?", expect = { text_contains = "SFO" } },
@@ -28,10 +39,17 @@ const FORMAT_HELP: &str = r#"SCRIPT FORMAT (TOML; unknown keys are rejected; see
     { do = "state", state = "TASK_STATE_COMPLETED" },
   ]
 
-STEPS: reply, state, artifacts, artifact_url, data_artifact, input_required, auth_required,
-       delegate, wait, raw_event, raw_sse, append_unknown, huge_event, purge, close_streams
-FAULTS: drop_before, drop_response, http_status, stall, close_after, reset_after, trickle
-MUTATIONS (rule.mutate): wrong_rpc_id, legacy_fields, lowercase_enums, unknown_field"#;
+STEPS (do = ...): reply, state, artifacts, artifact_url, data_artifact, input_required,
+  auth_required, delegate, wait, raw_event, raw_sse, append_unknown, huge_event, purge,
+  close_streams
+FAULTS (kind = ...): drop_before, drop_response, http_status, stall, close_after, reset_after,
+  trickle
+MUTATIONS (mutate = [...]): wrong_rpc_id, legacy_fields, lowercase_enums, unknown_field
+
+Each agent listens on 127.0.0.1 (ephemeral port): card at /.well-known/agent-card.json,
+JSON-RPC at /a2a (A2A-Version: 1.0 required by 1.0 agents), blobs at /blobs/{key}.
+The journal (JSON lines) records every request, response, stream event, state change,
+artifact (length and sha256), push delivery, delegation and fault, across all agents."#;
 
 /// Serve a scripted network of mock A2A 1.0 agents on 127.0.0.1.
 #[derive(Parser)]
@@ -43,9 +61,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Start the network of FILE, print each agent's card URL, serve until Ctrl-C, write the journal.
+    /// Start the network of FILE, print each agent's card URL, serve until Ctrl-C (or SIGTERM),
+    /// then write the journal.
     ///
-    /// Example: a2a-mock serve mock-agents/examples/flights.toml --journal journal.jsonl
+    /// Prints one line per agent: NAME<TAB>CARD_URL. Example:
+    /// a2a-mock serve mock-agents/examples/flights.toml --journal journal.jsonl
     Serve {
         /// The network script (TOML).
         file: PathBuf,
@@ -101,9 +121,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     "serving; press Ctrl-C to stop (journal -> {})",
                     journal.display()
                 );
-                tokio::signal::ctrl_c()
-                    .await
-                    .context("waiting for Ctrl-C")?;
+                wait_for_stop().await?;
                 let f = std::fs::File::create(&journal)
                     .with_context(|| format!("creating {}", journal.display()))?;
                 net.journal().write_jsonl(std::io::BufWriter::new(f))?;
@@ -117,4 +135,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             })
         }
     }
+}
+
+/// Wait for Ctrl-C (SIGINT) or SIGTERM.
+async fn wait_for_stop() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .context("installing the SIGTERM handler")?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
+    Ok(())
 }
