@@ -219,6 +219,17 @@ impl DelegatorProcess {
         None
     }
 
+    /// Peak resident memory of the delegator process so far (`VmHWM`, KiB), where /proc exists.
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let pid = self.pgid?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+    }
+
     /// The stderr captured so far (tail).
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned()

@@ -47,6 +47,8 @@ pub struct Evidence<'a> {
     pub start: time::OffsetDateTime,
     /// HTTP statuses the delegator's webhook gave to forged push notifications.
     pub forged_pushes: &'a [u16],
+    /// Peak resident memory of the delegator (KiB), sampled before it was stopped.
+    pub peak_rss_kib: Option<u64>,
 }
 
 /// The result of one check.
@@ -148,7 +150,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-ART-07", Must, false, Some(outcome_expected), "000 Accepting results", "Structured data parts are validated against the expected schema before use.";
         "DLG-ART-08", Should, false, Some(art_08), "000 Accepting results", "Each artifact's provenance (agent, skill, task) is recorded.";
         "DLG-ART-09", Must, false, Some(outcome_expected), "R34; 001 Don'ts", "An agent protocol error in the artifact stream fails the delegation visibly rather than producing silent garbage.";
-        "DLG-ART-10", Should, false, None, "001 Handling large artifacts", "Memory stays bounded while a large artifact streams in.";
+        "DLG-ART-10", Should, false, Some(art_10), "001 Handling large artifacts", "Memory stays bounded while a large artifact streams in.";
         "DLG-RETRY-01", Must, true, Some(retry_01), "001 Retry and dead letter", "A transient failure (connection dropped, 5xx, 429) is retried at most max_retries times.";
         "DLG-RETRY-02", Should, false, Some(retry_02), "001 Backoff strategy", "Retries back off exponentially with jitter, and honour Retry-After.";
         "DLG-RETRY-03", Must, false, Some(retry_03), "000 Sending; Recovery", "A send whose response was lost (indefinite) is resent only with the same messageId.";
@@ -1700,6 +1702,38 @@ fn art_08(ev: &Evidence) -> Check {
     } else {
         Check::NotApplicable
     }
+}
+
+fn art_10(ev: &Evidence) -> Check {
+    let Some(bound) = ev.scenario.memory_bound_mib else {
+        return Check::NotApplicable;
+    };
+    let streamed: u64 = ev
+        .journal
+        .iter()
+        .map(|e| match &e.event {
+            Event::ArtifactChunk { bytes, .. } => *bytes,
+            _ => 0,
+        })
+        .sum();
+    let Some(peak) = ev.peak_rss_kib else {
+        return fail(
+            "a peak memory reading of the delegator",
+            "none (no /proc on this machine)",
+            vec![],
+        );
+    };
+    if peak > bound * 1024 {
+        return fail(
+            format!(
+                "peak memory at most {bound} MiB while {} MiB streamed",
+                streamed >> 20
+            ),
+            format!("{} MiB", peak / 1024),
+            vec![],
+        );
+    }
+    Check::Pass
 }
 
 fn retry_01(ev: &Evidence) -> Check {

@@ -165,6 +165,7 @@ struct Case {
     given: Vec<(String, String, String)>,
     crash: Option<u64>,
     forged: Vec<u16>,
+    rss: Option<u64>,
 }
 
 impl Case {
@@ -178,6 +179,7 @@ impl Case {
             given: Vec::new(),
             crash: None,
             forged: Vec::new(),
+            rss: None,
         }
     }
     fn done(&mut self, id: &str, state: &str, artifacts: Value) {
@@ -199,6 +201,7 @@ impl Case {
             crash_seq: self.crash,
             start: time::OffsetDateTime::now_utc(),
             forged_pushes: &self.forged,
+            peak_rss_kib: self.rss,
         };
         f(&ev)
     }
@@ -865,4 +868,15 @@ fn obs_04_forged_push_believed() {
         fails(c.check(checker("DLG-OBS-04"))),
         "the forged FAILED was believed"
     );
+}
+
+#[test]
+fn art_10_memory_grows_with_the_artifact() {
+    let mut c = good("");
+    c.s.memory_bound_mib = Some(64);
+    assert!(fails(c.check(checker("DLG-ART-10"))), "no reading");
+    c.rss = Some(30 * 1024);
+    assert_eq!(c.check(checker("DLG-ART-10")), Check::Pass);
+    c.rss = Some(300 * 1024);
+    assert!(fails(c.check(checker("DLG-ART-10"))));
 }

@@ -479,6 +479,7 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
             }
         }
     }
+    let peak_rss_kib = proc.peak_rss_kib();
     proc.finish(Duration::from_secs(3)).await;
     let entries = net.journal().entries();
     net.shutdown().await;
@@ -495,6 +496,7 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
         crash_seq,
         start,
         forged_pushes: &forged,
+        peak_rss_kib,
     };
     let mut verdicts = Vec::new();
     for r in registry() {

@@ -39,6 +39,9 @@ pub struct Scenario {
     /// A process fault: SIGKILL the delegator at a trigger and restart it on the same store.
     #[serde(default)]
     pub crash: Option<Crash>,
+    /// Bound on the delegator's peak resident memory (MiB) for DLG-ART-10.
+    #[serde(default)]
+    pub memory_bound_mib: Option<u64>,
     /// Post a forged push notification (wrong token) for each delegation once it is WORKING.
     #[serde(default)]
     pub forge_push: bool,
