@@ -144,8 +144,7 @@ pub async fn fetch_card(
             }
             body.extend_from_slice(&chunk);
         }
-        let v: Value =
-            serde_json::from_slice(&body).map_err(|e| fail(format!("not JSON: {e}")))?;
+        let v: Value = serde_json::from_slice(&body).map_err(|e| fail(format!("not JSON: {e}")))?;
         parse_card(card_url, &v)
     };
     tokio::time::timeout(timeout, fetch)
@@ -240,7 +239,8 @@ mod tests {
         let e = parse_card("http://x/", &json!({"name": "n"})).unwrap_err();
         assert!(e.message.contains("supportedInterfaces"));
         let mut c = card_v1("s", &["text/plain"]);
-        c["supportedInterfaces"] = json!([{"url": "http://x", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]);
+        c["supportedInterfaces"] =
+            json!([{"url": "http://x", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]);
         let e = parse_card("http://x/", &c).unwrap_err();
         assert!(e.message.contains("JSONRPC"));
         let mut c = card_v1("s", &["text/plain"]);

@@ -239,7 +239,9 @@ impl Reassembler {
         let append = append && !self.bugs.has(Bug::IgnoreAppend);
         let idx = if append {
             match self.index_of(&art.artifact_id) {
-                Some(_) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => self.start(art)?,
+                Some(_) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => {
+                    self.start(art)?
+                }
                 Some(i) => {
                     if self.artifacts[i].file.is_none() {
                         // Re-open after a commit-less flush (cannot happen in one run).
@@ -248,7 +250,8 @@ impl Reassembler {
                             .append(true)
                             .open(&path)
                             .map_err(|e| io_err(&path, e))?;
-                        self.artifacts[i].file = Some(BufWriter::with_capacity(self.buffer_bytes, f));
+                        self.artifacts[i].file =
+                            Some(BufWriter::with_capacity(self.buffer_bytes, f));
                     }
                     i
                 }
@@ -586,9 +589,14 @@ mod tests {
         r.apply_chunk(&http, &art("a", vec![Part::text("hi")]), false, true)
             .await
             .unwrap();
-        r.apply_chunk(&http, &art("b", vec![Part::data(json!({"m": 1}))]), false, true)
-            .await
-            .unwrap();
+        r.apply_chunk(
+            &http,
+            &art("b", vec![Part::data(json!({"m": 1}))]),
+            false,
+            true,
+        )
+        .await
+        .unwrap();
         let p = r.problems();
         assert_eq!(p.len(), 2, "{p:?}");
         assert!(p[0].contains("text/plain"));
@@ -626,7 +634,10 @@ mod tests {
         r.set_terminal();
         r.apply_snapshot(
             &http,
-            &[art("a", vec![Part::text("part1"), Part::raw(vec![0u8, 1, 2])])],
+            &[art(
+                "a",
+                vec![Part::text("part1"), Part::raw(vec![0u8, 1, 2])],
+            )],
         )
         .await
         .unwrap();

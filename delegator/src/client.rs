@@ -158,9 +158,7 @@ pub fn sanitize_states(v: &mut Value) -> Vec<String> {
                 {
                     let ok = match &*state {
                         Value::String(s) => TaskState::parse_lenient(s).is_some(),
-                        Value::Number(n) => {
-                            n.as_i64().and_then(TaskState::from_number).is_some()
-                        }
+                        Value::Number(n) => n.as_i64().and_then(TaskState::from_number).is_some(),
                         Value::Null => true,
                         _ => false,
                     };
@@ -280,7 +278,9 @@ impl RpcClient {
         auth: Option<&str>,
         timeout: Duration,
     ) -> Result<CallResult, ClientError> {
-        let rb = self.build(ep, method, params, auth, false)?.timeout(timeout);
+        let rb = self
+            .build(ep, method, params, auth, false)?
+            .timeout(timeout);
         let resp = rb.send().await.map_err(|e| classify(&ep.url, e))?;
         let status = resp.status();
         let retry_after = resp
@@ -305,10 +305,7 @@ impl RpcClient {
             });
         }
         let v = parsed.ok_or_else(|| {
-            ClientError::Protocol(format!(
-                "{method} reply is not JSON ({} bytes)",
-                body.len()
-            ))
+            ClientError::Protocol(format!("{method} reply is not JSON ({} bytes)", body.len()))
         })?;
         self.unwrap_response(ep, method, v)
     }
@@ -365,7 +362,9 @@ impl RpcClient {
         if !status.is_success() || !is_sse {
             let body = tokio::time::timeout(head_timeout, read_limited(resp, MAX_RESPONSE_BYTES))
                 .await
-                .map_err(|_| ClientError::Transport(format!("{method}: body not read in time")))??;
+                .map_err(|_| {
+                    ClientError::Transport(format!("{method}: body not read in time"))
+                })??;
             let parsed: Option<Value> = serde_json::from_slice(&body).ok();
             if !status.is_success()
                 && (status.is_server_error()
@@ -480,9 +479,8 @@ impl EventStream {
                 }
                 Err(e) => {
                     self.done = true;
-                    self.pending.push_back(Err(ClientError::Transport(format!(
-                        "stream dropped: {e}"
-                    ))));
+                    self.pending
+                        .push_back(Err(ClientError::Transport(format!("stream dropped: {e}"))));
                 }
             }
         }

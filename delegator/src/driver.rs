@@ -158,7 +158,10 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     r: &mut R,
 ) -> Result<Option<Result<Vec<u8>, String>>, std::io::Error> {
     let mut buf = Vec::new();
-    let n = (&mut *r).take(MAX_LINE_BYTES).read_until(b'\n', &mut buf).await?;
+    let n = (&mut *r)
+        .take(MAX_LINE_BYTES)
+        .read_until(b'\n', &mut buf)
+        .await?;
     if n == 0 {
         return Ok(None);
     }
@@ -166,7 +169,10 @@ async fn read_line<R: AsyncBufRead + Unpin>(
         // Skip the rest of the line.
         loop {
             let mut rest = Vec::new();
-            let m = (&mut *r).take(MAX_LINE_BYTES).read_until(b'\n', &mut rest).await?;
+            let m = (&mut *r)
+                .take(MAX_LINE_BYTES)
+                .read_until(b'\n', &mut rest)
+                .await?;
             if m == 0 || rest.last() == Some(&b'\n') {
                 break;
             }
@@ -196,8 +202,10 @@ where
         Ok::<(), std::io::Error>(())
     });
     let mut engine: Option<Engine> = None;
-    let mut forwarder: Option<(tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>)> =
-        None;
+    let mut forwarder: Option<(
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    )> = None;
     let send = |v: Value| {
         let _ = out_tx.send(v);
     };
@@ -348,7 +356,11 @@ where
                         send(engine_error(Some(&m.id), &err));
                     }
                 }
-                Err(err) => send(error_line(id.as_deref(), "bad_request", format!("answer: {err}"))),
+                Err(err) => send(error_line(
+                    id.as_deref(),
+                    "bad_request",
+                    format!("answer: {err}"),
+                )),
             },
             ("credential", Some(e)) => match a2a_protocol::codec::decode_value::<IdCred>(&v) {
                 Ok(m) => {
@@ -368,7 +380,11 @@ where
                         send(engine_error(Some(&m.id), &err));
                     }
                 }
-                Err(err) => send(error_line(id.as_deref(), "bad_request", format!("cancel: {err}"))),
+                Err(err) => send(error_line(
+                    id.as_deref(),
+                    "bad_request",
+                    format!("cancel: {err}"),
+                )),
             },
             ("snapshot", Some(e)) => match e.snapshot().await {
                 Ok(records) => send(json!({"type": "snapshot_ok", "records": records})),

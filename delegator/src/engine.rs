@@ -31,8 +31,8 @@ use crate::store::{
 use crate::webhook::{self, Verdict, WebhookSink};
 use a2a_protocol::xdeleg::{XDeleg, normalize_url, split_budget};
 use a2a_protocol::{
-    Message, Method, Part, Role, SendMessageConfiguration, SendMessageRequest,
-    SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
+    Message, Method, Part, Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
+    StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -316,8 +316,11 @@ impl Engine {
         if let Some(base) = inner.cfg.webhook_base_url.clone() {
             let listen = match &inner.cfg.webhook_listen {
                 Some(l) => l.clone(),
-                None => listen_addr_of(&base)
-                    .ok_or_else(|| EngineError::BadRequest(format!("webhook_base_url {base:?}: not an http URL with a host")))?,
+                None => listen_addr_of(&base).ok_or_else(|| {
+                    EngineError::BadRequest(format!(
+                        "webhook_base_url {base:?}: not an http URL with a host"
+                    ))
+                })?,
             };
             let addr: std::net::SocketAddr = listen.parse().map_err(|e| {
                 EngineError::BadRequest(format!("webhook listen address {listen:?}: {e}"))
@@ -484,7 +487,12 @@ impl Engine {
         Ok(())
     }
 
-    fn limit_violation(&self, rec: &DelegationRecord, now: OffsetDateTime, share: f64) -> Option<String> {
+    fn limit_violation(
+        &self,
+        rec: &DelegationRecord,
+        now: OffsetDateTime,
+        share: f64,
+    ) -> Option<String> {
         let cfg = &self.inner.cfg;
         if cfg.bugs.has(Bug::NoLimitChecks) {
             return None;
@@ -619,8 +627,9 @@ impl Engine {
             }
         }
         let ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
-        let deadline = instant_at(parse_rfc3339(&rec.deadline).unwrap_or_else(OffsetDateTime::now_utc))
-            + Duration::from_secs(30);
+        let deadline =
+            instant_at(parse_rfc3339(&rec.deadline).unwrap_or_else(OffsetDateTime::now_utc))
+                + Duration::from_secs(30);
         let outcomes = loop {
             let notified = inner.finished_notify.notified();
             let mut all = Vec::new();
@@ -692,11 +701,16 @@ impl Engine {
         Box::pin(async move { self.delegate_with_parent(req, parent, share).await })
     }
 
-    fn control(&self, id: &str, c: Control, expect: Option<EscalationKind>) -> Result<(), EngineError> {
+    fn control(
+        &self,
+        id: &str,
+        c: Control,
+        expect: Option<EscalationKind>,
+    ) -> Result<(), EngineError> {
         let mut running = lock(&self.inner.running);
-        let r = running.get_mut(id).ok_or_else(|| {
-            EngineError::BadRequest(format!("delegation {id:?} is not running"))
-        })?;
+        let r = running
+            .get_mut(id)
+            .ok_or_else(|| EngineError::BadRequest(format!("delegation {id:?} is not running")))?;
         if let Some(kind) = expect {
             if r.pending != Some(kind) {
                 return Err(EngineError::BadRequest(format!(
@@ -721,7 +735,11 @@ impl Engine {
 
     /// Supply a credential scoped to the delegation's agent and task.
     pub fn credential(&self, id: &str, credential: String) -> Result<(), EngineError> {
-        self.control(id, Control::Credential(credential), Some(EscalationKind::Auth))
+        self.control(
+            id,
+            Control::Credential(credential),
+            Some(EscalationKind::Auth),
+        )
     }
 
     /// Cancel a running delegation.
@@ -774,7 +792,10 @@ fn listen_addr_of(base: &str) -> Option<String> {
     } else {
         "127.0.0.1".to_string()
     };
-    Some(format!("{host}:{}", url.port_or_known_default().unwrap_or(0)))
+    Some(format!(
+        "{host}:{}",
+        url.port_or_known_default().unwrap_or(0)
+    ))
 }
 
 /// The outcome recorded in a final record.
@@ -786,7 +807,12 @@ pub fn outcome_of(rec: &DelegationRecord) -> Outcome {
         task_id: rec.task_id.clone(),
         context_id: rec.context_id.clone(),
         message: rec.final_message.clone(),
-        artifacts: rec.artifacts.iter().filter(|a| a.committed).cloned().collect(),
+        artifacts: rec
+            .artifacts
+            .iter()
+            .filter(|a| a.committed)
+            .cloned()
+            .collect(),
     }
 }
 
@@ -809,9 +835,9 @@ impl Inner {
         if wanted.is_empty() {
             return;
         }
-        let futs = wanted.iter().map(|u| {
-            agents::fetch_card(self.client.http(), u, Duration::from_secs(10))
-        });
+        let futs = wanted
+            .iter()
+            .map(|u| agents::fetch_card(self.client.http(), u, Duration::from_secs(10)));
         let results = futures::future::join_all(futs).await;
         let mut agents = self.agents.write().await;
         let mut errors = lock(&self.card_errors);
@@ -831,7 +857,12 @@ impl Inner {
         }
         // Keep configuration order.
         let order = &self.cfg.agents;
-        agents.sort_by_key(|a| order.iter().position(|u| u == &a.card_url).unwrap_or(usize::MAX));
+        agents.sort_by_key(|a| {
+            order
+                .iter()
+                .position(|u| u == &a.card_url)
+                .unwrap_or(usize::MAX)
+        });
     }
 
     async fn route(
@@ -844,7 +875,8 @@ impl Inner {
             && !self.agents.read().await.iter().any(|a| a.card_url == o)
         {
             // An agent named directly (CLI, refinement of an old record) is read on demand.
-            if let Ok(a) = agents::fetch_card(self.client.http(), o, Duration::from_secs(10)).await {
+            if let Ok(a) = agents::fetch_card(self.client.http(), o, Duration::from_secs(10)).await
+            {
                 self.agents.write().await.push(a);
             }
         }
@@ -931,7 +963,7 @@ enum Next {
     /// Observe by stream or poll.
     Observe,
     /// Consume an open stream.
-    Stream(EventStream),
+    Stream(Box<EventStream>),
     /// Finish.
     Finish(Final),
 }
@@ -960,7 +992,11 @@ struct Run {
 }
 
 impl Run {
-    fn new(inner: Arc<Inner>, rec: DelegationRecord, ctl: mpsc::UnboundedReceiver<Control>) -> Self {
+    fn new(
+        inner: Arc<Inner>,
+        rec: DelegationRecord,
+        ctl: mpsc::UnboundedReceiver<Control>,
+    ) -> Self {
         let dir = inner
             .cfg
             .store_dir
@@ -974,7 +1010,8 @@ impl Run {
             bugs,
         );
         let rng = ChaCha8Rng::seed_from_u64(seed_for(inner.cfg.options.seed, &rec.id));
-        let deadline = instant_at(parse_rfc3339(&rec.deadline).unwrap_or_else(OffsetDateTime::now_utc));
+        let deadline =
+            instant_at(parse_rfc3339(&rec.deadline).unwrap_or_else(OffsetDateTime::now_utc));
         let push = rec.push_token.is_some();
         Run {
             inner,
@@ -1033,13 +1070,22 @@ impl Run {
 
     async fn run(mut self, recovering: bool) {
         let card_url = self.rec.agent_url.clone().unwrap_or_default();
-        self.agent = self.inner.agent_for(&card_url).await;
-        if self.agent.is_none() {
-            let f = Final::new(
-                DelegationState::Failed,
-                format!("agent card {card_url} could not be read"),
-            );
-            return self.finish(f).await;
+        // The card may be unreachable for a while (an agent restarting with us): retry it like
+        // any transient failure, then dead-letter.
+        loop {
+            self.agent = self.inner.agent_for(&card_url).await;
+            if self.agent.is_some() {
+                break;
+            }
+            let e = ClientError::Transport(format!("agent card {card_url} could not be read"));
+            self.error("agent-card", &e);
+            if let Some(n) = self.observe_failure(&e).await {
+                let f = match n {
+                    Next::Finish(f) => f,
+                    _ => Final::new(DelegationState::DeadLettered, e.to_string()),
+                };
+                return self.finish(f).await;
+            }
         }
         let mut next = if recovering {
             self.recover().await
@@ -1056,7 +1102,7 @@ impl Run {
                         self.poll().await
                     }
                 }
-                Next::Stream(s) => self.consume_stream(s).await,
+                Next::Stream(s) => self.consume_stream(*s).await,
                 Next::Finish(f) => return self.finish(f).await,
             };
         }
@@ -1073,13 +1119,19 @@ impl Run {
             {
                 return match self.adopt_task(&task).await {
                     Some(n) => n,
-                    None => self.on_task_snapshot(task, true).await.unwrap_or(Next::Observe),
+                    None => self
+                        .on_task_snapshot(task, true)
+                        .await
+                        .unwrap_or(Next::Observe),
                 };
             }
             return Next::Send;
         };
         match self.get_task(&task_id).await {
-            Ok(task) => self.on_task_snapshot(task, true).await.unwrap_or(Next::Observe),
+            Ok(task) => self
+                .on_task_snapshot(task, true)
+                .await
+                .unwrap_or(Next::Observe),
             Err(n) => n,
         }
     }
@@ -1091,7 +1143,13 @@ impl Run {
         match self
             .inner
             .client
-            .call(&agent.endpoint, Method::ListTasks, params, self.auth().as_deref(), self.req_timeout())
+            .call(
+                &agent.endpoint,
+                Method::ListTasks,
+                params,
+                self.auth().as_deref(),
+                self.req_timeout(),
+            )
             .await
         {
             Ok(r) => {
@@ -1188,8 +1246,10 @@ impl Run {
             ..Default::default()
         };
         if self.push
-            && let (Some(base), Some(token)) =
-                (lock(&self.inner.webhook_url).clone(), self.rec.push_token.clone())
+            && let (Some(base), Some(token)) = (
+                lock(&self.inner.webhook_url).clone(),
+                self.rec.push_token.clone(),
+            )
         {
             config.task_push_notification_config = Some(TaskPushNotificationConfig {
                 url: format!("{base}{}/{}", webhook::WEBHOOK_PATH, self.rec.id),
@@ -1245,10 +1305,16 @@ impl Run {
                 match self
                     .inner
                     .client
-                    .stream(&agent.endpoint, Method::SendStreamingMessage, params, None, self.req_timeout())
+                    .stream(
+                        &agent.endpoint,
+                        Method::SendStreamingMessage,
+                        params,
+                        None,
+                        self.req_timeout(),
+                    )
                     .await
                 {
-                    Ok(s) => return Next::Stream(s),
+                    Ok(s) => return Next::Stream(Box::new(s)),
                     Err(e) => Err((Op::StreamSend, e)),
                 }
             } else {
@@ -1284,7 +1350,9 @@ impl Run {
                             if let Some(n) = self.adopt_task(&t).await {
                                 return n;
                             }
-                            self.on_task_snapshot(t, true).await.unwrap_or(Next::Observe)
+                            self.on_task_snapshot(t, true)
+                                .await
+                                .unwrap_or(Next::Observe)
                         }
                     };
                 }
@@ -1365,15 +1433,15 @@ impl Run {
 
     fn answered_direct(&mut self, m: Message) -> Next {
         if self.bugs.has(Bug::AssumeTask) {
-            return Next::Finish(Final::new(
-                DelegationState::Failed,
-                "reply has no task",
-            ));
+            return Next::Finish(Final::new(DelegationState::Failed, "reply has no task"));
         }
         if self.rec.context_id.is_none() {
             self.rec.context_id = m.context_id.clone();
         }
-        let mut f = Final::new(DelegationState::AnsweredDirect, "the agent answered with a message");
+        let mut f = Final::new(
+            DelegationState::AnsweredDirect,
+            "the agent answered with a message",
+        );
         f.message = Some(m.text());
         Next::Finish(f)
     }
@@ -1385,7 +1453,10 @@ impl Run {
             Some(mine) if mine != &t.id => {
                 return Some(Next::Finish(Final::new(
                     DelegationState::Failed,
-                    format!("agent protocol error: event for task {:?}, expected {mine:?}", t.id),
+                    format!(
+                        "agent protocol error: event for task {:?}, expected {mine:?}",
+                        t.id
+                    ),
                 )));
             }
             Some(_) => {}
@@ -1428,14 +1499,23 @@ impl Run {
 
     async fn get_task(&mut self, task_id: &str) -> Result<Task, Next> {
         let Some(agent) = self.agent.clone() else {
-            return Err(Next::Finish(Final::new(DelegationState::Failed, "no agent")));
+            return Err(Next::Finish(Final::new(
+                DelegationState::Failed,
+                "no agent",
+            )));
         };
         let params = json!({"id": task_id});
         loop {
             match self
                 .inner
                 .client
-                .call(&agent.endpoint, Method::GetTask, params.clone(), self.auth().as_deref(), self.req_timeout())
+                .call(
+                    &agent.endpoint,
+                    Method::GetTask,
+                    params.clone(),
+                    self.auth().as_deref(),
+                    self.req_timeout(),
+                )
                 .await
             {
                 Ok(r) => {
@@ -1468,8 +1548,10 @@ impl Run {
                             }
                             ErrorAction::RetryObserve => {}
                             _ => {
-                                let mut f =
-                                    Final::new(DelegationState::Failed, format!("GetTask failed: {e}"));
+                                let mut f = Final::new(
+                                    DelegationState::Failed,
+                                    format!("GetTask failed: {e}"),
+                                );
                                 f.code = Some(err.code);
                                 return Err(Next::Finish(f));
                             }
@@ -1524,7 +1606,9 @@ impl Run {
                     Some(Interrupt::Deadline) => {
                         return self.on_deadline("local deadline reached").await;
                     }
-                    Some(Interrupt::Cancel) => return self.on_deadline("canceled by the caller").await,
+                    Some(Interrupt::Cancel) => {
+                        return self.on_deadline("canceled by the caller").await;
+                    }
                 }
             }
             self.pending_push_hint = false;
@@ -1554,10 +1638,16 @@ impl Run {
         match self
             .inner
             .client
-            .stream(&agent.endpoint, Method::SubscribeToTask, json!({"id": task_id}), self.auth().as_deref(), self.req_timeout())
+            .stream(
+                &agent.endpoint,
+                Method::SubscribeToTask,
+                json!({"id": task_id}),
+                self.auth().as_deref(),
+                self.req_timeout(),
+            )
             .await
         {
-            Ok(s) => Next::Stream(s),
+            Ok(s) => Next::Stream(Box::new(s)),
             Err(e) => {
                 self.error("SubscribeToTask", &e);
                 if let ClientError::Rpc(err) = &e {
@@ -1572,7 +1662,10 @@ impl Run {
                         }
                         ErrorAction::ReadFinalState => {
                             return match self.get_task(&task_id).await {
-                                Ok(t) => self.on_task_snapshot(t, true).await.unwrap_or(Next::Observe),
+                                Ok(t) => self
+                                    .on_task_snapshot(t, true)
+                                    .await
+                                    .unwrap_or(Next::Observe),
                                 Err(n) => n,
                             };
                         }
@@ -1589,7 +1682,10 @@ impl Run {
                 }
                 // Read the state before trying again: the task may have moved on.
                 match self.get_task(&task_id).await {
-                    Ok(t) => self.on_task_snapshot(t, true).await.unwrap_or(Next::Observe),
+                    Ok(t) => self
+                        .on_task_snapshot(t, true)
+                        .await
+                        .unwrap_or(Next::Observe),
                     Err(n) => n,
                 }
             }
@@ -1622,7 +1718,8 @@ impl Run {
                     }
                     if self.rec.task_id.is_none() {
                         // Closed before any task event: the send may or may not have landed.
-                        let e = ClientError::Transport("stream closed before the first event".into());
+                        let e =
+                            ClientError::Transport("stream closed before the first event".into());
                         self.error("SendStreamingMessage", &e);
                         return match self.retry_or_dlq(&e).await {
                             Some(n) => n,
@@ -1655,7 +1752,9 @@ impl Run {
                     if let ClientError::Protocol(msg) = &e
                         && msg.starts_with("SSE: SSE event exceeds")
                     {
-                        return self.fail_and_cancel(format!("agent protocol error: {msg}")).await;
+                        return self
+                            .fail_and_cancel(format!("agent protocol error: {msg}"))
+                            .await;
                     }
                     if let Some(n) = self.observe_failure(&e).await {
                         return n;
@@ -1707,7 +1806,10 @@ impl Run {
         };
         // Read the current state first: an interrupted task needs an answer, not a subscription.
         match self.get_task(&task_id).await {
-            Ok(t) => self.on_task_snapshot(t, true).await.unwrap_or(Next::Observe),
+            Ok(t) => self
+                .on_task_snapshot(t, true)
+                .await
+                .unwrap_or(Next::Observe),
             Err(n) => n,
         }
     }
@@ -1785,7 +1887,13 @@ impl Run {
             let r = self
                 .inner
                 .client
-                .call(&agent.endpoint, Method::CancelTask, json!({"id": task_id}), self.auth().as_deref(), self.req_timeout())
+                .call(
+                    &agent.endpoint,
+                    Method::CancelTask,
+                    json!({"id": task_id}),
+                    self.auth().as_deref(),
+                    self.req_timeout(),
+                )
                 .await;
             if let Err(e) = r {
                 self.error("CancelTask", &e);
@@ -1818,13 +1926,18 @@ impl Run {
         self.on_status(t.status, None).await
     }
 
-    async fn on_status(&mut self, status: TaskStatus, _md: Option<&Map<String, Value>>) -> Option<Next> {
+    async fn on_status(
+        &mut self,
+        status: TaskStatus,
+        _md: Option<&Map<String, Value>>,
+    ) -> Option<Next> {
         let state = status.state;
         let text = status.message.as_ref().map(Message::text);
         match policy::state_action(state) {
             StateAction::Observe => {
                 self.answered_question = None;
-                self.set_state(DelegationState::from_task_state(state)).await;
+                self.set_state(DelegationState::from_task_state(state))
+                    .await;
                 None
             }
             StateAction::Unknown => {
@@ -1938,7 +2051,11 @@ impl Run {
             }
         };
         let purpose = format!("{kind_name}-{round_no}");
-        let idx = self.rec.input_rounds.iter().position(|r| r.round == round_no)?;
+        let idx = self
+            .rec
+            .input_rounds
+            .iter()
+            .position(|r| r.round == round_no)?;
         // Decide the answer (or reuse the one recorded before a restart).
         let (answer_text, data, auth) = if let Some(a) = self.rec.input_rounds[idx].answer.clone() {
             let data = if kind == EscalationKind::Input {
@@ -1950,7 +2067,8 @@ impl Run {
         } else {
             match kind {
                 EscalationKind::Input => {
-                    if let Some(a) = policy::answer_from_inputs(&question, &self.rec.request.inputs) {
+                    if let Some(a) = policy::answer_from_inputs(&question, &self.rec.request.inputs)
+                    {
                         let r = &mut self.rec.input_rounds[idx];
                         r.answer = Some(a.text.clone());
                         r.source = Some(a.source());
@@ -1991,7 +2109,11 @@ impl Run {
                     r.answer = Some("<credential supplied>".into());
                     r.source = Some("caller".into());
                     r.answered_at = Some(now_text());
-                    ("Credentials supplied for this task.".to_string(), None, self.auth())
+                    (
+                        "Credentials supplied for this task.".to_string(),
+                        None,
+                        self.auth(),
+                    )
                 }
             }
         };
@@ -2000,11 +2122,18 @@ impl Run {
         self.rec.message_ids.insert(purpose.clone(), mid);
         // The answer is durable before it is sent.
         self.save().await;
-        let next = self.send_continuation(&purpose, answer_text, data, auth).await;
+        let next = self
+            .send_continuation(&purpose, answer_text, data, auth)
+            .await;
         if matches!(next, Next::Finish(_)) {
             return Some(next);
         }
-        if let Some(r) = self.rec.input_rounds.iter_mut().find(|r| r.round == round_no) {
+        if let Some(r) = self
+            .rec
+            .input_rounds
+            .iter_mut()
+            .find(|r| r.round == round_no)
+        {
             r.sent_at = Some(now_text());
         }
         self.answered_question = Some(identity);
@@ -2096,22 +2225,36 @@ impl Run {
                 match self
                     .inner
                     .client
-                    .stream(&agent.endpoint, Method::SendStreamingMessage, params, auth.as_deref(), self.req_timeout())
+                    .stream(
+                        &agent.endpoint,
+                        Method::SendStreamingMessage,
+                        params,
+                        auth.as_deref(),
+                        self.req_timeout(),
+                    )
                     .await
                 {
-                    Ok(s) => return Next::Stream(s),
+                    Ok(s) => return Next::Stream(Box::new(s)),
                     Err(e) => Err(e),
                 }
             } else {
                 self.inner
                     .client
-                    .call(&agent.endpoint, Method::SendMessage, params, auth.as_deref(), self.req_timeout())
+                    .call(
+                        &agent.endpoint,
+                        Method::SendMessage,
+                        params,
+                        auth.as_deref(),
+                        self.req_timeout(),
+                    )
                     .await
             };
             match r {
                 Ok(r) => {
                     self.note_unknown(&r.unknown_states);
-                    if let Ok(SendMessageResponse::Task(t)) = a2a_protocol::codec::decode_value(&r.result) {
+                    if let Ok(SendMessageResponse::Task(t)) =
+                        a2a_protocol::codec::decode_value(&r.result)
+                    {
                         // Only adopt the ids; the state is read by the observer, so an
                         // INPUT_REQUIRED snapshot taken before the agent processed the answer
                         // does not start a new round.
@@ -2177,8 +2320,12 @@ impl Run {
                     self.save().await;
                     match self.sleep_or_interrupt(d).await {
                         None => {}
-                        Some(Interrupt::Deadline) => return self.on_deadline("local deadline reached").await,
-                        Some(Interrupt::Cancel) => return self.on_deadline("canceled by the caller").await,
+                        Some(Interrupt::Deadline) => {
+                            return self.on_deadline("local deadline reached").await;
+                        }
+                        Some(Interrupt::Cancel) => {
+                            return self.on_deadline("canceled by the caller").await;
+                        }
                     }
                 }
             }
@@ -2191,9 +2338,15 @@ impl Run {
     async fn on_deadline(&mut self, why: &str) -> Next {
         let Some(task_id) = self.rec.task_id.clone() else {
             return Next::Finish(if why.starts_with("canceled") {
-                Final::new(DelegationState::Canceled, format!("{why} before a task existed"))
+                Final::new(
+                    DelegationState::Canceled,
+                    format!("{why} before a task existed"),
+                )
             } else {
-                Final::new(DelegationState::DeadLettered, format!("{why} before a task existed"))
+                Final::new(
+                    DelegationState::DeadLettered,
+                    format!("{why} before a task existed"),
+                )
             });
         };
         let Some(agent) = self.agent.clone() else {
@@ -2224,7 +2377,9 @@ impl Run {
                             ErrorAction::Lost => {
                                 let mut f = Final::new(
                                     DelegationState::Lost,
-                                    format!("{why}; CancelTask: the agent does not know the task: {e}"),
+                                    format!(
+                                        "{why}; CancelTask: the agent does not know the task: {e}"
+                                    ),
                                 );
                                 f.code = Some(err.code);
                                 return Next::Finish(f);
@@ -2252,7 +2407,10 @@ impl Run {
                             Duration::from_secs(5),
                         )
                         .await;
-                    match r.ok().and_then(|r| a2a_protocol::codec::decode_value::<Task>(&r.result).ok()) {
+                    match r
+                        .ok()
+                        .and_then(|r| a2a_protocol::codec::decode_value::<Task>(&r.result).ok())
+                    {
                         Some(t) => t,
                         None => break,
                     }

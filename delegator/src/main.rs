@@ -39,6 +39,8 @@ struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+// Parsed once at start-up: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Cmd {
     /// Speak the driver protocol on stdin/stdout (logs on stderr).
     Drive {
@@ -61,7 +63,11 @@ enum Cmd {
     /// Metrics per agent and skill, and open delegations past their deadline.
     Status {
         /// Store directory.
-        #[arg(long, default_value = "a2a-delegator-store", env = "A2A_DELEGATOR_STORE")]
+        #[arg(
+            long,
+            default_value = "a2a-delegator-store",
+            env = "A2A_DELEGATOR_STORE"
+        )]
         store: PathBuf,
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -74,7 +80,11 @@ enum DlqCmd {
     /// List dead-lettered delegations (JSON lines).
     List {
         /// Store directory.
-        #[arg(long, default_value = "a2a-delegator-store", env = "A2A_DELEGATOR_STORE")]
+        #[arg(
+            long,
+            default_value = "a2a-delegator-store",
+            env = "A2A_DELEGATOR_STORE"
+        )]
         store: PathBuf,
     },
     /// Resubmit a dead-lettered delegation as a new delegation `<ID>.r<N>`, and run it.
@@ -82,7 +92,11 @@ enum DlqCmd {
         /// The dead-lettered delegation id.
         id: String,
         /// Store directory.
-        #[arg(long, default_value = "a2a-delegator-store", env = "A2A_DELEGATOR_STORE")]
+        #[arg(
+            long,
+            default_value = "a2a-delegator-store",
+            env = "A2A_DELEGATOR_STORE"
+        )]
         store: PathBuf,
         /// This delegator's URL (for the x-deleg chain).
         #[arg(long, default_value = "http://127.0.0.1/a2a-delegator")]
@@ -135,7 +149,11 @@ struct DelegateArgs {
     #[arg(long, default_value = "normal")]
     priority: String,
     /// Store directory.
-    #[arg(long, default_value = "a2a-delegator-store", env = "A2A_DELEGATOR_STORE")]
+    #[arg(
+        long,
+        default_value = "a2a-delegator-store",
+        env = "A2A_DELEGATOR_STORE"
+    )]
     store: PathBuf,
     /// This delegator's URL (for the x-deleg chain).
     #[arg(long, default_value = "http://127.0.0.1/a2a-delegator")]
@@ -186,7 +204,9 @@ async fn main() -> Result<()> {
         #[cfg(not(feature = "planted-bugs"))]
         Cmd::Drive { store } => drive(store, Bugs::none()).await,
         Cmd::Delegate(args) => delegate(args).await,
-        Cmd::Dlq { cmd: DlqCmd::List { store } } => {
+        Cmd::Dlq {
+            cmd: DlqCmd::List { store },
+        } => {
             let s = SqliteStore::open_dir(&store).context("opening the store")?;
             for e in s.dlq_list()? {
                 println!("{}", serde_json::to_string(&e)?);
@@ -194,7 +214,12 @@ async fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Dlq {
-            cmd: DlqCmd::Resubmit { id, store, self_url },
+            cmd:
+                DlqCmd::Resubmit {
+                    id,
+                    store,
+                    self_url,
+                },
         } => resubmit(id, store, self_url).await,
         Cmd::Status { store, json } => {
             let s = SqliteStore::open_dir(&store).context("opening the store")?;

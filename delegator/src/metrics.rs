@@ -91,8 +91,7 @@ pub fn compute(records: &[DelegationRecord], now: OffsetDateTime) -> Status {
         }
         if r.state.is_final() {
             a.finished += 1;
-            if let (Some(c), Some(t)) = (ts(&r.created_at), r.terminal_at.as_deref().and_then(ts))
-            {
+            if let (Some(c), Some(t)) = (ts(&r.created_at), r.terminal_at.as_deref().and_then(ts)) {
                 a.secs.push((t - c).as_seconds_f64().max(0.0));
             }
         }

@@ -301,7 +301,10 @@ impl DelegationRequest {
         if self.max_retries > MAX_RETRIES {
             return Err(bad(
                 "max_retries",
-                format!("must be between 0 and {MAX_RETRIES}, got {}", self.max_retries),
+                format!(
+                    "must be between 0 and {MAX_RETRIES}, got {}",
+                    self.max_retries
+                ),
             ));
         }
         if !self.budget_usd.is_finite() || self.budget_usd < 0.0 {
@@ -311,8 +314,12 @@ impl DelegationRequest {
             ));
         }
         if let Some(d) = &self.deadline {
-            OffsetDateTime::parse(d, &Rfc3339)
-                .map_err(|e| bad("deadline", format!("not an RFC 3339 timestamp ({e}): {d:?}")))?;
+            OffsetDateTime::parse(d, &Rfc3339).map_err(|e| {
+                bad(
+                    "deadline",
+                    format!("not an RFC 3339 timestamp ({e}): {d:?}"),
+                )
+            })?;
         }
         for (i, c) in self.chain.iter().enumerate() {
             if c.trim().is_empty() {

@@ -46,7 +46,10 @@ fn duplicates(agents: &[&FakeAgent]) -> usize {
 async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     let options: Value = serde_json::from_str(OPTIONS).unwrap();
     let poll = FakeAgent::start(AgentConfig {
-        skills: vec![("poll".into(), vec!["text/plain".into()])],
+        skills: vec![
+            ("poll".into(), vec!["text/plain".into()]),
+            ("ask".into(), vec!["text/plain".into()]),
+        ],
         ..Default::default()
     })
     .await;
@@ -88,9 +91,12 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     d.init(store, &agents, false, options.clone()).await;
     d.send(delegate("k1", "poll")).await;
     delegations += 1;
-    d.until(10, |v| v["type"] == "state" && v["state"] == "SENDING").await;
-    poll.wait_for(10, |j| j.iter().filter(|r| r.method == "SendMessage").count() == 1)
+    d.until(10, |v| v["type"] == "state" && v["state"] == "SENDING")
         .await;
+    poll.wait_for(10, |j| {
+        j.iter().filter(|r| r.method == "SendMessage").count() == 1
+    })
+    .await;
     d.sigkill();
     d.wait_exit(10).await;
     kills += 1;
@@ -101,8 +107,10 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     let mut d = Driver::spawn(store, &[]);
     d.init(store, &agents, true, options.clone()).await;
     // Recovery resends k1 with the same messageId: the hung fault is used by that resend.
-    poll.wait_for(10, |j| j.iter().filter(|r| r.method == "SendMessage").count() == 2)
-        .await;
+    poll.wait_for(10, |j| {
+        j.iter().filter(|r| r.method == "SendMessage").count() == 2
+    })
+    .await;
     d.sigkill();
     d.wait_exit(10).await;
     kills += 1;
@@ -111,7 +119,9 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     // Kill 3: mid-stream, with several delegations in flight.
     let mut d = Driver::spawn(store, &[]);
     d.init(store, &agents, true, options.clone()).await;
-    let k1 = d.until(20, |v| v["type"] == "done" && v["id"] == "k1").await;
+    let k1 = d
+        .until(20, |v| v["type"] == "done" && v["id"] == "k1")
+        .await;
     assert_eq!(k1["state"], "COMPLETED", "{k1}");
     for i in 0..3 {
         d.send(delegate(&format!("s{i}"), "stream")).await;
@@ -146,7 +156,11 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     }
     for (id, o) in &outcomes {
         assert_eq!(o["state"], "COMPLETED", "{id}: {o}");
-        assert_eq!(o["artifacts"][0]["sha256"], sha(b"part1-part2-part3"), "{id}");
+        assert_eq!(
+            o["artifacts"][0]["sha256"],
+            sha(b"part1-part2-part3"),
+            "{id}"
+        );
         assert_eq!(o["artifacts"][0]["bytes"], 17);
         let path = o["artifacts"][0]["path"].as_str().unwrap();
         assert_eq!(std::fs::read(path).unwrap(), b"part1-part2-part3");
@@ -172,8 +186,11 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     d.init(store, &agents, true, options.clone()).await;
     let e = d.until(20, |v| v["type"] == "escalate").await;
     assert_eq!(e["id"], "e1");
-    d.send(json!({"type": "answer", "id": "e1", "text": "SFO"})).await;
-    let o = d.until(20, |v| v["type"] == "done" && v["id"] == "e1").await;
+    d.send(json!({"type": "answer", "id": "e1", "text": "SFO"}))
+        .await;
+    let o = d
+        .until(20, |v| v["type"] == "done" && v["id"] == "e1")
+        .await;
     assert_eq!(o["state"], "COMPLETED", "{o}");
     assert_eq!(o["artifacts"][0]["sha256"], sha(b"after answer"));
 
@@ -182,8 +199,10 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
         d.send(delegate(&format!("b{i}"), "poll")).await;
         delegations += 1;
     }
-    d.until(20, |v| v["type"] == "state" && v["state"] == "SENDING" && v["id"] == "b3")
-        .await;
+    d.until(20, |v| {
+        v["type"] == "state" && v["state"] == "SENDING" && v["id"] == "b3"
+    })
+    .await;
     d.sigkill();
     d.wait_exit(10).await;
     kills += 1;
@@ -201,27 +220,70 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
         burst.insert(v["id"].as_str().unwrap().to_string());
     }
 
+    // Kill 6: a refinement (new task in k1's context) whose send landed without a reply: the
+    // restart finds it with ListTasks by context instead of sending it again.
+    poll.fault("SendMessage", Fault::LandThenHang);
+    let mut r = delegate("r1", "poll");
+    r["refine_of"] = json!("k1");
+    d.send(r).await;
+    delegations += 1;
+    let r1_create = a2a_delegator::policy::message_id("r1", "create");
+    poll.wait_for(10, |j| {
+        j.iter()
+            .any(|r| r.params["message"]["messageId"] == r1_create.as_str())
+    })
+    .await;
+    d.sigkill();
+    d.wait_exit(10).await;
+    kills += 1;
+    let lists_before = poll.requests("ListTasks").len();
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &agents, true, options.clone()).await;
+    let o = d
+        .until(20, |v| v["type"] == "done" && v["id"] == "r1")
+        .await;
+    assert_eq!(o["state"], "COMPLETED", "{o}");
+    assert_eq!(poll.requests("ListTasks").len(), lists_before + 1);
+    let r1_sends = poll
+        .requests("SendMessage")
+        .iter()
+        .filter(|r| r.params["message"]["messageId"] == r1_create.as_str())
+        .count();
+    assert_eq!(r1_sends, 1, "found by ListTasks, not resent");
+    assert_eq!(o["context_id"], k1["context_id"]);
+
     d.send(json!({"type": "snapshot"})).await;
     let snap = d.until(10, |v| v["type"] == "snapshot_ok").await;
     d.close_stdin();
     assert!(d.wait_exit(20).await.success());
 
     let records = snap["records"].as_array().unwrap();
-    let lost = records
-        .iter()
-        .filter(|r| r["state"] != "COMPLETED")
-        .count();
+    let lost = records.iter().filter(|r| r["state"] != "COMPLETED").count();
     let dups = duplicates(&[&poll, &stream]);
     // k1's polled artifact is byte-exact too.
     let k1_rec = records.iter().find(|r| r["id"] == "k1").unwrap();
     assert_eq!(k1_rec["artifacts"][0]["sha256"], sha(b"polled result"));
     // Every send of one intent carried the same messageId.
-    let k1_ids: Vec<Value> = poll
+    let k1_create = a2a_delegator::policy::message_id("k1", "create");
+    let k1_sends = poll
         .requests("SendMessage")
         .iter()
-        .map(|r| r.params["message"]["messageId"].clone())
+        .filter(|r| r.params["message"]["messageId"] == k1_create.as_str())
+        .count();
+    assert_eq!(
+        k1_sends, 3,
+        "k1 was sent three times, always with the same messageId"
+    );
+    let mut derived: Vec<String> = ["k1", "e1", "b0", "b1", "b2", "b3", "s0", "s1", "s2", "r1"]
+        .iter()
+        .map(|id| a2a_delegator::policy::message_id(id, "create"))
         .collect();
-    assert!(k1_ids.iter().all(|i| *i == k1_ids[0]));
+    derived.push(a2a_delegator::policy::message_id("e1", "input-1"));
+    for r in poll.journal().iter().chain(stream.journal().iter()) {
+        if let Some(m) = r.params["message"]["messageId"].as_str() {
+            assert!(derived.iter().any(|d| d == m), "unexpected messageId {m}");
+        }
+    }
     eprintln!(
         "crash test figures: kills={kills} delegations={delegations} lost={lost} duplicated={dups} \
          (tasks: poll={}, stream={})",
@@ -231,6 +293,6 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     assert_eq!(records.len(), delegations);
     assert_eq!(lost, 0);
     assert_eq!(dups, 0);
-    assert_eq!(poll.task_count(), 1 + 1 + 4);
+    assert_eq!(poll.task_count(), 1 + 1 + 4 + 1);
     assert_eq!(stream.task_count(), 3);
 }

@@ -18,14 +18,27 @@ fn validate(line: &Value) {
     let schema: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = v.iter_errors(line).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{ty} line {line} violates its schema: {errors:?}");
+    assert!(
+        errors.is_empty(),
+        "{ty} line {line} violates its schema: {errors:?}"
+    );
 }
 
 #[test]
 fn every_schema_is_valid_and_examples_validate() {
     for name in [
-        "init", "delegate", "answer", "credential", "cancel", "snapshot", "init_ok", "state",
-        "escalate", "done", "snapshot_ok", "error",
+        "init",
+        "delegate",
+        "answer",
+        "credential",
+        "cancel",
+        "snapshot",
+        "init_ok",
+        "state",
+        "escalate",
+        "done",
+        "snapshot_ok",
+        "error",
     ] {
         let path = schema_dir().join(format!("{name}.json"));
         let schema: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -70,9 +83,17 @@ async fn init_delegate_snapshot_and_eof() {
     // Before init: refused.
     d.send(json!({"type": "snapshot"})).await;
     let e = d.next(10).await.unwrap();
-    assert_eq!((e["type"].as_str(), e["code"].as_str()), (Some("error"), Some("bad_request")));
+    assert_eq!(
+        (e["type"].as_str(), e["code"].as_str()),
+        (Some("error"), Some("bad_request"))
+    );
     let ok = d
-        .init(dir.path(), &[&a.card_url, "http://127.0.0.1:1/nope.json"], false, json!({"poll_interval_ms": 20}))
+        .init(
+            dir.path(),
+            &[&a.card_url, "http://127.0.0.1:1/nope.json"],
+            false,
+            json!({"poll_interval_ms": 20}),
+        )
         .await;
     validate(&ok);
     assert_eq!(ok["agents"][0]["ok"], true);
@@ -85,7 +106,8 @@ async fn init_delegate_snapshot_and_eof() {
         .await;
     d.send(json!({"type": "delegate", "id": "bad2", "capability": "work", "text": "t", "max_retries": "many"}))
         .await;
-    d.send(json!({"type": "answer", "id": "nobody", "text": "x"})).await;
+    d.send(json!({"type": "answer", "id": "nobody", "text": "x"}))
+        .await;
     let mut errs = Vec::new();
     for _ in 0..6 {
         let v = d.next(10).await.unwrap();
@@ -93,12 +115,23 @@ async fn init_delegate_snapshot_and_eof() {
         errs.push(v);
     }
     assert_eq!(errs[2]["code"], "unsupported");
-    assert!(errs[3]["message"].as_str().unwrap().contains("timeout_seconds"));
+    assert!(
+        errs[3]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timeout_seconds")
+    );
     assert_eq!(errs[3]["id"], "bad");
-    assert!(errs[4]["message"].as_str().unwrap().contains("max_retries"), "{}", errs[4]);
-    d.send(json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
-        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}))
-        .await;
+    assert!(
+        errs[4]["message"].as_str().unwrap().contains("max_retries"),
+        "{}",
+        errs[4]
+    );
+    d.send(
+        json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}),
+    )
+    .await;
     let done = d.until(20, |v| v["type"] == "done").await;
     assert_eq!(done["state"], "COMPLETED", "{done}");
     assert_eq!(done["artifacts"][0]["bytes"], 6);
@@ -126,15 +159,27 @@ async fn eof_finishes_open_work_before_exiting() {
     let a = FakeAgent::start(AgentConfig::default()).await;
     a.script(
         "work",
-        vec![Step::Gate("g".into()), Step::State(TaskState::Completed, None)],
+        vec![
+            Step::Gate("g".into()),
+            Step::State(TaskState::Completed, None),
+        ],
     );
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::spawn(dir.path(), &[]);
-    d.init(dir.path(), &[&a.card_url], false, json!({"poll_interval_ms": 20})).await;
-    d.send(json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
-        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}))
+    d.init(
+        dir.path(),
+        &[&a.card_url],
+        false,
+        json!({"poll_interval_ms": 20}),
+    )
+    .await;
+    d.send(
+        json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}),
+    )
+    .await;
+    a.wait_for(10, |j| j.iter().any(|r| r.method == "GetTask"))
         .await;
-    a.wait_for(10, |j| j.iter().any(|r| r.method == "GetTask")).await;
     d.close_stdin();
     a.open_gate("g");
     let done = d.until(20, |v| v["type"] == "done").await;
@@ -149,9 +194,11 @@ async fn sigterm_exits_now() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::spawn(dir.path(), &[]);
     d.init(dir.path(), &[&a.card_url], false, json!({})).await;
-    d.send(json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
-        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 600}))
-        .await;
+    d.send(
+        json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 600}),
+    )
+    .await;
     a.wait_for(10, |j| !j.is_empty()).await;
     d.sigterm();
     let st = d.wait_exit(10).await;
@@ -171,14 +218,23 @@ async fn escalations_round_trip_over_the_driver() {
     );
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::spawn(dir.path(), &[]);
-    d.init(dir.path(), &[&a.card_url], false, json!({"poll_interval_ms": 20})).await;
-    d.send(json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
-        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}))
-        .await;
+    d.init(
+        dir.path(),
+        &[&a.card_url],
+        false,
+        json!({"poll_interval_ms": 20}),
+    )
+    .await;
+    d.send(
+        json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}),
+    )
+    .await;
     let e = d.until(20, |v| v["type"] == "escalate").await;
     validate(&e);
     assert_eq!(e["kind"], "input");
-    d.send(json!({"type": "answer", "id": "d1", "text": "SFO"})).await;
+    d.send(json!({"type": "answer", "id": "d1", "text": "SFO"}))
+        .await;
     let e = d.until(20, |v| v["type"] == "escalate").await;
     assert_eq!(e["kind"], "auth");
     d.send(json!({"type": "credential", "id": "d1", "credential": "Bearer scoped-7"}))
@@ -211,4 +267,116 @@ fn help_lists_the_commands_with_examples() {
             .unwrap();
         assert!(!out.status.success());
     }
+}
+
+#[tokio::test]
+async fn cli_delegate_dlq_and_status() {
+    let a = FakeAgent::start(AgentConfig::default()).await;
+    a.script(
+        "work",
+        vec![
+            Step::Artifact {
+                id: "a".into(),
+                parts: vec![a2a_protocol::Part::text("cli")],
+                append: false,
+                last: true,
+            },
+            Step::State(TaskState::Completed, None),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().to_str().unwrap().to_string();
+    let bin = env!("CARGO_BIN_EXE_a2a-delegator");
+    let run = |args: Vec<String>| {
+        tokio::process::Command::new(bin)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    let base = |id: &str| -> Vec<String> {
+        [
+            "delegate",
+            "--agent",
+            &a.card_url,
+            "--skill",
+            "work",
+            "--text",
+            "go",
+            "--id",
+            id,
+            "--accept",
+            "text/plain",
+            "--timeout",
+            "30",
+            "--store",
+            &store,
+            "--retry-base-ms",
+            "10",
+            "--max-retries",
+            "1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let out = run(base("c1")).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let done: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(done["state"], "COMPLETED");
+    a.fault("SendMessage", support::Fault::Http(503, None));
+    a.fault("SendMessage", support::Fault::Http(503, None));
+    let out = run(base("c2")).await.unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("DEAD_LETTERED"));
+    let out = run(vec![
+        "dlq".into(),
+        "list".into(),
+        "--store".into(),
+        store.clone(),
+    ])
+    .await
+    .unwrap();
+    let list = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(list.contains("\"delegation_id\":\"c2\""));
+    let out = run(vec!["status".into(), "--store".into(), store.clone()])
+        .await
+        .unwrap();
+    let status = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(status.contains("dead-lettered: 1"), "{status}");
+    assert!(status.contains(&a.card_url));
+    let out = run(vec![
+        "dlq".into(),
+        "resubmit".into(),
+        "c2".into(),
+        "--store".into(),
+        store.clone(),
+    ])
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(vec![
+        "dlq".into(),
+        "list".into(),
+        "--store".into(),
+        store.clone(),
+    ])
+    .await
+    .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"resubmitted_as\":\"c2.r1\""));
+    let out = run(vec![
+        "status".into(),
+        "--json".into(),
+        "--store".into(),
+        store,
+    ])
+    .await
+    .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["per_agent_skill"][0]["delegations"], 3);
 }

@@ -282,9 +282,10 @@ async fn unknown_state_is_recorded_and_observed_until_completion() {
     let mut saw_unspecified = false;
     let o = loop {
         match h.next().await {
-            Event::State { state, .. } if state == DelegationState::Unspecified => {
-                saw_unspecified = true
-            }
+            Event::State {
+                state: DelegationState::Unspecified,
+                ..
+            } => saw_unspecified = true,
             Event::Done(o) => break o,
             _ => {}
         }
@@ -292,7 +293,11 @@ async fn unknown_state_is_recorded_and_observed_until_completion() {
     assert!(saw_unspecified);
     assert_eq!(o.state, DelegationState::Completed);
     let rec = h.store().get("d1").unwrap().unwrap();
-    assert!(rec.errors.iter().any(|e| e.message.contains("TASK_STATE_PAUSED")));
+    assert!(
+        rec.errors
+            .iter()
+            .any(|e| e.message.contains("TASK_STATE_PAUSED"))
+    );
 }
 
 #[tokio::test]
@@ -312,10 +317,17 @@ async fn input_question_about_held_data_is_answered_from_inputs() {
         );
         let mut h = start(&[&a], opts(), false).await;
         let mut r = req("d1");
-        r.inputs = json!({"jurisdiction": "England"}).as_object().cloned().unwrap();
+        r.inputs = json!({"jurisdiction": "England"})
+            .as_object()
+            .cloned()
+            .unwrap();
         h.engine.delegate(r).await.unwrap();
         let o = h.done("d1").await;
-        assert_eq!(o.state, DelegationState::Completed, "streaming={streaming} {o:?}");
+        assert_eq!(
+            o.state,
+            DelegationState::Completed,
+            "streaming={streaming} {o:?}"
+        );
         let method = if streaming {
             "SendStreamingMessage"
         } else {
@@ -354,7 +366,10 @@ async fn unanswerable_question_is_escalated_not_guessed() {
     );
     let mut h = start(&[&a], opts(), false).await;
     let mut r = req("d1");
-    r.inputs = json!({"jurisdiction": "England"}).as_object().cloned().unwrap();
+    r.inputs = json!({"jurisdiction": "England"})
+        .as_object()
+        .cloned()
+        .unwrap();
     h.engine.delegate(r).await.unwrap();
     let (id, kind, q) = h.escalation().await;
     assert_eq!((id.as_str(), kind), ("d1", EscalationKind::Input));
@@ -378,7 +393,13 @@ async fn input_rounds_are_capped() {
     let ask = || Step::AskInput("Which jurisdiction?".into());
     a.script(
         "work",
-        vec![ask(), ask(), ask(), ask(), Step::State(TaskState::Completed, None)],
+        vec![
+            ask(),
+            ask(),
+            ask(),
+            ask(),
+            Step::State(TaskState::Completed, None),
+        ],
     );
     let mut h = start(
         &[&a],
@@ -390,7 +411,10 @@ async fn input_rounds_are_capped() {
     )
     .await;
     let mut r = req("d1");
-    r.inputs = json!({"jurisdiction": "England"}).as_object().cloned().unwrap();
+    r.inputs = json!({"jurisdiction": "England"})
+        .as_object()
+        .cloned()
+        .unwrap();
     h.engine.delegate(r).await.unwrap();
     let o = h.done("d1").await;
     assert_eq!(o.state, DelegationState::Failed);
@@ -420,9 +444,7 @@ async fn auth_required_is_escalated_and_the_scoped_credential_used_only_there() 
     let (_, kind, q) = h.escalation().await;
     assert_eq!(kind, EscalationKind::Auth);
     assert!(q.contains("vault"));
-    h.engine
-        .credential("d1", "Bearer scoped-1".into())
-        .unwrap();
+    h.engine.credential("d1", "Bearer scoped-1".into()).unwrap();
     let o = h.done("d1").await;
     assert_eq!(o.state, DelegationState::Completed);
     let sends = a.requests("SendMessage");
@@ -469,11 +491,17 @@ async fn limits_refuse_before_anything_is_sent() {
         h.engine.delegate(r).await.unwrap();
         let o = h.done(&id).await;
         assert_eq!(o.state, DelegationState::Refused, "{id}");
-        assert!(o.reason.as_deref().unwrap_or_default().contains(word), "{o:?}");
+        assert!(
+            o.reason.as_deref().unwrap_or_default().contains(word),
+            "{o:?}"
+        );
     }
     assert!(a.requests("SendMessage").is_empty());
     // Refusals are recorded too.
-    assert_eq!(h.store().get("deep").unwrap().unwrap().state, DelegationState::Refused);
+    assert_eq!(
+        h.store().get("deep").unwrap().unwrap().state,
+        DelegationState::Refused
+    );
     // Depth at the limit is accepted.
     let mut ok = req("ok");
     ok.depth = 3;
@@ -511,7 +539,11 @@ async fn fan_out_splits_the_budget_with_a_reserve() {
     assert_eq!(sends.len(), 3);
     let total: f64 = sends
         .iter()
-        .map(|s| s.params["metadata"]["x-deleg"]["budget_usd"].as_f64().unwrap())
+        .map(|s| {
+            s.params["metadata"]["x-deleg"]["budget_usd"]
+                .as_f64()
+                .unwrap()
+        })
         .sum();
     assert!(total <= 2.0 * 0.9 + 1e-9, "{total}");
     assert!(total > 0.0);
@@ -559,7 +591,8 @@ async fn cancel_answered_32002_reads_the_final_state() {
     a.fault("CancelTask", Fault::Rpc(-32002));
     let mut h = start(&[&a], opts(), false).await;
     h.engine.delegate(req("d1")).await.unwrap();
-    a.wait_for(10, |j| j.iter().any(|r| r.method == "GetTask")).await;
+    a.wait_for(10, |j| j.iter().any(|r| r.method == "GetTask"))
+        .await;
     h.engine.cancel("d1").unwrap();
     let o = h.done("d1").await;
     let j = a.journal();
@@ -580,7 +613,10 @@ async fn transient_failures_retry_with_the_same_message_id_then_dead_letter() {
     assert_eq!(o.state, DelegationState::DeadLettered, "{o:?}");
     let sends = a.requests("SendMessage");
     assert_eq!(sends.len(), 3);
-    let ids: Vec<_> = sends.iter().map(|s| s.params["message"]["messageId"].clone()).collect();
+    let ids: Vec<_> = sends
+        .iter()
+        .map(|s| s.params["message"]["messageId"].clone())
+        .collect();
     assert!(ids.iter().all(|i| *i == ids[0]));
     let dlq = h.store().dlq_list().unwrap();
     assert_eq!(dlq.len(), 1);
@@ -640,7 +676,10 @@ async fn push_is_configured_with_a_token_and_wakes_the_delegator() {
     .await;
     a.script(
         "work",
-        vec![Step::Gate("g".into()), Step::State(TaskState::Completed, None)],
+        vec![
+            Step::Gate("g".into()),
+            Step::State(TaskState::Completed, None),
+        ],
     );
     // A slow poll proves the push notification woke the delegation.
     let mut h = start(
@@ -652,10 +691,16 @@ async fn push_is_configured_with_a_token_and_wakes_the_delegator() {
         true,
     )
     .await;
-    assert!(h.engine.webhook_url().unwrap().starts_with("http://127.0.0.1:"));
+    assert!(
+        h.engine
+            .webhook_url()
+            .unwrap()
+            .starts_with("http://127.0.0.1:")
+    );
     h.engine.delegate(req("d1")).await.unwrap();
     a.wait_for(10, |j| !j.is_empty()).await;
-    let cfg = a.requests("SendMessage")[0].params["configuration"]["taskPushNotificationConfig"].clone();
+    let cfg =
+        a.requests("SendMessage")[0].params["configuration"]["taskPushNotificationConfig"].clone();
     assert!(cfg["url"].as_str().unwrap().contains("/a2a-webhook/d1"));
     assert!(cfg["token"].as_str().unwrap().len() >= 16);
     let t0 = std::time::Instant::now();
@@ -695,7 +740,10 @@ async fn refinement_is_a_new_task_in_the_same_context() {
     assert_eq!(o.state, DelegationState::Completed);
     let sends = a.requests("SendMessage");
     let m = &sends[1].params["message"];
-    assert!(m["taskId"].is_null(), "never a message to the terminal task");
+    assert!(
+        m["taskId"].is_null(),
+        "never a message to the terminal task"
+    );
     assert_eq!(m["contextId"], json!(first.context_id));
     assert_eq!(m["referenceTaskIds"], json!([first.task_id]));
     assert_ne!(o.task_id, first.task_id);
@@ -705,7 +753,11 @@ async fn refinement_is_a_new_task_in_the_same_context() {
     assert!(h.engine.delegate(bad).await.is_err());
 }
 
-async fn artifact_case(steps: Vec<Step>, spec: ArtifactSpec, streaming: bool) -> (Outcome, FakeAgent) {
+async fn artifact_case(
+    steps: Vec<Step>,
+    spec: ArtifactSpec,
+    streaming: bool,
+) -> (Outcome, FakeAgent) {
     let a = FakeAgent::start(AgentConfig {
         streaming,
         ..Default::default()
@@ -816,7 +868,10 @@ async fn url_parts_are_fetched_with_the_bound_enforced() {
         append: false,
         last: true,
     };
-    a.script("work", vec![step(&url), Step::State(TaskState::Completed, None)]);
+    a.script(
+        "work",
+        vec![step(&url), Step::State(TaskState::Completed, None)],
+    );
     let mut h = start(&[&a], opts(), false).await;
     let mut r = req("d1");
     r.artifact_spec = spec(&["application/octet-stream", "text/plain"], 1000);
@@ -904,7 +959,11 @@ async fn a_0_3_agent_is_spoken_to_through_the_adapter() {
         let mut h = start(&[&a], opts(), false).await;
         h.engine.delegate(req("d1")).await.unwrap();
         let o = h.done("d1").await;
-        assert_eq!(o.state, DelegationState::Completed, "streaming={streaming} {o:?}");
+        assert_eq!(
+            o.state,
+            DelegationState::Completed,
+            "streaming={streaming} {o:?}"
+        );
         assert_eq!(o.artifacts[0].sha256, sha(b"legacy"));
         let first = &a.journal()[0];
         assert_eq!(first.version.as_deref(), Some("0.3"));
@@ -932,8 +991,13 @@ async fn stream_dropped_before_the_final_state_is_followed_up() {
     h.engine.delegate(req("d1")).await.unwrap();
     // The first stream is lost (502 after the task was created): the resend with the same
     // messageId gets the same task; then the stream waits at the gate.
-    a.wait_for(10, |j| j.iter().filter(|r| r.method == "SendStreamingMessage").count() >= 2)
-        .await;
+    a.wait_for(10, |j| {
+        j.iter()
+            .filter(|r| r.method == "SendStreamingMessage")
+            .count()
+            >= 2
+    })
+    .await;
     a.open_gate("g");
     let o = h.done("d1").await;
     assert_eq!(o.state, DelegationState::Completed);
@@ -970,4 +1034,30 @@ async fn bad_requests_are_rejected_with_the_field_named() {
     let e = h.engine.delegate(req("dup")).await.unwrap_err().to_string();
     assert!(e.contains("already exists"), "{e}");
     assert!(h.engine.answer("nope", "x".into()).is_err());
+}
+
+#[tokio::test]
+async fn a_hostile_reply_is_a_recorded_failure_not_a_panic() {
+    let a = FakeAgent::start(AgentConfig::default()).await;
+    a.fault("SendMessage", Fault::Garbage);
+    a.fault("GetTask", Fault::Garbage);
+    let mut h = start(&[&a], opts(), false).await;
+    h.engine.delegate(req("d1")).await.unwrap();
+    let o = h.done("d1").await;
+    assert_eq!(o.state, DelegationState::Completed, "{o:?}");
+    let sends = a.requests("SendMessage");
+    assert_eq!(sends.len(), 2);
+    assert_eq!(
+        sends[0].params["message"]["messageId"],
+        sends[1].params["message"]["messageId"]
+    );
+    let rec = h.store().get("d1").unwrap().unwrap();
+    assert!(rec.errors.iter().any(|e| e.message.contains("not JSON")));
+    // Only garbage: dead-lettered after max_retries, with the errors kept.
+    for _ in 0..3 {
+        a.fault("SendMessage", Fault::Garbage);
+    }
+    h.engine.delegate(req("d2")).await.unwrap();
+    let o = h.done("d2").await;
+    assert_eq!(o.state, DelegationState::DeadLettered);
 }

@@ -146,6 +146,16 @@ async fn handle(
     rule: Option<Rule>,
     fault: Option<&Fault>,
 ) -> Response {
+    // A scripted error answers whatever the rule matched, before anything is processed.
+    if let Some(ScriptStep::Error { code, message }) = rule
+        .as_ref()
+        .and_then(|r| r.steps.first())
+        .filter(|_| rule.as_ref().is_some_and(|r| r.steps.len() == 1))
+    {
+        let e = ErrorCode::from_code(*code).to_error(message.as_deref(), &[]);
+        let m = rule.as_ref().map(|r| r.mutate.clone()).unwrap_or_default();
+        return respond(st, call, Err(e), &m);
+    }
     match method {
         "SendMessage" | "SendStreamingMessage" => {
             let streaming = method == "SendStreamingMessage";
@@ -1517,7 +1527,7 @@ async fn run_steps(
             return Some("terminal");
         }
         match step {
-            ScriptStep::Reply { .. } => {}
+            ScriptStep::Reply { .. } | ScriptStep::Error { .. } => {}
             ScriptStep::State {
                 state,
                 message,

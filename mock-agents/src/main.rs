@@ -39,7 +39,7 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
     { do = "state", state = "TASK_STATE_COMPLETED" },
   ]
 
-STEPS (do = ...): reply, state, artifacts, artifact_url, data_artifact, input_required,
+STEPS (do = ...): reply, error, state, artifacts, artifact_url, data_artifact, input_required,
   auth_required, delegate, wait, raw_event, raw_sse, append_unknown, huge_event, purge,
   close_streams
 FAULTS (kind = ...): drop_before, drop_response, http_status, stall, close_after, reset_after,
@@ -113,6 +113,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
             rt.block_on(async move {
+                let mut stop = StopSignals::install()?;
                 let net = Network::start(spec).await?;
                 for name in net.names() {
                     println!("{name}\t{}", net.card_url(name).unwrap_or_default());
@@ -121,10 +122,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     "serving; press Ctrl-C to stop (journal -> {})",
                     journal.display()
                 );
-                wait_for_stop().await?;
+                stop.wait().await?;
                 let f = std::fs::File::create(&journal)
                     .with_context(|| format!("creating {}", journal.display()))?;
-                net.journal().write_jsonl(std::io::BufWriter::new(f))?;
+                let mut w = std::io::BufWriter::new(f);
+                net.journal().write_jsonl(&mut w)?;
+                std::io::Write::flush(&mut w)
+                    .with_context(|| format!("writing {}", journal.display()))?;
                 eprintln!(
                     "wrote {} journal entries to {}",
                     net.journal().len(),
@@ -137,21 +141,39 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Wait for Ctrl-C (SIGINT) or SIGTERM.
-async fn wait_for_stop() -> anyhow::Result<()> {
+/// Ctrl-C (SIGINT) and SIGTERM, registered before the URLs are printed so that a signal sent
+/// as soon as they appear is never lost.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .context("installing the SIGTERM handler")?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
-            _ = term.recv() => {}
+    int: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn install() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(StopSignals {
+                int: signal(SignalKind::interrupt()).context("installing the SIGINT handler")?,
+                term: signal(SignalKind::terminate()).context("installing the SIGTERM handler")?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(StopSignals {})
     }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
-    Ok(())
+
+    async fn wait(&mut self) -> anyhow::Result<()> {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.int.recv() => {}
+            _ = self.term.recv() => {}
+        }
+        #[cfg(not(unix))]
+        tokio::signal::ctrl_c()
+            .await
+            .context("waiting for Ctrl-C")?;
+        Ok(())
+    }
 }

@@ -281,6 +281,16 @@ pub enum ScriptStep {
         /// The answer text.
         text: String,
     },
+    /// Answer the request with this JSON-RPC error and do nothing else (must be the only step).
+    /// Applies to whatever method the rule matches (by default the two send methods); A2A codes
+    /// (-32001..-32099) carry an `ErrorInfo` detail.
+    Error {
+        /// The JSON-RPC error code, such as -32001 or -32603.
+        code: i64,
+        /// The error message (default: the code's standard message).
+        #[serde(default)]
+        message: Option<String>,
+    },
     /// Move the task to a state after a delay.
     State {
         /// A `TASK_STATE_*` name.
@@ -494,7 +504,7 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// One step of a path into the script (`agent[0].rule[1].steps[2].state`).
 #[derive(Debug, Clone, PartialEq)]
 enum Seg {
-    Key(&'static str),
+    Key(String),
     Index(usize),
 }
 
@@ -517,17 +527,17 @@ fn path_text(path: &[Seg]) -> String {
     out
 }
 
-/// The line and column of the deepest value of `path` that exists in the TOML text.
-fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
-    let Ok(root) = toml::de::DeTable::parse(text) else {
-        return (1, 1);
-    };
-    let mut span = root.span();
-    let root = toml::de::DeValue::Table(root.into_inner());
-    let mut cur = &root;
+/// The deepest value of `path` that exists in the parsed TOML, with its span.
+fn find<'a, 'i>(
+    root: &'a toml::de::DeValue<'i>,
+    root_span: std::ops::Range<usize>,
+    path: &[Seg],
+) -> (&'a toml::de::DeValue<'i>, std::ops::Range<usize>) {
+    let mut cur = root;
+    let mut span = root_span;
     for seg in path {
         let next = match seg {
-            Seg::Key(k) => cur.get(*k),
+            Seg::Key(k) => cur.get(k.as_str()),
             Seg::Index(i) => cur.get(*i),
         };
         match next {
@@ -538,7 +548,85 @@ fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
             None => break,
         }
     }
-    line_col(text, span.start)
+    (cur, span)
+}
+
+/// The line and column of the deepest value of `path` that exists in the TOML text.
+fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
+    let Ok(root) = toml::de::DeTable::parse(text) else {
+        return (1, 1);
+    };
+    let span = root.span();
+    let root = toml::de::DeValue::Table(root.into_inner());
+    line_col(text, find(&root, span, path).1.start)
+}
+
+/// A deserialisation error: point at the deepest place its path names and, inside a table that
+/// `toml` could only blame as a whole (internally tagged steps and faults), at the key the
+/// message is about.
+fn locate_de_error(
+    file: &str,
+    text: &str,
+    path: &serde_path_to_error::Path,
+    e: &toml::de::Error,
+) -> ScriptError {
+    let segs: Vec<Seg> = path
+        .iter()
+        .filter_map(|seg| match seg {
+            serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+            serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+            _ => None,
+        })
+        .collect();
+    let message = e.message().to_string();
+    let mut field = path.to_string();
+    let mut offset = e.span().map(|s| s.start);
+    if let Ok(root) = toml::de::DeTable::parse(text) {
+        let root_span = root.span();
+        let root = toml::de::DeValue::Table(root.into_inner());
+        let (cur, span) = find(&root, root_span, &segs);
+        // The error's span covers the whole value the path names: look for the key inside it.
+        let whole = e
+            .span()
+            .is_none_or(|es| es.start <= span.start && span.end <= es.end);
+        if whole {
+            offset = Some(span.start);
+            let culprit = cur.as_table().and_then(|t| {
+                t.iter().find_map(|(k, v)| {
+                    let key = k.get_ref().as_ref();
+                    let raw = text.get(v.span()).unwrap_or_default();
+                    if message.contains(&format!("`{key}`")) {
+                        Some((k.span().start, None))
+                    } else if !raw.is_empty()
+                        && (message.contains(&format!(" {raw},"))
+                            || message.contains(&format!("`{raw}`")))
+                    {
+                        Some((v.span().start, Some(key.to_string())))
+                    } else {
+                        None
+                    }
+                })
+            });
+            if let Some((at, key)) = culprit {
+                offset = Some(at);
+                if let Some(k) = key {
+                    field = format!("{field}.{k}");
+                }
+            }
+        }
+    }
+    let (line, column) = offset.map_or((1, 1), |o| line_col(text, o));
+    let message = if field.is_empty() || field == "." {
+        message
+    } else {
+        format!("{field}: {message}")
+    };
+    ScriptError::Parse {
+        file: file.to_string(),
+        line,
+        column,
+        message,
+    }
 }
 
 impl NetworkSpec {
@@ -549,17 +637,8 @@ impl NetworkSpec {
     /// [`NetworkSpec::validate`].
     pub fn from_toml(file: &str, text: &str) -> Result<Self, ScriptError> {
         let de = toml::de::Deserializer::parse(text).map_err(|e| toml_error(file, text, &e))?;
-        let spec: NetworkSpec = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let mut err = toml_error(file, text, e.inner());
-            if let ScriptError::Parse { message, .. } = &mut err
-                && path != "."
-                && !path.is_empty()
-            {
-                *message = format!("{path}: {message}");
-            }
-            err
-        })?;
+        let spec: NetworkSpec = serde_path_to_error::deserialize(de)
+            .map_err(|e| locate_de_error(file, text, e.path(), e.inner()))?;
         if let Err((path, message)) = spec.check() {
             let (line, column) = locate(text, &path);
             return Err(ScriptError::Parse {
@@ -589,31 +668,32 @@ impl NetworkSpec {
     }
 
     fn check(&self) -> Result<(), Located> {
-        use Seg::{Index, Key};
+        use Seg::Index;
+        let key = |k: &str| Seg::Key(k.to_string());
         let mut names = std::collections::BTreeSet::new();
         for (ai, a) in self.agents.iter().enumerate() {
             if a.name.is_empty() || !names.insert(a.name.as_str()) {
                 return Err((
-                    vec![Key("agent"), Index(ai), Key("name")],
+                    vec![key("agent"), Index(ai), key("name")],
                     format!("agent name {:?} is empty or used twice", a.name),
                 ));
             }
         }
         for (ai, a) in self.agents.iter().enumerate() {
             let agent = |rest: &[Seg]| {
-                let mut p = vec![Key("agent"), Index(ai)];
+                let mut p = vec![key("agent"), Index(ai)];
                 p.extend_from_slice(rest);
                 p
             };
             if a.max_body_bytes == 0 {
                 return Err((
-                    agent(&[Key("max_body_bytes")]),
+                    agent(&[key("max_body_bytes")]),
                     "max_body_bytes must be > 0".into(),
                 ));
             }
             for (ri, r) in a.rules.iter().enumerate() {
                 let rule = |rest: &[Seg]| {
-                    let mut p = agent(&[Key("rule"), Index(ri)]);
+                    let mut p = agent(&[key("rule"), Index(ri)]);
                     p.extend_from_slice(rest);
                     p
                 };
@@ -621,30 +701,33 @@ impl NetworkSpec {
                     && let Some(k) = data.keys().find(|k| !k.is_empty() && !k.starts_with('/'))
                 {
                     return Err((
-                        rule(&[Key("when"), Key("data")]),
+                        rule(&[key("when"), key("data")]),
                         format!("{k:?} is not a JSON pointer (it must start with '/')"),
                     ));
                 }
                 match &r.fault {
                     Some(Fault::Trickle { bytes_per_sec: 0 }) => {
                         return Err((
-                            rule(&[Key("fault"), Key("bytes_per_sec")]),
+                            rule(&[key("fault"), key("bytes_per_sec")]),
                             "bytes_per_sec must be > 0".into(),
                         ));
                     }
                     Some(Fault::HttpStatus { status, .. }) if !(100..=599).contains(status) => {
                         return Err((
-                            rule(&[Key("fault"), Key("status")]),
+                            rule(&[key("fault"), key("status")]),
                             format!("status {status} is not an HTTP status (100..=599)"),
                         ));
                     }
                     _ => {}
                 }
                 for (si, s) in r.steps.iter().enumerate() {
-                    let step = |field: &'static str| rule(&[Key("steps"), Index(si), Key(field)]);
+                    let step = |field: &'static str| rule(&[key("steps"), Index(si), key(field)]);
                     match s {
                         ScriptStep::Reply { .. } if r.steps.len() != 1 => {
                             return Err((step("do"), "`reply` must be the only step".into()));
+                        }
+                        ScriptStep::Error { .. } if r.steps.len() != 1 => {
+                            return Err((step("do"), "`error` must be the only step".into()));
                         }
                         ScriptStep::State { state, .. }
                             if a2a_protocol::TaskState::parse_lenient(state).is_none() =>

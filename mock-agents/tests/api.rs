@@ -33,14 +33,20 @@ async fn card_describes_the_agent() {
         .await
         .unwrap();
     assert_eq!(card["name"], "flights");
-    assert_eq!(card["supportedInterfaces"][0]["url"], net.rpc_url("flights").unwrap());
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        net.rpc_url("flights").unwrap()
+    );
     assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
     assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
     assert_eq!(card["capabilities"]["streaming"], false);
     assert_eq!(card["capabilities"]["pushNotifications"], true);
     assert_eq!(card["skills"][0]["id"], "book-flight");
     assert_eq!(card["skills"][0]["tags"], json!(["travel"]));
-    let d = a2a_protocol::conformance::conformance(a2a_protocol::conformance::ObjectType::AgentCard, &card);
+    let d = a2a_protocol::conformance::conformance(
+        a2a_protocol::conformance::ObjectType::AgentCard,
+        &card,
+    );
     assert!(d.is_empty(), "{d:?}");
     assert!(net.journal().entries().iter().any(|e| matches!(&e.event,
         Event::Request { http_method, path, .. } if http_method == "GET" && path == "/.well-known/agent-card.json")));
@@ -70,26 +76,42 @@ async fn version_negotiation() {
     assert_eq!(code(&v), Some(-32009));
     assert_eq!(v["error"]["data"][0]["reason"], "VERSION_NOT_SUPPORTED");
     for bad in ["2.0", "0.3", "1.1", "one"] {
-        assert_eq!(code(&send(Some(bad), url.clone()).await), Some(-32009), "{bad}");
+        assert_eq!(
+            code(&send(Some(bad), url.clone()).await),
+            Some(-32009),
+            "{bad}"
+        );
     }
     // 1.0 (patch ignored) reaches the method: the task is unknown.
     for good in ["1.0", "1.0.3", "1"] {
-        assert_eq!(code(&send(Some(good), url.clone()).await), Some(-32001), "{good}");
+        assert_eq!(
+            code(&send(Some(good), url.clone()).await),
+            Some(-32001),
+            "{good}"
+        );
     }
     // The version may come as a query parameter.
-    assert_eq!(code(&send(None, format!("{url}?A2A-Version=1.0")).await), Some(-32001));
+    assert_eq!(
+        code(&send(None, format!("{url}?A2A-Version=1.0")).await),
+        Some(-32001)
+    );
     // 0.3 names and unknown methods are not 1.0 methods.
     for m in ["tasks/get", "NoSuchMethod"] {
         let v = rpc(&http, &url, m, json!({"id": "x"})).await;
         assert_eq!(code(&v), Some(-32601), "{m}");
     }
     // Envelope errors.
-    let v: Value = post(&http, &url, &json!({"jsonrpc": "1.0", "id": 1, "method": "GetTask"}), &[])
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v: Value = post(
+        &http,
+        &url,
+        &json!({"jsonrpc": "1.0", "id": 1, "method": "GetTask"}),
+        &[],
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
     assert_eq!(code(&v), Some(-32600));
     assert_eq!(v["id"], 1);
     let r = http
@@ -144,10 +166,7 @@ async fn a_0_3_agent_speaks_0_3_through_the_adapter() {
         let body = envelope(method, params);
         let http = http.clone();
         let url = url.clone();
-        async move {
-            let r = http.post(url).json(&body).send().await.unwrap();
-            r
-        }
+        async move { http.post(url).json(&body).send().await.unwrap() }
     };
     let v: Value = send("message/send", msg("hi")).await.json().await.unwrap();
     let t = &v["result"];
@@ -157,19 +176,34 @@ async fn a_0_3_agent_speaks_0_3_through_the_adapter() {
     assert_eq!(t["artifacts"][0]["parts"][0]["text"], "legacy output");
     let tid = t["id"].as_str().unwrap().to_string();
 
-    let v: Value = send("tasks/get", json!({"id": tid})).await.json().await.unwrap();
+    let v: Value = send("tasks/get", json!({"id": tid}))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(v["result"]["kind"], "task");
     assert_eq!(v["result"]["history"][0]["role"], "user");
-    let v: Value = send("tasks/cancel", json!({"id": tid})).await.json().await.unwrap();
+    let v: Value = send("tasks/cancel", json!({"id": tid}))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(code(&v), Some(-32002));
-    let v: Value = send("SendMessage", msg("1.0 name")).await.json().await.unwrap();
+    let v: Value = send("SendMessage", msg("1.0 name"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(code(&v), Some(-32601));
 
     let r = send("message/stream", msg("stream")).await;
     let s = read_sse(r, 1 << 20).await;
     let rs = s.results();
     let kinds: Vec<&str> = rs.iter().map(|r| r["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["task", "status-update", "artifact-update", "status-update"]);
+    assert_eq!(
+        kinds,
+        ["task", "status-update", "artifact-update", "status-update"]
+    );
     assert_eq!(rs[1]["final"], false);
     assert_eq!(rs[3]["final"], true);
     assert_eq!(rs[3]["status"]["state"], "completed");
@@ -190,7 +224,9 @@ async fn a_0_3_agent_speaks_0_3_through_the_adapter() {
         .entries()
         .iter()
         .filter_map(|e| match &e.event {
-            Event::Request { method: Some(m), .. } => Some(m.clone()),
+            Event::Request {
+                method: Some(m), ..
+            } => Some(m.clone()),
             _ => None,
         })
         .collect();
@@ -215,7 +251,10 @@ async fn get_task_history_length() {
     let mut p = send_params("first");
     p["configuration"] = json!({"historyLength": 0});
     let r = call(&http, &url, "SendMessage", p).await;
-    assert!(r["task"].get("history").is_none(), "historyLength 0 omits history");
+    assert!(
+        r["task"].get("history").is_none(),
+        "historyLength 0 omits history"
+    );
     let tid = r["task"]["id"].as_str().unwrap().to_string();
     call(&http, &url, "SendMessage", answer_params(&tid, "second")).await;
 
@@ -232,13 +271,37 @@ async fn get_task_history_length() {
     let t = call(&http, &url, "GetTask", json!({"id": tid})).await;
     assert_eq!(texts(&t), ["first", "second"]);
     assert_eq!(t["history"][0]["taskId"], tid.as_str());
-    let t = call(&http, &url, "GetTask", json!({"id": tid, "historyLength": 1})).await;
+    let t = call(
+        &http,
+        &url,
+        "GetTask",
+        json!({"id": tid, "historyLength": 1}),
+    )
+    .await;
     assert_eq!(texts(&t), ["second"]);
-    let t = call(&http, &url, "GetTask", json!({"id": tid, "historyLength": 0})).await;
+    let t = call(
+        &http,
+        &url,
+        "GetTask",
+        json!({"id": tid, "historyLength": 0}),
+    )
+    .await;
     assert!(t.get("history").is_none());
-    let t = call(&http, &url, "GetTask", json!({"id": tid, "historyLength": 10})).await;
+    let t = call(
+        &http,
+        &url,
+        "GetTask",
+        json!({"id": tid, "historyLength": 10}),
+    )
+    .await;
     assert_eq!(texts(&t).len(), 2);
-    let v = rpc(&http, &url, "GetTask", json!({"id": tid, "historyLength": -1})).await;
+    let v = rpc(
+        &http,
+        &url,
+        "GetTask",
+        json!({"id": tid, "historyLength": -1}),
+    )
+    .await;
     assert_eq!(code(&v), Some(-32602));
     let v = rpc(&http, &url, "GetTask", json!({"id": "unknown"})).await;
     assert_eq!(code(&v), Some(-32001));
@@ -266,7 +329,13 @@ async fn list_tasks_filters_and_paginates() {
     .await;
     let http = client();
     let url = net.rpc_url("a").unwrap();
-    for (ctx, text) in [("ctx-a", "done"), ("ctx-a", "fail"), ("ctx-b", "done"), ("ctx-a", "done"), ("ctx-b", "ask")] {
+    for (ctx, text) in [
+        ("ctx-a", "done"),
+        ("ctx-a", "fail"),
+        ("ctx-b", "done"),
+        ("ctx-a", "done"),
+        ("ctx-b", "ask"),
+    ] {
         let mut p = send_params(text);
         p["message"]["contextId"] = json!(ctx);
         call(&http, &url, "SendMessage", p).await;
@@ -283,22 +352,53 @@ async fn list_tasks_filters_and_paginates() {
         .iter()
         .map(|t| t["status"]["timestamp"].as_str().unwrap())
         .collect();
-    assert!(stamps.windows(2).all(|w| w[0] >= w[1]), "newest first: {stamps:?}");
-    assert!(tasks.iter().all(|t| t.get("artifacts").is_none()), "no artifacts unless asked");
+    assert!(
+        stamps.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {stamps:?}"
+    );
+    assert!(
+        tasks.iter().all(|t| t.get("artifacts").is_none()),
+        "no artifacts unless asked"
+    );
 
     assert_eq!(list(json!({"contextId": "ctx-a"})).await["totalSize"], 3);
-    assert_eq!(list(json!({"status": "TASK_STATE_COMPLETED"})).await["totalSize"], 3);
-    assert_eq!(list(json!({"status": "TASK_STATE_FAILED"})).await["totalSize"], 1);
-    assert_eq!(list(json!({"status": "TASK_STATE_INPUT_REQUIRED"})).await["totalSize"], 1);
-    assert_eq!(list(json!({"status": "TASK_STATE_UNSPECIFIED"})).await["totalSize"], 5, "unset filter");
+    assert_eq!(
+        list(json!({"status": "TASK_STATE_COMPLETED"})).await["totalSize"],
+        3
+    );
+    assert_eq!(
+        list(json!({"status": "TASK_STATE_FAILED"})).await["totalSize"],
+        1
+    );
+    assert_eq!(
+        list(json!({"status": "TASK_STATE_INPUT_REQUIRED"})).await["totalSize"],
+        1
+    );
+    assert_eq!(
+        list(json!({"status": "TASK_STATE_UNSPECIFIED"})).await["totalSize"],
+        5,
+        "unset filter"
+    );
     assert_eq!(
         list(json!({"contextId": "ctx-a", "status": "TASK_STATE_COMPLETED"})).await["totalSize"],
         2
     );
     let with = list(json!({"includeArtifacts": true, "status": "TASK_STATE_COMPLETED"})).await;
-    assert!(with["tasks"].as_array().unwrap().iter().all(|t| t["artifacts"][0]["parts"][0]["text"] == "result"));
+    assert!(
+        with["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["artifacts"][0]["parts"][0]["text"] == "result")
+    );
     let no_history = list(json!({"historyLength": 0})).await;
-    assert!(no_history["tasks"].as_array().unwrap().iter().all(|t| t.get("history").is_none()));
+    assert!(
+        no_history["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t.get("history").is_none())
+    );
     let newest = stamps[0];
     let after = list(json!({"statusTimestampAfter": newest})).await;
     let n = after["totalSize"].as_u64().unwrap();
@@ -322,18 +422,34 @@ async fn list_tasks_filters_and_paginates() {
         assert!(pages < 5);
     }
     assert_eq!(pages, 3);
-    let ids: Vec<String> = tasks.iter().map(|t| t["id"].as_str().unwrap().to_string()).collect();
+    let ids: Vec<String> = tasks
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(seen, ids, "pages cover every task once, in order");
 
-    for bad in [json!({"pageSize": 0}), json!({"pageSize": 101}), json!({"pageToken": "garbage"}), json!({"historyLength": -2})] {
-        assert_eq!(code(&rpc(&http, &url, "ListTasks", bad.clone()).await), Some(-32602), "{bad}");
+    for bad in [
+        json!({"pageSize": 0}),
+        json!({"pageSize": 101}),
+        json!({"pageToken": "garbage"}),
+        json!({"historyLength": -2}),
+    ] {
+        assert_eq!(
+            code(&rpc(&http, &url, "ListTasks", bad.clone()).await),
+            Some(-32602),
+            "{bad}"
+        );
     }
     assert_eq!(deviations(net.journal()), Vec::<String>::new());
     net.shutdown().await;
 }
 
 /// A local webhook receiver: every POST goes to the channel as (headers, body).
-async fn webhook() -> (String, mpsc::UnboundedReceiver<(HeaderMap, Value)>, tokio::task::JoinHandle<()>) {
+async fn webhook() -> (
+    String,
+    mpsc::UnboundedReceiver<(HeaderMap, Value)>,
+    tokio::task::JoinHandle<()>,
+) {
     let (tx, rx) = mpsc::unbounded_channel();
     let app = axum::Router::new().route(
         "/hook",
@@ -354,7 +470,10 @@ async fn webhook() -> (String, mpsc::UnboundedReceiver<(HeaderMap, Value)>, toki
     (url, rx, h)
 }
 
-async fn receive(rx: &mut mpsc::UnboundedReceiver<(HeaderMap, Value)>, n: usize) -> Vec<(HeaderMap, Value)> {
+async fn receive(
+    rx: &mut mpsc::UnboundedReceiver<(HeaderMap, Value)>,
+    n: usize,
+) -> Vec<(HeaderMap, Value)> {
     let mut out = Vec::new();
     while out.len() < n {
         match tokio::time::timeout(WAIT, rx.recv()).await {
@@ -400,17 +519,48 @@ async fn push_notifications_are_delivered_with_credentials_and_duplicates() {
         .iter()
         .map(|b| b.as_object().unwrap().keys().next().unwrap().as_str())
         .collect();
-    assert_eq!(keys, ["statusUpdate", "statusUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate", "statusUpdate"]);
+    assert_eq!(
+        keys,
+        [
+            "statusUpdate",
+            "statusUpdate",
+            "artifactUpdate",
+            "artifactUpdate",
+            "statusUpdate",
+            "statusUpdate"
+        ]
+    );
     assert_eq!(bodies[0], bodies[1], "a duplicate is the same body");
-    assert_eq!(bodies[4]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
-    assert!(bodies.iter().all(|b| b.pointer("/statusUpdate/taskId").or(b.pointer("/artifactUpdate/taskId")) == Some(&json!(tid))));
+    assert_eq!(
+        bodies[4]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    assert!(bodies.iter().all(|b| {
+        b.pointer("/statusUpdate/taskId")
+            .or(b.pointer("/artifactUpdate/taskId"))
+            == Some(&json!(tid))
+    }));
     for b in &bodies {
-        let d = a2a_protocol::conformance::conformance(a2a_protocol::conformance::ObjectType::StreamResponse, b);
+        let d = a2a_protocol::conformance::conformance(
+            a2a_protocol::conformance::ObjectType::StreamResponse,
+            b,
+        );
         assert!(d.is_empty(), "{d:?}");
     }
     let j = net.journal();
     wait_for(j, "6 push entries", |es| {
-        es.iter().filter(|e| matches!(&e.event, Event::Push { status: Some(200), .. })).count() == 6
+        es.iter()
+            .filter(|e| {
+                matches!(
+                    &e.event,
+                    Event::Push {
+                        status: Some(200),
+                        ..
+                    }
+                )
+            })
+            .count()
+            == 6
     })
     .await;
     net.shutdown().await;
@@ -437,25 +587,86 @@ async fn push_config_crud_and_delivery_to_a_config_created_later() {
     let r = call(&http, &url, "SendMessage", send_params("start")).await;
     let tid = r["task"]["id"].as_str().unwrap().to_string();
 
-    let c = call(&http, &url, "CreateTaskPushNotificationConfig", json!({"taskId": tid, "id": "cfg-1", "url": hook,
-        "authentication": {"scheme": "Bearer", "credentials": "one"}})).await;
-    assert_eq!(c, json!({"taskId": tid, "id": "cfg-1", "url": hook, "authentication": {"scheme": "Bearer", "credentials": "one"}}));
-    let c2 = call(&http, &url, "CreateTaskPushNotificationConfig", json!({"taskId": tid, "url": hook,
-        "authentication": {"scheme": "Bearer", "credentials": "two"}})).await;
-    assert_eq!(c2["id"], tid.as_str(), "a missing id defaults to the task id");
-    let g = call(&http, &url, "GetTaskPushNotificationConfig", json!({"taskId": tid, "id": "cfg-1"})).await;
+    let c = call(
+        &http,
+        &url,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "cfg-1", "url": hook,
+        "authentication": {"scheme": "Bearer", "credentials": "one"}}),
+    )
+    .await;
+    assert_eq!(
+        c,
+        json!({"taskId": tid, "id": "cfg-1", "url": hook, "authentication": {"scheme": "Bearer", "credentials": "one"}})
+    );
+    let c2 = call(
+        &http,
+        &url,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": tid, "url": hook,
+        "authentication": {"scheme": "Bearer", "credentials": "two"}}),
+    )
+    .await;
+    assert_eq!(
+        c2["id"],
+        tid.as_str(),
+        "a missing id defaults to the task id"
+    );
+    let g = call(
+        &http,
+        &url,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "cfg-1"}),
+    )
+    .await;
     assert_eq!(g, c);
-    let l = call(&http, &url, "ListTaskPushNotificationConfigs", json!({"taskId": tid})).await;
+    let l = call(
+        &http,
+        &url,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": tid}),
+    )
+    .await;
     assert_eq!(l["configs"].as_array().unwrap().len(), 2);
-    let d = call(&http, &url, "DeleteTaskPushNotificationConfig", json!({"taskId": tid, "id": "cfg-1"})).await;
+    let d = call(
+        &http,
+        &url,
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "cfg-1"}),
+    )
+    .await;
     assert_eq!(d, json!({}));
-    let d = call(&http, &url, "DeleteTaskPushNotificationConfig", json!({"taskId": tid, "id": "cfg-1"})).await;
+    let d = call(
+        &http,
+        &url,
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "cfg-1"}),
+    )
+    .await;
     assert_eq!(d, json!({}), "delete is idempotent");
-    let v = rpc(&http, &url, "GetTaskPushNotificationConfig", json!({"taskId": tid, "id": "cfg-1"})).await;
+    let v = rpc(
+        &http,
+        &url,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "cfg-1"}),
+    )
+    .await;
     assert_eq!(code(&v), Some(-32001));
-    let l = call(&http, &url, "ListTaskPushNotificationConfigs", json!({"taskId": tid})).await;
+    let l = call(
+        &http,
+        &url,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": tid}),
+    )
+    .await;
     assert_eq!(l["configs"].as_array().unwrap().len(), 1);
-    let v = rpc(&http, &url, "CreateTaskPushNotificationConfig", json!({"taskId": "unknown", "url": hook})).await;
+    let v = rpc(
+        &http,
+        &url,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": "unknown", "url": hook}),
+    )
+    .await;
     assert_eq!(code(&v), Some(-32001));
 
     // The remaining config gets the events caused by the answer.
@@ -471,10 +682,19 @@ async fn push_config_crud_and_delivery_to_a_config_created_later() {
     // Push disabled: every push method answers -32003.
     let off = net.rpc_url("nopush").unwrap();
     for (m, p) in [
-        ("CreateTaskPushNotificationConfig", json!({"taskId": "t", "url": hook})),
-        ("GetTaskPushNotificationConfig", json!({"taskId": "t", "id": "c"})),
+        (
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": "t", "url": hook}),
+        ),
+        (
+            "GetTaskPushNotificationConfig",
+            json!({"taskId": "t", "id": "c"}),
+        ),
         ("ListTaskPushNotificationConfigs", json!({"taskId": "t"})),
-        ("DeleteTaskPushNotificationConfig", json!({"taskId": "t", "id": "c"})),
+        (
+            "DeleteTaskPushNotificationConfig",
+            json!({"taskId": "t", "id": "c"}),
+        ),
     ] {
         assert_eq!(code(&rpc(&http, &off, m, p).await), Some(-32003), "{m}");
     }
@@ -511,17 +731,24 @@ async fn subscribe_sends_the_task_first_then_live_events() {
 
     let reader = {
         let (http, url, tid) = (http.clone(), url.clone(), tid.clone());
-        tokio::spawn(async move { stream(&http, &url, "SubscribeToTask", json!({"id": tid})).await })
+        tokio::spawn(
+            async move { stream(&http, &url, "SubscribeToTask", json!({"id": tid})).await },
+        )
     };
     // Answer only once the snapshot went out, so the rest is live.
     wait_for(j, "subscription snapshot", |es| {
         let Some(req) = es.iter().find_map(|e| match &e.event {
-            Event::Request { req, method: Some(m), .. } if m == "SubscribeToTask" => Some(*req),
+            Event::Request {
+                req,
+                method: Some(m),
+                ..
+            } if m == "SubscribeToTask" => Some(*req),
             _ => None,
         }) else {
             return false;
         };
-        es.iter().any(|e| matches!(&e.event, Event::SseEvent { req: r, index: 0, .. } if *r == req))
+        es.iter()
+            .any(|e| matches!(&e.event, Event::SseEvent { req: r, index: 0, .. } if *r == req))
     })
     .await;
     call(&http, &url, "SendMessage", answer_params(&tid, "yes")).await;
@@ -530,7 +757,11 @@ async fn subscribe_sends_the_task_first_then_live_events() {
     assert_eq!(rs[0]["task"]["id"], tid.as_str(), "first event is the Task");
     assert_eq!(
         s.states(),
-        ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]
+        [
+            "TASK_STATE_INPUT_REQUIRED",
+            "TASK_STATE_WORKING",
+            "TASK_STATE_COMPLETED"
+        ]
     );
     assert_eq!(reassemble(&rs)["artifact-1"].len(), 64);
     assert!(s.transport_error.is_none());
@@ -541,8 +772,14 @@ async fn subscribe_sends_the_task_first_then_live_events() {
     let v = rpc(&http, &url, "SubscribeToTask", json!({"id": "unknown"})).await;
     assert_eq!(code(&v), Some(-32001));
     let off = net.rpc_url("nostream").unwrap();
-    assert_eq!(code(&rpc(&http, &off, "SubscribeToTask", json!({"id": "x"})).await), Some(-32004));
-    assert_eq!(code(&rpc(&http, &off, "SendStreamingMessage", send_params("x")).await), Some(-32004));
+    assert_eq!(
+        code(&rpc(&http, &off, "SubscribeToTask", json!({"id": "x"})).await),
+        Some(-32004)
+    );
+    assert_eq!(
+        code(&rpc(&http, &off, "SendStreamingMessage", send_params("x")).await),
+        Some(-32004)
+    );
     assert_eq!(deviations(j), Vec::<String>::new());
     net.shutdown().await;
 }
@@ -582,9 +819,18 @@ async fn terminal_tasks_and_cancel_behaviours() {
     // A message to a terminal task: -32004. CancelTask on it: -32002.
     let r = call(&http, &url, "SendMessage", send_params("quick")).await;
     let done = r["task"]["id"].as_str().unwrap().to_string();
-    assert_eq!(code(&rpc(&http, &url, "SendMessage", answer_params(&done, "more")).await), Some(-32004));
-    assert_eq!(code(&rpc(&http, &url, "CancelTask", json!({"id": done})).await), Some(-32002));
-    assert_eq!(code(&rpc(&http, &url, "CancelTask", json!({"id": "unknown"})).await), Some(-32001));
+    assert_eq!(
+        code(&rpc(&http, &url, "SendMessage", answer_params(&done, "more")).await),
+        Some(-32004)
+    );
+    assert_eq!(
+        code(&rpc(&http, &url, "CancelTask", json!({"id": done})).await),
+        Some(-32002)
+    );
+    assert_eq!(
+        code(&rpc(&http, &url, "CancelTask", json!({"id": "unknown"})).await),
+        Some(-32001)
+    );
 
     // Cancel a working task while a stream watches it.
     let r = call(&http, &url, "SendMessage", immediately("slow")).await;
@@ -592,15 +838,27 @@ async fn terminal_tasks_and_cancel_behaviours() {
     wait_state(j, &slow, "TASK_STATE_WORKING").await;
     let reader = {
         let (http, url, slow) = (http.clone(), url.clone(), slow.clone());
-        tokio::spawn(async move { stream(&http, &url, "SubscribeToTask", json!({"id": slow})).await })
+        tokio::spawn(
+            async move { stream(&http, &url, "SubscribeToTask", json!({"id": slow})).await },
+        )
     };
-    wait_for(j, "subscribed", |es| es.iter().any(|e| matches!(&e.event, Event::SseEvent { index: 0, .. }))).await;
+    wait_for(j, "subscribed", |es| {
+        es.iter()
+            .any(|e| matches!(&e.event, Event::SseEvent { index: 0, .. }))
+    })
+    .await;
     let t = call(&http, &url, "CancelTask", json!({"id": slow})).await;
     assert_eq!(t["status"]["state"], "TASK_STATE_CANCELED");
     let s = reader.await.unwrap();
     assert_eq!(s.states(), ["TASK_STATE_WORKING", "TASK_STATE_CANCELED"]);
-    assert_eq!(code(&rpc(&http, &url, "CancelTask", json!({"id": slow})).await), Some(-32002));
-    assert_eq!(call(&http, &url, "GetTask", json!({"id": slow})).await["status"]["state"], "TASK_STATE_CANCELED");
+    assert_eq!(
+        code(&rpc(&http, &url, "CancelTask", json!({"id": slow})).await),
+        Some(-32002)
+    );
+    assert_eq!(
+        call(&http, &url, "GetTask", json!({"id": slow})).await["status"]["state"],
+        "TASK_STATE_CANCELED"
+    );
 
     // complete_first: the task wins the race; the cancel gets -32002.
     let r = call(&http, &url, "SendMessage", immediately("race")).await;
@@ -608,8 +866,14 @@ async fn terminal_tasks_and_cancel_behaviours() {
     wait_state(j, &race, "TASK_STATE_WORKING").await;
     let v = rpc(&http, &url, "CancelTask", json!({"id": race})).await;
     assert_eq!(code(&v), Some(-32002));
-    assert_eq!(call(&http, &url, "GetTask", json!({"id": race})).await["status"]["state"], "TASK_STATE_COMPLETED");
-    assert_eq!(task_states(j, &race).last().unwrap(), "TASK_STATE_COMPLETED");
+    assert_eq!(
+        call(&http, &url, "GetTask", json!({"id": race})).await["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    assert_eq!(
+        task_states(j, &race).last().unwrap(),
+        "TASK_STATE_COMPLETED"
+    );
 
     // ignore: the cancel is acknowledged but the task goes on.
     let r = call(&http, &url, "SendMessage", send_params("stubborn")).await;
@@ -650,14 +914,22 @@ async fn message_id_dedup_on_and_off() {
         let p = send_params("same message");
         let a = call(&http, &url, "SendMessage", p.clone()).await;
         let b = call(&http, &url, "SendMessage", p.clone()).await;
-        let (a, b) = (a["task"]["id"].as_str().unwrap(), b["task"]["id"].as_str().unwrap());
+        let (a, b) = (
+            a["task"]["id"].as_str().unwrap(),
+            b["task"]["id"].as_str().unwrap(),
+        );
         let mid = p["message"]["messageId"].as_str().unwrap();
         let created: Vec<(String, bool)> = j
             .entries()
             .iter()
             .filter(|e| e.agent == agent)
             .filter_map(|e| match &e.event {
-                Event::TaskCreated { task_id, message_id, dedup, .. } if message_id == mid => Some((task_id.clone(), *dedup)),
+                Event::TaskCreated {
+                    task_id,
+                    message_id,
+                    dedup,
+                    ..
+                } if message_id == mid => Some((task_id.clone(), *dedup)),
                 _ => None,
             })
             .collect();

@@ -64,7 +64,10 @@ fn reqs_with_text(j: &a2a_mock_agents::Journal, text: &str) -> Vec<u64> {
         .iter()
         .filter_map(|e| match &e.event {
             Event::Request { req, params, .. }
-                if params.pointer("/message/parts/0/text").and_then(Value::as_str) == Some(text) =>
+                if params
+                    .pointer("/message/parts/0/text")
+                    .and_then(Value::as_str)
+                    == Some(text) =>
             {
                 Some(*req)
             }
@@ -78,13 +81,24 @@ async fn drop_before_closes_the_connection_and_nothing_happens() {
     let net = start(FAULTS).await;
     let url = net.rpc_url("f").unwrap();
     let j = net.journal();
-    let r = post(&client(), &url, &envelope("SendMessage", send_params("drop-before")), &[]).await;
+    let r = post(
+        &client(),
+        &url,
+        &envelope("SendMessage", send_params("drop-before")),
+        &[],
+    )
+    .await;
     assert!(r.is_err(), "no response: {r:?}");
     let reqs = reqs_with_text(j, "drop-before");
     assert_eq!(reqs.len(), 1, "not retried");
     let evs = events_of(j, reqs[0]);
-    assert!(evs.iter().any(|e| matches!(e, Event::Fault { kind, .. } if kind == "drop_before")));
-    assert!(evs.iter().any(|e| matches!(e, Event::ConnectionDropped { phase, .. } if phase == "before_processing")));
+    assert!(
+        evs.iter()
+            .any(|e| matches!(e, Event::Fault { kind, .. } if kind == "drop_before"))
+    );
+    assert!(evs.iter().any(
+        |e| matches!(e, Event::ConnectionDropped { phase, .. } if phase == "before_processing")
+    ));
     assert!(response_of(j, reqs[0]).is_none());
     assert!(tasks_created(j).is_empty(), "nothing was processed");
     // `times = 1`: the same request now goes through.
@@ -126,10 +140,19 @@ async fn http_status_faults_with_retry_after() {
     let url = net.rpc_url("f").unwrap();
     let j = net.journal();
     let http = client();
-    for (text, status, retry) in [("s500", 500, None), ("s503", 503, Some("2")), ("s429", 429, Some("1"))] {
-        let r = post(&http, &url, &envelope("SendMessage", send_params(text)), &[])
-            .await
-            .unwrap();
+    for (text, status, retry) in [
+        ("s500", 500, None),
+        ("s503", 503, Some("2")),
+        ("s429", 429, Some("1")),
+    ] {
+        let r = post(
+            &http,
+            &url,
+            &envelope("SendMessage", send_params(text)),
+            &[],
+        )
+        .await
+        .unwrap();
         assert_eq!(r.status(), status);
         assert_eq!(
             r.headers().get("retry-after").map(|v| v.to_str().unwrap()),
@@ -138,7 +161,10 @@ async fn http_status_faults_with_retry_after() {
         let req = reqs_with_text(j, text)[0];
         assert_eq!(response_of(j, req).map(|r| r.0), Some(status));
     }
-    assert!(tasks_created(j).is_empty(), "an HTTP error processes nothing");
+    assert!(
+        tasks_created(j).is_empty(),
+        "an HTTP error processes nothing"
+    );
     // The 429 rule applies once; the retry succeeds.
     let r = call(&http, &url, "SendMessage", send_params("s429")).await;
     assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
@@ -160,12 +186,21 @@ async fn stall_delays_processing() {
         .timeout(Duration::from_millis(100))
         .build()
         .unwrap();
-    let e = post(&impatient, &url, &envelope("SendMessage", send_params("stall")), &[])
-        .await
-        .unwrap_err();
+    let e = post(
+        &impatient,
+        &url,
+        &envelope("SendMessage", send_params("stall")),
+        &[],
+    )
+    .await
+    .unwrap_err();
     assert!(e.is_timeout());
     let req = reqs_with_text(j, "stall")[0];
-    assert!(events_of(j, req).iter().any(|e| matches!(e, Event::Fault { kind, .. } if kind == "stall")));
+    assert!(
+        events_of(j, req)
+            .iter()
+            .any(|e| matches!(e, Event::Fault { kind, .. } if kind == "stall"))
+    );
     net.shutdown().await;
 }
 
@@ -174,13 +209,21 @@ async fn close_after_ends_a_stream_cleanly_after_k_events() {
     let net = start(FAULTS).await;
     let url = net.rpc_url("f").unwrap();
     let j = net.journal();
-    let s = stream(&client(), &url, "SendStreamingMessage", send_params("close-after")).await;
+    let s = stream(
+        &client(),
+        &url,
+        "SendStreamingMessage",
+        send_params("close-after"),
+    )
+    .await;
     assert_eq!(s.events.len(), 2);
     assert!(s.transport_error.is_none() && !s.ended_mid_event);
     let req = reqs_of(j, "SendStreamingMessage")[0];
-    assert!(events_of(j, req).iter().any(
-        |e| matches!(e, Event::StreamClosed { events: 2, reason, .. } if reason == "fault")
-    ));
+    assert!(
+        events_of(j, req).iter().any(
+            |e| matches!(e, Event::StreamClosed { events: 2, reason, .. } if reason == "fault")
+        )
+    );
     // The task itself goes on.
     let tid = s.results()[0]["task"]["id"].as_str().unwrap().to_string();
     wait_state(j, &tid, "TASK_STATE_COMPLETED").await;
@@ -192,14 +235,26 @@ async fn reset_after_cuts_the_connection_mid_event() {
     let net = start(FAULTS).await;
     let url = net.rpc_url("f").unwrap();
     let j = net.journal();
-    let s = stream(&client(), &url, "SendStreamingMessage", send_params("reset-after")).await;
+    let s = stream(
+        &client(),
+        &url,
+        "SendStreamingMessage",
+        send_params("reset-after"),
+    )
+    .await;
     assert_eq!(s.events.len(), 1, "one whole event before the reset");
     assert!(s.transport_error.is_some(), "the connection failed: {s:?}");
     assert!(s.ended_mid_event, "half an event arrived");
     let req = reqs_of(j, "SendStreamingMessage")[0];
     let evs = events_of(j, req);
-    assert!(evs.iter().any(|e| matches!(e, Event::Fault { kind, .. } if kind == "reset_after")));
-    assert!(evs.iter().any(|e| matches!(e, Event::ConnectionDropped { phase, .. } if phase == "mid_event")));
+    assert!(
+        evs.iter()
+            .any(|e| matches!(e, Event::Fault { kind, .. } if kind == "reset_after"))
+    );
+    assert!(
+        evs.iter()
+            .any(|e| matches!(e, Event::ConnectionDropped { phase, .. } if phase == "mid_event"))
+    );
     net.shutdown().await;
 }
 
@@ -210,9 +265,14 @@ async fn trickle_sends_bytes_slowly_on_unary_and_streams() {
     let j = net.journal();
     let http = client();
     let started = Instant::now();
-    let mut r = post(&http, &url, &envelope("SendMessage", send_params("trickle")), &[])
-        .await
-        .unwrap();
+    let mut r = post(
+        &http,
+        &url,
+        &envelope("SendMessage", send_params("trickle")),
+        &[],
+    )
+    .await
+    .unwrap();
     let mut body = Vec::new();
     let mut chunks = 0;
     while let Some(c) = r.chunk().await.unwrap() {
@@ -221,13 +281,27 @@ async fn trickle_sends_bytes_slowly_on_unary_and_streams() {
     }
     // 2000 B/s in 100-byte slices every 50 ms.
     let v: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(v["result"]["message"]["parts"][0]["text"], "slowly, slowly, slowly, slowly, slowly, slowly");
-    assert!(chunks >= body.len() / 100, "{chunks} chunks for {} bytes", body.len());
+    assert_eq!(
+        v["result"]["message"]["parts"][0]["text"],
+        "slowly, slowly, slowly, slowly, slowly, slowly"
+    );
+    assert!(
+        chunks >= body.len() / 100,
+        "{chunks} chunks for {} bytes",
+        body.len()
+    );
     let min = Duration::from_millis(50 * (body.len() as u64 / 100));
-    assert!(started.elapsed() >= min, "{:?} < {min:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= min,
+        "{:?} < {min:?}",
+        started.elapsed()
+    );
 
     let s = stream(&http, &url, "SendStreamingMessage", send_params("trickle")).await;
-    assert_eq!(s.results()[0]["message"]["parts"][0]["text"], "slowly, slowly, slowly, slowly, slowly, slowly");
+    assert_eq!(
+        s.results()[0]["message"]["parts"][0]["text"],
+        "slowly, slowly, slowly, slowly, slowly, slowly"
+    );
     assert!(s.chunks >= 2);
     let traced = j
         .entries()
@@ -269,7 +343,12 @@ async fn mutations_break_the_wire_format_on_purpose() {
 
     // wrong_rpc_id, unary and streamed.
     let body = envelope("SendMessage", send_params("wrong-id"));
-    let v: Value = post(&http, &url, &body, &[]).await.unwrap().json().await.unwrap();
+    let v: Value = post(&http, &url, &body, &[])
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(v["id"], "wrong-id-from-mock");
     assert_ne!(v["id"], body["id"]);
     let s = stream(&http, &url, "SendStreamingMessage", send_params("wrong-id")).await;

@@ -30,20 +30,50 @@ fn json_value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
         ".{0,12}".prop_map(Value::String),
         prop::sample::select(vec![
-            "TASK_STATE_COMPLETED", "ROLE_USER", "ROLE_AGENT", "1.0", "", "text", "taskId", "\u{0}", "-1",
+            "TASK_STATE_COMPLETED",
+            "ROLE_USER",
+            "ROLE_AGENT",
+            "1.0",
+            "",
+            "text",
+            "taskId",
+            "\u{0}",
+            "-1",
         ])
         .prop_map(|s| Value::String(s.into())),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
         let key = prop_oneof![
             prop::sample::select(vec![
-                "message", "messageId", "role", "parts", "text", "raw", "url", "data", "taskId", "contextId",
-                "id", "historyLength", "configuration", "returnImmediately", "metadata", "x-deleg", "pageSize",
-                "pageToken", "status", "taskPushNotificationConfig", "authentication", "deadline", "depth",
-                "chain", "budget_usd",
+                "message",
+                "messageId",
+                "role",
+                "parts",
+                "text",
+                "raw",
+                "url",
+                "data",
+                "taskId",
+                "contextId",
+                "id",
+                "historyLength",
+                "configuration",
+                "returnImmediately",
+                "metadata",
+                "x-deleg",
+                "pageSize",
+                "pageToken",
+                "status",
+                "taskPushNotificationConfig",
+                "authentication",
+                "deadline",
+                "depth",
+                "chain",
+                "budget_usd",
             ])
             .prop_map(str::to_string),
             ".{0,6}",
@@ -120,7 +150,10 @@ fn exchange(body: Vec<u8>, version: bool) {
         if version {
             rb = rb.header("A2A-Version", "1.0");
         }
-        let r = rb.send().await.unwrap_or_else(|e| panic!("no response to {:?}: {e}", String::from_utf8_lossy(&body)));
+        let r = rb
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("no response to {:?}: {e}", String::from_utf8_lossy(&body)));
         let status = r.status().as_u16();
         let sse = r
             .headers()
@@ -131,7 +164,8 @@ fn exchange(body: Vec<u8>, version: bool) {
             assert!(st.transport_error.is_none(), "{st:?}");
         } else {
             let text = r.text().await.expect("body");
-            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{status} {text}: {e}"));
+            let v: Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{status} {text}: {e}"));
             assert!(v.get("result").is_some() || v.get("error").is_some(), "{v}");
         }
     });
@@ -164,7 +198,12 @@ fn no_request_body_can_break_the_server() {
     run_property(prop::collection::vec(any::<u8>(), 0..512), 64, |body| {
         exchange(body, true)
     });
-    for b in [b"{".to_vec(), b"[]".to_vec(), b"null".to_vec(), vec![0xff; 64]] {
+    for b in [
+        b"{".to_vec(),
+        b"[]".to_vec(),
+        b"null".to_vec(),
+        vec![0xff; 64],
+    ] {
         exchange(b, true);
     }
     // The server keeps answering afterwards.
@@ -182,7 +221,9 @@ async fn a_body_over_the_limit_is_refused_without_buffering_it() {
     let url = net.rpc_url("small").unwrap();
     let mut p = send_params(&"x".repeat(4096));
     p["message"]["messageId"] = json!("big");
-    let r = post(&http, &url, &envelope("SendMessage", p), &[]).await.unwrap();
+    let r = post(&http, &url, &envelope("SendMessage", p), &[])
+        .await
+        .unwrap();
     assert_eq!(r.status(), 413);
     let v: Value = r.json().await.unwrap();
     assert_eq!(code(&v), Some(-32600));
@@ -360,7 +401,10 @@ async fn the_journal_is_bounded() {
         panic!("{:?}", entries[0]);
     };
     let summary = params["message"]["parts"][0]["text"].as_str().unwrap();
-    assert_eq!(summary, format!("<100 bytes, sha256 {}>", sha256(long.as_bytes())));
+    assert_eq!(
+        summary,
+        format!("<100 bytes, sha256 {}>", sha256(long.as_bytes()))
+    );
     let mut out = Vec::new();
     j.write_jsonl(&mut out).unwrap();
     assert_eq!(String::from_utf8(out).unwrap().lines().count(), 10);

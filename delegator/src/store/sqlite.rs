@@ -264,7 +264,10 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
             ],
         )?;
     }
-    tx.execute("DELETE FROM artifacts WHERE delegation_id = ?1", params![r.id])?;
+    tx.execute(
+        "DELETE FROM artifacts WHERE delegation_id = ?1",
+        params![r.id],
+    )?;
     for a in &r.artifacts {
         tx.execute(
             "INSERT INTO artifacts (delegation_id, artifact_id, name, media_type, bytes, sha256,
@@ -509,8 +512,7 @@ fn query_records(
     where_clause: &str,
     args: &[&dyn rusqlite::ToSql],
 ) -> Result<Vec<DelegationRecord>, StoreError> {
-    let sql =
-        format!("SELECT {SELECT_COLUMNS} FROM delegations {where_clause} ORDER BY rowid ASC");
+    let sql = format!("SELECT {SELECT_COLUMNS} FROM delegations {where_clause} ORDER BY rowid ASC");
     let mut stmt = conn.prepare(&sql)?;
     let raws = stmt
         .query_map(args, raw_row)?
@@ -623,19 +625,21 @@ impl DelegationStore for SqliteStore {
             })?
             .collect::<Result<Vec<_>, _>>()?;
         rows.into_iter()
-            .map(|(id, at, req, errs, arts, chain, task_id, agent_url, resub)| {
-                Ok(DlqEntry {
-                    request: parse_json(&id, "dlq.request_json", &req)?,
-                    errors: parse_json(&id, "dlq.errors_json", &errs)?,
-                    partial_artifacts: parse_json(&id, "dlq.partial_artifacts_json", &arts)?,
-                    chain: parse_json(&id, "dlq.chain_json", &chain)?,
-                    delegation_id: id,
-                    at,
-                    task_id,
-                    agent_url,
-                    resubmitted_as: resub,
-                })
-            })
+            .map(
+                |(id, at, req, errs, arts, chain, task_id, agent_url, resub)| {
+                    Ok(DlqEntry {
+                        request: parse_json(&id, "dlq.request_json", &req)?,
+                        errors: parse_json(&id, "dlq.errors_json", &errs)?,
+                        partial_artifacts: parse_json(&id, "dlq.partial_artifacts_json", &arts)?,
+                        chain: parse_json(&id, "dlq.chain_json", &chain)?,
+                        delegation_id: id,
+                        at,
+                        task_id,
+                        agent_url,
+                        resubmitted_as: resub,
+                    })
+                },
+            )
             .collect()
     }
 

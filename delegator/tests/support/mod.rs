@@ -58,6 +58,8 @@ pub enum Fault {
     Hang,
     /// Process the request (create the task) and then never answer.
     LandThenHang,
+    /// Answer 200 with a body that is not JSON, without processing.
+    Garbage,
 }
 
 /// One journaled request.
@@ -167,11 +169,13 @@ impl FakeAgent {
             )
             .route(
                 "/files/{name}",
-                get(|axum::extract::Path(name): axum::extract::Path<String>| async move {
-                    let n: usize = name.trim_end_matches(".bin").parse().unwrap_or(0);
-                    let body: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
-                    (StatusCode::OK, body)
-                }),
+                get(
+                    |axum::extract::Path(name): axum::extract::Path<String>| async move {
+                        let n: usize = name.trim_end_matches(".bin").parse().unwrap_or(0);
+                        let body: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+                        (StatusCode::OK, body)
+                    },
+                ),
             );
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -226,11 +230,22 @@ impl FakeAgent {
     }
 
     pub fn all_tasks(&self) -> Vec<Task> {
-        self.state.tasks.lock().unwrap().values().map(|t| t.task.clone()).collect()
+        self.state
+            .tasks
+            .lock()
+            .unwrap()
+            .values()
+            .map(|t| t.task.clone())
+            .collect()
     }
 
     pub fn task(&self, id: &str) -> Option<Task> {
-        self.state.tasks.lock().unwrap().get(id).map(|t| t.task.clone())
+        self.state
+            .tasks
+            .lock()
+            .unwrap()
+            .get(id)
+            .map(|t| t.task.clone())
     }
 
     /// Wait (at most `secs`) until `pred` holds for the journal.
@@ -374,6 +389,7 @@ impl AgentState {
                 return r;
             }
             Some(Fault::Rpc(code)) => return Json(rpc_error(&id, *code)).into_response(),
+            Some(Fault::Garbage) => return (StatusCode::OK, "<<garbage>>").into_response(),
             Some(Fault::Hang) => {
                 std::future::pending::<()>().await;
             }
@@ -403,12 +419,13 @@ impl AgentState {
                         Some(t) => {
                             t.canceled = true;
                             t.task.status = TaskStatus::new(TaskState::Canceled);
-                            t.events.push(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                                task_id: tid.clone(),
-                                context_id: t.task.context_id.clone(),
-                                status: t.task.status.clone(),
-                                metadata: None,
-                            }));
+                            t.events
+                                .push(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                                    task_id: tid.clone(),
+                                    context_id: t.task.context_id.clone(),
+                                    status: t.task.status.clone(),
+                                    metadata: None,
+                                }));
                             t.resume.notify_waiters();
                             Ok(t.task.clone())
                         }
@@ -553,7 +570,10 @@ impl AgentState {
             return Json(self.out(method, id, json!({"message": m}))).into_response();
         }
         let tid = self.next_id("task");
-        let ctx = msg.context_id.clone().unwrap_or_else(|| self.next_id("ctx"));
+        let ctx = msg
+            .context_id
+            .clone()
+            .unwrap_or_else(|| self.next_id("ctx"));
         let task = Task {
             id: tid.clone(),
             context_id: ctx,
@@ -705,7 +725,8 @@ impl AgentState {
                 }
                 Step::RawState(raw) => {
                     // Stored as UNSPECIFIED; the raw name is what the wire carries (see sse()).
-                    let ev = self.status_event(&tid, TaskState::Unspecified, Some(format!("raw:{raw}")));
+                    let ev =
+                        self.status_event(&tid, TaskState::Unspecified, Some(format!("raw:{raw}")));
                     self.push_event(&tid, ev);
                 }
                 Step::Artifact {
@@ -749,7 +770,14 @@ impl AgentState {
                 }
                 Step::Gate(name) => loop {
                     let n = self.gate_notify.notified();
-                    if self.gates.lock().unwrap().get(&name).copied().unwrap_or(false) {
+                    if self
+                        .gates
+                        .lock()
+                        .unwrap()
+                        .get(&name)
+                        .copied()
+                        .unwrap_or(false)
+                    {
                         break;
                     }
                     n.await;
@@ -786,10 +814,10 @@ impl AgentState {
                 encode_event(&mut out, None, &data.to_string());
                 out
             };
-            if let Some(f) = &first {
-                if tx.send(send(f)).await.is_err() {
-                    return;
-                }
+            if let Some(f) = &first
+                && tx.send(send(f)).await.is_err()
+            {
+                return;
             }
             let mut idx = start;
             loop {
@@ -803,12 +831,11 @@ impl AgentState {
                     if tx.send(send(ev)).await.is_err() {
                         return;
                     }
-                    if let Some(s) = ev.state() {
-                        if (s.is_terminal() && self.cfg.close_on_terminal)
-                            || (s.is_interrupted() && self.cfg.close_on_interrupt)
-                        {
-                            return;
-                        }
+                    if let Some(s) = ev.state()
+                        && ((s.is_terminal() && self.cfg.close_on_terminal)
+                            || (s.is_interrupted() && self.cfg.close_on_interrupt))
+                    {
+                        return;
                     }
                 }
                 if evs.is_empty() && state.is_terminal() && self.cfg.close_on_terminal {
@@ -841,9 +868,10 @@ where
 {
     let (tx, rx) = tokio::sync::mpsc::channel(16);
     tokio::spawn(f(tx));
-    futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok(b), rx))
-    })
+    futures::stream::unfold(
+        rx,
+        |mut rx| async move { rx.recv().await.map(|b| (Ok(b), rx)) },
+    )
 }
 
 /// The `a2a-delegator drive` binary as a child process, spoken to over stdin/stdout.
@@ -896,10 +924,14 @@ impl Driver {
 
     /// The next line (at most `secs`), or `None` at EOF.
     pub async fn next(&mut self, secs: u64) -> Option<Value> {
-        let line = match tokio::time::timeout(Duration::from_secs(secs), self.lines.next_line()).await {
-            Ok(r) => r.expect("reading stdout")?,
-            Err(_) => panic!("no line from the delegator in time; lines so far: {:#?}", self.seen),
-        };
+        let line =
+            match tokio::time::timeout(Duration::from_secs(secs), self.lines.next_line()).await {
+                Ok(r) => r.expect("reading stdout")?,
+                Err(_) => panic!(
+                    "no line from the delegator in time; lines so far: {:#?}",
+                    self.seen
+                ),
+            };
         let v: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         self.seen.push(v.clone());
@@ -921,11 +953,19 @@ impl Driver {
         }
     }
 
-    pub async fn init(&mut self, store: &std::path::Path, agents: &[&str], recovering: bool, options: Value) -> Value {
-        self.send(json!({"type": "init", "store_dir": store, "recovering": recovering,
+    pub async fn init(
+        &mut self,
+        store: &std::path::Path,
+        agents: &[&str],
+        recovering: bool,
+        options: Value,
+    ) -> Value {
+        self.send(
+            json!({"type": "init", "store_dir": store, "recovering": recovering,
             "agents": agents, "webhook_base_url": null, "self_url": "http://127.0.0.1:1/delegator",
-            "credential": "Bearer own-secret-token", "options": options}))
-            .await;
+            "credential": "Bearer own-secret-token", "options": options}),
+        )
+        .await;
         let v = self.next(20).await.expect("init_ok");
         assert_eq!(v["type"], "init_ok", "{v}");
         v
@@ -933,14 +973,20 @@ impl Driver {
 
     pub fn sigkill(&mut self) {
         let pid = self.child.id().expect("running") as i32;
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL)
-            .unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
     }
 
     pub fn sigterm(&mut self) {
         let pid = self.child.id().expect("running") as i32;
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM)
-            .unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
     }
 
     pub async fn wait_exit(&mut self, secs: u64) -> std::process::ExitStatus {

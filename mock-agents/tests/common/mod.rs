@@ -202,7 +202,8 @@ pub async fn read_sse(mut r: reqwest::Response, max_event_bytes: usize) -> Strea
         s.ended_mid_event = dec.finish().unwrap_or(true);
     }
     for e in out {
-        s.events.push(serde_json::from_str(&e.data).unwrap_or(Value::String(e.data.clone())));
+        s.events
+            .push(serde_json::from_str(&e.data).unwrap_or(Value::String(e.data.clone())));
         s.raw.push(e.data);
     }
     s
@@ -291,7 +292,10 @@ pub async fn wait_for(j: &Journal, what: &str, cond: impl FnMut(&[Entry]) -> boo
             .iter()
             .map(|e| serde_json::to_string(e).unwrap_or_default())
             .collect();
-        panic!("timed out waiting for {what}; journal:\n{}", dump.join("\n"));
+        panic!(
+            "timed out waiting for {what}; journal:\n{}",
+            dump.join("\n")
+        );
     }
 }
 
@@ -363,7 +367,10 @@ pub fn artifacts_sent(j: &Journal) -> BTreeMap<(String, String), (u64, String)> 
                 artifact_id,
                 bytes,
                 sha256,
-            } => Some(((task_id.clone(), artifact_id.clone()), (*bytes, sha256.clone()))),
+            } => Some((
+                (task_id.clone(), artifact_id.clone()),
+                (*bytes, sha256.clone()),
+            )),
             _ => None,
         })
         .collect()

@@ -1,0 +1,319 @@
+//! Interop with the official Python SDK client (`a2a-sdk` 1.3.0 through `interop/sdk_client.py`):
+//! send, stream, get, list, cancel and subscribe against a well-behaved mock agent; streamed
+//! artifacts must reassemble to the journal's byte lengths and sha256; and every payload the
+//! mock sent in the run must pass strict protobuf parsing (`interop/sdk_oracle.py check`).
+//!
+//! Needs the project's Python environment: `bash scripts/setup-python.sh`.
+
+mod common;
+
+use a2a_mock_agents::{Event, Journal};
+use common::*;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn python() -> PathBuf {
+    let py = repo().join(".venv/bin/python");
+    assert!(
+        py.exists(),
+        "{} is missing: run `bash scripts/setup-python.sh` (from the repository root) to create \
+         the Python environment with the pinned a2a-sdk before running this test",
+        py.display()
+    );
+    py
+}
+
+fn command(script: &str) -> Command {
+    let mut c = Command::new(python());
+    c.arg(repo().join("interop").join(script))
+        .env("A2A_CLIENT_TIMEOUT", "15")
+        .env("A2A_CLIENT_TOTAL_TIMEOUT", "40")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("no_proxy", "127.0.0.1,localhost")
+        .env_remove("HTTP_PROXY")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("ALL_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("https_proxy")
+        .env_remove("all_proxy")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    c
+}
+
+/// Run `sdk_client.py CARD_URL SCENARIO [ARG]`; its stdout lines as JSON.
+async fn sdk(card: &str, scenario: &str, arg: Option<&str>) -> Vec<Value> {
+    let mut c = command("sdk_client.py");
+    c.arg(card).arg(scenario).args(arg);
+    let out = tokio::time::timeout(Duration::from_secs(60), c.output())
+        .await
+        .unwrap_or_else(|_| panic!("sdk_client.py {scenario} timed out"))
+        .expect("run sdk_client.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "sdk_client.py {scenario} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect()
+}
+
+/// Check the streamed artifacts the SDK reassembled against the journal's truth.
+fn assert_artifacts(j: &Journal, lines: &[Value], task_id: &str, expected: usize) {
+    let summary = lines.last().expect("summary line");
+    let arts = summary["artifacts"].as_object().expect("artifacts summary");
+    assert!(summary.get("warnings").is_none(), "{summary}");
+    assert_eq!(arts.len(), expected, "{summary}");
+    let truth = artifacts_sent(j);
+    for (id, a) in arts {
+        let (bytes, sha) = truth
+            .get(&(task_id.to_string(), id.clone()))
+            .unwrap_or_else(|| panic!("no artifact_sent for {id}"));
+        assert_eq!(a["bytes"].as_u64(), Some(*bytes), "{id}");
+        assert_eq!(a["sha256"].as_str(), Some(sha.as_str()), "{id}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_works_against_a_well_behaved_mock() {
+    let _ = python();
+    let net = start(
+        r#"
+        seed = 5
+        [journal]
+        max_string_bytes = 10000000
+        [[agent]]
+        name = "sdk"
+        [[agent.skill]]
+        id = "files"
+        [[agent.rule]]
+        when = { text_contains = "stream" }
+        steps = [
+          { do = "state", state = "TASK_STATE_WORKING" },
+          { do = "artifacts", count = 2, chunks = 3, chunk_bytes = 3000, interleave = true },
+          { do = "artifacts", count = 1, chunks = 2, chunk_bytes = 4096, content = "raw", media_type = "application/octet-stream" },
+          { do = "state", state = "TASK_STATE_COMPLETED", message = "done" },
+        ]
+        [[agent.rule]]
+        when = { text_contains = "hold" }
+        steps = [
+          { do = "state", state = "TASK_STATE_WORKING" },
+          { do = "input_required", question = "Go on?" },
+          { do = "artifacts", count = 1, chunks = 4, chunk_bytes = 1500 },
+          { do = "state", state = "TASK_STATE_COMPLETED" },
+        ]
+        [[agent.rule]]
+        steps = [
+          { do = "state", state = "TASK_STATE_WORKING" },
+          { do = "artifacts", text = "hello from the mock" },
+          { do = "state", state = "TASK_STATE_COMPLETED" },
+        ]
+        "#,
+    )
+    .await;
+    let card = net.card_url("sdk").unwrap();
+    let url = net.rpc_url("sdk").unwrap();
+    let j = net.journal();
+    let http = client();
+
+    // send and stream, concurrently.
+    let (sent, streamed) = tokio::join!(
+        sdk(&card, "send", Some("hello")),
+        sdk(&card, "stream", Some("stream files"))
+    );
+    assert_eq!(sent.len(), 1);
+    let task = &sent[0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["text"],
+        "hello from the mock"
+    );
+    let sent_id = task["id"].as_str().unwrap().to_string();
+
+    let stream_id = streamed[0]["task"]["id"]
+        .as_str()
+        .expect("first event is the task")
+        .to_string();
+    let last_state = streamed
+        .iter()
+        .rev()
+        .find_map(|l| l.pointer("/statusUpdate/status/state"))
+        .unwrap();
+    assert_eq!(last_state, "TASK_STATE_COMPLETED");
+    assert_artifacts(j, &streamed, &stream_id, 3);
+
+    // Two tasks waiting for input: one to cancel, one to subscribe to.
+    let hold = |_: ()| call(&http, &url, "SendMessage", send_params("hold"));
+    let (a, b) = tokio::join!(hold(()), hold(()));
+    let (cancel_id, sub_id) = (
+        a["task"]["id"].as_str().unwrap().to_string(),
+        b["task"]["id"].as_str().unwrap().to_string(),
+    );
+    assert_eq!(b["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+
+    let subscriber = {
+        let card = card.clone();
+        let sub_id = sub_id.clone();
+        tokio::spawn(async move { sdk(&card, "subscribe", Some(&sub_id)).await })
+    };
+    let (got, listed, canceled) = tokio::join!(
+        sdk(&card, "get", Some(&sent_id)),
+        sdk(&card, "list", None),
+        sdk(&card, "cancel", Some(&cancel_id)),
+    );
+    assert_eq!(got[0]["id"], sent_id.as_str());
+    assert_eq!(got[0]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(listed[0]["totalSize"], 4);
+    assert_eq!(listed[0]["tasks"].as_array().unwrap().len(), 4);
+    assert_eq!(canceled[0]["id"], cancel_id.as_str());
+    assert_eq!(canceled[0]["status"]["state"], "TASK_STATE_CANCELED");
+
+    // Answer the subscribed task once the SDK holds its stream; it then streams the rest.
+    wait_for(j, "the SDK subscribed", |es| {
+        let Some(req) = es.iter().find_map(|e| match &e.event {
+            Event::Request {
+                req,
+                method: Some(m),
+                ..
+            } if m == "SubscribeToTask" => Some(*req),
+            _ => None,
+        }) else {
+            return false;
+        };
+        es.iter()
+            .any(|e| matches!(&e.event, Event::SseEvent { req: r, index: 0, .. } if *r == req))
+    })
+    .await;
+    let r = call(&http, &url, "SendMessage", answer_params(&sub_id, "yes")).await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let subscribed = tokio::time::timeout(Duration::from_secs(60), subscriber)
+        .await
+        .expect("subscribe finished")
+        .unwrap();
+    assert_eq!(
+        subscribed[0]["task"]["id"],
+        sub_id.as_str(),
+        "first event is the Task"
+    );
+    assert_eq!(
+        subscribed[0]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    assert_artifacts(j, &subscribed, &sub_id, 1);
+
+    // Every payload the mock sent in this run, checked by strict protobuf parsing.
+    let card_json: Value = http.get(&card).send().await.unwrap().json().await.unwrap();
+    let mut items = vec![json!({"type": "AgentCard", "json": card_json})];
+    let mut methods = std::collections::BTreeMap::new();
+    for e in j.entries() {
+        match e.event {
+            Event::Request {
+                req,
+                method: Some(m),
+                ..
+            } => {
+                methods.insert(req, m);
+            }
+            Event::Response { req, body, .. } => {
+                let Some(result) = body.get("result") else {
+                    continue;
+                };
+                let t = match methods.get(&req).map(String::as_str) {
+                    Some("SendMessage") => "SendMessageResponse",
+                    Some("GetTask" | "CancelTask") => "Task",
+                    Some("ListTasks") => "ListTasksResponse",
+                    other => panic!("unexpected method {other:?}"),
+                };
+                items.push(json!({"type": t, "json": result}));
+            }
+            Event::SseEvent { data, .. } => {
+                items.push(json!({"type": "StreamResponse", "json": data["result"]}));
+            }
+            _ => {}
+        }
+    }
+    let kinds: std::collections::BTreeSet<&str> =
+        items.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "AgentCard",
+            "ListTasksResponse",
+            "SendMessageResponse",
+            "StreamResponse",
+            "Task"
+        ]
+        .into_iter()
+        .collect()
+    );
+    let mut c = command("sdk_oracle.py");
+    c.arg("check").stdin(Stdio::piped());
+    let mut child = c.spawn().expect("run sdk_oracle.py");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = serde_json::to_vec(&items).unwrap();
+    let writer = tokio::spawn(async move {
+        stdin.write_all(&input).await.unwrap();
+    });
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("oracle finished")
+        .unwrap();
+    writer.await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdicts: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdicts.len(), items.len());
+    for (item, v) in items.iter().zip(&verdicts) {
+        assert_eq!(
+            v["ok"], true,
+            "{} rejected: {}\n{}",
+            item["type"], v["error"], item["json"]
+        );
+        // proto3 cannot tell "" from unset: the last page's nextPageToken, which the spec
+        // requires to be present and empty (R46), is the one REQUIRED field it flags.
+        let last_page = item["type"] == "ListTasksResponse" && item["json"]["nextPageToken"] == "";
+        let violations: Vec<&Value> = v["requiredViolations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| !(last_page && x["field"] == "next_page_token"))
+            .collect();
+        assert!(
+            violations.is_empty(),
+            "{}: {violations:?} in {}",
+            item["type"],
+            item["json"]
+        );
+        // Nothing the parser tolerates either (snake_case, integer enums, ...): what the mock
+        // sent is already canonical, except fields the spec wants present at their default
+        // (ListTasksResponse.nextPageToken = "").
+        let mut sent = item["json"].clone();
+        if item["type"] == "ListTasksResponse" && sent["nextPageToken"] == "" {
+            sent.as_object_mut().unwrap().remove("nextPageToken");
+        }
+        assert_eq!(
+            v["canonical"], sent,
+            "{} differs from its canonical form",
+            item["type"]
+        );
+    }
+    // The card, 7 unary results, 11 events of the stream and 7 of the subscription.
+    assert_eq!(verdicts.len(), 26, "payloads checked");
+    net.shutdown().await;
+}
