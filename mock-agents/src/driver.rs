@@ -914,7 +914,14 @@ fn is_loopback(url: &str) -> bool {
         .unwrap_or("");
     let host = rest.split(['/', '?']).next().unwrap_or("");
     let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    host.starts_with("127.") || host.starts_with("localhost") || host.starts_with("[::1]")
+    if host.starts_with("[::1]") {
+        return true;
+    }
+    let name = host.split(':').next().unwrap_or("");
+    name == "localhost"
+        || name
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 async fn push_worker(
@@ -1522,6 +1529,7 @@ async fn run_steps(
         (g.task.id.clone(), g.ordinal)
     };
     let mut artifact_no = 0u32;
+    let mut delegations = 0u64;
     for step in steps {
         if frozen(entry) {
             return Some("terminal");
@@ -1768,10 +1776,12 @@ async fn run_steps(
                 margin_ms,
                 budget_share,
             } => {
+                delegations += 1;
                 if !delegate(
                     st,
                     entry,
                     &task_id,
+                    delegations,
                     &to,
                     &text,
                     skill,
@@ -1849,6 +1859,7 @@ async fn delegate(
     st: &Arc<AgentState>,
     entry: &TaskEntry,
     task_id: &str,
+    k: u64,
     to: &str,
     text: &str,
     skill: Option<String>,
@@ -1886,7 +1897,8 @@ async fn delegate(
         }
     };
     let n = entry.lock().ordinal;
-    let mut msg = Message::user_text(st.make_id("sub", n), text);
+    // One messageId per delegation of this task, so two sends to one agent are not deduplicated.
+    let mut msg = Message::user_text(st.make_id("sub", n * 1000 + k), text);
     if let Some(s) = skill {
         msg.metadata = Some([("skill".to_string(), json!(s))].into_iter().collect());
     }

@@ -24,3 +24,8 @@ pub use builder::{MockAgent, MockAgentBuilder, RuleBuilder};
 pub use journal::{Entry, Event, Journal};
 pub use network::{Network, NetworkError};
 pub use script::{AgentSpec, Fault, Matcher, NetworkSpec, Rule, ScriptError, ScriptStep};
+
+/// The README's Rust examples, compiled as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

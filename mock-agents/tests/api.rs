@@ -669,6 +669,15 @@ async fn push_config_crud_and_delivery_to_a_config_created_later() {
     .await;
     assert_eq!(code(&v), Some(-32001));
 
+    // A webhook that is not on loopback is never called (SSRF guard), only journaled.
+    call(
+        &http,
+        &url,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "far", "url": "http://192.0.2.1/hook"}),
+    )
+    .await;
+
     // The remaining config gets the events caused by the answer.
     call(&http, &url, "SendMessage", answer_params(&tid, "yes")).await;
     let got = receive(&mut rx, 2).await;
@@ -678,6 +687,16 @@ async fn push_config_crud_and_delivery_to_a_config_created_later() {
         .map(|(_, b)| b["statusUpdate"]["status"]["state"].as_str().unwrap())
         .collect();
     assert_eq!(states, ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
+    wait_for(net.journal(), "refused pushes", |es| {
+        es.iter()
+            .filter(|e| {
+                matches!(&e.event, Event::Push { url, status: None, error: Some(err), .. }
+                if url == "http://192.0.2.1/hook" && err.contains("refused"))
+            })
+            .count()
+            == 2
+    })
+    .await;
 
     // Push disabled: every push method answers -32003.
     let off = net.rpc_url("nopush").unwrap();

@@ -279,18 +279,15 @@ async fn trickle_sends_bytes_slowly_on_unary_and_streams() {
         chunks += 1;
         body.extend_from_slice(&c);
     }
-    // 2000 B/s in 100-byte slices every 50 ms.
     let v: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(
         v["result"]["message"]["parts"][0]["text"],
         "slowly, slowly, slowly, slowly, slowly, slowly"
     );
-    assert!(
-        chunks >= body.len() / 100,
-        "{chunks} chunks for {} bytes",
-        body.len()
-    );
-    let min = Duration::from_millis(50 * (body.len() as u64 / 100));
+    // 2000 B/s = 100-byte slices 50 ms apart: the body needs ceil(len/100) slices.
+    let slices = body.len().div_ceil(100) as u64;
+    assert!(chunks >= 2, "{chunks} chunks for {} bytes", body.len());
+    let min = Duration::from_millis(50 * (slices - 1));
     assert!(
         started.elapsed() >= min,
         "{:?} < {min:?}",

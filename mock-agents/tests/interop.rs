@@ -87,6 +87,29 @@ fn assert_artifacts(j: &Journal, lines: &[Value], task_id: &str, expected: usize
     }
 }
 
+/// Replace every `timestamp` string by its instant in Unix nanoseconds.
+fn instants(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                match x.as_str() {
+                    Some(t) if k == "timestamp" => {
+                        let at = time::OffsetDateTime::parse(
+                            t,
+                            &time::format_description::well_known::Rfc3339,
+                        )
+                        .unwrap_or_else(|e| panic!("{t}: {e}"));
+                        *x = json!(at.unix_timestamp_nanos().to_string());
+                    }
+                    _ => instants(x),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(instants),
+        _ => {}
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_client_works_against_a_well_behaved_mock() {
     let _ = python();
@@ -307,8 +330,13 @@ async fn the_python_sdk_client_works_against_a_well_behaved_mock() {
         if item["type"] == "ListTasksResponse" && sent["nextPageToken"] == "" {
             sent.as_object_mut().unwrap().remove("nextPageToken");
         }
+        // Timestamps compare as instants: protobuf prints a whole second without the ".000"
+        // that the mock always sends (millisecond precision, §5.6.1).
+        let mut canonical = v["canonical"].clone();
+        instants(&mut sent);
+        instants(&mut canonical);
         assert_eq!(
-            v["canonical"], sent,
+            canonical, sent,
             "{} differs from its canonical form",
             item["type"]
         );

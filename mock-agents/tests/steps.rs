@@ -1093,3 +1093,93 @@ async fn close_streams_ends_open_streams_while_the_task_goes_on() {
     wait_state(j, &tid, "TASK_STATE_COMPLETED").await;
     net.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_client_that_leaves_a_stream_is_journaled() {
+    let net = start(
+        r#"
+        [[agent]]
+        name = "a"
+        [[agent.rule]]
+        steps = [
+          { do = "state", state = "TASK_STATE_WORKING" },
+          { do = "input_required", question = "?" },
+        ]
+        "#,
+    )
+    .await;
+    let mut p = send_params("x");
+    p["configuration"] = json!({"returnImmediately": true});
+    let http = client();
+    let url = net.rpc_url("a").unwrap();
+    let r = call(&http, &url, "SendMessage", p).await;
+    let tid = r["task"]["id"].as_str().unwrap().to_string();
+    let j = net.journal();
+    wait_state(j, &tid, "TASK_STATE_INPUT_REQUIRED").await;
+    let mut resp = post(
+        &http,
+        &url,
+        &envelope("SubscribeToTask", json!({"id": tid})),
+        &[],
+    )
+    .await
+    .unwrap();
+    let first = tokio::time::timeout(WAIT, resp.chunk())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(first.is_some(), "the snapshot arrives");
+    drop(resp);
+    let req = reqs_of(j, "SubscribeToTask")[0];
+    wait_for(j, "client_gone", |es| {
+        es.iter().any(|e| matches!(&e.event, Event::StreamClosed { req: r, reason, .. } if *r == req && reason == "client_gone"))
+    })
+    .await;
+    net.shutdown().await;
+}
+
+#[tokio::test]
+async fn two_delegations_to_the_same_agent_make_two_child_tasks() {
+    let net = start(
+        r#"
+        [[agent]]
+        name = "a"
+        [[agent.rule]]
+        steps = [
+          { do = "delegate", to = "b", text = "first" },
+          { do = "delegate", to = "b", text = "second" },
+          { do = "state", state = "TASK_STATE_COMPLETED" },
+        ]
+        [[agent]]
+        name = "b"
+        [[agent.rule]]
+        steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
+        "#,
+    )
+    .await;
+    let r = call(
+        &client(),
+        &net.rpc_url("a").unwrap(),
+        "SendMessage",
+        send_params("go"),
+    )
+    .await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let children: Vec<(String, bool)> = net
+        .journal()
+        .entries()
+        .iter()
+        .filter(|e| e.agent == "b")
+        .filter_map(|e| match &e.event {
+            Event::TaskCreated { task_id, dedup, .. } => Some((task_id.clone(), *dedup)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(children.len(), 2);
+    assert!(
+        children.iter().all(|c| !c.1),
+        "not deduplicated: {children:?}"
+    );
+    assert_ne!(children[0].0, children[1].0);
+    net.shutdown().await;
+}
