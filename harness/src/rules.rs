@@ -111,6 +111,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-SEND-07", Must, true, Some(send_07), "000 Budgets, deadlines and depth", "Requests to delegates carry x-deleg with deadline, budget_usd, depth and chain.";
         "DLG-SEND-08", Should, false, Some(send_08), "001 ArtifactSpec; R12", "acceptedOutputModes lists the media types of the request's artifact spec.";
         "DLG-SEND-09", Must, false, Some(send_09), "000 Sending (SEND_FAILED)", "A definite error reply (JSON-RPC error) is recorded with its code; it is not resent unchanged.";
+        "DLG-WIRE-01", Must, true, Some(wire_01), "R01, R05, R06, R07", "Every request to a 1.0 agent uses a 1.0 method name and params with no deviation from the 1.0 proto (no unknown or legacy fields, exact enum names, required fields present).";
         "DLG-ROUTE-01", Must, true, Some(route_01), "001 Introduction: route to a capable agent", "Work goes only to an agent whose card advertises the required skill and an output mode the request accepts.";
         "DLG-ROUTE-02", Should, false, Some(route_02), "001 ArtifactSpec.streaming_preferred; R09, R12", "Streaming is used when the card declares it and the request prefers it; never when the card does not declare it.";
         "DLG-ROUTE-03", Should, false, Some(route_03), "000 A note on protocol versions", "A 0.3 agent (by its card) is spoken to in 0.3, through one adapter.";
@@ -604,6 +605,44 @@ fn send_09(ev: &Evidence) -> Check {
                     );
                 }
             }
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+fn wire_01(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        let v1 = agent_spec(ev, r.agent)
+            .is_some_and(|a| a.protocol == a2a_mock_agents::script::ProtocolVersionSpec::V1_0);
+        if !v1 {
+            continue;
+        }
+        any = true;
+        let Some(t) = a2a_protocol::conformance::params_type(r.method) else {
+            return fail(
+                "an A2A 1.0 method name",
+                format!("{:?}", r.method),
+                vec![r.seq],
+            );
+        };
+        let found = a2a_protocol::conformance::conformance(t, r.params);
+        // Long strings are summarised in the journal; that never changes the shape checked here.
+        if let Some(d) = found.first() {
+            let all: Vec<String> = found.iter().take(5).map(|d| d.to_string()).collect();
+            return fail(
+                format!("{} params conformant to A2A 1.0", r.method),
+                format!(
+                    "{} deviation(s), first {d}: {}",
+                    found.len(),
+                    all.join("; ")
+                ),
+                vec![r.seq],
+            );
         }
     }
     if any {

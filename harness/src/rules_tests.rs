@@ -880,3 +880,21 @@ fn art_10_memory_grows_with_the_artifact() {
     c.rss = Some(300 * 1024);
     assert!(fails(c.check(checker("DLG-ART-10"))));
 }
+
+#[test]
+fn wire_01_legacy_fields_and_names() {
+    let c = good("");
+    assert_eq!(c.check(checker("DLG-WIRE-01")), Check::Pass);
+    let mut c = good("");
+    c.j.send("a", "m2", "other", json!({"message": {"kind": "message"}}));
+    assert!(fails(c.check(checker("DLG-WIRE-01"))), "kind");
+    let mut c = good("");
+    c.j.rpc("a", "tasks/get", json!({"id": "t1"}), &[]);
+    assert!(
+        fails(c.check(checker("DLG-WIRE-01"))),
+        "0.3 name to a 1.0 agent"
+    );
+    let mut c = good("");
+    c.j.send("a", "m3", "other", json!({"message": {"role": "user"}}));
+    assert!(fails(c.check(checker("DLG-WIRE-01"))), "lowercase enum");
+}
