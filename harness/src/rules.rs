@@ -584,10 +584,13 @@ fn send_09(ev: &Evidence) -> Check {
             continue;
         };
         any = true;
-        if let Some(again) = reqs
-            .iter()
-            .find(|o| o.seq > *seq && o.is_new_send() && o.agent == r.agent && o.params == r.params)
-        {
+        if let Some(again) = reqs.iter().find(|o| {
+            o.seq > *seq
+                && o.is_new_send()
+                && o.agent == r.agent
+                && o.method == r.method
+                && o.params == r.params
+        }) {
             return fail(
                 format!("no unchanged resend after a definite error {code}"),
                 "the same request sent again",

@@ -1,0 +1,139 @@
+//! Self-test: the checks can fail. The reference delegator built with the `planted-bugs` feature
+//! takes `--bug NAME`; each bug breaks one behaviour of the seeds. The catalog runs against each
+//! and the rules that fail must be exactly the ones the bug breaks (its core), plus only the
+//! listed consequences that follow from it on the wire (its side effects).
+
+mod common;
+
+use a2a_harness::runner::{RunSettings, Verdict, run_case};
+use a2a_harness::scenario::load_catalog;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// (bug, rules it must break, rules it may also break as a consequence)
+const TABLE: &[(&str, &[&str], &[&str])] = &[
+    (
+        "random-message-id-on-retry",
+        &["DLG-SEND-02", "DLG-RETRY-03", "DLG-REC-05"],
+        &["DLG-REC-02", "DLG-RETRY-02", "DLG-RETRY-01"],
+    ),
+    (
+        "blocking-send",
+        &["DLG-SEND-03"],
+        &["DLG-OBS-04", "DLG-OBS-05"],
+    ),
+    ("assume-task", &["DLG-SEND-05"], &["DLG-OBS-01"]),
+    (
+        "message-terminal-task",
+        &["DLG-STATE-05"],
+        &["DLG-INPUT-01", "DLG-INPUT-03", "DLG-OBS-01", "DLG-STATE-06"],
+    ),
+    ("guess-inputs", &["DLG-INPUT-03"], &["DLG-OBS-01"]),
+    (
+        "forward-own-credential",
+        &["DLG-AUTH-01"],
+        &["DLG-AUTH-02", "DLG-INPUT-03", "DLG-OBS-01"],
+    ),
+    (
+        "no-limit-checks",
+        &["DLG-LIMIT-01", "DLG-LIMIT-07", "DLG-LIMIT-09"],
+        &["DLG-OBS-01"],
+    ),
+    (
+        "ignore-append",
+        &["DLG-ART-01", "DLG-ART-02", "DLG-ART-04"],
+        &[
+            "DLG-ART-06",
+            "DLG-ART-09",
+            "DLG-OBS-01",
+            "DLG-OBS-03",
+            "DLG-REC-06",
+        ],
+    ),
+    (
+        "keep-last-chunk-only",
+        &["DLG-ART-01", "DLG-ART-02", "DLG-ART-04"],
+        &["DLG-REC-06", "DLG-ART-06", "DLG-OBS-01"],
+    ),
+    (
+        "no-local-deadline",
+        &["DLG-LIMIT-03"],
+        &["DLG-LIMIT-04", "DLG-OBS-01"],
+    ),
+    (
+        "misreport-sha256",
+        &["DLG-ART-04"],
+        &["DLG-ART-01", "DLG-ART-02", "DLG-ART-03", "DLG-REC-06"],
+    ),
+    (
+        "no-recovery",
+        &["DLG-REC-01", "DLG-REC-02", "DLG-REC-03", "DLG-SEND-01"],
+        &["DLG-INPUT-01", "DLG-OBS-01", "DLG-OBS-02", "DLG-REC-06"],
+    ),
+    ("ignore-unknown-state", &["DLG-STATE-04"], &["DLG-OBS-01"]),
+    ("no-input-cap", &["DLG-INPUT-04"], &["DLG-OBS-01"]),
+];
+
+/// The slowest case (a 32 MiB stream) shows nothing about these bugs that faster cases do not.
+const SKIP: &[&str] = &["artifacts.large-stream-memory"];
+
+#[test]
+fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
+    let delegator = common::delegator();
+    let catalog: Vec<_> = load_catalog(&common::root().join("scenarios"))
+        .expect("catalog loads")
+        .into_iter()
+        .filter(|s| !SKIP.contains(&s.id.as_str()))
+        .collect();
+    let work = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let failed: BTreeMap<&str, BTreeSet<String>> = rt.block_on(async {
+        // Many bugged cases sit idle until their time bound, so run more at once than cores.
+        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(6));
+        let mut set = tokio::task::JoinSet::new();
+        for (bug, _, _) in TABLE {
+            for (i, s) in catalog.iter().cloned().enumerate() {
+                let settings = RunSettings {
+                    delegator: format!("{} drive --bug {bug}", delegator.display()),
+                    seed: 1,
+                    work_dir: work.path().join(bug).join(i.to_string()),
+                };
+                let sem = sem.clone();
+                set.spawn(async move {
+                    let _p = sem.acquire_owned().await;
+                    (*bug, run_case(&s, &settings).await)
+                });
+            }
+        }
+        let mut out: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        while let Some(r) = set.join_next().await {
+            let (bug, result) = r.unwrap();
+            let entry = out.entry(bug).or_default();
+            for v in &result.rules {
+                if matches!(v.verdict, Verdict::Fail | Verdict::NonStrict | Verdict::Unknown) {
+                    entry.insert(v.id.clone());
+                }
+            }
+            assert!(
+                !result.notes.iter().any(|n| n.contains("init refused")),
+                "the delegator refused --bug {bug}: build it with `--features planted-bugs` (scripts/test.sh does): {:?}",
+                result.notes
+            );
+        }
+        out
+    });
+    let mut problems = Vec::new();
+    for (bug, core, side) in TABLE {
+        let got = failed.get(bug).cloned().unwrap_or_default();
+        for c in *core {
+            if !got.contains(*c) {
+                problems.push(format!("--bug {bug}: {c} did not fail (failed: {got:?})"));
+            }
+        }
+        for g in &got {
+            if !core.contains(&g.as_str()) && !side.contains(&g.as_str()) {
+                problems.push(format!("--bug {bug}: unexpected failure of {g}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
