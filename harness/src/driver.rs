@@ -114,14 +114,12 @@ impl DelegatorProcess {
                 let mut line = Vec::new();
                 loop {
                     line.clear();
-                    let n = match (&mut r)
+                    // A read error ends the stream like EOF does.
+                    let n = (&mut r)
                         .take(MAX_LINE as u64 + 1)
                         .read_until(b'\n', &mut line)
                         .await
-                    {
-                        Ok(n) => n,
-                        Err(_) => 0,
-                    };
+                        .unwrap_or_default();
                     if n == 0 {
                         let _ = tx.send(FromDelegator::Eof).await;
                         return;

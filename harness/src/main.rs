@@ -149,7 +149,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     }
                 );
                 let cat = catalog(&cli.scenarios)?;
-                for s in cat.iter().filter(|s| s.rules.iter().any(|x| *x == what)) {
+                for s in cat.iter().filter(|s| s.rules.contains(&what)) {
                     println!("  case {}: {}", s.id, s.title);
                 }
                 return Ok(0);
@@ -285,8 +285,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     if let Ok((i, r)) = r {
                         bar.set_message(format!("{} {}", r.id, r.verdict.label()));
                         bar.inc(1);
-                        if !bar.is_hidden() {
-                        } else {
+                        // Without a terminal there is no bar: print one line per case instead.
+                        if bar.is_hidden() {
                             eprintln!("{:<11} {}", r.verdict.label(), r.id);
                         }
                         out.push((i, r));

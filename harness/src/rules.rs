@@ -311,12 +311,13 @@ fn tasks_created_by(j: &[Entry], agent: &str, message_id: &str) -> Vec<(String, 
 fn tasks_of(ev: &Evidence, id: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for r in requests(ev.journal) {
-        if r.is_new_send() && delegation_of(ev, &r).is_some_and(|d| d.id == id) {
-            if let Some(m) = r.message_id() {
-                for (t, _, _) in tasks_created_by(ev.journal, r.agent, m) {
-                    if !out.iter().any(|(x, _): &(String, String)| *x == t) {
-                        out.push((t, r.agent.to_string()));
-                    }
+        if r.is_new_send()
+            && delegation_of(ev, &r).is_some_and(|d| d.id == id)
+            && let Some(m) = r.message_id()
+        {
+            for (t, _, _) in tasks_created_by(ev.journal, r.agent, m) {
+                if !out.iter().any(|(x, _): &(String, String)| *x == t) {
+                    out.push((t, r.agent.to_string()));
                 }
             }
         }
@@ -780,19 +781,19 @@ fn outcome_expected(ev: &Evidence) -> Check {
         }
         // The outcome of a task-backed delegation must agree with the agent's truth.
         let truth = task_truth(ev.journal);
-        if let (Some(s), Some((tid, _))) = (done_state(ev, &d.id), tasks_of(ev, &d.id).last()) {
-            if let Some((ts, seq)) = truth.get(tid) {
-                let agent_state = ts.trim_start_matches("TASK_STATE_");
-                if matches!(s, "COMPLETED" | "FAILED" | "CANCELED" | "REJECTED")
-                    && agent_state != s
-                    && d.expect.state.iter().all(|x| x != s || x == agent_state)
-                {
-                    return fail(
-                        format!("{} reports the agent's final state {agent_state}", d.id),
-                        format!("it reported {s}"),
-                        vec![*seq],
-                    );
-                }
+        if let (Some(s), Some((tid, _))) = (done_state(ev, &d.id), tasks_of(ev, &d.id).last())
+            && let Some((ts, seq)) = truth.get(tid)
+        {
+            let agent_state = ts.trim_start_matches("TASK_STATE_");
+            if matches!(s, "COMPLETED" | "FAILED" | "CANCELED" | "REJECTED")
+                && agent_state != s
+                && d.expect.state.iter().all(|x| x != s || x == agent_state)
+            {
+                return fail(
+                    format!("{} reports the agent's final state {agent_state}", d.id),
+                    format!("it reported {s}"),
+                    vec![*seq],
+                );
             }
         }
     }
@@ -825,18 +826,16 @@ fn state_05(ev: &Evidence) -> Check {
         return Check::NotApplicable;
     }
     for r in requests(ev.journal) {
-        if let Some(t) = r.task_id() {
-            if r.is_send() {
-                if let Some(at) = terminal_at.get(t) {
-                    if r.seq > *at {
-                        return fail(
-                            format!("no message to task {t} after it was terminal"),
-                            format!("{} to it", r.method),
-                            vec![*at, r.seq],
-                        );
-                    }
-                }
-            }
+        if let Some(t) = r.task_id()
+            && r.is_send()
+            && let Some(at) = terminal_at.get(t)
+            && r.seq > *at
+        {
+            return fail(
+                format!("no message to task {t} after it was terminal"),
+                format!("{} to it", r.method),
+                vec![*at, r.seq],
+            );
         }
     }
     Check::Pass
@@ -1104,14 +1103,14 @@ fn auth_01(ev: &Evidence) -> Check {
         .last()
         .unwrap_or(ev.credential);
     for e in ev.journal {
-        if let Event::Request { headers, .. } = &e.event {
-            if headers.values().any(|v| v.contains(token)) {
-                return fail(
-                    "the delegator's own credential never reaches an agent",
-                    format!("it was sent to {}", e.agent),
-                    vec![e.seq],
-                );
-            }
+        if let Event::Request { headers, .. } = &e.event
+            && headers.values().any(|v| v.contains(token))
+        {
+            return fail(
+                "the delegator's own credential never reaches an agent",
+                format!("it was sent to {}", e.agent),
+                vec![e.seq],
+            );
         }
     }
     Check::Pass
@@ -1367,14 +1366,13 @@ fn child_budgets(ev: &Evidence) -> BTreeMap<String, Vec<(f64, u64)>> {
         }
         let text = r.text();
         for d in &ev.scenario.delegations {
-            if d.children.iter().any(|c| text.contains(&c.text)) {
-                if let Some(b) = r
+            if d.children.iter().any(|c| text.contains(&c.text))
+                && let Some(b) = r
                     .x_deleg()
                     .and_then(|x| x.get("budget_usd"))
                     .and_then(Value::as_f64)
-                {
-                    m.entry(d.id.clone()).or_default().push((b, r.seq));
-                }
+            {
+                m.entry(d.id.clone()).or_default().push((b, r.seq));
             }
         }
     }
@@ -1597,12 +1595,10 @@ fn obs_05(ev: &Evidence) -> Check {
             params,
             ..
         } = &e.event
+            && (m == "GetTask" || m == "tasks/get")
+            && let Some(t) = params.get("id").and_then(Value::as_str)
         {
-            if m == "GetTask" || m == "tasks/get" {
-                if let Some(t) = params.get("id").and_then(Value::as_str) {
-                    per_task.entry(t).or_default().push(e.at_us);
-                }
-            }
+            per_task.entry(t).or_default().push(e.at_us);
         }
     }
     if per_task.is_empty() {
@@ -1651,10 +1647,9 @@ fn artifacts_exact(ev: &Evidence) -> Check {
                 bytes,
                 sha256,
             } = &e.event
+                && task_id == tid
             {
-                if task_id == tid {
-                    truth.insert(artifact_id, (*bytes, sha256, e.seq));
-                }
+                truth.insert(artifact_id, (*bytes, sha256, e.seq));
             }
         }
         for (aid, (bytes, sha, seq)) in &truth {
@@ -1781,13 +1776,13 @@ fn art_10(ev: &Evidence) -> Check {
 fn retry_01(ev: &Evidence) -> Check {
     let mut by_mid: BTreeMap<(String, String), Vec<u64>> = BTreeMap::new();
     for r in requests(ev.journal) {
-        if r.is_new_send() {
-            if let (Some(m), Some(_)) = (r.message_id(), delegation_of(ev, &r)) {
-                by_mid
-                    .entry((r.agent.to_string(), m.to_string()))
-                    .or_default()
-                    .push(r.seq);
-            }
+        if r.is_new_send()
+            && let (Some(m), Some(_)) = (r.message_id(), delegation_of(ev, &r))
+        {
+            by_mid
+                .entry((r.agent.to_string(), m.to_string()))
+                .or_default()
+                .push(r.seq);
         }
     }
     if by_mid.is_empty() {
@@ -1986,7 +1981,7 @@ fn rec_03(ev: &Evidence) -> Check {
                 Event::TaskState { task_id, state } if task_id == t => Some(state.as_str()),
                 _ => None,
             })
-            .last()
+            .next_back()
             .is_some_and(|s| {
                 !a2a_protocol::TaskState::parse_lenient(s).is_some_and(|s| s.is_terminal())
             });

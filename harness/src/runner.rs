@@ -326,25 +326,25 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
     let journal = net.journal().clone();
     let mut crashed = false;
     while inited && !all_done(s, &outcomes) && tokio::time::Instant::now() < deadline {
-        if let (Some(c), false) = (&s.crash, crashed) {
-            if let Some(seq) = journal.with_entries(|j| crash_fired(c.trigger, c.chunks, j)) {
-                crashed = true;
-                crash_seq = Some(seq);
-                proc.kill_group().await;
-                notes.push(format!(
-                    "crash injected: SIGKILL at journal seq {seq} ({:?})",
-                    c.trigger
-                ));
-                match DelegatorProcess::spawn(&cfg.delegator, stderr.clone()) {
-                    Ok(p) => proc = p,
-                    Err(e) => {
-                        notes.push(format!("restart failed: {e}"));
-                        break;
-                    }
+        if let (Some(c), false) = (&s.crash, crashed)
+            && let Some(seq) = journal.with_entries(|j| crash_fired(c.trigger, c.chunks, j))
+        {
+            crashed = true;
+            crash_seq = Some(seq);
+            proc.kill_group().await;
+            notes.push(format!(
+                "crash injected: SIGKILL at journal seq {seq} ({:?})",
+                c.trigger
+            ));
+            match DelegatorProcess::spawn(&cfg.delegator, stderr.clone()) {
+                Ok(p) => proc = p,
+                Err(e) => {
+                    notes.push(format!("restart failed: {e}"));
+                    break;
                 }
-                let _ = proc.send(&init(true)).await;
-                continue;
             }
+            let _ = proc.send(&init(true)).await;
+            continue;
         }
         let msg = match proc.recv(Duration::from_millis(50)).await {
             None => continue,
@@ -386,18 +386,19 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
             "init_ok" | "snapshot_ok" => {}
             "state" => {
                 let st = msg.get("state").and_then(Value::as_str).unwrap_or_default();
-                if s.forge_push && !forged_for.contains(&id) && st.ends_with("WORKING") {
-                    if let (Some(url), Some(task)) =
+                if s.forge_push
+                    && !forged_for.contains(&id)
+                    && st.ends_with("WORKING")
+                    && let (Some(url), Some(task)) =
                         (&webhook_url, msg.get("task_id").and_then(Value::as_str))
-                    {
-                        forged_for.push(id.clone());
-                        let ctx = msg
-                            .get("context_id")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        if let Some(code) = forge_push(url, &id, task, ctx).await {
-                            forged.push(code);
-                        }
+                {
+                    forged_for.push(id.clone());
+                    let ctx = msg
+                        .get("context_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    if let Some(code) = forge_push(url, &id, task, ctx).await {
+                        forged.push(code);
                     }
                 }
                 let bare = |x: &str| x.trim_start_matches("TASK_STATE_").to_ascii_uppercase();
