@@ -5,4 +5,4 @@ set -euo pipefail
 root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup-python.sh
-cargo test --workspace --all-features "$@"
+cargo test --workspace --all-features --no-fail-fast "$@"
