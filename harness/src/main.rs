@@ -69,6 +69,10 @@ enum Cmd {
         /// A rule id such as DLG-SEND-02, or a case id.
         what: String,
     },
+    /// Print the JSON Schema of the scenario format (generated from the types), for editors.
+    ///
+    /// Example: a2a-harness schema > scenarios/scenario.schema.json
+    Schema,
     /// Start only the network of a case and print its URLs, for reproducing by hand.
     ///
     /// Example: a2a-harness serve state.completed
@@ -108,6 +112,13 @@ fn catalog(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.cmd {
+        Cmd::Schema => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&a2a_harness::scenario::json_schema())?
+            );
+            Ok(0)
+        }
         Cmd::List => {
             for s in catalog(&cli.scenarios)? {
                 println!("{:<40} {}  [{}]", s.id, s.title, s.rules.join(", "));

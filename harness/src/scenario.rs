@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One conformance case.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Stable id such as `state.completed`.
@@ -58,7 +58,7 @@ fn default_timeout() -> u64 {
 }
 
 /// A delegation the harness asks for (`delegate` in the driver protocol).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Delegation {
     /// Delegation id, unique in the case.
@@ -138,7 +138,7 @@ fn default_retries() -> u32 {
 }
 
 /// A child of a fan-out delegation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Child {
     /// Child id.
@@ -150,7 +150,7 @@ pub struct Child {
 }
 
 /// What the delegation must end in. Every field given must hold.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     /// Acceptable final states reported in `done` (any of them).
@@ -165,7 +165,7 @@ pub struct Expect {
 }
 
 /// An answer the harness gives when a delegation escalates.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Answer {
     /// The delegation.
@@ -177,7 +177,7 @@ pub struct Answer {
 }
 
 /// A cancel the harness sends.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Cancel {
     /// The delegation.
@@ -188,7 +188,7 @@ pub struct Cancel {
 }
 
 /// Named crash triggers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CrashTrigger {
     /// After the first request of a delegation reaches an agent.
@@ -204,7 +204,7 @@ pub enum CrashTrigger {
 }
 
 /// A crash to inject.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Crash {
     /// When.
@@ -212,6 +212,11 @@ pub struct Crash {
     /// K for `after_chunks`.
     #[serde(default)]
     pub chunks: u64,
+}
+
+/// The JSON Schema of the scenario format, generated from these types (for editors).
+pub fn json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Scenario)).unwrap_or_default()
 }
 
 /// A scenario file could not be loaded.

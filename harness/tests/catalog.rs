@@ -117,3 +117,47 @@ fn reference_delegator_passes_every_must_case() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn committed_scenario_schema_is_generated_from_the_types() {
+    let path = common::root().join("scenarios/scenario.schema.json");
+    let committed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("scenarios/scenario.schema.json"))
+            .expect("valid JSON");
+    assert_eq!(
+        committed,
+        a2a_harness::scenario::json_schema(),
+        "scenarios/scenario.schema.json is stale: regenerate it with `a2a-harness schema > scenarios/scenario.schema.json`"
+    );
+}
+
+#[test]
+fn every_catalog_file_validates_against_the_schema() {
+    let schema = a2a_harness::scenario::json_schema();
+    let validator = jsonschema::validator_for(&schema).expect("the generated schema compiles");
+    let mut files = Vec::new();
+    let mut stack = vec![common::root().join("scenarios")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(!files.is_empty());
+    for f in files {
+        let value: serde_json::Value =
+            toml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", f.display());
+    }
+    // And the schema rejects what the loader rejects: an unknown key.
+    let bad: serde_json::Value = serde_json::json!({"id": "x", "title": "t", "rules": ["DLG-SEND-02"], "network": {}, "bogus": 1});
+    assert!(!validator.is_valid(&bad));
+}

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::Path;
 
 /// A whole simulated network: its seed, journal bounds and agents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
     /// Seed for everything random (task ids, generated artifact content).
@@ -24,7 +24,7 @@ pub struct NetworkSpec {
 }
 
 /// Bounds of the traffic journal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct JournalSpec {
     /// Entries kept; later ones are counted as dropped.
@@ -43,7 +43,9 @@ impl Default for JournalSpec {
 }
 
 /// Which protocol version an agent speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 pub enum ProtocolVersionSpec {
     /// A2A 1.0 (default).
     #[default]
@@ -55,7 +57,7 @@ pub enum ProtocolVersionSpec {
 }
 
 /// One mock agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
     /// Unique name within the network; steps refer to other agents by it.
@@ -116,7 +118,7 @@ fn default_block_ms() -> u64 {
 }
 
 /// A skill advertised on the card.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillSpec {
     /// Skill id.
@@ -130,7 +132,7 @@ pub struct SkillSpec {
 }
 
 /// What to do with requests that match.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     /// Which requests this rule applies to (default: every new send).
@@ -155,7 +157,7 @@ pub struct Rule {
 
 /// Selects incoming requests. Every given field must match; an empty matcher matches every new
 /// send (`SendMessage` or `SendStreamingMessage` without a `taskId`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Matcher {
     /// The JSON-RPC method (default: the two send methods).
@@ -182,7 +184,9 @@ pub struct Matcher {
 }
 
 /// What `CancelTask` does to an open task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CancelBehaviour {
     /// Cancel the task (default).
@@ -198,7 +202,7 @@ pub enum CancelBehaviour {
 ///
 /// Names follow the issue; toxiproxy equivalents: `stall` ≈ `latency`/`timeout`, `trickle` ≈
 /// `bandwidth`, `close_after` ≈ `limit_data`, `reset_after` ≈ `reset_peer`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Fault {
     /// Close the connection before the request is processed: nothing happened.
@@ -236,7 +240,7 @@ pub enum Fault {
 }
 
 /// A deliberate deviation applied to every payload sent about a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mutation {
     /// Answer with a JSON-RPC `id` different from the request's.
@@ -250,7 +254,9 @@ pub enum Mutation {
 }
 
 /// How generated artifact content is encoded in parts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ContentKind {
     /// `text` parts of printable ASCII.
@@ -261,7 +267,9 @@ pub enum ContentKind {
 }
 
 /// What to do with a wrong answer to an input request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum OnWrongAnswer {
     /// Ask the same question again (a new INPUT_REQUIRED status); after `max_wrong` wrong
@@ -273,7 +281,7 @@ pub enum OnWrongAnswer {
 }
 
 /// One behaviour step of a task's script.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "do", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScriptStep {
     /// Answer with a `Message` and create no task (must be the only step).
