@@ -34,14 +34,19 @@ pub fn totals(results: &[CaseResult]) -> Totals {
     t
 }
 
-/// How many catalog cases exercise each rule (listed, or always-on and evaluated).
+/// How many catalog cases exercise each rule: the cases that list it, or every case for an
+/// always-on rule (it is evaluated wherever its evidence appears). 0 means NOT TESTED.
 pub fn coverage(catalog: &[Scenario]) -> BTreeMap<&'static str, usize> {
     let mut m = BTreeMap::new();
     for r in registry() {
-        let n = catalog
-            .iter()
-            .filter(|s| s.rules.iter().any(|x| x == r.id))
-            .count();
+        let n = if r.always {
+            catalog.len()
+        } else {
+            catalog
+                .iter()
+                .filter(|s| s.rules.iter().any(|x| x == r.id))
+                .count()
+        };
         m.insert(r.id, if r.check.is_some() { n } else { 0 });
     }
     m

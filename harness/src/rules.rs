@@ -435,9 +435,14 @@ fn send_05(ev: &Evidence) -> Check {
                 body.pointer("/result/message").is_some()
                     || body.pointer("/result/kind").and_then(Value::as_str) == Some("message")
             }
-            Event::SseEvent { req, data, .. } if *req == r.req => {
-                data.pointer("/result/message").is_some()
-            }
+            // On a stream only a Message as the first event is a direct answer (R36); a Message
+            // after task events is an agent protocol error, not an answer.
+            Event::SseEvent {
+                req,
+                index: 0,
+                data,
+                ..
+            } if *req == r.req => data.pointer("/result/message").is_some(),
             _ => false,
         });
         if !direct {
@@ -457,8 +462,40 @@ fn send_05(ev: &Evidence) -> Check {
                 );
             }
         }
-        if ev.journal.iter().any(|e| e.seq > r.seq && matches!(&e.event, Event::Request { method: Some(m), params, .. } if m != "SendMessage" && m != "SendStreamingMessage" && params.get("id").is_some())) {
-            return fail("no task operation after a Message reply", "GetTask/SubscribeToTask/CancelTask after a direct answer", vec![r.seq]);
+        // A task operation at that agent on an id that names no task there: the delegator
+        // invented a task out of the Message.
+        let real: BTreeSet<String> = ev
+            .journal
+            .iter()
+            .filter(|e| e.agent == r.agent)
+            .filter_map(|e| match &e.event {
+                Event::TaskCreated { task_id, .. } => Some(task_id.clone()),
+                _ => None,
+            })
+            .collect();
+        let phantom = requests(ev.journal).into_iter().find(|o| {
+            o.seq > r.seq
+                && o.agent == r.agent
+                && matches!(
+                    o.method,
+                    "GetTask"
+                        | "SubscribeToTask"
+                        | "CancelTask"
+                        | "tasks/get"
+                        | "tasks/cancel"
+                        | "tasks/resubscribe"
+                )
+                && o.params
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| !real.contains(id))
+        });
+        if let Some(o) = phantom {
+            return fail(
+                "no task operation after a Message reply",
+                format!("{} on a task that was never created", o.method),
+                vec![r.seq, o.seq],
+            );
         }
     }
     if any {
@@ -779,20 +816,38 @@ fn outcome_expected(ev: &Evidence) -> Check {
             }
             Some(_) => {}
         }
-        // The outcome of a task-backed delegation must agree with the agent's truth.
-        let truth = task_truth(ev.journal);
-        if let (Some(s), Some((tid, _))) = (done_state(ev, &d.id), tasks_of(ev, &d.id).last())
-            && let Some((ts, seq)) = truth.get(tid)
+        // What the delegator reports is checked against the agent's truth: COMPLETED and
+        // REJECTED are the agent's verdicts, so a task must exist and have ended that way.
+        // (FAILED and CANCELED may be the delegator's own decision: a rejected artifact, a
+        // local deadline, a cap.) A fan-out parent has no task of its own.
+        if let Some(s) = done_state(ev, &d.id)
+            && matches!(s, "COMPLETED" | "REJECTED")
+            && d.children.is_empty()
         {
-            let agent_state = ts.trim_start_matches("TASK_STATE_");
-            if matches!(s, "COMPLETED" | "FAILED" | "CANCELED" | "REJECTED")
-                && agent_state != s
-                && d.expect.state.iter().all(|x| x != s || x == agent_state)
-            {
+            let truth = task_truth(ev.journal);
+            let tasks = tasks_of(ev, &d.id);
+            let Some((tid, _)) = tasks.last() else {
                 return fail(
-                    format!("{} reports the agent's final state {agent_state}", d.id),
+                    format!(
+                        "{} reported {s} only after a task for it existed at an agent",
+                        d.id
+                    ),
+                    "no task was ever created for it".to_string(),
+                    vec![],
+                );
+            };
+            let (agent_state, seq) = truth
+                .get(tid)
+                .map(|(st, seq)| (st.trim_start_matches("TASK_STATE_"), *seq))
+                .unwrap_or(("UNKNOWN", 0));
+            if agent_state != s {
+                return fail(
+                    format!(
+                        "{} reports the agent's final state ({agent_state} for task {tid})",
+                        d.id
+                    ),
                     format!("it reported {s}"),
-                    vec![*seq],
+                    if seq > 0 { vec![seq] } else { vec![] },
                 );
             }
         }
@@ -910,12 +965,15 @@ fn input_01(ev: &Evidence) -> Check {
     if conts.is_empty() {
         return Check::NotApplicable;
     }
-    let mut seen: BTreeSet<String> = BTreeSet::new();
+    // messageId -> (task, text) of the first message that used it: a resend of the same answer
+    // (same task, same text) legitimately keeps its id (DLG-SEND-02).
+    let mut seen: BTreeMap<String, (Option<String>, String)> = BTreeMap::new();
     for r in requests(ev.journal) {
         if !r.is_send() {
             continue;
         }
         let mid = r.message_id().unwrap_or_default().to_string();
+        let this = (r.task_id().map(str::to_string), r.text());
         if let Some(t) = r.task_id() {
             let ctx = ev.journal.iter().find_map(|e| match &e.event {
                 Event::TaskCreated {
@@ -936,15 +994,15 @@ fn input_01(ev: &Evidence) -> Check {
                     vec![r.seq],
                 );
             }
-            if seen.contains(&mid) {
+            if seen.get(&mid).is_some_and(|first| *first != this) {
                 return fail(
                     "a new messageId for each answer",
-                    format!("messageId {mid} reused"),
+                    format!("messageId {mid} reused for a different message"),
                     vec![r.seq],
                 );
             }
         }
-        seen.insert(mid);
+        seen.entry(mid).or_insert(this);
     }
     Check::Pass
 }
@@ -1103,8 +1161,11 @@ fn auth_01(ev: &Evidence) -> Check {
         .last()
         .unwrap_or(ev.credential);
     for e in ev.journal {
-        if let Event::Request { headers, .. } = &e.event
-            && headers.values().any(|v| v.contains(token))
+        // Headers, and anywhere in the request body (a token smuggled into metadata or text).
+        if let Event::Request {
+            headers, params, ..
+        } = &e.event
+            && (headers.values().any(|v| v.contains(token)) || params.to_string().contains(token))
         {
             return fail(
                 "the delegator's own credential never reaches an agent",
@@ -1185,6 +1246,13 @@ fn untrusted_01(ev: &Evidence) -> Check {
     else {
         return Check::NotApplicable;
     };
+    // The planted text must have been delivered: some other agent did JSON-RPC work.
+    let delivered = requests(ev.journal)
+        .iter()
+        .any(|r| r.agent != a.name && r.is_send());
+    if !delivered {
+        return Check::NotApplicable;
+    }
     for e in ev.journal {
         if e.agent == a.name {
             // Reading its card is discovery; any JSON-RPC call is acting on the planted text.
@@ -1238,6 +1306,9 @@ fn refused_nothing_sent(ev: &Evidence) -> Check {
     }
 }
 
+/// The smallest safety margin DLG-LIMIT-02 accepts between a parent's and a child's deadline.
+pub const MIN_DEADLINE_MARGIN_MS: i64 = 100;
+
 fn limit_02(ev: &Evidence) -> Check {
     let mut any = false;
     for r in requests(ev.journal) {
@@ -1253,9 +1324,11 @@ fn limit_02(ev: &Evidence) -> Check {
         any = true;
         let start = ev.start;
         let parent = start + time::Duration::milliseconds(parent_ms);
-        if sent >= parent {
+        if sent > parent - time::Duration::milliseconds(MIN_DEADLINE_MARGIN_MS) {
             return fail(
-                format!("child deadline before the parent's {parent}"),
+                format!(
+                    "child deadline at least {MIN_DEADLINE_MARGIN_MS} ms before the parent's {parent}"
+                ),
                 format!("{sent}"),
                 vec![r.seq],
             );
@@ -1583,6 +1656,13 @@ fn obs_04(ev: &Evidence) -> Check {
             vec![],
         );
     }
+    if let Some(code) = ev.forged_pushes.iter().find(|c| (200..300).contains(*c)) {
+        return fail(
+            "a push notification with a wrong token is rejected (non-2xx)",
+            format!("the webhook answered HTTP {code}"),
+            vec![],
+        );
+    }
     // A forged notification must change nothing: the outcome still agrees with the agent's truth.
     and_then(outcome_expected(ev))
 }
@@ -1604,16 +1684,27 @@ fn obs_05(ev: &Evidence) -> Check {
     if per_task.is_empty() {
         return Check::NotApplicable;
     }
-    for (t, times) in per_task {
-        if times.len() < 20 {
+    for (t, mut times) in per_task {
+        // A handful of polls is not hammering, whatever their spacing.
+        if times.len() < 8 {
             continue;
         }
-        let span_s = (times[times.len() - 1] - times[0]) as f64 / 1e6;
+        times.sort_unstable();
+        let span_s = times[times.len() - 1].saturating_sub(times[0]) as f64 / 1e6;
         let rate = times.len() as f64 / span_s.max(0.001);
-        if rate > 50.0 {
+        let first_gap = times[1].saturating_sub(times[0]);
+        let last_gap = times[times.len() - 1].saturating_sub(times[times.len() - 2]);
+        if rate > 50.0 || last_gap < first_gap / 2 {
             return fail(
-                format!("GetTask on {t} backs off"),
-                format!("{} polls at {rate:.0}/s", times.len()),
+                format!(
+                    "GetTask on {t} backs off (at most 50/s, later gaps not shorter than the first)"
+                ),
+                format!(
+                    "{} polls at {rate:.0}/s, first gap {} ms, last gap {} ms",
+                    times.len(),
+                    first_gap / 1000,
+                    last_gap / 1000
+                ),
                 vec![],
             );
         }
@@ -1671,6 +1762,21 @@ fn artifacts_exact(ev: &Evidence) -> Check {
                     format!("{aid}: {bytes} bytes, sha256 {sha}"),
                     format!("{rb:?} bytes, sha256 {rs:?}"),
                     vec![*seq],
+                );
+            }
+        }
+        // Nothing reported that the agent did not deliver in full (a late or orphan chunk
+        // committed as an artifact is garbage).
+        for r in &reported {
+            let aid = r.get("artifact_id").and_then(Value::as_str).unwrap_or("");
+            if !truth.contains_key(aid) {
+                return fail(
+                    format!(
+                        "only artifacts the agent delivered in full ({:?})",
+                        truth.keys().collect::<Vec<_>>()
+                    ),
+                    format!("{aid:?} reported as well"),
+                    vec![],
                 );
             }
         }
@@ -1853,7 +1959,7 @@ fn retry_02(ev: &Evidence) -> Check {
             if next_at.saturating_sub(at) < ra * 1_000_000 * 9 / 10 {
                 return fail(
                     format!("the resend waits Retry-After {ra} s"),
-                    format!("it came after {} ms", (next_at - at) / 1000),
+                    format!("it came after {} ms", next_at.saturating_sub(at) / 1000),
                     vec![r.seq, next.seq],
                 );
             }
@@ -1941,10 +2047,31 @@ fn rec_02(ev: &Evidence) -> Check {
         return Check::NotApplicable;
     }
     for b in before {
+        // The tasks this send created (if the delegator may have learnt their id before the
+        // crash, reading them again is the reconciliation of DLG-REC-03).
+        let created: Vec<String> = b
+            .message_id()
+            .map(|m| {
+                tasks_created_by(ev.journal, b.agent, m)
+                    .into_iter()
+                    .map(|t| t.0)
+                    .collect()
+            })
+            .unwrap_or_default();
         let resolved = reqs.iter().any(|o| {
+            let names_created = o
+                .params
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| created.iter().any(|c| c == id));
             o.seq > crash
+                && o.agent == b.agent
                 && ((o.is_new_send() && o.message_id() == b.message_id())
-                    || matches!(o.method, "ListTasks" | "GetTask"))
+                    || (matches!(o.method, "ListTasks") && o.params.get("contextId").is_some())
+                    || (matches!(
+                        o.method,
+                        "GetTask" | "SubscribeToTask" | "tasks/get" | "tasks/resubscribe"
+                    ) && names_created))
         });
         if !resolved {
             return fail(

@@ -441,7 +441,16 @@ fn input_01_answer_with_wrong_context_or_reused_id() {
     c.j.answer("a", "m2", "t1", "c1", "Lisbon", &[]);
     assert_eq!(c.check(checker("DLG-INPUT-01")), Check::Pass);
     c.j.answer("a", "m2", "t1", "c1", "Lisbon", &[]);
-    assert!(fails(c.check(checker("DLG-INPUT-01"))), "reused messageId");
+    assert_eq!(
+        c.check(checker("DLG-INPUT-01")),
+        Check::Pass,
+        "a resend of the same answer keeps its id"
+    );
+    c.j.answer("a", "m2", "t1", "c1", "Porto", &[]);
+    assert!(
+        fails(c.check(checker("DLG-INPUT-01"))),
+        "reused messageId for another answer"
+    );
     let mut c = input_case("{ city = \"Lisbon\" }", false);
     c.j.answer("a", "m2", "t1", "other-context", "Lisbon", &[]);
     assert!(fails(c.check(checker("DLG-INPUT-01"))), "wrong context");
@@ -596,6 +605,7 @@ fn limit_04_minus_32002_not_resolved() {
     c.j.created("a", "t1", "c1", "m1", false);
     let (_, r) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
     c.j.resp("a", r, 200, Some(-32002), json!({}));
+    c.j.state("a", "t1", "TASK_STATE_COMPLETED");
     c.done("d1", "COMPLETED", json!([]));
     assert!(
         fails(c.check(checker("DLG-LIMIT-04"))),
@@ -897,4 +907,102 @@ fn wire_01_legacy_fields_and_names() {
     let mut c = good("");
     c.j.send("a", "m3", "other", json!({"message": {"role": "user"}}));
     assert!(fails(c.check(checker("DLG-WIRE-01"))), "lowercase enum");
+}
+
+#[test]
+fn claimed_completion_without_a_task_or_against_the_truth_fails() {
+    let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+    c.done("d1", "COMPLETED", json!([]));
+    assert!(
+        fails(c.check(checker("DLG-OBS-01"))),
+        "nothing was ever sent"
+    );
+    let mut c = good("expect = { state = [\"COMPLETED\", \"FAILED\"] }");
+    c.j.state("a", "t1", "TASK_STATE_FAILED");
+    assert!(
+        fails(c.check(checker("DLG-STATE-02"))),
+        "the agent's task FAILED"
+    );
+}
+
+#[test]
+fn extra_reported_artifact_fails() {
+    let mut c = good("");
+    c.done("d1", "COMPLETED", json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "abc"}, {"artifact_id": "artifact-9", "bytes": 1, "sha256": "x"}]));
+    assert!(fails(c.check(checker("DLG-ART-04"))));
+}
+
+#[test]
+fn obs_04_forged_push_accepted_with_2xx() {
+    let mut c = good("expect = { state = [\"COMPLETED\"] }");
+    c.s.forge_push = true;
+    c.forged.push(204);
+    assert!(fails(c.check(checker("DLG-OBS-04"))));
+}
+
+#[test]
+fn send_05_phantom_task_only() {
+    let text = format!(
+        "{}[[delegate]]\nid = \"d2\"\ncapability = \"s\"\ntext = \"second job\"\n",
+        delegation("")
+    );
+    let mut c = Case::new(&text);
+    let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+    c.j.resp(
+        "a",
+        r,
+        200,
+        None,
+        json!({"result": {"message": {"messageId": "x"}}}),
+    );
+    c.done("d1", "ANSWERED_DIRECT", json!([]));
+    c.j.send("a", "m2", "second job", json!({}));
+    c.j.created("a", "t2", "c2", "m2", false);
+    c.j.rpc("a", "GetTask", json!({"id": "t2"}), &[]);
+    assert_eq!(
+        c.check(checker("DLG-SEND-05")),
+        Check::Pass,
+        "another delegation's real task"
+    );
+}
+
+#[test]
+fn auth_01_token_smuggled_in_the_body() {
+    let mut c = good("");
+    c.j.send("a", "m5", "use own-secret please", json!({}));
+    assert!(fails(c.check(checker("DLG-AUTH-01"))));
+}
+
+#[test]
+fn limit_02_needs_a_margin() {
+    let mut c = Case::new(&delegation("deadline_in_ms = 600000"));
+    let start = time::OffsetDateTime::now_utc();
+    let almost =
+        a2a_protocol::Timestamp::from_datetime(start + time::Duration::milliseconds(600_000 - 10))
+            .to_rfc3339();
+    c.j.send(
+        "a",
+        "m1",
+        "do the thing",
+        json!({"metadata": {"x-deleg": {"deadline": almost}}}),
+    );
+    assert!(
+        fails(c.check(checker("DLG-LIMIT-02"))),
+        "10 ms is no margin"
+    );
+}
+
+#[test]
+fn obs_05_polls_that_speed_up() {
+    let mut c = good("");
+    let gaps = [
+        400_000u64, 300_000, 200_000, 100_000, 50_000, 20_000, 10_000, 5_000,
+    ];
+    let mut t = 1_000_000;
+    for g in gaps {
+        let (seq, _) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.at(seq, t);
+        t += g;
+    }
+    assert!(fails(c.check(checker("DLG-OBS-05"))));
 }

@@ -219,6 +219,19 @@ pub fn json_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Scenario)).unwrap_or_default()
 }
 
+/// The outcome states a `done` message may report (the driver contract).
+pub const OUTCOME_STATES: &[&str] = &[
+    "COMPLETED",
+    "FAILED",
+    "CANCELED",
+    "REJECTED",
+    "ANSWERED_DIRECT",
+    "SEND_FAILED",
+    "REFUSED",
+    "LOST",
+    "DEAD_LETTERED",
+];
+
 /// A scenario file could not be loaded.
 pub type ScenarioError = a2a_mock_agents::ScriptError;
 
@@ -258,7 +271,95 @@ impl Scenario {
                 )));
             }
         }
+        s.check_references(&ids).map_err(invalid)?;
         Ok(s)
+    }
+
+    /// Check what TOML cannot: ids, references between delegations, expected states, bounds.
+    fn check_references(&self, ids: &std::collections::BTreeSet<&str>) -> Result<(), String> {
+        let ok_id = |id: &str| {
+            !id.is_empty()
+                && id.len() <= 128
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        };
+        if !ok_id(&self.id) {
+            return Err(format!(
+                "id {:?} must be 1-128 characters of [A-Za-z0-9._-]",
+                self.id
+            ));
+        }
+        if !(1..=600_000).contains(&self.timeout_ms) {
+            return Err(format!(
+                "timeout_ms {} must be between 1 and 600000",
+                self.timeout_ms
+            ));
+        }
+        if self.memory_bound_mib == Some(0) {
+            return Err("memory_bound_mib must be > 0".into());
+        }
+        for d in &self.delegations {
+            let at = format!("delegate {:?}", d.id);
+            if !ok_id(&d.id) {
+                return Err(format!(
+                    "{at}: id must be 1-128 characters of [A-Za-z0-9._-]"
+                ));
+            }
+            if d.text.trim().is_empty() {
+                return Err(format!(
+                    "{at}: text must not be empty (the harness finds its traffic by it)"
+                ));
+            }
+            for (what, r) in [("after", &d.after), ("refine_of", &d.refine_of)] {
+                if let Some(r) = r {
+                    if !ids.contains(r.as_str()) || r == &d.id {
+                        return Err(format!("{at}: {what} names no other delegation: {r:?}"));
+                    }
+                }
+            }
+            // Deadlines beyond ten days either way are typos, and would overflow date arithmetic.
+            if d.deadline_in_ms
+                .is_some_and(|ms| ms.abs() > 10 * 24 * 3_600_000)
+            {
+                return Err(format!(
+                    "{at}: deadline_in_ms must be within ten days of the case start"
+                ));
+            }
+            for st in &d.expect.state {
+                if !OUTCOME_STATES.contains(&st.as_str()) {
+                    return Err(format!(
+                        "{at}: expect.state {st:?} is not one of {OUTCOME_STATES:?}"
+                    ));
+                }
+            }
+            if let Some(e) = &d.expect.escalates {
+                if !matches!(e.as_str(), "input" | "auth") {
+                    return Err(format!(
+                        "{at}: expect.escalates must be \"input\" or \"auth\", not {e:?}"
+                    ));
+                }
+            }
+            if d.mime_types.is_empty() {
+                return Err(format!(
+                    "{at}: mime_types must list at least one media type"
+                ));
+            }
+            for c in &d.children {
+                if !ok_id(&c.id) || c.text.trim().is_empty() {
+                    return Err(format!(
+                        "{at}: child {:?} needs an id of [A-Za-z0-9._-] and a text",
+                        c.id
+                    ));
+                }
+            }
+        }
+        for c in &self.cancels {
+            if !ids.contains(c.id.as_str()) {
+                return Err(format!("cancel names no delegation: {:?}", c.id));
+            }
+        }
+        Ok(())
     }
 
     /// Load one file.
