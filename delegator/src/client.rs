@@ -8,9 +8,12 @@
 //!
 //! Responses are read with a size bound; task states this program does not know are rewritten to
 //! `TASK_STATE_UNSPECIFIED` before decoding (so an unknown state is observed, not a decode error).
+//! Every response and every stream event must echo the request's JSON-RPC `id`; one that does not,
+//! and a stream event that is not a valid JSON-RPC response carrying a `StreamResponse`, is a
+//! [`ClientError::AgentProtocol`] error: definite, never retried.
 
 use a2a_protocol::compat03::{self, ObjectKind};
-use a2a_protocol::jsonrpc::{JsonRpcError, JsonRpcRequest, JsonRpcResponse};
+use a2a_protocol::jsonrpc::{Id, JsonRpcError, JsonRpcRequest, JsonRpcResponse};
 use a2a_protocol::sse::{SseDecoder, SseEvent};
 use a2a_protocol::{Method, StreamResponse, TaskState};
 use serde_json::Value;
@@ -78,6 +81,11 @@ pub enum ClientError {
     /// The agent's reply is not valid A2A (garbage, wrong shape, oversize).
     #[error("invalid response: {0}")]
     Protocol(String),
+    /// The agent broke the protocol in a way a retry cannot mend: a response or stream event
+    /// whose JSON-RPC `id` is not the request's, an SSE event that is not JSON, too large, or not
+    /// a `StreamResponse`. The delegation fails visibly.
+    #[error("agent protocol error: {0}")]
+    AgentProtocol(String),
     /// The method does not exist for this agent's protocol version.
     #[error("{0} is not available for a {1} agent")]
     NotAvailable(&'static str, &'static str),
@@ -91,8 +99,15 @@ impl ClientError {
                 true
             }
             ClientError::Http { status, .. } => *status >= 500 || *status == 429 || *status == 408,
-            ClientError::Rpc(_) | ClientError::NotAvailable(..) => false,
+            ClientError::Rpc(_) | ClientError::NotAvailable(..) | ClientError::AgentProtocol(_) => {
+                false
+            }
         }
+    }
+
+    /// Whether the agent broke the protocol (see [`ClientError::AgentProtocol`]).
+    pub fn is_agent_protocol(&self) -> bool {
+        matches!(self, ClientError::AgentProtocol(_))
     }
 
     /// The JSON-RPC code, for an RPC error.
@@ -232,7 +247,7 @@ impl RpcClient {
         params: Value,
         auth: Option<&str>,
         streaming: bool,
-    ) -> Result<reqwest::RequestBuilder, ClientError> {
+    ) -> Result<(reqwest::RequestBuilder, Id), ClientError> {
         let (name, mut params) = match ep.version {
             Version::V1 => (method.as_str(), params),
             Version::V03 => {
@@ -249,7 +264,8 @@ impl RpcClient {
         if let (Some(t), Value::Object(m)) = (&ep.tenant, &mut params) {
             m.insert("tenant".into(), Value::String(t.clone()));
         }
-        let body = JsonRpcRequest::new(uuid::Uuid::new_v4().to_string(), name, params);
+        let id = Id::String(uuid::Uuid::new_v4().to_string());
+        let body = JsonRpcRequest::new(id.clone(), name, params);
         let mut rb = self
             .http
             .post(&ep.url)
@@ -266,7 +282,7 @@ impl RpcClient {
         if let Some(a) = auth {
             rb = rb.header("Authorization", a);
         }
-        Ok(rb)
+        Ok((rb, id))
     }
 
     /// A unary call. `timeout` bounds the whole exchange.
@@ -278,10 +294,12 @@ impl RpcClient {
         auth: Option<&str>,
         timeout: Duration,
     ) -> Result<CallResult, ClientError> {
-        let rb = self
-            .build(ep, method, params, auth, false)?
-            .timeout(timeout);
-        let resp = rb.send().await.map_err(|e| classify(&ep.url, e))?;
+        let (rb, id) = self.build(ep, method, params, auth, false)?;
+        let resp = rb
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(|e| classify(&ep.url, e))?;
         let status = resp.status();
         let retry_after = resp
             .headers()
@@ -307,7 +325,7 @@ impl RpcClient {
         let v = parsed.ok_or_else(|| {
             ClientError::Protocol(format!("{method} reply is not JSON ({} bytes)", body.len()))
         })?;
-        self.unwrap_response(ep, method, v)
+        self.unwrap_response(ep, method, v, &id)
     }
 
     fn unwrap_response(
@@ -315,9 +333,11 @@ impl RpcClient {
         ep: &Endpoint,
         method: Method,
         v: Value,
+        sent: &Id,
     ) -> Result<CallResult, ClientError> {
         let resp: JsonRpcResponse<Value> = serde_json::from_value(v)
             .map_err(|e| ClientError::Protocol(format!("{method} reply: {e}")))?;
+        check_id(method, sent, &resp)?;
         let mut result = resp.payload.map_err(ClientError::Rpc)?;
         if ep.version == Version::V03
             && let Some(kind) = ObjectKind::result_of(method.as_str())
@@ -343,7 +363,7 @@ impl RpcClient {
         auth: Option<&str>,
         head_timeout: Duration,
     ) -> Result<EventStream, ClientError> {
-        let rb = self.build(ep, method, params, auth, true)?;
+        let (rb, id) = self.build(ep, method, params, auth, true)?;
         let resp = tokio::time::timeout(head_timeout, rb.send())
             .await
             .map_err(|_| ClientError::Transport(format!("{method}: no response head in time")))?
@@ -379,7 +399,7 @@ impl RpcClient {
             let v = parsed.ok_or_else(|| {
                 ClientError::Protocol(format!("{method} reply is neither SSE nor JSON"))
             })?;
-            let r = self.unwrap_response(ep, method, v)?;
+            let r = self.unwrap_response(ep, method, v, &id)?;
             let mut pending = VecDeque::new();
             pending.push_back(Ok((r.result, r.unknown_states)));
             return Ok(EventStream {
@@ -389,6 +409,7 @@ impl RpcClient {
                 pending,
                 version: ep.version,
                 method,
+                rpc_id: id,
                 done: false,
             });
         }
@@ -399,9 +420,22 @@ impl RpcClient {
             pending: VecDeque::new(),
             version: ep.version,
             method,
+            rpc_id: id,
             done: false,
         })
     }
+}
+
+/// A response must echo the request's id; an error about a request the agent could not read
+/// may carry `null` (JSON-RPC 2.0 §5).
+fn check_id(method: Method, sent: &Id, resp: &JsonRpcResponse<Value>) -> Result<(), ClientError> {
+    if &resp.id == sent || (resp.id == Id::Null && resp.payload.is_err()) {
+        return Ok(());
+    }
+    Err(ClientError::AgentProtocol(format!(
+        "{method} response carries JSON-RPC id {}, the request's was {sent}",
+        resp.id
+    )))
 }
 
 async fn read_limited(mut resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, ClientError> {
@@ -439,6 +473,7 @@ pub struct EventStream {
     pending: VecDeque<Result<(Value, Vec<String>), ClientError>>,
     version: Version,
     method: Method,
+    rpc_id: Id,
     done: bool,
 }
 
@@ -467,14 +502,14 @@ impl EventStream {
                     if let Err(e) = r {
                         self.done = true;
                         self.pending
-                            .push_back(Err(ClientError::Protocol(format!("SSE: {e}"))));
+                            .push_back(Err(ClientError::AgentProtocol(format!("SSE: {e}"))));
                     }
                 }
                 Ok(None) => {
                     self.done = true;
                     if let Err(e) = self.decoder.finish() {
                         self.pending
-                            .push_back(Err(ClientError::Protocol(format!("SSE: {e}"))));
+                            .push_back(Err(ClientError::AgentProtocol(format!("SSE: {e}"))));
                     }
                 }
                 Err(e) => {
@@ -488,13 +523,15 @@ impl EventStream {
 
     fn decode_event(&self, ev: SseEvent) -> Result<StreamItem, ClientError> {
         let v: Value = serde_json::from_str(&ev.data)
-            .map_err(|e| ClientError::Protocol(format!("SSE data is not JSON: {e}")))?;
-        let resp: JsonRpcResponse<Value> = serde_json::from_value(v)
-            .map_err(|e| ClientError::Protocol(format!("SSE event: {e}")))?;
+            .map_err(|e| ClientError::AgentProtocol(format!("SSE data is not JSON: {e}")))?;
+        let resp: JsonRpcResponse<Value> = serde_json::from_value(v).map_err(|e| {
+            ClientError::AgentProtocol(format!("SSE event is not a JSON-RPC response: {e}"))
+        })?;
+        check_id(self.method, &self.rpc_id, &resp)?;
         let result = resp.payload.map_err(ClientError::Rpc)?;
         let result = if self.version == Version::V03 {
             compat03::to_v1(ObjectKind::StreamResult, &result)
-                .map_err(|e| ClientError::Protocol(format!("0.3 stream event: {e}")))?
+                .map_err(|e| ClientError::AgentProtocol(format!("0.3 stream event: {e}")))?
         } else {
             result
         };
@@ -508,7 +545,7 @@ impl EventStream {
     ) -> Result<StreamItem, ClientError> {
         unknown.extend(sanitize_states(&mut v));
         let event = a2a_protocol::codec::decode_value::<StreamResponse>(&v)
-            .map_err(|e| ClientError::Protocol(format!("{} event: {e}", self.method)))?;
+            .map_err(|e| ClientError::AgentProtocol(format!("{} event: {e}", self.method)))?;
         Ok(StreamItem {
             event,
             unknown_states: unknown,
@@ -533,6 +570,34 @@ mod tests {
         assert!(sanitize_states(&mut ok).is_empty());
         let mut num = json!({"id": "t", "status": {"state": 42}});
         assert_eq!(sanitize_states(&mut num).len(), 1);
+    }
+
+    fn resp(id: Id, ok: bool) -> JsonRpcResponse<Value> {
+        if ok {
+            JsonRpcResponse::success(id, json!({}))
+        } else {
+            JsonRpcResponse::error(id, a2a_protocol::ErrorCode::Internal.to_error(None, &[]))
+        }
+    }
+
+    #[test]
+    fn responses_must_echo_the_request_id() {
+        let sent = Id::from("r-1");
+        assert!(check_id(Method::GetTask, &sent, &resp(Id::from("r-1"), true)).is_ok());
+        assert!(check_id(Method::GetTask, &sent, &resp(Id::from("r-1"), false)).is_ok());
+        // An error about a request the agent could not read may carry null.
+        assert!(check_id(Method::GetTask, &sent, &resp(Id::Null, false)).is_ok());
+        for bad in [
+            resp(Id::from("wrong"), true),
+            resp(Id::from("wrong"), false),
+            resp(Id::Null, true),
+            resp(Id::from(1), true),
+        ] {
+            let e = check_id(Method::GetTask, &sent, &bad).unwrap_err();
+            assert!(e.is_agent_protocol(), "{e}");
+            assert!(!e.is_transient());
+            assert!(e.to_string().contains("JSON-RPC id"), "{e}");
+        }
     }
 
     #[test]

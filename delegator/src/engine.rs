@@ -1363,6 +1363,10 @@ impl Run {
                         "SendMessage"
                     };
                     self.error(name, &e);
+                    if e.is_agent_protocol() {
+                        // The reply cannot be trusted, not even its task id: fail visibly.
+                        return self.fail_and_cancel(e.to_string()).await;
+                    }
                     if let ClientError::Rpc(err) = &e {
                         match policy::error_action(op, err.error_code()) {
                             ErrorAction::RetryWithoutPush if self.push => {
@@ -1536,6 +1540,9 @@ impl Run {
                 }
                 Err(e) => {
                     self.error("GetTask", &e);
+                    if e.is_agent_protocol() {
+                        return Err(self.fail_and_cancel(e.to_string()).await);
+                    }
                     if let ClientError::Rpc(err) = &e {
                         match policy::error_action(Op::Get, err.error_code()) {
                             ErrorAction::Lost => {
@@ -1650,6 +1657,9 @@ impl Run {
             Ok(s) => Next::Stream(Box::new(s)),
             Err(e) => {
                 self.error("SubscribeToTask", &e);
+                if e.is_agent_protocol() {
+                    return self.fail_and_cancel(e.to_string()).await;
+                }
                 if let ClientError::Rpc(err) = &e {
                     match policy::error_action(Op::Subscribe, err.error_code()) {
                         ErrorAction::Lost => {
@@ -1732,6 +1742,18 @@ impl Run {
                 }
                 Some(Err(e)) => {
                     self.error("stream", &e);
+                    if e.is_agent_protocol() {
+                        // Garbage, a foreign JSON-RPC id, an oversize or undecodable event: the
+                        // stream can no longer be trusted, even after the final state (then the
+                        // task is over: nothing to cancel).
+                        if pending_final.is_some() {
+                            return Next::Finish(Final::new(
+                                DelegationState::Failed,
+                                format!("{e} (after the task's final state)"),
+                            ));
+                        }
+                        return self.fail_and_cancel(e.to_string()).await;
+                    }
                     if let Some(f) = pending_final {
                         return Next::Finish(f);
                     }
@@ -1748,13 +1770,6 @@ impl Run {
                             Some(n) => n,
                             None => Next::Send,
                         };
-                    }
-                    if let ClientError::Protocol(msg) = &e
-                        && msg.starts_with("SSE: SSE event exceeds")
-                    {
-                        return self
-                            .fail_and_cancel(format!("agent protocol error: {msg}"))
-                            .await;
                     }
                     if let Some(n) = self.observe_failure(&e).await {
                         return n;
@@ -1820,8 +1835,13 @@ impl Run {
                 if self.rec.task_id.is_none() {
                     return Some(self.answered_direct(m));
                 }
-                tracing::debug!(delegation = %self.rec.id, "message event inside a task stream ignored");
-                None
+                // R34: once a task exists, replies about it are Task-based.
+                let e = ClientError::AgentProtocol(
+                    "a Message event after the task existed (replies for a task are Task-based)"
+                        .into(),
+                );
+                self.error("stream", &e);
+                Some(self.fail_and_cancel(e.to_string()).await)
             }
             StreamResponse::Task(t) => {
                 if let Some(n) = self.adopt_task(&t).await {
@@ -2266,6 +2286,9 @@ impl Run {
                 }
                 Err(e) => {
                     self.error("SendMessage(continue)", &e);
+                    if e.is_agent_protocol() {
+                        return self.fail_and_cancel(e.to_string()).await;
+                    }
                     if let ClientError::Rpc(err) = &e {
                         match policy::error_action(Op::Continue, err.error_code()) {
                             ErrorAction::Lost => {

@@ -1061,3 +1061,183 @@ async fn a_hostile_reply_is_a_recorded_failure_not_a_panic() {
     let o = h.done("d2").await;
     assert_eq!(o.state, DelegationState::DeadLettered);
 }
+
+// ----- hostile agents: every protocol break ends in a recorded failure ----------------------
+
+fn hostile_script() -> Vec<Step> {
+    vec![
+        Step::State(TaskState::Working, None),
+        text_artifact("a", "part one", false, false),
+        text_artifact("a", " and two", true, true),
+        Step::State(TaskState::Completed, None),
+    ]
+}
+
+#[tokio::test]
+async fn a_foreign_json_rpc_id_fails_the_delegation_and_is_not_resent() {
+    for streaming in [true, false] {
+        let a = FakeAgent::start(AgentConfig {
+            streaming,
+            wrong_rpc_id: true,
+            ..Default::default()
+        })
+        .await;
+        a.script("work", hostile_script());
+        let mut h = start(&[&a], opts(), false).await;
+        h.engine.delegate(req("d1")).await.unwrap();
+        let o = h.done("d1").await;
+        assert_eq!(
+            o.state,
+            DelegationState::Failed,
+            "streaming={streaming} {o:?}"
+        );
+        let reason = o.reason.unwrap_or_default();
+        assert!(
+            reason.starts_with("agent protocol error") && reason.contains("JSON-RPC id"),
+            "{reason}"
+        );
+        assert!(o.artifacts.is_empty());
+        // A definite protocol break: the send is not repeated.
+        let method = if streaming {
+            "SendStreamingMessage"
+        } else {
+            "SendMessage"
+        };
+        assert_eq!(a.requests(method).len(), 1, "streaming={streaming}");
+        let rec = h.store().get("d1").unwrap().unwrap();
+        assert!(
+            rec.errors
+                .iter()
+                .any(|e| !e.transient && e.message.contains("wrong-id-from-fake")),
+            "{:?}",
+            rec.errors
+        );
+    }
+}
+
+#[tokio::test]
+async fn invalid_json_in_a_stream_fails_the_delegation_and_cancels_the_task() {
+    let a = FakeAgent::start(AgentConfig {
+        streaming: true,
+        ..Default::default()
+    })
+    .await;
+    a.script(
+        "work",
+        vec![
+            Step::State(TaskState::Working, None),
+            text_artifact("a", "part one", false, false),
+            Step::RawSse("{not json".into()),
+            Step::Gate("never".into()),
+            text_artifact("a", " and two", true, true),
+            Step::State(TaskState::Completed, None),
+        ],
+    );
+    let mut h = start(&[&a], opts(), false).await;
+    h.engine.delegate(req("d1")).await.unwrap();
+    let o = h.done("d1").await;
+    assert_eq!(o.state, DelegationState::Failed, "{o:?}");
+    assert!(o.reason.unwrap_or_default().contains("not JSON"));
+    assert!(o.artifacts.is_empty());
+    assert_eq!(a.requests("CancelTask").len(), 1);
+    assert_eq!(a.all_tasks()[0].status.state, TaskState::Canceled);
+}
+
+#[tokio::test]
+async fn a_message_event_after_the_task_exists_fails_visibly() {
+    let a = FakeAgent::start(AgentConfig {
+        streaming: true,
+        ..Default::default()
+    })
+    .await;
+    let chatter = a2a_protocol::Message::agent_text("m-chatty", "Here is your answer instead.");
+    a.script(
+        "work",
+        vec![
+            Step::State(TaskState::Working, None),
+            text_artifact("a", "partial", false, true),
+            Step::Event(Box::new(a2a_protocol::StreamResponse::Message(chatter))),
+            Step::Gate("never".into()),
+            Step::State(TaskState::Completed, None),
+        ],
+    );
+    let mut h = start(&[&a], opts(), false).await;
+    h.engine.delegate(req("d1")).await.unwrap();
+    let o = h.done("d1").await;
+    assert_eq!(o.state, DelegationState::Failed, "{o:?}");
+    assert!(
+        o.reason
+            .unwrap_or_default()
+            .contains("Message event after the task")
+    );
+    assert!(o.artifacts.is_empty());
+    assert_eq!(a.requests("CancelTask").len(), 1);
+}
+
+#[tokio::test]
+async fn an_event_over_max_event_bytes_fails_the_delegation() {
+    let a = FakeAgent::start(AgentConfig {
+        streaming: true,
+        ..Default::default()
+    })
+    .await;
+    a.script(
+        "work",
+        vec![
+            Step::State(TaskState::Working, None),
+            text_artifact("a", &"x".repeat(8192), false, true),
+            Step::Gate("never".into()),
+            Step::State(TaskState::Completed, None),
+        ],
+    );
+    let mut h = start(
+        &[&a],
+        Options {
+            max_event_bytes: 4096,
+            ..opts()
+        },
+        false,
+    )
+    .await;
+    let mut r = req("d1");
+    r.artifact_spec.max_size_bytes = 1 << 20;
+    h.engine.delegate(r).await.unwrap();
+    let o = h.done("d1").await;
+    assert_eq!(o.state, DelegationState::Failed, "{o:?}");
+    assert!(
+        o.reason
+            .unwrap_or_default()
+            .contains("exceeds the limit of 4096")
+    );
+    assert_eq!(a.requests("CancelTask").len(), 1);
+}
+
+#[tokio::test]
+async fn garbage_after_the_final_state_fails_without_a_cancel() {
+    let a = FakeAgent::start(AgentConfig {
+        streaming: true,
+        close_on_terminal: false,
+        ..Default::default()
+    })
+    .await;
+    a.script(
+        "work",
+        vec![
+            text_artifact("a", "body", false, true),
+            Step::State(TaskState::Completed, None),
+            Step::RawSse("<html>oops</html>".into()),
+        ],
+    );
+    let mut h = start(&[&a], opts(), false).await;
+    h.engine.delegate(req("d1")).await.unwrap();
+    let o = h.done("d1").await;
+    assert_eq!(o.state, DelegationState::Failed, "{o:?}");
+    assert!(
+        o.reason
+            .unwrap_or_default()
+            .contains("after the task's final state")
+    );
+    assert!(o.artifacts.is_empty());
+    // The task is over: nothing more is sent to it.
+    assert!(a.requests("CancelTask").is_empty());
+}

@@ -43,7 +43,14 @@ pub enum Step {
     Gate(String),
     /// Emit a raw state string (for unknown states) in a status update.
     RawState(String),
+    /// Emit this exact text as the `data:` of one stream event (e.g. invalid JSON).
+    RawSse(String),
+    /// Emit this event as is (e.g. a Message after the task exists).
+    Event(Box<StreamResponse>),
 }
+
+/// Prefix of the messageId of the placeholder event that carries a [`Step::RawSse`] text.
+const RAW_SSE: &str = "raw-sse:";
 
 /// A fault for the next matching request.
 #[derive(Debug, Clone)]
@@ -82,6 +89,8 @@ pub struct AgentConfig {
     pub close_on_interrupt: bool,
     /// Close the stream at terminal states (a conforming agent does).
     pub close_on_terminal: bool,
+    /// Answer every response and stream event with a JSON-RPC id that is not the request's.
+    pub wrong_rpc_id: bool,
 }
 
 impl Default for AgentConfig {
@@ -97,6 +106,7 @@ impl Default for AgentConfig {
             )],
             close_on_interrupt: true,
             close_on_terminal: true,
+            wrong_rpc_id: false,
         }
     }
 }
@@ -337,7 +347,15 @@ impl AgentState {
         } else {
             result
         };
-        json!({"jsonrpc": "2.0", "id": id, "result": result})
+        json!({"jsonrpc": "2.0", "id": self.reply_id(id), "result": result})
+    }
+
+    fn reply_id(&self, id: &Value) -> Value {
+        if self.cfg.wrong_rpc_id {
+            json!("wrong-id-from-fake")
+        } else {
+            id.clone()
+        }
     }
 
     async fn rpc(self: Arc<Self>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
@@ -723,6 +741,13 @@ impl AgentState {
                     let ev = self.status_event(&tid, s, text);
                     self.push_event(&tid, ev);
                 }
+                Step::RawSse(text) => {
+                    let mut m =
+                        Message::agent_text(format!("{RAW_SSE}{}", self.next_id("r")), text);
+                    m.task_id = Some(tid.clone());
+                    self.push_event(&tid, StreamResponse::Message(m));
+                }
+                Step::Event(ev) => self.push_event(&tid, *ev),
                 Step::RawState(raw) => {
                     // Stored as UNSPECIFIED; the raw name is what the wire carries (see sse()).
                     let ev =
@@ -794,8 +819,16 @@ impl AgentState {
         start: usize,
     ) -> Response {
         let mut rx = self.changed.subscribe();
+        let id = self.reply_id(&id);
         let stream = async_stream(move |tx: tokio::sync::mpsc::Sender<Vec<u8>>| async move {
             let send = |ev: &StreamResponse| {
+                if let StreamResponse::Message(m) = ev
+                    && m.message_id.starts_with(RAW_SSE)
+                {
+                    let mut out = Vec::new();
+                    encode_event(&mut out, None, &m.text());
+                    return out;
+                }
                 let mut result = serde_json::to_value(ev).unwrap();
                 // A raw state name travels as-is.
                 if let Some(text) = result
