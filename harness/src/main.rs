@@ -33,7 +33,7 @@ struct Cli {
 enum Cmd {
     /// Run cases against a delegator and write reports.
     ///
-    /// Example: a2a-harness run --case 'state.*' --seed 7 --out reports/mine
+    /// Example: a2a-harness run --case 'states.*' --seed 7 --out reports/mine
     #[command(after_help = EXIT_HELP)]
     Run {
         /// The delegator command (speaks docs/driver-protocol.md). Default: the reference delegator next to this binary.
@@ -48,7 +48,7 @@ enum Cmd {
         /// Cases run in parallel (default: the number of cores).
         #[arg(long)]
         jobs: Option<usize>,
-        /// Run each case this many times (seeds seed, seed+1, ...).
+        /// Run each case this many times (seeds seed, seed+1, ...); with N > 1 each result is reported as `<case id>@<seed>`.
         #[arg(long, default_value_t = 1)]
         repeat: u32,
         /// A file of case ids (or globs) known to fail: FAIL becomes XFAIL, PASS becomes XPASS (which fails the run).
@@ -75,10 +75,13 @@ enum Cmd {
     Schema,
     /// Start only the network of a case and print its URLs, for reproducing by hand.
     ///
-    /// Example: a2a-harness serve state.completed
+    /// Example: a2a-harness serve states.completed --seed 7
     Serve {
         /// The case id.
         case: String,
+        /// The run seed to reproduce: the network seed is the case's XOR this, as in `run`.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
 }
 
@@ -94,6 +97,8 @@ fn main() {
     std::process::exit(code);
 }
 
+/// The reference delegator next to this binary, else `a2a-delegator` from `PATH` (said on
+/// stderr, since it may not be the build the user expects).
 fn default_delegator() -> String {
     let exe = std::env::current_exe().ok();
     let sibling = exe
@@ -101,9 +106,47 @@ fn default_delegator() -> String {
         .and_then(Path::parent)
         .map(|d| d.join("a2a-delegator"));
     match sibling {
-        Some(p) if p.exists() => format!("{} drive", p.display()),
-        _ => "a2a-delegator drive".to_string(),
+        Some(p) if p.exists() => {
+            let p = p.display().to_string();
+            // Quoted the way `--delegator` is split when it holds spaces.
+            if p.contains(char::is_whitespace) {
+                format!("\"{p}\" drive")
+            } else {
+                format!("{p} drive")
+            }
+        }
+        other => {
+            let found = a2a_harness::driver::resolve_program("a2a-delegator");
+            eprintln!(
+                "a2a-harness: note: no a2a-delegator next to this binary{}; using `a2a-delegator drive` from PATH ({})",
+                other
+                    .map(|p| format!(" ({})", p.display()))
+                    .unwrap_or_default(),
+                match &found {
+                    Ok(p) => p.display().to_string(),
+                    Err(_) => "not found there either".to_string(),
+                }
+            );
+            "a2a-delegator drive".to_string()
+        }
     }
+}
+
+/// Check the delegator command before running anything: it parses, and its program exists
+/// and is executable (bad usage otherwise, exit 2).
+fn check_delegator(cmd: &str) -> anyhow::Result<()> {
+    let argv = a2a_harness::driver::split_command(cmd).map_err(|e| anyhow::anyhow!("{e}"))?;
+    a2a_harness::driver::resolve_program(&argv[0])
+        .map_err(|e| anyhow::anyhow!("delegator command {cmd:?}: {e}"))?;
+    Ok(())
+}
+
+/// A panic payload as text.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_string())
 }
 
 fn catalog(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
@@ -196,7 +239,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 ),
             }
         }
-        Cmd::Serve { case } => {
+        Cmd::Serve { case, seed } => {
             let cat = catalog(&cli.scenarios)?;
             let s = cat
                 .into_iter()
@@ -204,11 +247,18 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 .with_context(|| format!("no case {case:?}"))?;
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(async move {
-                let net = a2a_mock_agents::Network::start(s.network.clone()).await?;
+                // The same network as `run --seed N` gives this case.
+                let mut spec = s.network.clone();
+                let case_seed = spec.seed;
+                spec.seed ^= seed;
+                let net = a2a_mock_agents::Network::start(spec.clone()).await?;
                 for n in net.names() {
                     println!("{n}\t{}", net.card_url(n).unwrap_or_default());
                 }
-                println!("serving case {}; Ctrl-C to stop", s.id);
+                println!(
+                    "serving case {} with network seed {} (the case's {case_seed} XOR --seed {seed}); Ctrl-C to stop",
+                    s.id, spec.seed
+                );
                 tokio::signal::ctrl_c().await?;
                 net.shutdown().await;
                 Ok::<_, anyhow::Error>(0)
@@ -239,7 +289,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 None => Vec::new(),
             };
             let delegator = delegator.unwrap_or_else(default_delegator);
-            a2a_harness::driver::split_command(&delegator).map_err(|e| anyhow::anyhow!("{e}"))?;
+            check_delegator(&delegator)?;
             let out = out.unwrap_or_else(|| {
                 let t = time::OffsetDateTime::now_utc();
                 PathBuf::from(format!(
@@ -263,7 +313,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut work_items = Vec::new();
             for r in 0..repeat.max(1) {
                 for s in &selected {
-                    work_items.push((s.clone(), seed + u64::from(r)));
+                    work_items.push((s.clone(), seed.wrapping_add(u64::from(r))));
                 }
             }
             let total = work_items.len();
@@ -276,9 +326,12 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
             let work_dir = work.path().to_path_buf();
+            let repeated = repeat > 1;
             let mut results = rt.block_on(async {
                 let sem = Arc::new(tokio::sync::Semaphore::new(jobs));
                 let mut set = tokio::task::JoinSet::new();
+                // Which case each task runs, so a task that panicked still gets its result.
+                let mut tasks = std::collections::HashMap::new();
                 for (i, (s, seed)) in work_items.into_iter().enumerate() {
                     let sem = sem.clone();
                     let settings = RunSettings {
@@ -286,22 +339,53 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                         seed,
                         work_dir: work_dir.join(format!("{i}")),
                     };
-                    set.spawn(async move {
+                    let scenario = s.clone();
+                    let handle = set.spawn(async move {
                         let _permit = sem.acquire_owned().await;
-                        (i, run_case(&s, &settings).await)
+                        #[cfg(debug_assertions)]
+                        if std::env::var("A2A_HARNESS_TEST_PANIC").is_ok_and(|c| c == s.id) {
+                            panic!("A2A_HARNESS_TEST_PANIC: planted panic in case {}", s.id);
+                        }
+                        run_case(&s, &settings).await
                     });
+                    let settings = RunSettings {
+                        delegator: delegator.clone(),
+                        seed,
+                        work_dir: PathBuf::new(),
+                    };
+                    tasks.insert(handle.id(), (i, scenario, settings));
                 }
                 let mut out = Vec::new();
-                while let Some(r) = set.join_next().await {
-                    if let Ok((i, r)) = r {
-                        bar.set_message(format!("{} {}", r.id, r.verdict.label()));
-                        bar.inc(1);
-                        // Without a terminal there is no bar: print one line per case instead.
-                        if bar.is_hidden() {
-                            eprintln!("{:<11} {}", r.verdict.label(), r.id);
-                        }
-                        out.push((i, r));
+                while let Some(joined) = set.join_next_with_id().await {
+                    let (id, r) = match joined {
+                        Ok((id, r)) => (id, Ok(r)),
+                        Err(e) => (e.id(), Err(e)),
+                    };
+                    let Some((i, s, settings)) = tasks.remove(&id) else {
+                        continue;
+                    };
+                    let mut r = r.unwrap_or_else(|e| {
+                        let why = if e.is_panic() {
+                            format!("panicked: {}", panic_text(&*e.into_panic()))
+                        } else {
+                            "was cancelled".to_string()
+                        };
+                        a2a_harness::runner::CaseResult::harness_failure(
+                            &s,
+                            &settings,
+                            format!("harness error: the task running this case {why}"),
+                        )
+                    });
+                    if repeated {
+                        r.id = format!("{}@{}", r.id, r.seed);
                     }
+                    bar.set_message(format!("{} {}", r.id, r.verdict.label()));
+                    bar.inc(1);
+                    // Without a terminal there is no bar: print one line per case instead.
+                    if bar.is_hidden() {
+                        eprintln!("{:<11} {}", r.verdict.label(), r.id);
+                    }
+                    out.push((i, r));
                 }
                 out.sort_by_key(|(i, _)| *i);
                 out.into_iter().map(|(_, r)| r).collect::<Vec<_>>()

@@ -1692,19 +1692,12 @@ fn obs_05(ev: &Evidence) -> Check {
         times.sort_unstable();
         let span_s = times[times.len() - 1].saturating_sub(times[0]) as f64 / 1e6;
         let rate = times.len() as f64 / span_s.max(0.001);
-        let first_gap = times[1].saturating_sub(times[0]);
-        let last_gap = times[times.len() - 1].saturating_sub(times[times.len() - 2]);
-        if rate > 50.0 || last_gap < first_gap / 2 {
+        // Only the rate is judged: a delegator may legitimately read the task at once when a
+        // push notification or a stream event wakes it, so single short gaps are fine.
+        if rate > 50.0 {
             return fail(
-                format!(
-                    "GetTask on {t} backs off (at most 50/s, later gaps not shorter than the first)"
-                ),
-                format!(
-                    "{} polls at {rate:.0}/s, first gap {} ms, last gap {} ms",
-                    times.len(),
-                    first_gap / 1000,
-                    last_gap / 1000
-                ),
+                format!("GetTask on {t} backs off (at most 50 polls/s)"),
+                format!("{} polls at {rate:.0}/s", times.len()),
                 vec![],
             );
         }

@@ -991,18 +991,3 @@ fn limit_02_needs_a_margin() {
         "10 ms is no margin"
     );
 }
-
-#[test]
-fn obs_05_polls_that_speed_up() {
-    let mut c = good("");
-    let gaps = [
-        400_000u64, 300_000, 200_000, 100_000, 50_000, 20_000, 10_000, 5_000,
-    ];
-    let mut t = 1_000_000;
-    for g in gaps {
-        let (seq, _) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
-        c.j.at(seq, t);
-        t += g;
-    }
-    assert!(fails(c.check(checker("DLG-OBS-05"))));
-}

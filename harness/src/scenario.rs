@@ -312,10 +312,10 @@ impl Scenario {
                 ));
             }
             for (what, r) in [("after", &d.after), ("refine_of", &d.refine_of)] {
-                if let Some(r) = r {
-                    if !ids.contains(r.as_str()) || r == &d.id {
-                        return Err(format!("{at}: {what} names no other delegation: {r:?}"));
-                    }
+                if let Some(r) = r
+                    && (!ids.contains(r.as_str()) || r == &d.id)
+                {
+                    return Err(format!("{at}: {what} names no other delegation: {r:?}"));
                 }
             }
             // Deadlines beyond ten days either way are typos, and would overflow date arithmetic.
@@ -333,12 +333,12 @@ impl Scenario {
                     ));
                 }
             }
-            if let Some(e) = &d.expect.escalates {
-                if !matches!(e.as_str(), "input" | "auth") {
-                    return Err(format!(
-                        "{at}: expect.escalates must be \"input\" or \"auth\", not {e:?}"
-                    ));
-                }
+            if let Some(e) = &d.expect.escalates
+                && !matches!(e.as_str(), "input" | "auth")
+            {
+                return Err(format!(
+                    "{at}: expect.escalates must be \"input\" or \"auth\", not {e:?}"
+                ));
             }
             if d.mime_types.is_empty() {
                 return Err(format!(

@@ -3,13 +3,15 @@
 //!
 //! It is bounded (entries past `max_entries` are counted, not kept; long strings in payloads are
 //! summarised), queryable from Rust ([`Journal::wait_for`] waits for a condition with a deadline)
-//! and exportable as JSON lines.
+//! and exportable as JSON lines. A synchronous [tripwire](Journal::set_tripwire) runs inside
+//! [`Journal::record`], before the agent that recorded the event goes on (crash injection).
 
 use crate::script::JournalSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -218,6 +220,9 @@ struct Inner {
     next_seq: u64,
 }
 
+/// A synchronous hook over recorded entries; see [`Journal::set_tripwire`].
+pub type Tripwire = Arc<dyn Fn(&Entry) -> bool + Send + Sync>;
+
 /// The shared, bounded journal of a network. Cheap to clone.
 #[derive(Clone)]
 pub struct Journal {
@@ -225,6 +230,8 @@ pub struct Journal {
     notify: Arc<Notify>,
     start: Instant,
     spec: JournalSpec,
+    tripwire: Arc<Mutex<Option<Tripwire>>>,
+    armed: Arc<AtomicBool>,
 }
 
 /// [`Journal::wait_for`] ran out of time.
@@ -244,6 +251,38 @@ impl Journal {
             notify: Arc::new(Notify::new()),
             start: Instant::now(),
             spec,
+            tripwire: Arc::new(Mutex::new(None)),
+            armed: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Install a tripwire (replacing any other): `f` is called with every entry recorded from now
+    /// on, synchronously inside [`Journal::record`], right after the entry is stored and before
+    /// `record` returns, so the agent handler that recorded the event has not yet answered or
+    /// sent anything more. When `f` returns true the tripwire is removed. It also sees entries
+    /// past `max_entries` (which are counted, not kept).
+    ///
+    /// Calls are serialised (one at a time, and never again once `f` returned true). `f` may
+    /// read the journal but must not record into it or set a tripwire (that would deadlock);
+    /// it should be quick, like a syscall.
+    pub fn set_tripwire(&self, f: Tripwire) {
+        let mut w = self.tripwire.lock().unwrap_or_else(|p| p.into_inner());
+        *w = Some(f);
+        self.armed.store(true, Ordering::SeqCst);
+    }
+
+    /// Remove the tripwire, if any.
+    pub fn clear_tripwire(&self) {
+        let mut w = self.tripwire.lock().unwrap_or_else(|p| p.into_inner());
+        *w = None;
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
+    fn trip(&self, e: &Entry) {
+        let mut w = self.tripwire.lock().unwrap_or_else(|p| p.into_inner());
+        if w.as_ref().is_some_and(|f| f(e)) {
+            *w = None;
+            self.armed.store(false, Ordering::SeqCst);
         }
     }
 
@@ -256,22 +295,27 @@ impl Journal {
     /// Record an event; returns its sequence number.
     pub fn record(&self, agent: &str, event: Event) -> u64 {
         let at_us = self.start.elapsed().as_micros() as u64;
-        let seq = {
+        let (seq, for_tripwire) = {
             let mut g = self.lock();
             let seq = g.next_seq;
             g.next_seq += 1;
+            let entry = Entry {
+                seq,
+                at_us,
+                agent: agent.to_string(),
+                event,
+            };
+            let copy = self.armed.load(Ordering::SeqCst).then(|| entry.clone());
             if g.entries.len() < self.spec.max_entries {
-                g.entries.push(Entry {
-                    seq,
-                    at_us,
-                    agent: agent.to_string(),
-                    event,
-                });
+                g.entries.push(entry);
             } else {
                 g.dropped += 1;
             }
-            seq
+            (seq, copy)
         };
+        if let Some(e) = for_tripwire {
+            self.trip(&e);
+        }
         self.notify.notify_waiters();
         seq
     }
@@ -356,5 +400,82 @@ pub fn summarise(v: &Value, max: usize) -> Value {
                 .collect(),
         ),
         _ => v.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    fn state(task: &str, st: &str) -> Event {
+        Event::TaskState {
+            task_id: task.into(),
+            state: st.into(),
+        }
+    }
+
+    #[test]
+    fn tripwire_runs_inside_record_after_the_entry_is_stored_and_fires_once() {
+        let j = Journal::new(JournalSpec::default());
+        j.record("a", state("t0", "TASK_STATE_WORKING"));
+        let calls = Arc::new(AtomicU64::new(0));
+        let fired_at = Arc::new(AtomicU64::new(0));
+        let stored_when_called = Arc::new(AtomicBool::new(false));
+        let (c, f, s, jj) = (
+            calls.clone(),
+            fired_at.clone(),
+            stored_when_called.clone(),
+            j.clone(),
+        );
+        j.set_tripwire(Arc::new(move |e: &Entry| {
+            c.fetch_add(1, Ordering::SeqCst);
+            if matches!(&e.event, Event::TaskState { state, .. } if state == "TASK_STATE_COMPLETED")
+            {
+                // The entry is already in the journal when the tripwire sees it.
+                s.store(
+                    jj.with_entries(|es| es.last().map(|l| l.seq)) == Some(e.seq),
+                    Ordering::SeqCst,
+                );
+                f.store(e.seq, Ordering::SeqCst);
+                return true;
+            }
+            false
+        }));
+        // Entries recorded before installation are not replayed.
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+        j.record("a", state("t1", "TASK_STATE_WORKING"));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(fired_at.load(Ordering::SeqCst), 0);
+        let seq = j.record("a", state("t1", "TASK_STATE_COMPLETED"));
+        // Set before `record` returned: synchronous, not polled.
+        assert_eq!(fired_at.load(Ordering::SeqCst), seq);
+        assert!(stored_when_called.load(Ordering::SeqCst));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        // It returned true, so it is gone.
+        j.record("a", state("t2", "TASK_STATE_COMPLETED"));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(j.len(), 4);
+    }
+
+    #[test]
+    fn tripwire_sees_entries_past_the_bound_and_can_be_cleared() {
+        let j = Journal::new(JournalSpec {
+            max_entries: 1,
+            max_string_bytes: 16,
+        });
+        j.record("a", state("t0", "TASK_STATE_WORKING"));
+        let seen = Arc::new(AtomicU64::new(0));
+        let s = seen.clone();
+        j.set_tripwire(Arc::new(move |e: &Entry| {
+            s.store(e.seq, Ordering::SeqCst);
+            false
+        }));
+        j.record("a", state("t1", "TASK_STATE_WORKING"));
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
+        assert_eq!(j.dropped(), 1);
+        j.clear_tripwire();
+        j.record("a", state("t2", "TASK_STATE_WORKING"));
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
     }
 }
