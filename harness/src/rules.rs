@@ -292,6 +292,23 @@ fn response_of(j: &[Entry], req: u64) -> Option<&Entry> {
         .find(|e| matches!(&e.event, Event::Response { req: r, .. } if *r == req))
 }
 
+/// The JSON-RPC error code and journal sequence of the response to request `req`, if it was an
+/// error.
+fn error_reply(j: &[Entry], req: u64) -> Option<(i64, u64)> {
+    match response_of(j, req) {
+        Some(Entry {
+            event:
+                Event::Response {
+                    rpc_error: Some(code),
+                    ..
+                },
+            seq,
+            ..
+        }) => Some((*code, *seq)),
+        _ => None,
+    }
+}
+
 fn tasks_created_by(j: &[Entry], agent: &str, message_id: &str) -> Vec<(String, bool, u64)> {
     j.iter()
         .filter(|e| e.agent == agent)
@@ -609,21 +626,12 @@ fn send_09(ev: &Evidence) -> Check {
         if !r.is_new_send() {
             continue;
         }
-        let Some(Entry {
-            event:
-                Event::Response {
-                    rpc_error: Some(code),
-                    ..
-                },
-            seq,
-            ..
-        }) = response_of(ev.journal, r.req)
-        else {
+        let Some((code, seq)) = error_reply(ev.journal, r.req) else {
             continue;
         };
         any = true;
         if let Some(again) = reqs.iter().find(|o| {
-            o.seq > *seq
+            o.seq > seq
                 && o.is_new_send()
                 && o.agent == r.agent
                 && o.method == r.method
@@ -1382,16 +1390,7 @@ fn limit_04(ev: &Evidence) -> Check {
         if !matches!(r.method, "CancelTask" | "tasks/cancel") {
             continue;
         }
-        let Some(Entry {
-            event:
-                Event::Response {
-                    rpc_error: Some(-32002),
-                    ..
-                },
-            seq,
-            ..
-        }) = response_of(ev.journal, r.req)
-        else {
+        let Some((-32002, seq)) = error_reply(ev.journal, r.req) else {
             continue;
         };
         any = true;
@@ -1401,7 +1400,7 @@ fn limit_04(ev: &Evidence) -> Check {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let read = reqs.iter().any(|o| {
-            o.seq > *seq
+            o.seq > seq
                 && matches!(o.method, "GetTask" | "tasks/get" | "SubscribeToTask")
                 && o.params.get("id").and_then(Value::as_str) == Some(t)
         });
@@ -1409,7 +1408,7 @@ fn limit_04(ev: &Evidence) -> Check {
             return fail(
                 format!("GetTask {t} after -32002"),
                 "the final state was not read",
-                vec![*seq],
+                vec![seq],
             );
         }
     }
@@ -2139,16 +2138,7 @@ fn rec_04(ev: &Evidence) -> Check {
         if !matches!(r.method, "GetTask" | "tasks/get") {
             continue;
         }
-        let Some(Entry {
-            event:
-                Event::Response {
-                    rpc_error: Some(-32001),
-                    ..
-                },
-            seq,
-            ..
-        }) = response_of(ev.journal, r.req)
-        else {
+        let Some((-32001, seq)) = error_reply(ev.journal, r.req) else {
             continue;
         };
         any = true;
@@ -2169,11 +2159,11 @@ fn rec_04(ev: &Evidence) -> Check {
             return fail(
                 format!("{} marked LOST after -32001", d.id),
                 format!("outcome {:?}", done_state(ev, &d.id)),
-                vec![*seq],
+                vec![seq],
             );
         }
         if let Some(again) = reqs.iter().find(|o| {
-            o.seq > *seq && o.is_new_send() && delegation_of(ev, o).is_some_and(|x| x.id == d.id)
+            o.seq > seq && o.is_new_send() && delegation_of(ev, o).is_some_and(|x| x.id == d.id)
         }) {
             return fail(
                 "not silently recreated",
