@@ -14,12 +14,29 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     (
         "random-message-id-on-retry",
         &["DLG-SEND-02", "DLG-RETRY-03", "DLG-REC-05"],
-        &["DLG-REC-02", "DLG-RETRY-02", "DLG-RETRY-01"],
+        // A recovery resend under a new messageId makes a second task and leaves the first
+        // unreconciled, so recovery cases may also fail REC-03 and OBS-02 (timing of the kill).
+        &[
+            "DLG-REC-02",
+            "DLG-RETRY-02",
+            "DLG-RETRY-01",
+            "DLG-REC-03",
+            "DLG-OBS-02",
+        ],
     ),
     (
         "blocking-send",
         &["DLG-SEND-03"],
-        &["DLG-OBS-04", "DLG-OBS-05"],
+        // A blocking send in flight when the delegator is killed leaves an unknown outcome behind:
+        // exactly what the seed warns about, so recovery cases may fail too.
+        &[
+            "DLG-OBS-04",
+            "DLG-OBS-05",
+            "DLG-OBS-01",
+            "DLG-REC-01",
+            "DLG-REC-02",
+            "DLG-REC-03",
+        ],
     ),
     ("assume-task", &["DLG-SEND-05"], &["DLG-OBS-01"]),
     (
