@@ -474,7 +474,11 @@ fn the_default_delegator_falls_back_to_path_with_a_note() {
     // A harness binary without a sibling a2a-delegator.
     let dir = tempfile::tempdir().unwrap();
     let lonely = dir.path().join("a2a-harness");
-    std::fs::copy(common::harness(), &lonely).unwrap();
+    // A hard link opens no file for writing, so no concurrently forked test child can hold a
+    // write handle to it (which makes exec fail with ETXTBSY); copy only across filesystems.
+    if std::fs::hard_link(common::harness(), &lonely).is_err() {
+        std::fs::copy(common::harness(), &lonely).unwrap();
+    }
     let o = std::process::Command::new(&lonely)
         .current_dir(common::root())
         .env("PATH", "/usr/bin:/bin")
