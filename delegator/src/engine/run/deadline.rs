@@ -1,0 +1,128 @@
+//! The local deadline and the caller's cancel: interruptible waits, and ending a task at the
+//! deadline (`CancelTask`, then reading the final state a bounded number of times).
+
+use super::failure::{Call, Decision};
+use super::{Control, Final, Interrupt, Next, Run};
+use crate::bugs::Bug;
+use crate::store::DelegationState;
+use a2a_protocol::{Message, Method, Task, TaskState};
+use serde_json::json;
+use std::time::Duration;
+use tokio::time::Instant;
+
+impl Run {
+    /// Sleep for `d`, unless a control message or the local deadline interrupts (a push
+    /// notification ends the sleep early, remembered in `pending_push_hint`).
+    pub(super) async fn sleep_or_interrupt(&mut self, d: Duration) -> Option<Interrupt> {
+        let until = Instant::now() + d;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => return None,
+                _ = tokio::time::sleep_until(self.deadline), if !self.bugs.has(Bug::NoLocalDeadline) => {
+                    return Some(Interrupt::Deadline)
+                }
+                c = self.ctl.recv() => match c {
+                    Some(Control::Cancel) => return Some(Interrupt::Cancel),
+                    Some(Control::PushHint) => { self.pending_push_hint = true; return None; }
+                    Some(other) => tracing::debug!("ignored control {other:?}"),
+                    None => return None,
+                },
+            }
+        }
+    }
+
+    /// The local deadline passed or the caller canceled: CancelTask, then read the final state.
+    pub(super) async fn on_deadline(&mut self, why: &str) -> Next {
+        let Some(task_id) = self.rec.task_id.clone() else {
+            return Next::Finish(if why.starts_with("canceled") {
+                Final::new(
+                    DelegationState::Canceled,
+                    format!("{why} before a task existed"),
+                )
+            } else {
+                Final::new(
+                    DelegationState::DeadLettered,
+                    format!("{why} before a task existed"),
+                )
+            });
+        };
+        let Some(agent) = self.agent.clone() else {
+            return Next::Finish(Final::new(DelegationState::Failed, "no agent"));
+        };
+        let mut last: Option<Task> = None;
+        for attempt in 0..3u32 {
+            match self
+                .inner
+                .client
+                .call(
+                    &agent.endpoint,
+                    Method::CancelTask,
+                    json!({"id": task_id}),
+                    self.auth().as_deref(),
+                    Duration::from_millis(self.opts().request_timeout_ms.min(10_000)),
+                )
+                .await
+            {
+                Ok(r) => {
+                    last = a2a_protocol::codec::decode_value::<Task>(&r.result).ok();
+                    break;
+                }
+                Err(e) => match self.on_call_failed(Call::Cancel { why, attempt }, &e).await {
+                    Decision::Next(n) => return n,
+                    Decision::ReadState => break,
+                    Decision::Again => {}
+                },
+            }
+        }
+        // Cancel's success is not guaranteed: read the state (a bounded number of times).
+        for i in 0..4u32 {
+            let t = match last.take() {
+                Some(t) => t,
+                None => {
+                    let r = self
+                        .inner
+                        .client
+                        .call(
+                            &agent.endpoint,
+                            Method::GetTask,
+                            json!({"id": task_id}),
+                            self.auth().as_deref(),
+                            Duration::from_secs(5),
+                        )
+                        .await;
+                    match r
+                        .ok()
+                        .and_then(|r| a2a_protocol::codec::decode_value::<Task>(&r.result).ok())
+                    {
+                        Some(t) => t,
+                        None => break,
+                    }
+                }
+            };
+            if t.status.state.is_terminal() {
+                let st = t.status.state;
+                let msg = t.status.message.as_ref().map(Message::text);
+                if st == TaskState::Completed {
+                    // Completion won the race: commit what the completed task delivered.
+                    let http = self.inner.client.http().clone();
+                    if !t.artifacts.is_empty()
+                        && let Err(e) = self.reassembler.apply_snapshot(&http, &t.artifacts).await
+                    {
+                        return self.artifact_failure(e).await;
+                    }
+                }
+                let mut f = Final::new(
+                    DelegationState::from_task_state(st),
+                    format!("{why}; the agent reports {}", st.as_str()),
+                );
+                f.message = msg;
+                return Next::Finish(f);
+            }
+            tokio::time::sleep(Duration::from_millis(250 * u64::from(i + 1))).await;
+        }
+        Next::Finish(Final::new(
+            DelegationState::Canceled,
+            format!("{why}; CancelTask sent, the agent did not confirm a final state"),
+        ))
+    }
+}

@@ -1,0 +1,233 @@
+//! Interrupted states: INPUT_REQUIRED answered from the delegation's inputs or escalated to
+//! the caller (capped in rounds), AUTH_REQUIRED escalated for a credential scoped to the task;
+//! each round durable before its answer is sent.
+
+use super::{Control, Next, Run};
+use crate::bugs::Bug;
+use crate::engine::{EscalationKind, Event};
+use crate::policy;
+use crate::store::{DelegationState, InputRound, now_text};
+use a2a_protocol::TaskStatus;
+
+impl Run {
+    /// INPUT_REQUIRED or AUTH_REQUIRED: answer (from the inputs, a resumed round, or the
+    /// caller through an escalation), record the round durably, then continue the task.
+    pub(super) async fn on_interrupted(
+        &mut self,
+        kind: EscalationKind,
+        status: TaskStatus,
+    ) -> Option<Next> {
+        let question = status
+            .message
+            .as_ref()
+            .map(|m| {
+                let mut q = m.text();
+                for p in &m.parts {
+                    if let a2a_protocol::PartContent::Data(v) = &p.content {
+                        if !q.is_empty() {
+                            q.push('\n');
+                        }
+                        q.push_str(&v.to_string());
+                    }
+                }
+                q
+            })
+            .unwrap_or_default();
+        let qid = status
+            .message
+            .as_ref()
+            .map(|m| m.message_id.clone())
+            .filter(|s| !s.is_empty());
+        let identity = format!("{kind:?}|{}|{question}", qid.clone().unwrap_or_default());
+        if self.answered_question.as_deref() == Some(identity.as_str()) {
+            // Our answer is on its way; the agent has not moved on yet.
+            return None;
+        }
+        self.set_state(match kind {
+            EscalationKind::Input => DelegationState::InputRequired,
+            EscalationKind::Auth => DelegationState::AuthRequired,
+        })
+        .await;
+        let kind_name = match kind {
+            EscalationKind::Input => "input",
+            EscalationKind::Auth => "auth",
+        };
+        // Resume a round recorded before a restart, if this is the same question.
+        let resumable = self.rec.input_rounds.last().filter(|r| {
+            r.kind == kind_name
+                && r.sent_at.is_none()
+                && r.question == question
+                && r.question_message_id == qid
+        });
+        let round_no = match resumable {
+            Some(r) => r.round,
+            None => {
+                let used = self
+                    .rec
+                    .input_rounds
+                    .iter()
+                    .filter(|r| r.kind == "input")
+                    .count() as u32;
+                if kind == EscalationKind::Input
+                    && used >= self.opts().input_round_cap
+                    && !self.bugs.has(Bug::NoInputCap)
+                {
+                    let cap = self.opts().input_round_cap;
+                    return Some(
+                        self.fail_and_cancel(format!(
+                            "input round cap {cap} reached: the task asked for input again"
+                        ))
+                        .await,
+                    );
+                }
+                let n = self.rec.input_rounds.len() as u32 + 1;
+                self.rec.input_rounds.push(InputRound {
+                    round: n,
+                    kind: kind_name.into(),
+                    question: question.clone(),
+                    question_message_id: qid.clone(),
+                    answer: None,
+                    source: None,
+                    answer_message_id: None,
+                    asked_at: now_text(),
+                    answered_at: None,
+                    sent_at: None,
+                });
+                self.save().await;
+                n
+            }
+        };
+        let purpose = format!("{kind_name}-{round_no}");
+        let idx = self
+            .rec
+            .input_rounds
+            .iter()
+            .position(|r| r.round == round_no)?;
+        // Decide the answer (or reuse the one recorded before a restart).
+        let (answer_text, data, auth) = if let Some(a) = self.rec.input_rounds[idx].answer.clone() {
+            let data = if kind == EscalationKind::Input {
+                policy::answer_from_inputs(&question, &self.rec.request.inputs).map(|a| a.data)
+            } else {
+                None
+            };
+            (a, data, self.auth())
+        } else {
+            match kind {
+                EscalationKind::Input => {
+                    if let Some(a) = policy::answer_from_inputs(&question, &self.rec.request.inputs)
+                    {
+                        let r = &mut self.rec.input_rounds[idx];
+                        r.answer = Some(a.text.clone());
+                        r.source = Some(a.source());
+                        r.answered_at = Some(now_text());
+                        (a.text, Some(a.data), self.auth())
+                    } else if self.bugs.has(Bug::GuessInputs) {
+                        let r = &mut self.rec.input_rounds[idx];
+                        r.answer = Some("yes".into());
+                        r.source = Some("guess".into());
+                        r.answered_at = Some(now_text());
+                        ("yes".to_string(), None, self.auth())
+                    } else {
+                        match self.escalate(kind, &question).await {
+                            Ok(text) => {
+                                let r = &mut self.rec.input_rounds[idx];
+                                r.answer = Some(text.clone());
+                                r.source = Some("caller".into());
+                                r.answered_at = Some(now_text());
+                                (text, None, self.auth())
+                            }
+                            Err(n) => return Some(n),
+                        }
+                    }
+                }
+                EscalationKind::Auth => {
+                    let cred = if self.bugs.has(Bug::ForwardOwnCredential)
+                        && let Some(own) = self.inner.cfg.own_credential.clone()
+                    {
+                        own
+                    } else {
+                        match self.escalate(kind, &question).await {
+                            Ok(c) => c,
+                            Err(n) => return Some(n),
+                        }
+                    };
+                    self.rec.scoped_credential = Some(cred);
+                    let r = &mut self.rec.input_rounds[idx];
+                    r.answer = Some("<credential supplied>".into());
+                    r.source = Some("caller".into());
+                    r.answered_at = Some(now_text());
+                    (
+                        "Credentials supplied for this task.".to_string(),
+                        None,
+                        self.auth(),
+                    )
+                }
+            }
+        };
+        let mid = policy::message_id(&self.rec.id, &purpose);
+        self.rec.input_rounds[idx].answer_message_id = Some(mid.clone());
+        self.rec.message_ids.insert(purpose.clone(), mid);
+        // The answer is durable before it is sent.
+        self.save().await;
+        let next = self
+            .send_continuation(&purpose, answer_text, data, auth)
+            .await;
+        if matches!(next, Next::Finish(_)) {
+            return Some(next);
+        }
+        if let Some(r) = self
+            .rec
+            .input_rounds
+            .iter_mut()
+            .find(|r| r.round == round_no)
+        {
+            r.sent_at = Some(now_text());
+        }
+        self.answered_question = Some(identity);
+        self.set_state(DelegationState::Working).await;
+        self.save().await;
+        Some(next)
+    }
+
+    /// Report an escalation and wait for the caller's answer.
+    async fn escalate(&mut self, kind: EscalationKind, question: &str) -> Result<String, Next> {
+        self.inner.set_pending(&self.rec.id, Some(kind));
+        let _ = self.inner.events.send(Event::Escalate {
+            id: self.rec.id.clone(),
+            kind,
+            question: question.to_string(),
+            agent: self.rec.agent_url.clone().unwrap_or_default(),
+            task_id: self.rec.task_id.clone(),
+        });
+        self.rec.reason = Some(format!(
+            "waiting for the caller to answer an {} escalation",
+            match kind {
+                EscalationKind::Input => "input",
+                EscalationKind::Auth => "auth",
+            }
+        ));
+        self.save().await;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(self.deadline), if !self.bugs.has(Bug::NoLocalDeadline) => {
+                    self.inner.set_pending(&self.rec.id, None);
+                    return Err(self.on_deadline("local deadline reached while waiting for the caller").await);
+                }
+                c = self.ctl.recv() => match c {
+                    Some(Control::Answer(t)) if kind == EscalationKind::Input => { self.rec.reason = None; return Ok(t) }
+                    Some(Control::Credential(c)) if kind == EscalationKind::Auth => { self.rec.reason = None; return Ok(c) }
+                    Some(Control::Cancel) => {
+                        self.inner.set_pending(&self.rec.id, None);
+                        return Err(self.on_deadline("canceled by the caller").await);
+                    }
+                    Some(_) => {}
+                    None => {
+                        // The engine is gone: wait for the deadline.
+                        tokio::time::sleep_until(self.deadline).await;
+                        return Err(self.on_deadline("local deadline reached while waiting for the caller").await);
+                    }
+                },
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! One delegation's run: a small state machine driven by one tokio task per delegation.
+//!
+//! ```text
+//! (recovery.rs)  recover ─┐
+//! (send.rs)      send ─┬─► Message ─► ANSWERED_DIRECT
+//!                      └─► Task ─► observe ◄──────────────────────────────────────┐
+//! (observe.rs)   observe = stream (SendStreamingMessage, then SubscribeToTask) or  │
+//!                poll (GetTask, backing off; push notifications wake it early)     │
+//! (interrupts.rs) INPUT_REQUIRED ─► answer from inputs, or escalate and wait ──────┤
+//!                 AUTH_REQUIRED  ─► escalate for a scoped credential ──────────────┘
+//! (deadline.rs)  local deadline or cancel ─► CancelTask (-32002 ⇒ GetTask); -32001 ⇒ LOST
+//! (finish.rs)    COMPLETED ─► validate ─► commit artifacts; every end saved and reported
+//! (failure.rs)   any failed call ─► one decision: retry, back off, read state, end
+//! ```
+//!
+//! This module holds the run's state ([`Run`]), the steps between the parts ([`Next`]), how a
+//! run ends ([`Final`]) and the loop that drives the steps.
+
+mod deadline;
+mod failure;
+mod finish;
+mod interrupts;
+mod observe;
+mod recovery;
+mod send;
+
+use super::{Control, Engine, Inner, Options, instant_at, lock, parse_rfc3339, seed_for};
+use crate::agents::AgentInfo;
+use crate::artifacts::{Reassembler, safe_name};
+use crate::bugs::Bugs;
+use crate::client::{ClientError, EventStream};
+use crate::store::{DelegationRecord, DelegationState, ErrorRecord, now_text};
+use failure::{Call, Decision};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use time::OffsetDateTime;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+impl Engine {
+    /// Run one (non-parent) delegation in the background.
+    pub(super) fn spawn_run(&self, rec: DelegationRecord, recovering: bool) {
+        let inner = self.inner.clone();
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&inner.running).insert(
+            rec.id.clone(),
+            super::Running {
+                ctl: tx,
+                push_token: rec.push_token.clone(),
+                pending: None,
+            },
+        );
+        inner.active.fetch_add(1, Ordering::SeqCst);
+        tokio::spawn(async move {
+            let id = rec.id.clone();
+            let run = Run::new(inner.clone(), rec, rx);
+            run.run(recovering).await;
+            lock(&inner.running).remove(&id);
+            if inner.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+                inner.idle.notify_waiters();
+            }
+        });
+    }
+}
+
+/// How a delegation ends.
+#[derive(Debug, Clone, PartialEq)]
+struct Final {
+    state: DelegationState,
+    reason: Option<String>,
+    message: Option<String>,
+    code: Option<i64>,
+}
+
+impl Final {
+    fn new(state: DelegationState, reason: impl Into<String>) -> Self {
+        Final {
+            state,
+            reason: Some(reason.into()),
+            message: None,
+            code: None,
+        }
+    }
+}
+
+/// What the run does next.
+enum Next {
+    /// Send (or resend) the first message.
+    Send,
+    /// Observe by stream or poll.
+    Observe,
+    /// Consume an open stream.
+    Stream(Box<EventStream>),
+    /// Finish.
+    Finish(Final),
+}
+
+/// Why waiting was interrupted.
+enum Interrupt {
+    /// The local deadline passed.
+    Deadline,
+    /// The caller canceled.
+    Cancel,
+}
+
+/// The state of one running delegation.
+struct Run {
+    inner: Arc<Inner>,
+    rec: DelegationRecord,
+    ctl: mpsc::UnboundedReceiver<Control>,
+    agent: Option<AgentInfo>,
+    reassembler: Reassembler,
+    rng: ChaCha8Rng,
+    deadline: Instant,
+    observe_failures: u32,
+    /// The identity of the question last answered; repeated observations of it are ignored
+    /// until the task moves on.
+    answered_question: Option<String>,
+    push: bool,
+    pending_push_hint: bool,
+    bugs: Bugs,
+}
+
+impl Run {
+    fn new(
+        inner: Arc<Inner>,
+        rec: DelegationRecord,
+        ctl: mpsc::UnboundedReceiver<Control>,
+    ) -> Self {
+        let dir = inner
+            .cfg
+            .store_dir
+            .join("artifacts")
+            .join(safe_name(&rec.id));
+        let bugs = inner.cfg.bugs;
+        let reassembler = Reassembler::new(
+            dir,
+            &rec.request.artifact_spec,
+            inner.cfg.options.write_buffer_bytes,
+            bugs,
+        );
+        let rng = ChaCha8Rng::seed_from_u64(seed_for(inner.cfg.options.seed, &rec.id));
+        let deadline =
+            instant_at(parse_rfc3339(&rec.deadline).unwrap_or_else(OffsetDateTime::now_utc));
+        let push = rec.push_token.is_some();
+        Run {
+            inner,
+            rec,
+            ctl,
+            agent: None,
+            reassembler,
+            rng,
+            deadline,
+            observe_failures: 0,
+            answered_question: None,
+            push,
+            pending_push_hint: false,
+            bugs,
+        }
+    }
+
+    fn opts(&self) -> &Options {
+        &self.inner.cfg.options
+    }
+
+    fn req_timeout(&self) -> Duration {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        Duration::from_millis(self.opts().request_timeout_ms).min(left.max(Duration::from_secs(1)))
+    }
+
+    async fn save(&mut self) {
+        self.rec.updated_at = now_text();
+        if let Err(e) = self.inner.store.save(self.rec.clone()).await {
+            tracing::error!(delegation = %self.rec.id, "store: {e}");
+        }
+    }
+
+    fn error(&mut self, op: &str, e: &ClientError) {
+        self.rec.push_error(ErrorRecord {
+            at: now_text(),
+            op: op.to_string(),
+            code: e.code(),
+            http_status: e.http_status(),
+            transient: e.is_transient(),
+            message: e.to_string(),
+        });
+    }
+
+    async fn set_state(&mut self, state: DelegationState) {
+        if self.rec.state != state {
+            self.rec.state = state;
+            self.save().await;
+            self.inner.emit_state(&self.rec);
+        }
+    }
+
+    fn auth(&self) -> Option<String> {
+        self.rec.scoped_credential.clone()
+    }
+
+    async fn run(mut self, recovering: bool) {
+        let card_url = self.rec.agent_url.clone().unwrap_or_default();
+        // The card may be unreachable for a while (an agent restarting with us): retry it like
+        // any transient failure, then dead-letter.
+        loop {
+            self.agent = self.inner.agent_for(&card_url).await;
+            if self.agent.is_some() {
+                break;
+            }
+            let e = ClientError::Transport(format!("agent card {card_url} could not be read"));
+            if let Decision::Next(n) = self.on_call_failed(Call::AgentCard, &e).await {
+                let f = match n {
+                    Next::Finish(f) => f,
+                    _ => Final::new(DelegationState::DeadLettered, e.to_string()),
+                };
+                return self.finish(f).await;
+            }
+        }
+        let mut next = if recovering {
+            self.recover().await
+        } else {
+            Next::Send
+        };
+        loop {
+            next = match next {
+                Next::Send => self.send_initial().await,
+                Next::Observe => {
+                    if self.rec.streaming {
+                        self.resubscribe().await
+                    } else {
+                        self.poll().await
+                    }
+                }
+                Next::Stream(s) => self.consume_stream(*s).await,
+                Next::Finish(f) => return self.finish(f).await,
+            };
+        }
+    }
+}
