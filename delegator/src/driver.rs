@@ -6,6 +6,7 @@
 //! Stdout carries only protocol lines; logs go to stderr. At EOF on stdin the delegator finishes
 //! its open delegations (each bounded by its deadline), flushes and exits 0.
 
+#[cfg(feature = "planted-bugs")]
 use crate::bugs::Bugs;
 use crate::engine::{Engine, EngineConfig, EngineError, Event, Options};
 use crate::request::DelegationRequest;
@@ -53,7 +54,8 @@ pub enum DriverError {
 pub struct DriveOptions {
     /// `--store`: used when `init.store_dir` is absent or null.
     pub store: Option<PathBuf>,
-    /// Planted bugs (test builds only).
+    /// Planted bugs (`--bug`, feature `planted-bugs` only).
+    #[cfg(feature = "planted-bugs")]
     pub bugs: Bugs,
 }
 
@@ -254,16 +256,14 @@ where
                     ));
                     continue;
                 };
-                let cfg = EngineConfig {
-                    store_dir,
-                    agents: init.agents.clone(),
-                    webhook_base_url: init.webhook_base_url.clone(),
-                    webhook_listen: init.webhook_listen.clone(),
-                    self_url: init.self_url.clone(),
-                    own_credential: init.credential.clone(),
-                    options: init.options.clone(),
-                    bugs: opts.bugs,
-                };
+                let cfg = EngineConfig::new(store_dir, init.self_url.clone())
+                    .agents(init.agents.clone())
+                    .webhook_base_url(init.webhook_base_url.clone())
+                    .webhook_listen(init.webhook_listen.clone())
+                    .own_credential(init.credential.clone())
+                    .options(init.options.clone());
+                #[cfg(feature = "planted-bugs")]
+                let cfg = cfg.with_bugs(opts.bugs);
                 let (ev_tx, mut ev_rx) = mpsc::unbounded_channel();
                 match Engine::start(cfg, ev_tx).await {
                     Ok(e) => {

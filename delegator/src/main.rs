@@ -1,6 +1,7 @@
 //! `a2a-delegator`: the reference delegator's command line (driver protocol, one-shot delegation,
 //! dead-letter queue, status).
 
+#[cfg(feature = "planted-bugs")]
 use a2a_delegator::bugs::Bugs;
 use a2a_delegator::driver::{self, DriveOptions};
 use a2a_delegator::engine::{Engine, EngineConfig, Event, Options};
@@ -199,10 +200,10 @@ async fn main() -> Result<()> {
                     .with_context(|| format!("--bug: unknown bug {b:?}"))?;
                 set = set.with(bug);
             }
-            drive(store, set).await
+            drive(DriveOptions { store, bugs: set }).await
         }
         #[cfg(not(feature = "planted-bugs"))]
-        Cmd::Drive { store } => drive(store, Bugs::none()).await,
+        Cmd::Drive { store } => drive(DriveOptions { store }).await,
         Cmd::Delegate(args) => delegate(args).await,
         Cmd::Dlq {
             cmd: DlqCmd::List { store },
@@ -234,13 +235,13 @@ async fn main() -> Result<()> {
     }
 }
 
-async fn drive(store: Option<PathBuf>, bugs: Bugs) -> Result<()> {
+async fn drive(opts: DriveOptions) -> Result<()> {
     let stdin = tokio::io::BufReader::new(tokio::io::stdin());
     let stdout = tokio::io::stdout();
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;
     tokio::select! {
-        r = driver::drive(stdin, stdout, DriveOptions { store, bugs }) => {
+        r = driver::drive(stdin, stdout, opts) => {
             r.context("driver")?;
             Ok(())
         }
@@ -324,19 +325,13 @@ async fn delegate(a: DelegateArgs) -> Result<()> {
     req.priority = parse_priority(&a.priority)?;
     req.agent = Some(a.agent.clone());
     req.validate()?;
-    let cfg = EngineConfig {
-        store_dir: a.store.clone(),
-        agents: vec![a.agent.clone()],
-        webhook_base_url: a.webhook_base_url.clone(),
-        webhook_listen: None,
-        self_url: a.self_url.clone(),
-        own_credential: None,
-        options: Options {
+    let cfg = EngineConfig::new(a.store.clone(), a.self_url.clone())
+        .agents(vec![a.agent.clone()])
+        .webhook_base_url(a.webhook_base_url.clone())
+        .options(Options {
             retry_base_ms: a.retry_base_ms,
             ..Options::default()
-        },
-        bugs: Bugs::none(),
-    };
+        });
     let state = run_one(cfg, req).await?;
     if matches!(
         state,
@@ -369,16 +364,7 @@ async fn resubmit(id: String, store: PathBuf, self_url: String) -> Result<()> {
     req.agent = entry.agent_url.clone();
     let agents: Vec<String> = entry.agent_url.clone().into_iter().collect();
     drop(s);
-    let cfg = EngineConfig {
-        store_dir: store.clone(),
-        agents,
-        webhook_base_url: None,
-        webhook_listen: None,
-        self_url,
-        own_credential: None,
-        options: Options::default(),
-        bugs: Bugs::none(),
-    };
+    let cfg = EngineConfig::new(store.clone(), self_url).agents(agents);
     let s = SqliteStore::open_dir(&store)?;
     s.dlq_mark_resubmitted(&id, &new_id)?;
     drop(s);

@@ -3,10 +3,10 @@
 
 mod support;
 
+use a2a_delegator::EscalationKind;
 use a2a_delegator::engine::{Engine, EngineConfig, Event, Options, Outcome};
 use a2a_delegator::request::{ArtifactSpec, ChildRequest, DelegationRequest};
 use a2a_delegator::store::{DelegationState, DelegationStore, SqliteStore};
-use a2a_delegator::{EscalationKind, bugs::Bugs};
 use a2a_protocol::{Part, TaskState};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -37,16 +37,11 @@ async fn start(agents: &[&FakeAgent], o: Options, webhook: bool) -> H {
     let dir = tempfile::tempdir().unwrap();
     let (tx, rx) = mpsc::unbounded_channel();
     let engine = Engine::start(
-        EngineConfig {
-            store_dir: dir.path().to_path_buf(),
-            agents: agents.iter().map(|a| a.card_url.clone()).collect(),
-            webhook_base_url: webhook.then(|| "http://127.0.0.1:0".to_string()),
-            webhook_listen: None,
-            self_url: SELF_URL.into(),
-            own_credential: Some(OWN_CREDENTIAL.into()),
-            options: o,
-            bugs: Bugs::none(),
-        },
+        EngineConfig::new(dir.path(), SELF_URL)
+            .agents(agents.iter().map(|a| a.card_url.clone()).collect())
+            .webhook_base_url(webhook.then(|| "http://127.0.0.1:0".to_string()))
+            .own_credential(Some(OWN_CREDENTIAL.into()))
+            .options(o),
         tx,
     )
     .await

@@ -26,16 +26,11 @@ async fn start(a: &FakeAgent, bug: Bug, o: Options) -> H {
     let dir = tempfile::tempdir().unwrap();
     let (tx, rx) = mpsc::unbounded_channel();
     let engine = Engine::start(
-        EngineConfig {
-            store_dir: dir.path().to_path_buf(),
-            agents: vec![a.card_url.clone()],
-            webhook_base_url: None,
-            webhook_listen: None,
-            self_url: "http://127.0.0.1:1/delegator".into(),
-            own_credential: Some(OWN.into()),
-            options: o,
-            bugs: Bugs::none().with(bug),
-        },
+        EngineConfig::new(dir.path(), "http://127.0.0.1:1/delegator")
+            .agents(vec![a.card_url.clone()])
+            .own_credential(Some(OWN.into()))
+            .options(o)
+            .with_bugs(Bugs::none().with(bug)),
         tx,
     )
     .await

@@ -1,5 +1,9 @@
-//! How the engine is set up: [`EngineConfig`] and the tunable [`Options`] (the driver's
-//! `init.options`).
+//! How the engine is set up: [`EngineConfig`] (built with [`EngineConfig::new`] and its
+//! builder methods) and the tunable [`Options`] (the driver's `init.options`).
+//!
+//! Planted bugs (the harness's self-test) are not part of a normal configuration: they can be
+//! set only with [`EngineConfig::with_bugs`], which exists only with the cargo feature
+//! `planted-bugs`.
 
 use crate::bugs::Bugs;
 use serde::{Deserialize, Serialize};
@@ -55,22 +59,90 @@ impl Default for Options {
 }
 
 /// How the engine is set up (the driver's `init`).
+///
+/// ```
+/// use a2a_delegator::{EngineConfig, Options};
+///
+/// let cfg = EngineConfig::new("/tmp/store", "http://127.0.0.1:9000/delegator")
+///     .agents(vec!["http://127.0.0.1:9001/.well-known/agent-card.json".into()])
+///     .options(Options {
+///         retry_base_ms: 100,
+///         ..Options::default()
+///     });
+/// # let _ = cfg;
+/// ```
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Directory of the store and artifact files.
-    pub store_dir: PathBuf,
+    pub(crate) store_dir: PathBuf,
     /// Agent card URLs, in routing preference order.
-    pub agents: Vec<String>,
+    pub(crate) agents: Vec<String>,
     /// Base URL agents post push notifications to (`None`: no push).
-    pub webhook_base_url: Option<String>,
+    pub(crate) webhook_base_url: Option<String>,
     /// Address the webhook receiver binds (default: host and port of `webhook_base_url`).
-    pub webhook_listen: Option<String>,
+    pub(crate) webhook_listen: Option<String>,
     /// This delegator's own URL, appended to the chain.
-    pub self_url: String,
+    pub(crate) self_url: String,
     /// The delegator's own credential: never sent to an agent.
-    pub own_credential: Option<String>,
+    pub(crate) own_credential: Option<String>,
     /// Options.
-    pub options: Options,
-    /// Planted bugs (test builds only).
-    pub bugs: Bugs,
+    pub(crate) options: Options,
+    /// Planted bugs: none unless set with `with_bugs` (feature `planted-bugs`).
+    pub(crate) bugs: Bugs,
+}
+
+impl EngineConfig {
+    /// A configuration with the store in `store_dir` and this delegator's own URL `self_url`
+    /// (appended to the chain of every delegation); no agents, no push, no own credential,
+    /// default [`Options`].
+    pub fn new(store_dir: impl Into<PathBuf>, self_url: impl Into<String>) -> Self {
+        EngineConfig {
+            store_dir: store_dir.into(),
+            agents: Vec::new(),
+            webhook_base_url: None,
+            webhook_listen: None,
+            self_url: self_url.into(),
+            own_credential: None,
+            options: Options::default(),
+            bugs: Bugs::none(),
+        }
+    }
+
+    /// Agent card URLs, in routing preference order.
+    pub fn agents(mut self, agents: Vec<String>) -> Self {
+        self.agents = agents;
+        self
+    }
+
+    /// The base URL agents post push notifications to (`None`: no push). Port 0 is replaced by
+    /// the port the receiver binds.
+    pub fn webhook_base_url(mut self, url: Option<String>) -> Self {
+        self.webhook_base_url = url;
+        self
+    }
+
+    /// The address the webhook receiver binds (`None`: host and port of the base URL).
+    pub fn webhook_listen(mut self, addr: Option<String>) -> Self {
+        self.webhook_listen = addr;
+        self
+    }
+
+    /// The delegator's own credential: never sent to an agent.
+    pub fn own_credential(mut self, credential: Option<String>) -> Self {
+        self.own_credential = credential;
+        self
+    }
+
+    /// The tunable options.
+    pub fn options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Plant bugs, for the harness's self-test (feature `planted-bugs` only).
+    #[cfg(feature = "planted-bugs")]
+    pub fn with_bugs(mut self, bugs: Bugs) -> Self {
+        self.bugs = bugs;
+        self
+    }
 }
