@@ -85,6 +85,7 @@ pub struct StateChange {
 /// What an escalation asks the caller for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::plain_enum)]
 pub enum EscalationKind {
     /// The task needs input the delegation's own data cannot answer: reply with `answer`.
     Input,
@@ -179,6 +180,7 @@ pub struct SnapshotOk {
 /// The code of an `error` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::plain_enum)]
 pub enum DriverErrorCode {
     /// The delegator declines this operation or message type: the harness records the case
     /// as UNSUPPORTED (unless a MUST rule already failed in it).

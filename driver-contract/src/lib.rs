@@ -116,3 +116,25 @@ impl From<&FromDelegator> for &'static str {
 pub(crate) fn nullable_string(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"type": ["string", "null"]})
 }
+
+/// Render a unit-variant enum as `{"type": "string", "enum": [...]}` instead of a `oneOf` of
+/// documented constants, so a validator's message lists the allowed values.
+pub(crate) fn plain_enum(schema: &mut schemars::Schema) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    let Some(serde_json::Value::Array(variants)) = obj.remove("oneOf") else {
+        return;
+    };
+    let consts: Option<Vec<serde_json::Value>> =
+        variants.iter().map(|v| v.get("const").cloned()).collect();
+    match consts {
+        Some(values) => {
+            obj.insert("type".into(), "string".into());
+            obj.insert("enum".into(), serde_json::Value::Array(values));
+        }
+        None => {
+            obj.insert("oneOf".into(), serde_json::Value::Array(variants));
+        }
+    }
+}

@@ -125,6 +125,7 @@ pub struct RuleSummary {
 
 /// Whether any catalog case exercises a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = crate::plain_enum)]
 pub enum Coverage {
     /// At least one case exercises it.
     #[serde(rename = "TESTED")]
@@ -147,6 +148,7 @@ impl Coverage {
 
 /// How binding a rule is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = crate::plain_enum)]
 pub enum Level {
     /// A violation fails the case.
     #[serde(rename = "MUST")]
@@ -161,6 +163,7 @@ pub enum Level {
 
 /// The verdict of a case or of a rule in a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = crate::plain_enum)]
 pub enum Verdict {
     /// Every rule held.
     #[serde(rename = "PASS")]

@@ -7,6 +7,7 @@ use std::fmt;
 /// states without their `TASK_STATE_` prefix, plus the local states of a delegator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(transform = crate::plain_enum)]
 pub enum DelegationState {
     /// Local: the intent is recorded; the first send is in flight or being retried.
     Sending,
@@ -121,6 +122,7 @@ impl fmt::Display for DelegationState {
 /// [`DelegationState`]s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(transform = crate::plain_enum)]
 pub enum Outcome {
     /// The task completed and its artifacts were validated and committed.
     Completed,

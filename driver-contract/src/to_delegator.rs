@@ -248,6 +248,7 @@ pub(crate) fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
+#[schemars(transform = crate::plain_enum)]
 pub enum Priority {
     /// Low.
     Low,

@@ -392,3 +392,16 @@ fn index_schema_accepts_the_readme_example() {
     );
     assert_eq!(serde_json::to_value(&typed).unwrap(), example);
 }
+
+#[test]
+fn enum_violations_name_the_allowed_values() {
+    let v = generated("state");
+    let bad = json!({"type":"state","id":"d1","state":"NOPE","task_id":null,"context_id":null});
+    let errors: Vec<String> = v.iter_errors(&bad).map(|e| e.to_string()).collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("is not one of") && e.contains("SENDING")),
+        "the message should list the states: {errors:?}"
+    );
+}
