@@ -7,6 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::fmt;
 
+use crate::version::ProtocolVersion;
+
 /// The JSON-RPC version string.
 pub const JSONRPC_VERSION: &str = "2.0";
 
@@ -258,9 +260,58 @@ impl Method {
         }
     }
 
-    /// The method with this exact wire name.
+    /// The 0.3 JSON-RPC name of this method, so a client can talk to a 0.3 peer; `None` for
+    /// `ListTasks`, which 0.3 offered only over gRPC/REST. (Every 0.3 JSON-RPC method has a 1.0
+    /// counterpart; `agent/getAuthenticatedExtendedCard` became `GetExtendedAgentCard`.)
+    pub fn as_v03_str(self) -> Option<&'static str> {
+        Some(match self {
+            Method::SendMessage => "message/send",
+            Method::SendStreamingMessage => "message/stream",
+            Method::GetTask => "tasks/get",
+            Method::ListTasks => return None,
+            Method::CancelTask => "tasks/cancel",
+            Method::SubscribeToTask => "tasks/resubscribe",
+            Method::CreateTaskPushNotificationConfig => "tasks/pushNotificationConfig/set",
+            Method::GetTaskPushNotificationConfig => "tasks/pushNotificationConfig/get",
+            Method::ListTaskPushNotificationConfigs => "tasks/pushNotificationConfig/list",
+            Method::DeleteTaskPushNotificationConfig => "tasks/pushNotificationConfig/delete",
+            Method::GetExtendedAgentCard => "agent/getAuthenticatedExtendedCard",
+        })
+    }
+
+    /// The wire name of this method in the given protocol version; `None` when the method does
+    /// not exist there (only `ListTasks` in 0.3).
+    pub fn name_in(self, version: ProtocolVersion) -> Option<&'static str> {
+        match version {
+            ProtocolVersion::V1_0 => Some(self.as_str()),
+            ProtocolVersion::V0_3 => self.as_v03_str(),
+        }
+    }
+
+    /// The method with this exact 1.0 wire name (case-sensitive).
     pub fn parse(name: &str) -> Option<Method> {
         Method::ALL.iter().copied().find(|m| m.as_str() == name)
+    }
+
+    /// The method with this exact wire name in either version (case-sensitive), with the version
+    /// the name belongs to: `"SendMessage"` ⇒ 1.0, `"message/send"` ⇒ 0.3. No name is spelled
+    /// the same in both versions, so the answer is unique.
+    ///
+    /// ```
+    /// use a2a_protocol::{Method, version::ProtocolVersion};
+    /// assert_eq!(Method::parse_any("tasks/get"), Some((Method::GetTask, ProtocolVersion::V0_3)));
+    /// assert_eq!(Method::parse_any("GetTask"), Some((Method::GetTask, ProtocolVersion::V1_0)));
+    /// assert_eq!(Method::parse_any("tasks/list"), None);
+    /// ```
+    pub fn parse_any(name: &str) -> Option<(Method, ProtocolVersion)> {
+        if let Some(m) = Method::parse(name) {
+            return Some((m, ProtocolVersion::V1_0));
+        }
+        Method::ALL
+            .iter()
+            .copied()
+            .find(|m| m.as_v03_str() == Some(name))
+            .map(|m| (m, ProtocolVersion::V0_3))
     }
 
     /// True for the two methods that answer with an SSE stream.
@@ -283,5 +334,57 @@ impl Method {
 impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_any_accepts_both_names_of_every_method() {
+        for &m in Method::ALL {
+            assert_eq!(
+                Method::parse_any(m.as_str()),
+                Some((m, ProtocolVersion::V1_0))
+            );
+            assert_eq!(m.name_in(ProtocolVersion::V1_0), Some(m.as_str()));
+            match m.as_v03_str() {
+                Some(old) => {
+                    assert_eq!(Method::parse_any(old), Some((m, ProtocolVersion::V0_3)));
+                    assert_eq!(Method::parse(old), None, "{old} is not a 1.0 name");
+                    assert_eq!(m.name_in(ProtocolVersion::V0_3), Some(old));
+                }
+                None => assert_eq!(m, Method::ListTasks, "only ListTasks is 1.0-only"),
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique_across_versions() {
+        let mut names: Vec<&str> = Method::ALL.iter().map(|m| m.as_str()).collect();
+        names.extend(Method::ALL.iter().filter_map(|m| m.as_v03_str()));
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        assert_eq!(n, 2 * Method::ALL.len() - 1);
+    }
+
+    #[test]
+    fn parse_any_rejects_unknown_and_misspelled_names() {
+        for bad in [
+            "",
+            "sendMessage",
+            "sendmessage",
+            "SendMessage ",
+            "Message/send",
+            "tasks/list",
+            "tasks/pushNotificationConfig/create",
+            "agent/getExtendedCard",
+            "ListTaskPushNotificationConfig",
+        ] {
+            assert_eq!(Method::parse_any(bad), None, "{bad:?}");
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! - JSON-RPC 2.0 envelopes and [`Method`] names ([`jsonrpc`]) and every error code ([`error`]);
 //! - the SSE codec for streams ([`sse`]);
 //! - [`conformance`]: the deviations from 1.0 found in a payload, each with a JSON path and a rule;
+//! - [`version`]: the one [`ProtocolVersion`] type, the `A2A-Version` header and its negotiation;
 //! - [`compat03`]: the one adapter for 0.3 peers;
 //! - [`xdeleg`]: the `x-deleg` metadata convention for deadlines, budgets, depth and chain.
 //!
@@ -39,6 +40,7 @@ pub mod requests;
 pub mod sse;
 pub mod task;
 pub mod timestamp;
+pub mod version;
 pub mod xdeleg;
 
 pub use card::*;
@@ -49,8 +51,4 @@ pub use message::{Message, Metadata, Part, PartContent};
 pub use requests::*;
 pub use task::*;
 pub use timestamp::Timestamp;
-
-/// The `A2A-Version` header name.
-pub const VERSION_HEADER: &str = "A2A-Version";
-/// The protocol version this crate speaks.
-pub const PROTOCOL_VERSION: &str = "1.0";
+pub use version::{PROTOCOL_VERSION, ProtocolVersion, VERSION_HEADER};

@@ -1,0 +1,264 @@
+//! The run index `index.json` that `a2a-harness run` writes into its report directory
+//! ([`RunIndex`], `schema_version` [`INDEX_SCHEMA_VERSION`]), and the verdict and level
+//! vocabulary it uses.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The `schema_version` of the [`RunIndex`] this crate describes. It changes when a field is
+/// removed or changes meaning; added fields keep it.
+pub const INDEX_SCHEMA_VERSION: u32 = 1;
+
+/// `index.json`: the run, its totals, the delegator × case matrix, every case and every rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunIndex {
+    /// [`INDEX_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The tool that wrote the report.
+    pub tool: Tool,
+    /// The run's parameters and timing.
+    pub run: RunInfo,
+    /// Verdict counts.
+    pub totals: Totals,
+    /// Delegator command ⇒ case id ⇒ verdict.
+    pub matrix: BTreeMap<String, BTreeMap<String, Verdict>>,
+    /// Every case, in run order.
+    pub cases: Vec<CaseSummary>,
+    /// Every rule of the registry, with its coverage.
+    pub rules: Vec<RuleSummary>,
+}
+
+/// `index.json` `tool`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Tool {
+    /// `a2a-harness`.
+    pub name: String,
+    /// The harness's version.
+    pub version: String,
+}
+
+/// `index.json` `run`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunInfo {
+    /// The delegator command line as given.
+    pub delegator: String,
+    /// The run seed.
+    pub seed: u64,
+    /// Wall time of the whole run, in milliseconds.
+    pub wall_ms: u64,
+    /// When the run finished (RFC 3339, UTC).
+    pub finished_at: String,
+}
+
+/// `index.json` `totals`: the process exits [`HarnessExitCode::Failure`](crate::HarnessExitCode)
+/// when `failed > 0`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct Totals {
+    /// Cases that are PASS, NON-STRICT or XFAIL.
+    pub passed: u64,
+    /// Cases that are FAIL, XPASS or UNKNOWN.
+    pub failed: u64,
+    /// Cases that are UNSUPPORTED.
+    pub skipped: u64,
+}
+
+impl Totals {
+    /// Count one case verdict.
+    pub fn add(&mut self, v: Verdict) {
+        if v.fails_run() {
+            self.failed += 1;
+        } else if v == Verdict::Unsupported {
+            self.skipped += 1;
+        } else {
+            self.passed += 1;
+        }
+    }
+}
+
+/// One case of `index.json` `cases`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CaseSummary {
+    /// Case id (`<id>@<seed>` for repeats).
+    pub id: String,
+    /// Case title.
+    pub title: String,
+    /// The case's verdict.
+    pub verdict: Verdict,
+    /// How long the case took.
+    pub duration_ms: u64,
+    /// The command that reproduces it.
+    pub repro: String,
+    /// The rules whose verdict is FAIL, NON-STRICT or UNKNOWN.
+    pub failed_rules: Vec<FailedRule>,
+    /// The case's own report, relative to the report directory (`cases/<id>.json`).
+    pub file: String,
+}
+
+/// One entry of [`CaseSummary::failed_rules`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FailedRule {
+    /// Rule id, such as `DLG-ART-08`.
+    pub id: String,
+    /// Its verdict in the case.
+    pub verdict: Verdict,
+}
+
+/// One rule of `index.json` `rules`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RuleSummary {
+    /// Stable rule id, such as `DLG-SEND-02`.
+    pub id: String,
+    /// How binding it is.
+    pub level: Level,
+    /// The requirement in one sentence.
+    pub requirement: String,
+    /// Where it comes from.
+    pub source: String,
+    /// How many catalog cases exercise it (the catalog size for always-on rules).
+    pub cases: u64,
+    /// `TESTED`, or `NOT TESTED` when `cases` is 0.
+    pub status: Coverage,
+}
+
+/// Whether any catalog case exercises a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = crate::plain_enum)]
+pub enum Coverage {
+    /// At least one case exercises it.
+    #[serde(rename = "TESTED")]
+    Tested,
+    /// No catalog case lists it, or it has no checker yet.
+    #[serde(rename = "NOT TESTED")]
+    NotTested,
+}
+
+impl Coverage {
+    /// `TESTED` when `cases > 0`, else `NOT TESTED`.
+    pub const fn of(cases: u64) -> Coverage {
+        if cases == 0 {
+            Coverage::NotTested
+        } else {
+            Coverage::Tested
+        }
+    }
+}
+
+/// How binding a rule is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = crate::plain_enum)]
+pub enum Level {
+    /// A violation fails the case.
+    #[serde(rename = "MUST")]
+    Must,
+    /// A violation makes the case NON-STRICT.
+    #[serde(rename = "SHOULD")]
+    Should,
+    /// Optional.
+    #[serde(rename = "MAY")]
+    May,
+}
+
+/// The verdict of a case or of a rule in a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = crate::plain_enum)]
+pub enum Verdict {
+    /// Every rule held.
+    #[serde(rename = "PASS")]
+    Pass,
+    /// A MUST rule was broken.
+    #[serde(rename = "FAIL")]
+    Fail,
+    /// Only SHOULD rules were broken.
+    #[serde(rename = "NON-STRICT")]
+    NonStrict,
+    /// The delegator declined through the contract (`error` code `unsupported`).
+    #[serde(rename = "UNSUPPORTED")]
+    Unsupported,
+    /// Failed, and listed as known-failing.
+    #[serde(rename = "XFAIL")]
+    XFail,
+    /// Passed, but listed as known-failing: the list is stale.
+    #[serde(rename = "XPASS")]
+    XPass,
+    /// Nothing observed before the bound.
+    #[serde(rename = "UNKNOWN")]
+    Unknown,
+}
+
+impl Verdict {
+    /// Every verdict.
+    pub const ALL: [Verdict; 7] = [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::NonStrict,
+        Verdict::Unsupported,
+        Verdict::XFail,
+        Verdict::XPass,
+        Verdict::Unknown,
+    ];
+
+    /// The label used in reports, such as `NON-STRICT`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::NonStrict => "NON-STRICT",
+            Verdict::Unsupported => "UNSUPPORTED",
+            Verdict::XFail => "XFAIL",
+            Verdict::XPass => "XPASS",
+            Verdict::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// True when this verdict fails the run (FAIL, XPASS, UNKNOWN).
+    pub const fn fails_run(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::XPass | Verdict::Unknown)
+    }
+
+    /// True when a rule with this verdict is listed in [`CaseSummary::failed_rules`].
+    pub const fn is_listed_as_failed(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::NonStrict | Verdict::Unknown)
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_labels_are_the_serde_names() {
+        for v in Verdict::ALL {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.label());
+        }
+    }
+
+    #[test]
+    fn totals_count_as_the_readme_says() {
+        let mut t = Totals::default();
+        for v in Verdict::ALL {
+            t.add(v);
+        }
+        assert_eq!(
+            t,
+            Totals {
+                passed: 3,
+                failed: 3,
+                skipped: 1
+            }
+        );
+        assert_eq!(Coverage::of(0), Coverage::NotTested);
+        assert_eq!(
+            serde_json::to_value(Coverage::NotTested).unwrap(),
+            "NOT TESTED"
+        );
+    }
+}
