@@ -1,9 +1,10 @@
 //! `a2a-harness`: run the conformance catalog against a delegator and write reports.
 
+use a2a_harness::catalog::{CaseGlob, load_catalog, read_known_failing, select};
 use a2a_harness::report::{self, totals};
 use a2a_harness::rules::registry;
-use a2a_harness::runner::{RunSettings, apply_known_failing, read_known_failing, run_case};
-use a2a_harness::scenario::{Scenario, glob_match, load_catalog};
+use a2a_harness::runner::{RunSettings, apply_known_failing, run_case};
+use a2a_harness::scenario::Scenario;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -274,18 +275,12 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             out,
         } => {
             let cat = catalog(&cli.scenarios)?;
-            let selected: Vec<Scenario> = cat
-                .iter()
-                .filter(|s| glob_match(&case, &s.id))
-                .cloned()
-                .collect();
+            let selected: Vec<Scenario> = select(&cat, &CaseGlob::new(&case)?);
             if selected.is_empty() {
                 anyhow::bail!("no case matches {case:?} (see `a2a-harness list`)");
             }
             let known = match &known_failing {
-                Some(p) => {
-                    read_known_failing(p).with_context(|| format!("reading {}", p.display()))?
-                }
+                Some(p) => read_known_failing(p)?,
                 None => Vec::new(),
             };
             let delegator = delegator.unwrap_or_else(default_delegator);

@@ -8,7 +8,7 @@ use a2a_mock_agents::{Entry, Event, Network};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -987,14 +987,11 @@ fn all_done(s: &Scenario, outcomes: &BTreeMap<String, Value>) -> bool {
 }
 
 /// Apply a known-failing list: FAIL becomes XFAIL, PASS becomes XPASS.
-pub fn apply_known_failing(results: &mut [CaseResult], known: &[String]) {
+pub fn apply_known_failing(results: &mut [CaseResult], known: &[crate::catalog::CaseGlob]) {
     for r in results {
         // With `--repeat`, result ids are `<case id>@<seed>`: an entry names either.
         let case = r.id.split_once('@').map_or(r.id.as_str(), |(c, _)| c);
-        if known
-            .iter()
-            .any(|k| crate::scenario::glob_match(k, &r.id) || crate::scenario::glob_match(k, case))
-        {
+        if known.iter().any(|k| k.matches(&r.id) || k.matches(case)) {
             r.verdict = match r.verdict {
                 Verdict::Fail | Verdict::NonStrict | Verdict::Unknown => Verdict::XFail,
                 Verdict::Pass => Verdict::XPass,
@@ -1002,15 +999,6 @@ pub fn apply_known_failing(results: &mut [CaseResult], known: &[String]) {
             };
         }
     }
-}
-
-/// Read a known-failing file: one case id (or glob) per line, `#` comments.
-pub fn read_known_failing(path: &Path) -> std::io::Result<Vec<String>> {
-    Ok(std::fs::read_to_string(path)?
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect())
 }
 
 /// POST a forged push notification (a FAILED status with a wrong token) to the delegator's webhook.

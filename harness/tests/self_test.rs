@@ -5,8 +5,8 @@
 
 mod common;
 
+use a2a_harness::catalog::load_catalog;
 use a2a_harness::runner::{RunSettings, Verdict, run_case};
-use a2a_harness::scenario::load_catalog;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// (bug, rules it must break, rules it may also break as a consequence)
