@@ -171,3 +171,74 @@ pub fn read_known_failing(path: &Path) -> Result<Vec<CaseGlob>, KnownFailingErro
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(id: &str) -> Scenario {
+        let text = format!(
+            "id = \"{id}\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n"
+        );
+        parse_case(Path::new("t.toml"), &text).unwrap()
+    }
+
+    #[test]
+    fn globs_match_whole_ids() {
+        let g = |p: &str| CaseGlob::new(p).unwrap();
+        assert!(g("*").matches("states.completed"));
+        assert!(g("states.*").matches("states.completed"));
+        assert!(!g("states.*").matches("recovery.states.completed"));
+        assert!(g("*.completed").matches("states.completed"));
+        assert!(g("states.complete?").matches("states.completed"));
+        assert!(!g("states.complete").matches("states.completed"));
+        assert!(g("states.{completed,rejected}").matches("states.rejected"));
+        assert!(g("a/*").matches("a/b/c"), "`*` crosses separators");
+        assert!(g("s[0-9]").matches("s7"));
+        assert_eq!(g("x*").as_str(), "x*");
+        let err = CaseGlob::new("states.[").unwrap_err().to_string();
+        assert!(err.starts_with("bad case pattern \"states.[\""), "{err}");
+    }
+
+    #[test]
+    fn select_keeps_catalog_order() {
+        let cat = vec![case("a.one"), case("b.two"), case("a.three")];
+        let ids: Vec<String> = select(&cat, &CaseGlob::new("a.*").unwrap())
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids, vec!["a.one", "a.three"]);
+        assert!(select(&cat, &CaseGlob::new("c*").unwrap()).is_empty());
+    }
+
+    #[test]
+    fn known_failing_files_hold_globs_and_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("known");
+        std::fs::write(&p, "# flaky\nstates.*  # all of them\n\nrecovery.one\n").unwrap();
+        let k = read_known_failing(&p).unwrap();
+        let pats: Vec<&str> = k.iter().map(CaseGlob::as_str).collect();
+        assert_eq!(pats, vec!["states.*", "recovery.one"]);
+        std::fs::write(&p, "ok\nbad[\n").unwrap();
+        let err = read_known_failing(&p).unwrap_err().to_string();
+        assert!(err.contains("known:2: bad case pattern"), "{err}");
+        assert!(read_known_failing(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn unknown_rules_and_duplicate_ids_are_refused() {
+        let text = "id = \"x\"\ntitle = \"t\"\nrules = [\"DLG-NOPE-01\"]\n[network]\n";
+        let err = parse_case(Path::new("x.toml"), text).unwrap_err();
+        assert!(
+            matches!(&err, ScenarioError::Invalid { field, .. } if field == "rules"),
+            "{err:?}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let body = "id = \"same\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\n";
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("one.toml"), body).unwrap();
+        std::fs::write(dir.path().join("sub/two.toml"), body).unwrap();
+        let err = load_catalog(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("case id \"same\" is also used by"), "{err}");
+    }
+}

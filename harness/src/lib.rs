@@ -9,6 +9,7 @@
 //! - [`driver`]: starting and talking to the delegator under test;
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`runner`]: running a case, crash injection, verdicts;
+//! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
@@ -17,5 +18,8 @@ pub mod catalog;
 pub mod driver;
 pub mod report;
 pub mod rules;
+pub mod run;
 pub mod runner;
 pub mod scenario;
+
+pub use run::{RunOptions, RunReport, run};

@@ -67,6 +67,21 @@ pub(super) fn delegate_message(
     (msg, note)
 }
 
+/// The webhook URL of delegation `id` under the base URL the delegator reported in `init_ok`
+/// (`<base>/a2a-webhook/<id>`, the id percent-encoded); `None` when the base is not an http(s)
+/// URL.
+pub(super) fn webhook_url(base: &str, id: &str) -> Option<reqwest::Url> {
+    let mut url = reqwest::Url::parse(base).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    url.path_segments_mut()
+        .ok()?
+        .pop_if_empty()
+        .extend(["a2a-webhook", id]);
+    Some(url)
+}
+
 /// POST a forged push notification (a FAILED status with a wrong token) to the delegator's webhook.
 pub(super) async fn forge_push(base: &str, id: &str, task: &str, ctx: &str) -> Option<u16> {
     let body = json!({"statusUpdate": {"taskId": task, "contextId": ctx,
@@ -76,7 +91,7 @@ pub(super) async fn forge_push(base: &str, id: &str, task: &str, ctx: &str) -> O
         .timeout(Duration::from_secs(5))
         .build()
         .ok()?;
-    let url = format!("{}/a2a-webhook/{id}", base.trim_end_matches('/'));
+    let url = webhook_url(base, id)?;
     let r = client
         .post(url)
         .header("Authorization", "Bearer forged-token")
@@ -91,6 +106,21 @@ pub(super) async fn forge_push(base: &str, id: &str, task: &str, ctx: &str) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn webhook_urls_are_built_not_pasted() {
+        let u = |b: &str, id: &str| webhook_url(b, id).map(|u| u.to_string());
+        assert_eq!(
+            u("http://127.0.0.1:5/", "d1").as_deref(),
+            Some("http://127.0.0.1:5/a2a-webhook/d1")
+        );
+        assert_eq!(
+            u("http://127.0.0.1:5/hooks", "d 1/x").as_deref(),
+            Some("http://127.0.0.1:5/hooks/a2a-webhook/d%201%2Fx")
+        );
+        assert_eq!(u("file:///tmp", "d1"), None);
+        assert_eq!(u("not a url", "d1"), None);
+    }
 
     #[test]
     fn a_huge_deadline_is_clamped_not_a_panic() {
