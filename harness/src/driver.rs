@@ -2,14 +2,16 @@
 //! over its stdin/stdout (see `docs/driver-protocol.md`), capture its stderr, and kill its whole
 //! process group for crash injection.
 
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 /// Longest stdout line accepted from a delegator (`docs/driver-protocol.md`: 16 MiB); a longer
 /// line is a contract violation, reported once and discarded up to the next newline.
@@ -85,8 +87,13 @@ pub struct DelegatorProcess {
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
     /// The command line is empty or malformed.
-    #[error("bad delegator command {0:?}")]
-    BadCommand(String),
+    #[error("bad delegator command {cmd:?}: {reason}")]
+    BadCommand {
+        /// The command.
+        cmd: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Spawning failed.
     #[error("cannot start delegator {cmd:?}: {source}")]
     Spawn {
@@ -106,119 +113,119 @@ pub enum DriverError {
     },
 }
 
-/// Split a command line on whitespace, honouring single and double quotes.
-pub fn split_command(cmd: &str) -> Result<Vec<String>, DriverError> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut any = false;
-    for c in cmd.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                any = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if any || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                    any = false;
-                }
-            }
-            (None, c) => cur.push(c),
-        }
-    }
-    if quote.is_some() {
-        return Err(DriverError::BadCommand(cmd.to_string()));
-    }
-    if any || !cur.is_empty() {
-        out.push(cur);
-    }
-    if out.is_empty() {
-        return Err(DriverError::BadCommand(cmd.to_string()));
-    }
-    Ok(out)
+/// A delegator command line: leading `NAME=value` environment assignments, the program and
+/// its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine {
+    /// Environment variables set for the delegator (`NAME=value` words before the program).
+    pub env: Vec<(String, String)>,
+    /// The program (a name looked up on `PATH`, or a path).
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
 }
 
-/// Quote `s` for a POSIX shell (left as is when it needs no quoting).
-pub fn shell_quote(s: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// Where `program` (argv\[0\] of a delegator command) is: a path containing `/` must name an
-/// executable file; a bare name is looked up on `PATH`.
-pub fn resolve_program(program: &str) -> Result<std::path::PathBuf, String> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+/// Split a command line the way a POSIX shell splits words (quotes and backslash escapes, no
+/// expansion); leading `NAME=value` words set the delegator's environment, as in
+/// `A2A_LOG=debug a2a-delegator drive`.
+pub fn split_command(cmd: &str) -> Result<CommandLine, DriverError> {
+    let bad = |reason: &str| DriverError::BadCommand {
+        cmd: cmd.to_string(),
+        reason: reason.to_string(),
     };
-    if program.contains('/') {
-        let p = std::path::PathBuf::from(program);
-        return if !p.exists() {
-            Err(format!("{program}: no such file"))
-        } else if executable(&p) {
-            Ok(p)
-        } else {
-            Err(format!("{program}: not an executable file"))
-        };
+    let words = shell_words::split(cmd).map_err(|e| bad(&e.to_string()))?;
+    let mut words = words.into_iter().peekable();
+    let mut env = Vec::new();
+    while let Some((k, v)) = words.peek().and_then(|w| env_assignment(w)) {
+        env.push((k, v));
+        words.next();
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| executable(p))
-        .ok_or_else(|| format!("{program}: not found on PATH"))
+    let program = words.next().ok_or_else(|| bad("no program"))?;
+    Ok(CommandLine {
+        env,
+        program,
+        args: words.collect(),
+    })
+}
+
+/// `NAME=value` with a shell variable name.
+fn env_assignment(word: &str) -> Option<(String, String)> {
+    let (name, value) = word.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    let ok = (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    ok.then(|| (name.to_string(), value.to_string()))
+}
+
+/// Quote `s` for a POSIX shell (left as is when it needs no quoting); [`split_command`] reads
+/// it back.
+pub fn shell_quote(s: &str) -> String {
+    shell_words::quote(s).into_owned()
+}
+
+/// The program of a delegator command is not there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProgramError {
+    /// A bare name not found on `PATH`.
+    #[error("{0}: not found on PATH")]
+    NotOnPath(String),
+    /// A path that names nothing.
+    #[error("{0}: no such file")]
+    NoSuchFile(String),
+    /// A path that names something not executable.
+    #[error("{0}: not an executable file")]
+    NotExecutable(String),
+}
+
+/// Where `program` (the program of a delegator command) is: a path containing `/` must name an
+/// executable file; a bare name is looked up on `PATH`.
+pub fn resolve_program(program: &str) -> Result<std::path::PathBuf, ProgramError> {
+    which::which(program).map_err(|_| {
+        if !program.contains('/') {
+            ProgramError::NotOnPath(program.to_string())
+        } else if !std::path::Path::new(program).exists() {
+            ProgramError::NoSuchFile(program.to_string())
+        } else {
+            ProgramError::NotExecutable(program.to_string())
+        }
+    })
 }
 
 /// Read lines of at most [`MAX_LINE`] bytes and classify them, until EOF or the receiver is gone.
 async fn read_lines(out: tokio::process::ChildStdout, tx: mpsc::Sender<FromDelegator>) {
-    let mut r = BufReader::with_capacity(64 * 1024, out);
-    let mut line: Vec<u8> = Vec::new();
-    // True while discarding the rest of an over-long line.
-    let mut discarding = false;
+    let codec = LinesCodec::new_with_max_length(MAX_LINE);
+    let mut lines = FramedRead::with_capacity(out, codec, 64 * 1024);
+    // After a decoder error `FramedRead` yields `None` once and then reads on.
+    let mut after_error = false;
     loop {
-        // A read error ends the stream like EOF does.
-        let buf = match r.fill_buf().await {
-            Ok(b) => b,
-            Err(_) => &[][..],
-        };
-        if buf.is_empty() {
-            if !discarding
-                && let Some(msg) = classify(&line)
-                && tx.send(msg).await.is_err()
-            {
+        let msg = match lines.next().await {
+            Some(Ok(line)) => {
+                after_error = false;
+                classify(&line)
+            }
+            // The codec discards the rest of the line up to its newline.
+            Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
+                after_error = true;
+                Some(FromDelegator::TooLong)
+            }
+            // The line (consumed) is not UTF-8: garbage, not a protocol message.
+            Some(Err(LinesCodecError::Io(e))) if e.kind() == std::io::ErrorKind::InvalidData => {
+                after_error = true;
+                Some(FromDelegator::Garbage(format!(
+                    "(a line that is not UTF-8: {e})"
+                )))
+            }
+            None if after_error => {
+                after_error = false;
+                continue;
+            }
+            // A read error ends the stream like EOF does.
+            Some(Err(LinesCodecError::Io(_))) | None => {
+                let _ = tx.send(FromDelegator::Eof).await;
                 return;
             }
-            let _ = tx.send(FromDelegator::Eof).await;
-            return;
-        }
-        let (chunk, complete) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], true),
-            None => (buf, false),
         };
-        let used = chunk.len() + usize::from(complete);
-        let mut msg = None;
-        if !discarding {
-            if line.len() + chunk.len() > MAX_LINE {
-                line = Vec::new();
-                discarding = !complete;
-                msg = Some(FromDelegator::TooLong);
-            } else {
-                line.extend_from_slice(chunk);
-                if complete {
-                    msg = classify(&line);
-                    line.clear();
-                }
-            }
-        } else if complete {
-            discarding = false;
-        }
-        r.consume(used);
         if let Some(m) = msg
             && tx.send(m).await.is_err()
         {
@@ -228,9 +235,8 @@ async fn read_lines(out: tokio::process::ChildStdout, tx: mpsc::Sender<FromDeleg
 }
 
 /// A protocol message or garbage; `None` for an empty line (ignored).
-fn classify(line: &[u8]) -> Option<FromDelegator> {
-    let text = String::from_utf8_lossy(line);
-    let text = text.trim();
+fn classify(line: &str) -> Option<FromDelegator> {
+    let text = line.trim();
     if text.is_empty() {
         return None;
     }
@@ -243,9 +249,10 @@ fn classify(line: &[u8]) -> Option<FromDelegator> {
 impl DelegatorProcess {
     /// Start `cmd` in its own process group.
     pub fn spawn(cmd: &str, stderr: Arc<Mutex<Vec<u8>>>) -> Result<DelegatorProcess, DriverError> {
-        let argv = split_command(cmd)?;
-        let mut c = Command::new(&argv[0]);
-        c.args(&argv[1..])
+        let line = split_command(cmd)?;
+        let mut c = Command::new(&line.program);
+        c.args(&line.args)
+            .envs(line.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -465,26 +472,110 @@ pub fn init_message(
 mod tests {
     use super::*;
 
-    #[test]
-    fn splits_quoted_commands() {
-        assert_eq!(
-            split_command("a b  'c d' \"e\"").unwrap(),
-            vec!["a", "b", "c d", "e"]
-        );
-        assert!(split_command("  ").is_err());
-        assert!(split_command("a 'b").is_err());
+    fn words(cmd: &str) -> Vec<String> {
+        let l = split_command(cmd).unwrap();
+        std::iter::once(l.program).chain(l.args).collect()
     }
 
     #[test]
-    fn shell_quote_survives_a_real_shell() {
+    fn splits_quoted_commands() {
+        assert_eq!(words("a b  'c d' \"e\""), vec!["a", "b", "c d", "e"]);
+        assert_eq!(
+            words(r#"a "it's" 'say "hi"' x\ y"#),
+            vec!["a", "it's", "say \"hi\"", "x y"]
+        );
+        assert_eq!(
+            words("'/opt/my tools/a2a-delegator' drive"),
+            vec!["/opt/my tools/a2a-delegator", "drive"]
+        );
+        assert_eq!(words("a ''"), vec!["a", ""]);
+        assert!(matches!(
+            split_command("  "),
+            Err(DriverError::BadCommand { .. })
+        ));
+        let err = split_command("a 'b").unwrap_err().to_string();
+        assert!(err.starts_with("bad delegator command \"a 'b\": "), "{err}");
+    }
+
+    #[test]
+    fn leading_assignments_set_the_environment() {
+        let l = split_command("RUST_LOG=debug A2A_X='a b' a2a-delegator drive K=V").unwrap();
+        assert_eq!(
+            l.env,
+            vec![
+                ("RUST_LOG".to_string(), "debug".to_string()),
+                ("A2A_X".to_string(), "a b".to_string())
+            ]
+        );
+        assert_eq!(l.program, "a2a-delegator");
+        assert_eq!(
+            l.args,
+            vec!["drive", "K=V"],
+            "only leading words are assignments"
+        );
+        // Not a variable name: the program.
+        assert_eq!(split_command("1X=2 prog").unwrap().program, "1X=2");
+        assert!(
+            split_command("VAR=1").is_err(),
+            "assignments alone name no program"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_environment_reaches_the_delegator() {
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let mut p = DelegatorProcess::spawn(
+            r#"A2A_GREETING='{"type":"x","v":"hi there"}' sh -c 'echo "$A2A_GREETING"'"#,
+            stderr,
+        )
+        .unwrap();
+        let got = p.recv(Duration::from_secs(10)).await;
+        assert!(
+            matches!(&got, Some(FromDelegator::Message(v)) if v["v"] == "hi there"),
+            "{got:?}"
+        );
+        p.finish(Duration::from_secs(5)).await;
+    }
+
+    #[test]
+    fn shell_quote_survives_a_real_shell_and_split_command() {
         assert_eq!(shell_quote("a2a-delegator"), "a2a-delegator");
-        for s in ["a b", "it's", "sh -c \"echo 'x'\"", "", "$HOME `x` \\ !"] {
+        for s in [
+            "a b",
+            "it's",
+            "sh -c \"echo 'x'\"",
+            "",
+            "$HOME `x` \\ !",
+            "A=1",
+        ] {
             let out = std::process::Command::new("sh")
                 .args(["-c", &format!("printf %s {}", shell_quote(s))])
                 .output()
                 .unwrap();
             assert_eq!(String::from_utf8_lossy(&out.stdout), s);
+            assert_eq!(words(&format!("prog {}", shell_quote(s))), vec!["prog", s]);
         }
+    }
+
+    #[test]
+    fn programs_are_resolved_on_path_or_by_path() {
+        assert!(resolve_program("sh").is_ok_and(|p| p.is_absolute()));
+        assert_eq!(
+            resolve_program("no-such-program-a2a"),
+            Err(ProgramError::NotOnPath("no-such-program-a2a".into()))
+        );
+        assert_eq!(
+            resolve_program("/no/such/file"),
+            Err(ProgramError::NoSuchFile("/no/such/file".into()))
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        let plain = plain.display().to_string();
+        assert_eq!(
+            resolve_program(&plain),
+            Err(ProgramError::NotExecutable(plain.clone()))
+        );
     }
 
     #[tokio::test]
@@ -509,5 +600,40 @@ mod tests {
         assert!(matches!(&got[1], FromDelegator::Message(v) if v["type"] == "x"));
         assert!(matches!(got[2], FromDelegator::Eof));
         assert_eq!(got.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_garbage_and_reading_goes_on() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let mut child = Command::new("sh")
+            .args([
+                "-c",
+                "printf 'ab\\377cd\\n{\"type\":\"x\"}\\r\\n{\"type\":\"y\"}'",
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        tokio::spawn(read_lines(out, tx));
+        let mut got = Vec::new();
+        while let Some(m) = rx.recv().await {
+            got.push(m);
+        }
+        let _ = child.wait().await;
+        assert!(
+            matches!(&got[0], FromDelegator::Garbage(g) if g.contains("not UTF-8")),
+            "{got:?}"
+        );
+        assert!(
+            matches!(&got[1], FromDelegator::Message(v) if v["type"] == "x"),
+            "{got:?}"
+        );
+        // The last line needs no newline.
+        assert!(
+            matches!(&got[2], FromDelegator::Message(v) if v["type"] == "y"),
+            "{got:?}"
+        );
+        assert!(matches!(got[3], FromDelegator::Eof));
+        assert_eq!(got.len(), 4);
     }
 }

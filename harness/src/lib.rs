@@ -4,16 +4,22 @@
 //! `docs/driver-protocol.md`) through a simulated network of mock A2A agents, one case per
 //! scenario file, and checks every rule of the registry against what the network observed.
 //!
-//! - [`scenario`]: the case format and the catalog loader;
+//! - [`scenario`]: the case format;
+//! - [`catalog`]: loading the catalog (rule IDs checked against the registry), selecting cases;
 //! - [`driver`]: starting and talking to the delegator under test;
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`runner`]: running a case, crash injection, verdicts;
+//! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
 
+pub mod catalog;
 pub mod driver;
 pub mod report;
 pub mod rules;
+pub mod run;
 pub mod runner;
 pub mod scenario;
+
+pub use run::{RunOptions, RunReport, run};

@@ -1,14 +1,15 @@
 //! `a2a-harness`: run the conformance catalog against a delegator and write reports.
 
-use a2a_harness::report::{self, totals};
+use a2a_harness::catalog::{CaseGlob, load_catalog, read_known_failing, select};
+use a2a_harness::driver::{resolve_program, shell_quote, split_command};
+use a2a_harness::report;
 use a2a_harness::rules::registry;
-use a2a_harness::runner::{RunSettings, apply_known_failing, read_known_failing, run_case};
-use a2a_harness::scenario::{Scenario, glob_match, load_catalog};
+use a2a_harness::run::{RunOptions, default_jobs, run_with_progress};
+use a2a_harness::scenario::Scenario;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 const EXIT_HELP: &str = "EXIT CODES: 0 every MUST passed; 1 a failure (FAIL, UNKNOWN or XPASS); 2 bad usage or configuration.";
 
@@ -107,16 +108,11 @@ fn default_delegator() -> String {
         .map(|d| d.join("a2a-delegator"));
     match sibling {
         Some(p) if p.exists() => {
-            let p = p.display().to_string();
-            // Quoted the way `--delegator` is split when it holds spaces.
-            if p.contains(char::is_whitespace) {
-                format!("\"{p}\" drive")
-            } else {
-                format!("{p} drive")
-            }
+            // Quoted the way `--delegator` is split.
+            format!("{} drive", shell_quote(&p.display().to_string()))
         }
         other => {
-            let found = a2a_harness::driver::resolve_program("a2a-delegator");
+            let found = resolve_program("a2a-delegator");
             eprintln!(
                 "a2a-harness: note: no a2a-delegator next to this binary{}; using `a2a-delegator drive` from PATH ({})",
                 other
@@ -135,18 +131,9 @@ fn default_delegator() -> String {
 /// Check the delegator command before running anything: it parses, and its program exists
 /// and is executable (bad usage otherwise, exit 2).
 fn check_delegator(cmd: &str) -> anyhow::Result<()> {
-    let argv = a2a_harness::driver::split_command(cmd).map_err(|e| anyhow::anyhow!("{e}"))?;
-    a2a_harness::driver::resolve_program(&argv[0])
-        .map_err(|e| anyhow::anyhow!("delegator command {cmd:?}: {e}"))?;
+    let line = split_command(cmd)?;
+    resolve_program(&line.program).with_context(|| format!("delegator command {cmd:?}"))?;
     Ok(())
-}
-
-/// A panic payload as text.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_string())
 }
 
 fn catalog(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
@@ -274,50 +261,27 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             out,
         } => {
             let cat = catalog(&cli.scenarios)?;
-            let selected: Vec<Scenario> = cat
-                .iter()
-                .filter(|s| glob_match(&case, &s.id))
-                .cloned()
-                .collect();
+            let selected: Vec<Scenario> = select(&cat, &CaseGlob::new(&case)?);
             if selected.is_empty() {
                 anyhow::bail!("no case matches {case:?} (see `a2a-harness list`)");
             }
             let known = match &known_failing {
-                Some(p) => {
-                    read_known_failing(p).with_context(|| format!("reading {}", p.display()))?
-                }
+                Some(p) => read_known_failing(p)?,
                 None => Vec::new(),
             };
             let delegator = delegator.unwrap_or_else(default_delegator);
             check_delegator(&delegator)?;
-            let out = out.unwrap_or_else(|| {
-                let t = time::OffsetDateTime::now_utc();
-                PathBuf::from(format!(
-                    "reports/{:04}{:02}{:02}-{:02}{:02}{:02}",
-                    t.year(),
-                    u8::from(t.month()),
-                    t.day(),
-                    t.hour(),
-                    t.minute(),
-                    t.second()
-                ))
-            });
-            let jobs = jobs
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
-                .max(1);
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("reports/{}", report::stamp())));
             let work = tempfile::tempdir().context("creating the store directory")?;
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()?;
-            let t0 = std::time::Instant::now();
-            let mut work_items = Vec::new();
-            for r in 0..repeat.max(1) {
-                for s in &selected {
-                    work_items.push((s.clone(), seed.wrapping_add(u64::from(r))));
-                }
-            }
-            let total = work_items.len();
-            let bar = indicatif::ProgressBar::new(total as u64);
+            let options = RunOptions {
+                delegator: delegator.clone(),
+                seed,
+                jobs: jobs.unwrap_or_else(default_jobs).max(1),
+                repeat,
+                known_failing: known,
+                work_dir: Some(work.path().to_path_buf()),
+            };
+            let bar = indicatif::ProgressBar::new((selected.len() * repeat.max(1) as usize) as u64);
             if !std::io::stderr().is_terminal() {
                 bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
             }
@@ -325,75 +289,21 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
-            let work_dir = work.path().to_path_buf();
-            let repeated = repeat > 1;
-            let mut results = rt.block_on(async {
-                let sem = Arc::new(tokio::sync::Semaphore::new(jobs));
-                let mut set = tokio::task::JoinSet::new();
-                // Which case each task runs, so a task that panicked still gets its result.
-                let mut tasks = std::collections::HashMap::new();
-                for (i, (s, seed)) in work_items.into_iter().enumerate() {
-                    let sem = sem.clone();
-                    let settings = RunSettings {
-                        delegator: delegator.clone(),
-                        seed,
-                        work_dir: work_dir.join(format!("{i}")),
-                    };
-                    let scenario = s.clone();
-                    let handle = set.spawn(async move {
-                        let _permit = sem.acquire_owned().await;
-                        #[cfg(debug_assertions)]
-                        if std::env::var("A2A_HARNESS_TEST_PANIC").is_ok_and(|c| c == s.id) {
-                            panic!("A2A_HARNESS_TEST_PANIC: planted panic in case {}", s.id);
-                        }
-                        run_case(&s, &settings).await
-                    });
-                    let settings = RunSettings {
-                        delegator: delegator.clone(),
-                        seed,
-                        work_dir: PathBuf::new(),
-                    };
-                    tasks.insert(handle.id(), (i, scenario, settings));
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            let run = rt.block_on(run_with_progress(&selected, &options, |p| {
+                let r = p.result;
+                bar.set_message(format!("{} {}", r.id, r.verdict.label()));
+                bar.inc(1);
+                // Without a terminal there is no bar: print one line per case instead.
+                if bar.is_hidden() {
+                    eprintln!("{:<11} {}", r.verdict.label(), r.id);
                 }
-                let mut out = Vec::new();
-                while let Some(joined) = set.join_next_with_id().await {
-                    let (id, r) = match joined {
-                        Ok((id, r)) => (id, Ok(r)),
-                        Err(e) => (e.id(), Err(e)),
-                    };
-                    let Some((i, s, settings)) = tasks.remove(&id) else {
-                        continue;
-                    };
-                    let mut r = r.unwrap_or_else(|e| {
-                        let why = if e.is_panic() {
-                            format!("panicked: {}", panic_text(&*e.into_panic()))
-                        } else {
-                            "was cancelled".to_string()
-                        };
-                        a2a_harness::runner::CaseResult::harness_failure(
-                            &s,
-                            &settings,
-                            format!("harness error: the task running this case {why}"),
-                        )
-                    });
-                    if repeated {
-                        r.id = format!("{}@{}", r.id, r.seed);
-                    }
-                    bar.set_message(format!("{} {}", r.id, r.verdict.label()));
-                    bar.inc(1);
-                    // Without a terminal there is no bar: print one line per case instead.
-                    if bar.is_hidden() {
-                        eprintln!("{:<11} {}", r.verdict.label(), r.id);
-                    }
-                    out.push((i, r));
-                }
-                out.sort_by_key(|(i, _)| *i);
-                out.into_iter().map(|(_, r)| r).collect::<Vec<_>>()
-            });
+            }));
             bar.finish_and_clear();
-            apply_known_failing(&mut results, &known);
-            let wall = t0.elapsed().as_millis() as u64;
-            report::write_all(&out, &delegator, seed, &cat, &results, wall)
+            let results = &run.results;
+            report::write_all(&out, &delegator, seed, &cat, results, run.wall_ms)
                 .with_context(|| format!("writing reports to {}", out.display()))?;
             for r in results.iter().filter(|r| r.verdict.fails_run()) {
                 println!("{} {}", r.verdict.label(), r.id);
@@ -411,7 +321,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 }
                 println!("  repro: {}", r.repro);
             }
-            let t = totals(&results);
+            let t = run.totals();
             println!("reports: {}", out.display());
             println!(
                 "{} passed, {} failed, {} skipped",

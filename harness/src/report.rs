@@ -52,6 +52,20 @@ pub fn coverage(catalog: &[Scenario]) -> BTreeMap<&'static str, usize> {
     m
 }
 
+/// The UTC time `t` as a report directory name, `YYYYMMDD-HHMMSS`.
+pub fn stamp_of(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    t.format(time::macros::format_description!(
+        "[year][month][day]-[hour][minute][second]"
+    ))
+    .unwrap_or_else(|_| t.unix_timestamp().to_string())
+}
+
+/// Now as a report directory name (see [`stamp_of`]).
+pub fn stamp() -> String {
+    stamp_of(time::OffsetDateTime::now_utc())
+}
+
 /// Write every report file into `dir`.
 pub fn write_all(
     dir: &Path,
@@ -340,4 +354,14 @@ fn html(
     }
     s.push_str("</body></html>");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn report_directories_are_named_by_utc_time() {
+        let t = time::macros::datetime!(2026-03-04 05:06:07 +02:00);
+        assert_eq!(super::stamp_of(t), "20260304-030607");
+        assert_eq!(super::stamp().len(), "YYYYMMDD-HHMMSS".len());
+    }
 }

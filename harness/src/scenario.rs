@@ -4,9 +4,11 @@
 //! format), the drive steps (delegations, answers and credentials to give on escalation,
 //! cancels), an optional crash trigger, and the expected outcome of each delegation. Parsing is
 //! strict: unknown keys are rejected and errors name the file, line, column and field.
+//!
+//! This module knows the format only; [`crate::catalog`] loads whole catalogs and checks the
+//! rule IDs a case names against the registry.
 
 use a2a_mock_agents::NetworkSpec;
-use a2a_mock_agents::script::toml_error;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -233,50 +235,134 @@ pub const OUTCOME_STATES: &[&str] = &[
 ];
 
 /// A scenario file could not be loaded.
-pub type ScenarioError = a2a_mock_agents::ScriptError;
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file or directory could not be read.
+    #[error("{}: {source}", file.display())]
+    Io {
+        /// The file or directory.
+        file: PathBuf,
+        /// The IO error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or does not fit the format.
+    #[error("{}:{line}:{column}: {}{message}", file.display(), field_prefix(field))]
+    Parse {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The path of the field at fault (`network.agent[0]`), empty for the whole file.
+        field: String,
+        /// What is wrong (from the TOML parser).
+        message: String,
+    },
+    /// The case is well-formed TOML but inconsistent (unknown rule, dangling reference, ...).
+    #[error("{}: {}{message}", file.display(), field_prefix(field))]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// The field at fault (`rules`, `delegate "d1"`, `network`), empty for the whole case.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn field_prefix(field: &str) -> String {
+    if field.is_empty() || field == "." {
+        String::new()
+    } else {
+        format!("{field}: ")
+    }
+}
+
+impl ScenarioError {
+    /// The file the error is about.
+    pub fn file(&self) -> &Path {
+        match self {
+            ScenarioError::Io { file, .. }
+            | ScenarioError::Parse { file, .. }
+            | ScenarioError::Invalid { file, .. } => file,
+        }
+    }
+
+    pub(crate) fn invalid(
+        file: &Path,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        ScenarioError::Invalid {
+            file: file.to_path_buf(),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
 
 impl Scenario {
-    /// Parse a scenario from TOML text.
+    /// Parse a scenario from TOML text and check everything the format alone decides (ids,
+    /// references between delegations, expected states, bounds, the network). The rule IDs it
+    /// names are checked against the registry by [`crate::catalog::parse_case`].
     pub fn from_toml(file: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-        let name = file.display().to_string();
-        let mut s: Scenario = toml::from_str(text).map_err(|e| toml_error(&name, text, &e))?;
-        s.file = file.to_path_buf();
-        let invalid = |message: String| ScenarioError::Invalid {
-            file: name.clone(),
-            message,
+        let parse_error = |field: String, e: &toml::de::Error| {
+            let (line, column) = e
+                .span()
+                .map_or((1, 1), |s| a2a_mock_agents::script::line_col(text, s.start));
+            ScenarioError::Parse {
+                file: file.to_path_buf(),
+                line,
+                column,
+                field,
+                message: e.message().to_string(),
+            }
         };
+        let de = toml::de::Deserializer::parse(text).map_err(|e| parse_error(String::new(), &e))?;
+        let mut s: Scenario = serde_path_to_error::deserialize(de)
+            .map_err(|e| parse_error(e.path().to_string(), e.inner()))?;
+        s.file = file.to_path_buf();
         s.network
             .validate()
-            .map_err(|m| invalid(format!("network: {m}")))?;
+            .map_err(|m| ScenarioError::invalid(file, "network", m))?;
         if s.rules.is_empty() {
-            return Err(invalid("`rules` must name at least one rule".into()));
-        }
-        let known = crate::rules::registry();
-        for r in &s.rules {
-            if !known.iter().any(|k| k.id == r.as_str()) {
-                return Err(invalid(format!("`rules` names an unknown rule {r:?}")));
-            }
+            return Err(ScenarioError::invalid(
+                file,
+                "rules",
+                "must name at least one rule",
+            ));
         }
         let mut ids = std::collections::BTreeSet::new();
         for d in &s.delegations {
             if !ids.insert(d.id.as_str()) {
-                return Err(invalid(format!("delegation id {:?} used twice", d.id)));
+                return Err(ScenarioError::invalid(
+                    file,
+                    format!("delegate {:?}", d.id),
+                    "delegation id used twice",
+                ));
             }
         }
         for a in &s.answers {
             if !ids.contains(a.id.as_str()) || !matches!(a.kind.as_str(), "input" | "auth") {
-                return Err(invalid(format!(
-                    "answer for {:?}: unknown delegation or kind {:?} (input|auth)",
-                    a.id, a.kind
-                )));
+                return Err(ScenarioError::invalid(
+                    file,
+                    format!("answer for {:?}", a.id),
+                    format!("unknown delegation or kind {:?} (input|auth)", a.kind),
+                ));
             }
         }
-        s.check_references(&ids).map_err(invalid)?;
+        s.check_references(&ids)
+            .map_err(|(field, message)| ScenarioError::invalid(file, field, message))?;
         Ok(s)
     }
 
     /// Check what TOML cannot: ids, references between delegations, expected states, bounds.
-    fn check_references(&self, ids: &std::collections::BTreeSet<&str>) -> Result<(), String> {
+    /// An error is (field, message).
+    fn check_references(
+        &self,
+        ids: &std::collections::BTreeSet<&str>,
+    ) -> Result<(), (String, String)> {
         let ok_id = |id: &str| {
             !id.is_empty()
                 && id.len() <= 128
@@ -284,139 +370,152 @@ impl Scenario {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         };
+        let err = |field: &str, message: String| Err((field.to_string(), message));
         if !ok_id(&self.id) {
-            return Err(format!(
-                "id {:?} must be 1-128 characters of [A-Za-z0-9._-]",
-                self.id
-            ));
+            return err(
+                "id",
+                format!("{:?} must be 1-128 characters of [A-Za-z0-9._-]", self.id),
+            );
         }
         if !(1..=600_000).contains(&self.timeout_ms) {
-            return Err(format!(
-                "timeout_ms {} must be between 1 and 600000",
-                self.timeout_ms
-            ));
+            return err(
+                "timeout_ms",
+                format!("{} must be between 1 and 600000", self.timeout_ms),
+            );
         }
         if self.memory_bound_mib == Some(0) {
-            return Err("memory_bound_mib must be > 0".into());
+            return err("memory_bound_mib", "must be > 0".into());
         }
         for d in &self.delegations {
             let at = format!("delegate {:?}", d.id);
             if !ok_id(&d.id) {
-                return Err(format!(
-                    "{at}: id must be 1-128 characters of [A-Za-z0-9._-]"
-                ));
+                return err(&at, "id must be 1-128 characters of [A-Za-z0-9._-]".into());
             }
             if d.text.trim().is_empty() {
-                return Err(format!(
-                    "{at}: text must not be empty (the harness finds its traffic by it)"
-                ));
+                return err(
+                    &at,
+                    "text must not be empty (the harness finds its traffic by it)".into(),
+                );
             }
             for (what, r) in [("after", &d.after), ("refine_of", &d.refine_of)] {
                 if let Some(r) = r
                     && (!ids.contains(r.as_str()) || r == &d.id)
                 {
-                    return Err(format!("{at}: {what} names no other delegation: {r:?}"));
+                    return err(&at, format!("{what} names no other delegation: {r:?}"));
                 }
             }
             // Deadlines beyond ten days either way are typos, and would overflow date arithmetic.
             if d.deadline_in_ms
                 .is_some_and(|ms| ms.abs() > 10 * 24 * 3_600_000)
             {
-                return Err(format!(
-                    "{at}: deadline_in_ms must be within ten days of the case start"
-                ));
+                return err(
+                    &at,
+                    "deadline_in_ms must be within ten days of the case start".into(),
+                );
             }
             for st in &d.expect.state {
                 if !OUTCOME_STATES.contains(&st.as_str()) {
-                    return Err(format!(
-                        "{at}: expect.state {st:?} is not one of {OUTCOME_STATES:?}"
-                    ));
+                    return err(
+                        &at,
+                        format!("expect.state {st:?} is not one of {OUTCOME_STATES:?}"),
+                    );
                 }
             }
             if let Some(e) = &d.expect.escalates
                 && !matches!(e.as_str(), "input" | "auth")
             {
-                return Err(format!(
-                    "{at}: expect.escalates must be \"input\" or \"auth\", not {e:?}"
-                ));
+                return err(
+                    &at,
+                    format!("expect.escalates must be \"input\" or \"auth\", not {e:?}"),
+                );
             }
             if d.mime_types.is_empty() {
-                return Err(format!(
-                    "{at}: mime_types must list at least one media type"
-                ));
+                return err(&at, "mime_types must list at least one media type".into());
             }
             for c in &d.children {
                 if !ok_id(&c.id) || c.text.trim().is_empty() {
-                    return Err(format!(
-                        "{at}: child {:?} needs an id of [A-Za-z0-9._-] and a text",
-                        c.id
-                    ));
+                    return err(
+                        &at,
+                        format!("child {:?} needs an id of [A-Za-z0-9._-] and a text", c.id),
+                    );
                 }
             }
         }
         for c in &self.cancels {
             if !ids.contains(c.id.as_str()) {
-                return Err(format!("cancel names no delegation: {:?}", c.id));
+                return err("cancel", format!("names no delegation: {:?}", c.id));
             }
         }
         Ok(())
     }
 
-    /// Load one file.
+    /// Load one file (the format only; see [`crate::catalog::load_case`]).
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-            file: path.display().to_string(),
+            file: path.to_path_buf(),
             source,
         })?;
         Self::from_toml(path, &text)
     }
 }
 
-/// Load every `*.toml` under a directory (recursively), sorted by id; ids must be unique.
-pub fn load_catalog(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
-    let mut files = Vec::new();
-    collect(dir, &mut files).map_err(|source| ScenarioError::Io {
-        file: dir.display().to_string(),
-        source,
-    })?;
-    files.sort();
-    let mut out: Vec<Scenario> = Vec::new();
-    for f in files {
-        let s = Scenario::load(&f)?;
-        if let Some(prev) = out.iter().find(|p| p.id == s.id) {
-            return Err(ScenarioError::Invalid {
-                file: f.display().to_string(),
-                message: format!("case id {:?} is also used by {}", s.id, prev.file.display()),
-            });
-        }
-        out.push(s);
-    }
-    out.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(out)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for e in std::fs::read_dir(dir)? {
-        let p = e?.path();
-        if p.is_dir() {
-            collect(&p, out)?;
-        } else if p.extension().is_some_and(|x| x == "toml") {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
+    const BASE: &str = "id = \"x\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n";
 
-/// Match a case id against a glob with `*` and `?`.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    fn go(p: &[u8], t: &[u8]) -> bool {
-        match (p.first(), t.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => go(&p[1..], t) || (!t.is_empty() && go(p, &t[1..])),
-            (Some(b'?'), Some(_)) => go(&p[1..], &t[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &t[1..]),
-            _ => false,
-        }
+    #[test]
+    fn a_type_error_names_file_line_column_and_field() {
+        let text = format!("{BASE}[[delegate]]\nid = \"d1\"\ncapability = 3\ntext = \"t\"\n");
+        let err = Scenario::from_toml(Path::new("cases/x.toml"), &text).unwrap_err();
+        let ScenarioError::Parse {
+            file,
+            line,
+            column,
+            field,
+            ..
+        } = &err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(file, Path::new("cases/x.toml"));
+        assert_eq!((*line, *column), (9, 14), "{err}");
+        assert_eq!(field, "delegate[0].capability");
+        assert!(
+            err.to_string()
+                .starts_with("cases/x.toml:9:14: delegate[0].capability: "),
+            "{err}"
+        );
     }
-    go(pattern.as_bytes(), text.as_bytes())
+
+    #[test]
+    fn an_unknown_key_is_named_with_its_table() {
+        let text = format!("{BASE}bogus_key = 3\n");
+        let err = Scenario::from_toml(Path::new("x.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("x.toml:7:"), "{err}");
+        assert!(
+            err.contains("network.agent[0]") && err.contains("bogus_key"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_inconsistent_case_names_the_field() {
+        let text = format!(
+            "{BASE}[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"t\"\nafter = \"d9\"\n"
+        );
+        let err = Scenario::from_toml(Path::new("x.toml"), &text).unwrap_err();
+        assert!(
+            matches!(&err, ScenarioError::Invalid { field, .. } if field == "delegate \"d1\""),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "x.toml: delegate \"d1\": after names no other delegation: \"d9\""
+        );
+        assert_eq!(err.file(), Path::new("x.toml"));
+    }
 }

@@ -2,9 +2,10 @@
 
 mod common;
 
+use a2a_harness::catalog::{load_catalog, parse_case};
 use a2a_harness::rules::registry;
 use a2a_harness::runner::{RunSettings, Verdict, run_case};
-use a2a_harness::scenario::{Scenario, load_catalog};
+use a2a_harness::scenario::Scenario;
 use std::path::Path;
 
 #[test]
@@ -77,10 +78,7 @@ fn malformed_scenario_names_file_line_and_field() {
             "[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"t\"\ndeadline_in_ms = 9223372036854775807\n",
             "ten days",
         ),
-        (
-            "[[cancel]]\nid = \"nobody\"\n",
-            "cancel names no delegation",
-        ),
+        ("[[cancel]]\nid = \"nobody\"\n", "names no delegation"),
     ] {
         let err = Scenario::from_toml(Path::new("bad.toml"), &format!("{base}{extra}"))
             .unwrap_err()
@@ -91,7 +89,7 @@ fn malformed_scenario_names_file_line_and_field() {
         );
     }
     let text = "id = \"x\"\ntitle = \"t\"\nrules = [\"DLG-NOPE-01\"]\n[network]\n";
-    let err = Scenario::from_toml(Path::new("bad.toml"), text)
+    let err = parse_case(Path::new("bad.toml"), text)
         .unwrap_err()
         .to_string();
     assert!(err.contains("DLG-NOPE-01"), "{err}");

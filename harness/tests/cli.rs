@@ -711,3 +711,27 @@ fn serve_takes_the_seed_of_a_run_and_help_names_real_cases() {
         assert!(!help.contains("state."), "{sub}: {help}");
     }
 }
+
+#[test]
+fn an_environment_prefix_in_the_delegator_command_reaches_the_delegator() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // A wrapper that only runs the delegator when the variable arrived.
+    let wrapper = script(
+        dir.path(),
+        "wrapper",
+        "sh",
+        "[ \"$A2A_TEST_VAR\" = 'a b' ] || { echo \"A2A_TEST_VAR=$A2A_TEST_VAR\" >&2; exit 3; }\nexec \"$@\"",
+    );
+    let delegator = format!(
+        "A2A_TEST_VAR='a b' {wrapper} {} drive",
+        common::delegator().display()
+    );
+    let r = run(None, "states.completed", &delegator, out.path(), &[]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("1 passed, 0 failed, 0 skipped"),
+        "{}",
+        r.stdout
+    );
+}

@@ -5,8 +5,9 @@
 
 mod common;
 
-use a2a_harness::runner::{RunSettings, Verdict, run_case};
-use a2a_harness::scenario::load_catalog;
+use a2a_harness::catalog::load_catalog;
+use a2a_harness::run::{Job, run_jobs};
+use a2a_harness::runner::{RunSettings, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// (bug, rules it must break, rules it may also break as a consequence)
@@ -102,42 +103,50 @@ fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
         .filter(|s| !SKIP.contains(&s.id.as_str()))
         .collect();
     let work = tempfile::tempdir().unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let failed: BTreeMap<&str, BTreeSet<String>> = rt.block_on(async {
-        // Many bugged cases sit idle until their time bound, so run more at once than cores.
-        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(6));
-        let mut set = tokio::task::JoinSet::new();
-        for (bug, _, _) in TABLE {
-            for (i, s) in catalog.iter().cloned().enumerate() {
-                let settings = RunSettings {
+    let mut jobs = Vec::new();
+    for (bug, _, _) in TABLE {
+        for (i, s) in catalog.iter().enumerate() {
+            jobs.push(Job {
+                scenario: s.clone(),
+                settings: RunSettings {
                     delegator: format!("{} drive --bug {bug}", delegator.display()),
                     seed: 1,
                     work_dir: work.path().join(bug).join(i.to_string()),
-                };
-                let sem = sem.clone();
-                set.spawn(async move {
-                    let _p = sem.acquire_owned().await;
-                    (*bug, run_case(&s, &settings).await)
-                });
+                },
+                label: None,
+            });
+        }
+    }
+    let bugs: Vec<&str> = TABLE
+        .iter()
+        .flat_map(|(bug, _, _)| catalog.iter().map(move |_| *bug))
+        .collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // Many bugged cases sit idle until their time bound, so run more at once than cores.
+    let results = rt.block_on(run_jobs(jobs, 6, |_| {}));
+    let mut failed: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (bug, result) in bugs.into_iter().zip(&results) {
+        let entry = failed.entry(bug).or_default();
+        for v in &result.rules {
+            if matches!(
+                v.verdict,
+                Verdict::Fail | Verdict::NonStrict | Verdict::Unknown
+            ) {
+                entry.insert(v.id.clone());
             }
         }
-        let mut out: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-        while let Some(r) = set.join_next().await {
-            let (bug, result) = r.unwrap();
-            let entry = out.entry(bug).or_default();
-            for v in &result.rules {
-                if matches!(v.verdict, Verdict::Fail | Verdict::NonStrict | Verdict::Unknown) {
-                    entry.insert(v.id.clone());
-                }
-            }
-            assert!(
-                !result.notes.iter().any(|n| n.contains("init refused")),
-                "the delegator refused --bug {bug}: build it with `--features planted-bugs` (scripts/test.sh does): {:?}",
-                result.notes
-            );
-        }
-        out
-    });
+        assert!(
+            !result.notes.iter().any(|n| n.contains("init refused")),
+            "the delegator refused --bug {bug}: build it with `--features planted-bugs` (scripts/test.sh does): {:?}",
+            result.notes
+        );
+        assert!(
+            !result.notes.iter().any(|n| n.contains("harness error")),
+            "--bug {bug}: {}: {:?}",
+            result.id,
+            result.notes
+        );
+    }
     let mut problems = Vec::new();
     for (bug, core, side) in TABLE {
         let got = failed.get(bug).cloned().unwrap_or_default();

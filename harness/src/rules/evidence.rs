@@ -1,0 +1,240 @@
+//! The evidence of a case and the helpers checkers read it with: the requests of the journal, the
+//! delegation a request belongs to, the tasks an agent created, the agent's truth about task states.
+
+use crate::scenario::{Delegation, Scenario};
+use a2a_mock_agents::{Entry, Event};
+use a2a_protocol::{Method, compat03};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Everything a checker may look at.
+pub struct Evidence<'a> {
+    /// The case.
+    pub scenario: &'a Scenario,
+    /// What the network saw.
+    pub journal: &'a [Entry],
+    /// Every protocol message from the delegator, in order (across restarts).
+    pub messages: &'a [Value],
+    /// The `done` message of each delegation.
+    pub outcomes: &'a BTreeMap<String, Value>,
+    /// The last `snapshot_ok` records.
+    pub snapshot: Option<&'a Value>,
+    /// The delegator's own URL given in `init`.
+    pub self_url: &'a str,
+    /// The delegator's own credential given in `init`.
+    pub credential: &'a str,
+    /// Answers and credentials the harness gave: (delegation, kind, value).
+    pub given: &'a [(String, String, String)],
+    /// Sequence number of the journal when the delegator was killed, if it was.
+    pub crash_seq: Option<u64>,
+    /// When the case started (scenario deadlines are relative to it).
+    pub start: time::OffsetDateTime,
+    /// HTTP statuses the delegator's webhook gave to forged push notifications.
+    pub forged_pushes: &'a [u16],
+    /// Peak resident memory of the delegator (KiB), sampled before it was stopped.
+    pub peak_rss_kib: Option<u64>,
+}
+
+/// A JSON-RPC request as recorded.
+pub struct Req<'a> {
+    /// Journal sequence.
+    pub seq: u64,
+    /// Request number.
+    pub req: u64,
+    /// Agent.
+    pub agent: &'a str,
+    /// JSON-RPC method.
+    pub method: &'a str,
+    /// Params.
+    pub params: &'a Value,
+    /// Headers.
+    pub headers: &'a BTreeMap<String, String>,
+}
+
+impl Req<'_> {
+    /// The A2A method this request calls, whether named in 1.0 or in 0.3.
+    pub fn method_v1(&self) -> Option<Method> {
+        v1_method(self.method)
+    }
+    /// True when the request calls one of `methods` (under its 1.0 or its 0.3 name).
+    pub fn calls(&self, methods: &[Method]) -> bool {
+        self.method_v1().is_some_and(|m| methods.contains(&m))
+    }
+    /// True for SendMessage / SendStreamingMessage (and their 0.3 names).
+    pub fn is_send(&self) -> bool {
+        self.calls(&[Method::SendMessage, Method::SendStreamingMessage])
+    }
+    /// The message's taskId, if it continues a task.
+    pub fn task_id(&self) -> Option<&str> {
+        self.params
+            .pointer("/message/taskId")
+            .and_then(Value::as_str)
+    }
+    /// True for a send that starts new work.
+    pub fn is_new_send(&self) -> bool {
+        self.is_send() && self.task_id().is_none()
+    }
+    /// The message id.
+    pub fn message_id(&self) -> Option<&str> {
+        self.params
+            .pointer("/message/messageId")
+            .and_then(Value::as_str)
+    }
+    /// The concatenated text of the message's text parts.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        if let Some(parts) = self
+            .params
+            .pointer("/message/parts")
+            .and_then(Value::as_array)
+        {
+            for p in parts {
+                if let Some(t) = p.get("text").and_then(Value::as_str) {
+                    s.push_str(t);
+                    s.push('\n');
+                }
+            }
+        }
+        s
+    }
+    /// The `x-deleg` metadata.
+    pub fn x_deleg(&self) -> Option<&Value> {
+        self.params.pointer("/metadata/x-deleg")
+    }
+}
+
+/// The A2A method a JSON-RPC method name stands for: a 1.0 name, or a 0.3 name mapped by
+/// [`compat03::method_to_v1`]; `None` for anything else.
+pub fn v1_method(name: &str) -> Option<Method> {
+    Method::parse(name).or_else(|| compat03::method_to_v1(name).and_then(Method::parse))
+}
+
+/// Every JSON-RPC request in the journal.
+pub fn requests(j: &[Entry]) -> Vec<Req<'_>> {
+    j.iter()
+        .filter_map(|e| match &e.event {
+            Event::Request {
+                req,
+                method: Some(m),
+                params,
+                headers,
+                ..
+            } => Some(Req {
+                seq: e.seq,
+                req: *req,
+                agent: &e.agent,
+                method: m,
+                params,
+                headers,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+pub(super) fn delegation_of<'a>(ev: &'a Evidence, r: &Req) -> Option<&'a Delegation> {
+    let text = r.text();
+    // Longest matching text wins so that a child whose text extends its parent's is found.
+    ev.scenario
+        .delegations
+        .iter()
+        .filter(|d| text.contains(&d.text))
+        .max_by_key(|d| d.text.len())
+}
+
+pub(super) fn agent_spec<'a>(
+    ev: &'a Evidence,
+    name: &str,
+) -> Option<&'a a2a_mock_agents::AgentSpec> {
+    ev.scenario.network.agents.iter().find(|a| a.name == name)
+}
+
+pub(super) fn done_state<'a>(ev: &'a Evidence, id: &str) -> Option<&'a str> {
+    ev.outcomes
+        .get(id)
+        .and_then(|d| d.get("state"))
+        .and_then(Value::as_str)
+}
+
+/// Final state per task id, from the journal.
+pub(super) fn task_truth(j: &[Entry]) -> BTreeMap<String, (String, u64)> {
+    let mut m = BTreeMap::new();
+    for e in j {
+        if let Event::TaskState { task_id, state } = &e.event {
+            m.insert(task_id.clone(), (state.clone(), e.seq));
+        }
+    }
+    m
+}
+
+pub(super) fn response_of(j: &[Entry], req: u64) -> Option<&Entry> {
+    j.iter()
+        .find(|e| matches!(&e.event, Event::Response { req: r, .. } if *r == req))
+}
+
+/// The JSON-RPC error code and journal sequence of the response to request `req`, if it was an
+/// error.
+pub(super) fn error_reply(j: &[Entry], req: u64) -> Option<(i64, u64)> {
+    match response_of(j, req) {
+        Some(Entry {
+            event:
+                Event::Response {
+                    rpc_error: Some(code),
+                    ..
+                },
+            seq,
+            ..
+        }) => Some((*code, *seq)),
+        _ => None,
+    }
+}
+
+pub(super) fn tasks_created_by(
+    j: &[Entry],
+    agent: &str,
+    message_id: &str,
+) -> Vec<(String, bool, u64)> {
+    j.iter()
+        .filter(|e| e.agent == agent)
+        .filter_map(|e| match &e.event {
+            Event::TaskCreated {
+                task_id,
+                message_id: m,
+                dedup,
+                ..
+            } if m == message_id => Some((task_id.clone(), *dedup, e.seq)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Task ids created for a delegation (by the text of the creating message).
+pub(super) fn tasks_of(ev: &Evidence, id: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for r in requests(ev.journal) {
+        if r.is_new_send()
+            && delegation_of(ev, &r).is_some_and(|d| d.id == id)
+            && let Some(m) = r.message_id()
+        {
+            for (t, _, _) in tasks_created_by(ev.journal, r.agent, m) {
+                if !out.iter().any(|(x, _): &(String, String)| *x == t) {
+                    out.push((t, r.agent.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn deadline_of(r: &Req) -> Option<time::OffsetDateTime> {
+    let s = r.x_deleg()?.get("deadline")?.as_str()?;
+    time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+}
+
+pub(super) fn snapshot_records<'a>(ev: &Evidence<'a>) -> Vec<&'a Value> {
+    ev.snapshot
+        .and_then(|s| s.get("records"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}

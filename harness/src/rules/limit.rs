@@ -1,0 +1,408 @@
+//! Limits (DLG-LIMIT-*): refusals, deadlines, cancellation, budgets, depth and chain.
+
+use super::evidence::*;
+use super::registry::{Check, fail};
+use super::state::outcome_expected;
+use a2a_protocol::Method;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub(super) fn refused_nothing_sent(ev: &Evidence) -> Check {
+    let mut any = false;
+    for d in &ev.scenario.delegations {
+        if !d.expect.nothing_sent {
+            continue;
+        }
+        any = true;
+        if let Some(r) = requests(ev.journal)
+            .into_iter()
+            .find(|r| r.is_send() && delegation_of(ev, r).is_some_and(|x| x.id == d.id))
+        {
+            return fail(
+                format!("{} refused before anything is sent", d.id),
+                format!("{} sent to {}", r.method, r.agent),
+                vec![r.seq],
+            );
+        }
+        match done_state(ev, &d.id) {
+            Some("REFUSED" | "REJECTED" | "FAILED") => {}
+            other => {
+                return fail(
+                    format!("{} refused with a reason", d.id),
+                    format!("outcome {other:?}"),
+                    vec![],
+                );
+            }
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+/// The smallest safety margin DLG-LIMIT-02 accepts between a parent's and a child's deadline.
+pub const MIN_DEADLINE_MARGIN_MS: i64 = 100;
+
+pub(super) fn child_deadline_has_margin(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        let Some(d) = (r.is_new_send()).then(|| delegation_of(ev, &r)).flatten() else {
+            continue;
+        };
+        let Some(parent_ms) = d.deadline_in_ms else {
+            continue;
+        };
+        let Some(sent) = deadline_of(&r) else {
+            continue;
+        };
+        any = true;
+        let start = ev.start;
+        let parent = start + time::Duration::milliseconds(parent_ms);
+        if sent > parent - time::Duration::milliseconds(MIN_DEADLINE_MARGIN_MS) {
+            return fail(
+                format!(
+                    "child deadline at least {MIN_DEADLINE_MARGIN_MS} ms before the parent's {parent}"
+                ),
+                format!("{sent}"),
+                vec![r.seq],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn cancel_at_local_deadline(ev: &Evidence) -> Check {
+    let mut any = false;
+    for d in &ev.scenario.delegations {
+        if d.deadline_in_ms.is_none()
+            || !d
+                .expect
+                .state
+                .iter()
+                .any(|s| s == "CANCELED" || s == "FAILED")
+        {
+            continue;
+        }
+        for (t, _) in tasks_of(ev, &d.id) {
+            any = true;
+            let canceled = requests(ev.journal).iter().any(|r| {
+                r.calls(&[Method::CancelTask])
+                    && r.params.get("id").and_then(Value::as_str) == Some(t.as_str())
+            });
+            if !canceled {
+                return fail(
+                    format!("CancelTask for {t} at the local deadline"),
+                    "no CancelTask",
+                    vec![],
+                );
+            }
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn cancel_not_found_resolved_by_reading(ev: &Evidence) -> Check {
+    let reqs = requests(ev.journal);
+    let mut any = false;
+    for r in &reqs {
+        if !r.calls(&[Method::CancelTask]) {
+            continue;
+        }
+        let Some((-32002, seq)) = error_reply(ev.journal, r.req) else {
+            continue;
+        };
+        any = true;
+        let t = r
+            .params
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let read = reqs.iter().any(|o| {
+            o.seq > seq
+                && o.calls(&[Method::GetTask, Method::SubscribeToTask])
+                && o.params.get("id").and_then(Value::as_str) == Some(t)
+        });
+        if !read {
+            return fail(
+                format!("GetTask {t} after -32002"),
+                "the final state was not read",
+                vec![seq],
+            );
+        }
+    }
+    match (any, outcome_expected(ev)) {
+        (false, _) => Check::NotApplicable,
+        (
+            true,
+            Check::Fail {
+                expected,
+                observed,
+                witnesses,
+            },
+        ) => Check::Fail {
+            expected,
+            observed,
+            witnesses,
+        },
+        _ => Check::Pass,
+    }
+}
+
+pub(super) fn child_budgets(ev: &Evidence) -> BTreeMap<String, Vec<(f64, u64)>> {
+    let mut m: BTreeMap<String, Vec<(f64, u64)>> = BTreeMap::new();
+    for r in requests(ev.journal) {
+        if !r.is_new_send() {
+            continue;
+        }
+        let text = r.text();
+        for d in &ev.scenario.delegations {
+            if d.children.iter().any(|c| text.contains(&c.text))
+                && let Some(b) = r
+                    .x_deleg()
+                    .and_then(|x| x.get("budget_usd"))
+                    .and_then(Value::as_f64)
+            {
+                m.entry(d.id.clone()).or_default().push((b, r.seq));
+            }
+        }
+    }
+    m
+}
+
+pub(super) fn child_budgets_within_parent(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        let Some(d) = (r.is_new_send()).then(|| delegation_of(ev, &r)).flatten() else {
+            continue;
+        };
+        if let Some(b) = r
+            .x_deleg()
+            .and_then(|x| x.get("budget_usd"))
+            .and_then(Value::as_f64)
+        {
+            any = true;
+            if b > d.budget_usd + 1e-9 {
+                return fail(
+                    format!("a child budget at most {}", d.budget_usd),
+                    format!("{b}"),
+                    vec![r.seq],
+                );
+            }
+        }
+    }
+    for (id, kids) in child_budgets(ev) {
+        let Some(d) = ev.scenario.delegations.iter().find(|d| d.id == id) else {
+            continue;
+        };
+        any = true;
+        let sum: f64 = kids.iter().map(|(b, _)| b).sum();
+        if sum > d.budget_usd + 1e-9 {
+            return fail(
+                format!("children's budgets sum to at most {}", d.budget_usd),
+                format!("they sum to {sum}"),
+                kids.iter().map(|(_, s)| *s).collect(),
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn budget_reserve_kept(ev: &Evidence) -> Check {
+    let mut any = false;
+    for (id, kids) in child_budgets(ev) {
+        let Some(d) = ev.scenario.delegations.iter().find(|d| d.id == id) else {
+            continue;
+        };
+        any = true;
+        let sum: f64 = kids.iter().map(|(b, _)| b).sum();
+        if sum >= d.budget_usd - 1e-9 {
+            return fail(
+                format!("a reserve kept from {}", d.budget_usd),
+                format!("children got {sum}"),
+                kids.iter().map(|(_, s)| *s).collect(),
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn chain_and_depth_extended(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        let Some(d) = (r.is_new_send()).then(|| delegation_of(ev, &r)).flatten() else {
+            continue;
+        };
+        let Some(x) = r.x_deleg() else { continue };
+        any = true;
+        let depth = x.get("depth").and_then(Value::as_u64);
+        let chain: Vec<&str> = x
+            .get("chain")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let norm = a2a_protocol::xdeleg::normalize_url;
+        if depth != Some(u64::from(d.depth) + 1)
+            || !chain.iter().any(|c| norm(c) == norm(ev.self_url))
+        {
+            return fail(
+                format!(
+                    "depth {} and chain ending with {}",
+                    d.depth + 1,
+                    ev.self_url
+                ),
+                format!("depth {depth:?}, chain {chain:?}"),
+                vec![r.seq],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::registry::Check;
+    use crate::rules::test_support::*;
+    use serde_json::json;
+
+    #[test]
+    fn refusals_send_nothing() {
+        for rule in ["DLG-LIMIT-01", "DLG-LIMIT-07", "DLG-LIMIT-09"] {
+            let mut c = Case::new(&delegation(
+                "expect = { state = [\"REFUSED\"], nothing_sent = true }",
+            ));
+            c.done("d1", "REFUSED", json!([]));
+            assert_eq!(c.check(checker(rule)), Check::Pass);
+            c.j.send("a", "m1", "do the thing", json!({}));
+            assert!(fails(c.check(checker(rule))), "{rule}");
+        }
+    }
+
+    #[test]
+    fn limit_02_deadline_not_shrunk() {
+        let mut c = Case::new(&delegation("deadline_in_ms = 1000"));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert!(
+            fails(c.check(checker("DLG-LIMIT-02"))),
+            "2099 is after the parent's deadline"
+        );
+    }
+
+    #[test]
+    fn limit_03_no_cancel_at_the_deadline() {
+        let mut c = Case::new(&delegation(
+            "deadline_in_ms = 1000\nexpect = { state = [\"CANCELED\"] }",
+        ));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        assert!(fails(c.check(checker("DLG-LIMIT-03"))));
+        c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        assert_eq!(c.check(checker("DLG-LIMIT-03")), Check::Pass);
+    }
+
+    #[test]
+    fn limit_04_minus_32002_not_resolved() {
+        let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        let (_, r) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", r, 200, Some(-32002), json!({}));
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        c.done("d1", "COMPLETED", json!([]));
+        assert!(
+            fails(c.check(checker("DLG-LIMIT-04"))),
+            "no GetTask after -32002"
+        );
+        c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        assert_eq!(c.check(checker("DLG-LIMIT-04")), Check::Pass);
+    }
+
+    fn fan_out(budgets: [f64; 3]) -> Case {
+        let mut c = Case::new(&delegation(
+            "budget_usd = 2.0\nchildren = [{ id = \"a\", capability = \"s\", text = \"child A\" }, { id = \"b\", capability = \"s\", text = \"child B\" }, { id = \"c\", capability = \"s\", text = \"child C\" }]",
+        ));
+        for (i, b) in budgets.iter().enumerate() {
+            let t = ["child A", "child B", "child C"][i];
+            c.j.send(
+                "a",
+                &format!("m{i}"),
+                t,
+                json!({"metadata": {"x-deleg": {"budget_usd": b}}}),
+            );
+        }
+        c
+    }
+
+    #[test]
+    fn limit_05_and_06_budget_split() {
+        let c = fan_out([0.6, 0.6, 0.6]);
+        assert_eq!(c.check(checker("DLG-LIMIT-05")), Check::Pass);
+        assert_eq!(c.check(checker("DLG-LIMIT-06")), Check::Pass);
+        let c = fan_out([2.0, 2.0, 2.0]);
+        assert!(fails(c.check(checker("DLG-LIMIT-05"))));
+        let c = fan_out([0.7, 0.7, 0.6]);
+        assert_eq!(c.check(checker("DLG-LIMIT-05")), Check::Pass);
+        assert!(fails(c.check(checker("DLG-LIMIT-06"))), "no reserve");
+    }
+
+    #[test]
+    fn limit_08_chain_and_depth_not_extended() {
+        let mut c = Case::new(&delegation("depth = 1"));
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            json!({"metadata": {"x-deleg": {"depth": 2, "chain": [SELF]}}}),
+        );
+        assert_eq!(c.check(checker("DLG-LIMIT-08")), Check::Pass);
+        let mut c = Case::new(&delegation("depth = 1"));
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            json!({"metadata": {"x-deleg": {"depth": 1, "chain": []}}}),
+        );
+        assert!(fails(c.check(checker("DLG-LIMIT-08"))));
+    }
+
+    #[test]
+    fn limit_02_needs_a_margin() {
+        let mut c = Case::new(&delegation("deadline_in_ms = 600000"));
+        let start = time::OffsetDateTime::now_utc();
+        let almost = a2a_protocol::Timestamp::from_datetime(
+            start + time::Duration::milliseconds(600_000 - 10),
+        )
+        .to_rfc3339();
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            json!({"metadata": {"x-deleg": {"deadline": almost}}}),
+        );
+        assert!(
+            fails(c.check(checker("DLG-LIMIT-02"))),
+            "10 ms is no margin"
+        );
+    }
+}

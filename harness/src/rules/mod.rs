@@ -1,0 +1,31 @@
+//! The rules: a registry of every rule (its ID, level, requirement, source and checker) and the
+//! checkers, one module per rule family, over the evidence of a case (the journal, the
+//! delegator's messages, outcomes and snapshot). Checkers read what the network observed; what
+//! the delegator reports is compared with that truth, never trusted.
+//!
+//! - [`registry`](registry()): every rule in ID order, the rule ID being data;
+//! - `evidence`: [`Evidence`] and the helpers checkers read it with ([`requests`], [`Req`]);
+//! - one module per family: `send`, `wire`, `route`, `state`, `input`, `auth` (with untrusted
+//!   text), `limit`, `obs`, `art`, `retry`, `rec`.
+
+mod evidence;
+pub mod registry;
+
+mod art;
+mod auth;
+mod input;
+mod limit;
+mod obs;
+mod rec;
+mod retry;
+mod route;
+mod send;
+mod state;
+mod wire;
+
+#[cfg(test)]
+mod test_support;
+
+pub use evidence::{Evidence, Req, requests};
+pub use limit::MIN_DEADLINE_MARGIN_MS;
+pub use registry::{Check, Level, Rule, registry};

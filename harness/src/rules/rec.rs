@@ -1,0 +1,263 @@
+//! Recovery after a crash (DLG-REC-*, DLG-SEND-01).
+
+use super::evidence::*;
+use super::registry::{Check, and_then, fail};
+use super::state::outcome_expected;
+use a2a_mock_agents::Event;
+use a2a_protocol::Method;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub(super) fn nothing_lost_across_restart(ev: &Evidence) -> Check {
+    if ev.crash_seq.is_none() {
+        return Check::NotApplicable;
+    }
+    for d in &ev.scenario.delegations {
+        if !ev.outcomes.contains_key(&d.id) {
+            return fail(
+                format!("{} driven to an outcome after the restart", d.id),
+                "lost: no outcome",
+                vec![],
+            );
+        }
+    }
+    outcome_expected(ev)
+}
+
+pub(super) fn unknown_task_resolved_after_restart(ev: &Evidence) -> Check {
+    let Some(crash) = ev.crash_seq else {
+        return Check::NotApplicable;
+    };
+    let reqs = requests(ev.journal);
+    let before: Vec<&Req> = reqs
+        .iter()
+        .filter(|r| r.seq <= crash && r.is_new_send())
+        .collect();
+    if before.is_empty() {
+        return Check::NotApplicable;
+    }
+    for b in before {
+        // The tasks this send created (if the delegator may have learnt their id before the
+        // crash, reading them again is the reconciliation of DLG-REC-03).
+        let created: Vec<String> = b
+            .message_id()
+            .map(|m| {
+                tasks_created_by(ev.journal, b.agent, m)
+                    .into_iter()
+                    .map(|t| t.0)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let resolved = reqs.iter().any(|o| {
+            let names_created = o
+                .params
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| created.iter().any(|c| c == id));
+            o.seq > crash
+                && o.agent == b.agent
+                && ((o.is_new_send() && o.message_id() == b.message_id())
+                    || (o.calls(&[Method::ListTasks]) && o.params.get("contextId").is_some())
+                    || (o.calls(&[Method::GetTask, Method::SubscribeToTask]) && names_created))
+        });
+        if !resolved {
+            return fail(
+                "after the restart: ListTasks by context or a resend with the same messageId",
+                "neither",
+                vec![b.seq],
+            );
+        }
+    }
+    and_then(one_task_per_intent(ev))
+}
+
+pub(super) fn open_tasks_reconciled_after_restart(ev: &Evidence) -> Check {
+    let Some(crash) = ev.crash_seq else {
+        return Check::NotApplicable;
+    };
+    let truth = task_truth(ev.journal);
+    let reqs = requests(ev.journal);
+    let mut any = false;
+    for (t, _) in truth.iter() {
+        let open_at_crash = ev
+            .journal
+            .iter()
+            .filter(|e| e.seq <= crash)
+            .filter_map(|e| match &e.event {
+                Event::TaskState { task_id, state } if task_id == t => Some(state.as_str()),
+                _ => None,
+            })
+            .next_back()
+            .is_some_and(|s| {
+                !a2a_protocol::TaskState::parse_lenient(s).is_some_and(|s| s.is_terminal())
+            });
+        if !open_at_crash {
+            continue;
+        }
+        any = true;
+        let reconciled = reqs.iter().any(|o| {
+            o.seq > crash
+                && (o.calls(&[Method::GetTask, Method::SubscribeToTask])
+                    && o.params.get("id").and_then(Value::as_str) == Some(t.as_str())
+                    || o.task_id() == Some(t.as_str()))
+        });
+        if !reconciled {
+            return fail(
+                format!("GetTask/SubscribeToTask {t} after the restart"),
+                "the open task was not reconciled",
+                vec![crash],
+            );
+        }
+    }
+    if any {
+        and_then(nothing_lost_across_restart(ev))
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn purged_task_marked_lost(ev: &Evidence) -> Check {
+    let reqs = requests(ev.journal);
+    let mut any = false;
+    for r in &reqs {
+        if !r.calls(&[Method::GetTask]) {
+            continue;
+        }
+        let Some((-32001, seq)) = error_reply(ev.journal, r.req) else {
+            continue;
+        };
+        any = true;
+        let t = r
+            .params
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let Some(d) = ev
+            .scenario
+            .delegations
+            .iter()
+            .find(|d| tasks_of(ev, &d.id).iter().any(|(x, _)| x == t))
+        else {
+            continue;
+        };
+        if done_state(ev, &d.id) != Some("LOST") {
+            return fail(
+                format!("{} marked LOST after -32001", d.id),
+                format!("outcome {:?}", done_state(ev, &d.id)),
+                vec![seq],
+            );
+        }
+        if let Some(again) = reqs.iter().find(|o| {
+            o.seq > seq && o.is_new_send() && delegation_of(ev, o).is_some_and(|x| x.id == d.id)
+        }) {
+            return fail(
+                "not silently recreated",
+                "a new send for the lost delegation",
+                vec![again.seq],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn one_task_per_intent(ev: &Evidence) -> Check {
+    let mut per_intent: BTreeMap<(String, String), Vec<u64>> = BTreeMap::new();
+    for r in requests(ev.journal) {
+        if !r.is_new_send() {
+            continue;
+        }
+        let dedups = agent_spec(ev, r.agent).is_some_and(|a| a.dedup_message_id);
+        if !dedups {
+            continue;
+        }
+        let Some(m) = r.message_id() else { continue };
+        for (_, dedup, seq) in tasks_created_by(ev.journal, r.agent, m) {
+            if !dedup {
+                let v = per_intent
+                    .entry((r.agent.to_string(), r.text()))
+                    .or_default();
+                if !v.contains(&seq) {
+                    v.push(seq);
+                }
+            }
+        }
+    }
+    if per_intent.is_empty() {
+        return Check::NotApplicable;
+    }
+    for ((agent, _), seqs) in per_intent {
+        if seqs.len() > 1 {
+            return fail(
+                format!("one remote task per intent at {agent}"),
+                format!("{} tasks", seqs.len()),
+                seqs,
+            );
+        }
+    }
+    Check::Pass
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::registry::Check;
+    use crate::rules::test_support::*;
+    use serde_json::json;
+
+    #[test]
+    fn recovery_checks_fail_when_work_is_lost() {
+        let mut c = good("expect = { state = [\"COMPLETED\"] }");
+        c.crash = Some(3);
+        assert_eq!(c.check(checker("DLG-REC-01")), Check::Pass);
+        c.outcomes.clear();
+        assert!(fails(c.check(checker("DLG-REC-01"))));
+        assert!(fails(c.check(checker("DLG-SEND-01"))));
+    }
+
+    #[test]
+    fn rec_02_no_resolution_after_restart() {
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.crash = Some(1);
+        assert!(fails(c.check(checker("DLG-REC-02"))));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert_eq!(c.check(checker("DLG-REC-02")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_03_open_task_not_reconciled() {
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.state("a", "t1", "TASK_STATE_WORKING");
+        c.crash = Some(3);
+        c.done("d1", "COMPLETED", json!([]));
+        assert!(fails(c.check(checker("DLG-REC-03"))));
+        c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_04_purged_task_recreated() {
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        let (_, r) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", r, 200, Some(-32001), json!({}));
+        c.done("d1", "LOST", json!([]));
+        assert_eq!(c.check(checker("DLG-REC-04")), Check::Pass);
+        c.j.send("a", "m2", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-REC-04"))));
+    }
+
+    #[test]
+    fn rec_05_two_tasks_for_one_intent() {
+        let mut c = good("");
+        c.j.send("a", "m2", "do the thing", json!({}));
+        c.j.created("a", "t2", "c2", "m2", false);
+        assert!(fails(c.check(checker("DLG-REC-05"))));
+    }
+}

@@ -1,0 +1,176 @@
+//! The rule registry: every rule with its ID (data, not a function name), level, requirement,
+//! source and checker.
+
+use super::art::*;
+use super::auth::*;
+use super::evidence::Evidence;
+use super::input::*;
+use super::limit::*;
+use super::obs::*;
+use super::rec::*;
+use super::retry::*;
+use super::route::*;
+use super::send::*;
+use super::state::*;
+use super::wire::*;
+use serde::Serialize;
+
+/// How binding a rule is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Level {
+    /// A violation fails the case.
+    #[serde(rename = "MUST")]
+    Must,
+    /// A violation makes the case NON-STRICT.
+    #[serde(rename = "SHOULD")]
+    Should,
+    /// Optional.
+    #[serde(rename = "MAY")]
+    May,
+}
+
+/// The result of one check.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    /// The rule held.
+    Pass,
+    /// The rule was broken.
+    Fail {
+        /// What should have happened.
+        expected: String,
+        /// What happened.
+        observed: String,
+        /// Journal sequence numbers of the witness events.
+        witnesses: Vec<u64>,
+    },
+    /// Nothing in this case bears on the rule.
+    NotApplicable,
+}
+
+pub(super) fn fail(
+    expected: impl Into<String>,
+    observed: impl Into<String>,
+    witnesses: Vec<u64>,
+) -> Check {
+    Check::Fail {
+        expected: expected.into(),
+        observed: observed.into(),
+        witnesses,
+    }
+}
+
+/// Combine a further check into a rule that already held: only its failure counts.
+pub(super) fn and_then(c: Check) -> Check {
+    match c {
+        f @ Check::Fail { .. } => f,
+        _ => Check::Pass,
+    }
+}
+
+/// A rule of the registry.
+pub struct Rule {
+    /// Stable ID such as `DLG-SEND-02`.
+    pub id: &'static str,
+    /// MUST, SHOULD or MAY.
+    pub level: Level,
+    /// The requirement in one sentence.
+    pub requirement: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+    /// The checker; `None` means no checker exists yet (always NOT TESTED).
+    pub check: Option<fn(&Evidence) -> Check>,
+    /// Checked in every case, not only where a scenario lists it.
+    pub always: bool,
+}
+
+macro_rules! rules {
+    ($( $id:literal, $lvl:ident, $always:literal, $check:expr, $src:literal, $req:literal; )*) => {
+        vec![$( Rule { id: $id, level: Level::$lvl, requirement: $req, source: $src, check: $check, always: $always } ),*]
+    };
+}
+
+/// Every rule, in ID order.
+pub fn registry() -> Vec<Rule> {
+    rules! {
+        "DLG-SEND-01", Must, false, Some(nothing_lost_across_restart), "000 Sending; Failure modes: lost task ids", "The delegation's record is durable before its first request leaves: a crash at the first request loses nothing.";
+        "DLG-SEND-02", Must, true, Some(message_id_stable_across_resends), "000 Sending; 001 Retry: idempotency key", "messageId is derived from the delegation and the purpose of the message; every resend of the same intent carries the same messageId.";
+        "DLG-SEND-03", Should, true, Some(non_streaming_sends_return_immediately), "000 Sending; Failure modes: blocking sends", "Non-streaming sends set returnImmediately: true.";
+        "DLG-SEND-04", Must, true, Some(version_header_on_every_request), "R02", "Every request carries A2A-Version: 1.0 (to a 1.0 agent).";
+        "DLG-SEND-05", Must, true, Some(message_reply_answers_directly), "000 Sending: the response is a one-of; Failure modes: assuming a task", "A Message reply ends the delegation as answered directly; the delegator never assumes a task.";
+        "DLG-SEND-06", Must, false, Some(task_ids_recorded), "000 Sending", "The task id and context id of a Task reply are recorded at once.";
+        "DLG-SEND-07", Must, true, Some(x_deleg_metadata_present), "000 Budgets, deadlines and depth", "Requests to delegates carry x-deleg with deadline, budget_usd, depth and chain.";
+        "DLG-SEND-08", Should, false, Some(accepted_output_modes_match_spec), "001 ArtifactSpec; R12", "acceptedOutputModes lists the media types of the request's artifact spec.";
+        "DLG-SEND-09", Must, false, Some(definite_errors_not_resent), "000 Sending (SEND_FAILED)", "A definite error reply (JSON-RPC error) is recorded with its code; it is not resent unchanged.";
+        "DLG-WIRE-01", Must, true, Some(requests_conform_to_v1), "R01, R05, R06, R07", "Every request to a 1.0 agent uses a 1.0 method name and params with no deviation from the 1.0 proto (no unknown or legacy fields, exact enum names, required fields present).";
+        "DLG-ROUTE-01", Must, true, Some(routed_to_capable_agent), "001 Introduction: route to a capable agent", "Work goes only to an agent whose card advertises the required skill and an output mode the request accepts.";
+        "DLG-ROUTE-02", Should, false, Some(streaming_when_declared_and_preferred), "001 ArtifactSpec.streaming_preferred; R09, R12", "Streaming is used when the card declares it and the request prefers it; never when the card does not declare it.";
+        "DLG-ROUTE-03", Should, false, Some(v03_agents_spoken_to_in_v03), "000 A note on protocol versions", "A 0.3 agent (by its card) is spoken to in 0.3, through one adapter.";
+        "DLG-STATE-01", Must, false, Some(outcome_expected), "000 Mapping every state", "SUBMITTED and WORKING keep the delegation open and observed.";
+        "DLG-STATE-02", Must, false, Some(outcome_expected), "000 Accepting results", "COMPLETED: artifacts are validated, then committed; the outcome is COMPLETED.";
+        "DLG-STATE-03", Must, false, Some(terminal_outcome_recorded_and_final), "000 Terminal is final; R23", "FAILED, CANCELED and REJECTED are recorded as final with the agent's status message; nothing more is sent to that task.";
+        "DLG-STATE-04", Must, false, Some(outcome_expected), "000 Mapping every state", "An unknown or UNSPECIFIED state does not crash the delegator; it is recorded and the task is still observed until its deadline.";
+        "DLG-STATE-05", Must, true, Some(no_message_to_terminal_task), "000 Terminal is final; Failure modes: messaging a terminal task; R23", "No message is ever sent to a task in a terminal state.";
+        "DLG-STATE-06", Should, false, Some(refinement_is_new_task_in_context), "000 Terminal is final; R20", "A refinement or retry after a final state is a new task in the same contextId, with the old task in referenceTaskIds.";
+        "DLG-INPUT-01", Must, true, Some(answers_continue_task_with_new_message_id), "000 Interrupted states; R18", "An answer to INPUT_REQUIRED carries the same taskId and contextId and a new messageId.";
+        "DLG-INPUT-02", Must, false, Some(questions_answered_from_held_data), "000 Interrupted states", "A question about data the delegation holds is answered from it, and the answer is recorded with its source.";
+        "DLG-INPUT-03", Must, true, Some(unknown_questions_escalated_not_guessed), "000 Failure modes: guessed inputs", "A question the delegator cannot answer from its own data is escalated to its caller, never guessed.";
+        "DLG-INPUT-04", Should, false, Some(input_rounds_capped), "000 Interrupted states", "Input rounds per delegation are capped; past the cap the delegation fails instead of answering again.";
+        "DLG-AUTH-01", Must, true, Some(own_credential_never_forwarded), "000 Failure modes: credential forwarding", "The delegator's own credential never reaches another agent.";
+        "DLG-AUTH-02", Must, false, Some(scoped_credential_escalated_and_confined), "000 Interrupted states; R28, R29", "AUTH_REQUIRED is escalated for a credential scoped to that agent and task, which is then used only there.";
+        "DLG-UNTRUSTED-01", Must, false, Some(planted_instructions_ignored), "000 Accepting results", "Text from another agent (questions, status messages, artifacts) is data: instruction-like text changes nothing the delegator sends.";
+        "DLG-LIMIT-01", Must, false, Some(refused_nothing_sent), "000 Budgets: deadlines shrink", "Work whose deadline is already past is refused before anything is sent.";
+        "DLG-LIMIT-02", Must, true, Some(child_deadline_has_margin), "000 Budgets: deadlines shrink", "Each child gets a deadline earlier than the parent's by a safety margin.";
+        "DLG-LIMIT-03", Must, false, Some(cancel_at_local_deadline), "000 Budgets: enforce locally", "At its own deadline the delegator calls CancelTask, whatever the agent does with the metadata.";
+        "DLG-LIMIT-04", Must, false, Some(cancel_not_found_resolved_by_reading), "000 Budgets: cancellation; R25, R27", "A -32002 from CancelTask is resolved by reading the final state, not treated as fatal.";
+        "DLG-LIMIT-05", Must, true, Some(child_budgets_within_parent), "000 Budgets: budgets split", "The budgets given to children never sum to more than the parent's remainder.";
+        "DLG-LIMIT-06", Should, false, Some(budget_reserve_kept), "000 Budgets: budgets split", "A reserve is kept for retries when splitting a budget.";
+        "DLG-LIMIT-07", Must, false, Some(refused_nothing_sent), "000 Depth and chain are checked", "Incoming work deeper than the limit is refused with a clear reason.";
+        "DLG-LIMIT-08", Must, true, Some(chain_and_depth_extended), "000 Depth and chain; 001 Don't 1", "Before re-delegating, the delegator adds its own identity to chain and increments depth.";
+        "DLG-LIMIT-09", Must, false, Some(refused_nothing_sent), "000 Depth and chain", "Incoming work whose chain already holds the delegator's identity is refused (a loop becomes a fast rejection).";
+        "DLG-OBS-01", Must, true, Some(outcome_expected), "000 Observing and recovering", "Every open task is observed until final by streaming, push or polling; none is left unwatched.";
+        "DLG-OBS-02", Must, true, Some(early_stream_end_followed_up), "000 Observing; R37, R38, R39", "A stream that ends before a final state is followed by SubscribeToTask or GetTask, not taken as an outcome.";
+        "DLG-OBS-03", Must, true, Some(only_completed_work_committed), "000 Accepting results (streaming)", "Only what a completed task delivers is committed; streamed chunks before that are progress.";
+        "DLG-OBS-04", Must, false, Some(forged_push_rejected), "000 Sending (push config); R52", "Push notifications are accepted only with the configured token; duplicates are harmless.";
+        "DLG-OBS-05", Should, true, Some(polling_backs_off), "000 Operations and trade-offs", "Polling backs off; it does not hammer GetTask.";
+        "DLG-ART-01", Must, false, Some(artifacts_exact), "001 Do 2", "Chunks with append: true are joined in order by artifactId; a chunk without it starts or replaces that artifact.";
+        "DLG-ART-02", Must, false, Some(artifacts_exact), "001 Don't 2", "Every chunk counts: the result is not the last event alone.";
+        "DLG-ART-03", Must, false, Some(url_parts_fetched), "001 Do 3; Handling large artifacts", "A url part is fetched on its own path and its size bound is enforced while reading.";
+        "DLG-ART-04", Must, true, Some(artifacts_exact), "001 Code walkthrough (byte-length check)", "The byte length and sha256 the delegator reports equal the bytes the agent sent.";
+        "DLG-ART-05", Must, false, Some(outcome_expected), "000 Accepting results", "An artifact of a media type the request did not accept is rejected.";
+        "DLG-ART-06", Must, false, Some(outcome_expected), "001 ArtifactSpec.max_size_bytes; 000 bound sizes", "An artifact over max_size_bytes is rejected once the bound is crossed, without buffering the rest.";
+        "DLG-ART-07", Must, false, Some(outcome_expected), "000 Accepting results", "Structured data parts are validated against the expected schema before use.";
+        "DLG-ART-08", Should, false, Some(artifact_provenance_recorded), "000 Accepting results", "Each artifact's provenance (agent, skill, task) is recorded.";
+        "DLG-ART-09", Must, false, Some(outcome_expected), "R34; 001 Don'ts", "An agent protocol error in the artifact stream fails the delegation visibly rather than producing silent garbage.";
+        "DLG-ART-10", Should, false, Some(memory_bounded_while_streaming), "001 Handling large artifacts", "Memory stays bounded while a large artifact streams in.";
+        "DLG-RETRY-01", Must, true, Some(retries_bounded), "001 Retry and dead letter", "A transient failure (connection dropped, 5xx, 429) is retried at most max_retries times.";
+        "DLG-RETRY-02", Should, false, Some(retry_after_honoured), "001 Backoff strategy", "Retries back off exponentially with jitter, and honour Retry-After.";
+        "DLG-RETRY-03", Must, false, Some(indefinite_send_resent_with_same_id), "000 Sending; Recovery", "A send whose response was lost (indefinite) is resent only with the same messageId.";
+        "DLG-RETRY-04", Must, false, Some(exhausted_retries_dead_lettered), "001 Retry and dead letter; Chain-aware DLQ", "When retries are exhausted the delegation is dead-lettered with its request, errors, partial artifacts and chain.";
+        "DLG-REC-01", Must, false, Some(nothing_lost_across_restart), "000 Observing and recovering", "After a restart every delegation that was open is still known and is driven to an outcome.";
+        "DLG-REC-02", Must, false, Some(unknown_task_resolved_after_restart), "000 Recovery", "A record without a task id is resolved by finding the task (ListTasks by context) or resending with the same messageId.";
+        "DLG-REC-03", Must, false, Some(open_tasks_reconciled_after_restart), "000 Recovery", "A record with an open task id is reconciled with GetTask, then observed again.";
+        "DLG-REC-04", Must, false, Some(purged_task_marked_lost), "000 Recovery", "-32001 for a task it created marks the delegation LOST; it is not silently recreated.";
+        "DLG-REC-05", Must, true, Some(one_task_per_intent), "000 Sending; Recovery", "No intent ever creates two remote tasks when the agent deduplicates messageId.";
+        "DLG-REC-06", Must, false, Some(artifacts_exact), "000; 001", "Artifacts completed after a recovery are byte-exact.";
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_support::*;
+
+    #[test]
+    fn good_delegation_passes_every_always_on_rule() {
+        let c = good("expect = { state = [\"COMPLETED\"] }");
+        for r in registry().into_iter().filter(|r| r.always) {
+            let f = r.check.expect("always-on rules have checkers");
+            assert!(
+                !fails(c.check(f)),
+                "{} failed on a good delegation: {:?}",
+                r.id,
+                c.check(f)
+            );
+        }
+    }
+}

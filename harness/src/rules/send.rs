@@ -1,0 +1,426 @@
+//! Sending (DLG-SEND-*): message ids, returnImmediately, the version header, direct answers, recorded task ids, `x-deleg`, output modes, definite errors.
+
+use super::evidence::*;
+use super::registry::{Check, fail};
+use a2a_mock_agents::Event;
+use a2a_protocol::Method;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(super) fn message_id_stable_across_resends(ev: &Evidence) -> Check {
+    let mut by_intent: BTreeMap<(String, String), Vec<(String, u64)>> = BTreeMap::new();
+    for r in requests(ev.journal) {
+        if r.is_new_send() {
+            let key = (r.agent.to_string(), r.text());
+            by_intent
+                .entry(key)
+                .or_default()
+                .push((r.message_id().unwrap_or_default().to_string(), r.seq));
+        }
+    }
+    if by_intent.is_empty() {
+        return Check::NotApplicable;
+    }
+    for ((agent, _), sends) in by_intent {
+        let ids: BTreeSet<&str> = sends.iter().map(|(m, _)| m.as_str()).collect();
+        if ids.len() > 1 {
+            return fail(
+                format!("every resend of one intent to {agent} carries the same messageId"),
+                format!(
+                    "{} different messageIds for the same message: {:?}",
+                    ids.len(),
+                    ids
+                ),
+                sends.iter().map(|(_, s)| *s).collect(),
+            );
+        }
+    }
+    Check::Pass
+}
+
+pub(super) fn non_streaming_sends_return_immediately(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        if r.is_new_send() && r.calls(&[Method::SendMessage]) {
+            any = true;
+            let ri = r
+                .params
+                .pointer("/configuration/returnImmediately")
+                .and_then(Value::as_bool)
+                == Some(true)
+                || r.params
+                    .pointer("/configuration/blocking")
+                    .and_then(Value::as_bool)
+                    == Some(false);
+            if !ri {
+                return fail(
+                    "returnImmediately: true on a non-streaming send",
+                    "a blocking SendMessage",
+                    vec![r.seq],
+                );
+            }
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn version_header_on_every_request(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        let v1 = agent_spec(ev, r.agent)
+            .is_some_and(|a| a.protocol == a2a_mock_agents::script::ProtocolVersionSpec::V1_0);
+        if !v1 {
+            continue;
+        }
+        any = true;
+        let v = r
+            .headers
+            .get("a2a-version")
+            .map(String::as_str)
+            .unwrap_or("");
+        if !(v == "1.0" || v.starts_with("1.0.")) {
+            return fail(
+                "A2A-Version: 1.0 on every request",
+                format!("{} request with A2A-Version {v:?}", r.method),
+                vec![r.seq],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn message_reply_answers_directly(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        if !r.is_new_send() {
+            continue;
+        }
+        let direct = ev.journal.iter().any(|e| match &e.event {
+            Event::Response { req, body, .. } if *req == r.req => {
+                body.pointer("/result/message").is_some()
+                    || body.pointer("/result/kind").and_then(Value::as_str) == Some("message")
+            }
+            // On a stream only a Message as the first event is a direct answer (R36); a Message
+            // after task events is an agent protocol error, not an answer.
+            Event::SseEvent {
+                req,
+                index: 0,
+                data,
+                ..
+            } if *req == r.req => data.pointer("/result/message").is_some(),
+            _ => false,
+        });
+        if !direct {
+            continue;
+        }
+        let Some(d) = delegation_of(ev, &r) else {
+            continue;
+        };
+        any = true;
+        match done_state(ev, &d.id) {
+            Some("ANSWERED_DIRECT") => {}
+            other => {
+                return fail(
+                    "outcome ANSWERED_DIRECT after a Message reply",
+                    format!("outcome {other:?}"),
+                    vec![r.seq],
+                );
+            }
+        }
+        // A task operation at that agent on an id that names no task there: the delegator
+        // invented a task out of the Message.
+        let real: BTreeSet<String> = ev
+            .journal
+            .iter()
+            .filter(|e| e.agent == r.agent)
+            .filter_map(|e| match &e.event {
+                Event::TaskCreated { task_id, .. } => Some(task_id.clone()),
+                _ => None,
+            })
+            .collect();
+        let phantom = requests(ev.journal).into_iter().find(|o| {
+            o.seq > r.seq
+                && o.agent == r.agent
+                && o.calls(&[Method::GetTask, Method::SubscribeToTask, Method::CancelTask])
+                && o.params
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| !real.contains(id))
+        });
+        if let Some(o) = phantom {
+            return fail(
+                "no task operation after a Message reply",
+                format!("{} on a task that was never created", o.method),
+                vec![r.seq, o.seq],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn task_ids_recorded(ev: &Evidence) -> Check {
+    let recs = snapshot_records(ev);
+    let mut any = false;
+    for d in &ev.scenario.delegations {
+        let tasks = tasks_of(ev, &d.id);
+        let Some((tid, _)) = tasks.first() else {
+            continue;
+        };
+        any = true;
+        let rec = recs
+            .iter()
+            .find(|r| r.get("id").and_then(Value::as_str) == Some(d.id.as_str()));
+        let rec_tid = rec.and_then(|r| r.get("task_id")).and_then(Value::as_str);
+        if rec_tid != Some(tid.as_str()) {
+            return fail(
+                format!("snapshot record {} holds task id {tid}", d.id),
+                format!("snapshot task id {rec_tid:?}"),
+                vec![],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn x_deleg_metadata_present(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        if !r.is_new_send() || delegation_of(ev, &r).is_none() {
+            continue;
+        }
+        any = true;
+        let x = r.x_deleg();
+        let okf = x.is_some_and(|x| {
+            x.get("deadline").is_some_and(Value::is_string)
+                && x.get("budget_usd").is_some_and(Value::is_number)
+                && x.get("depth").is_some_and(Value::is_u64)
+                && x.get("chain").is_some_and(Value::is_array)
+        });
+        if !okf {
+            return fail(
+                "metadata.x-deleg with deadline, budget_usd, depth and chain",
+                format!(
+                    "x-deleg = {}",
+                    x.map(Value::to_string).unwrap_or("absent".into())
+                ),
+                vec![r.seq],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn accepted_output_modes_match_spec(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests(ev.journal) {
+        let Some(d) = (r.is_new_send()).then(|| delegation_of(ev, &r)).flatten() else {
+            continue;
+        };
+        any = true;
+        let modes: BTreeSet<&str> = r
+            .params
+            .pointer("/configuration/acceptedOutputModes")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let want: BTreeSet<&str> = d.mime_types.iter().map(String::as_str).collect();
+        if modes != want {
+            return fail(
+                format!("acceptedOutputModes = {want:?}"),
+                format!("{modes:?}"),
+                vec![r.seq],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
+    let reqs = requests(ev.journal);
+    let mut any = false;
+    for r in &reqs {
+        if !r.is_new_send() {
+            continue;
+        }
+        let Some((code, seq)) = error_reply(ev.journal, r.req) else {
+            continue;
+        };
+        any = true;
+        if let Some(again) = reqs.iter().find(|o| {
+            o.seq > seq
+                && o.is_new_send()
+                && o.agent == r.agent
+                && o.method == r.method
+                && o.params == r.params
+        }) {
+            return fail(
+                format!("no unchanged resend after a definite error {code}"),
+                "the same request sent again",
+                vec![r.seq, again.seq],
+            );
+        }
+        if let Some(d) = delegation_of(ev, r) {
+            match done_state(ev, &d.id) {
+                Some("SEND_FAILED" | "FAILED" | "REJECTED" | "DEAD_LETTERED") => {}
+                other => {
+                    return fail(
+                        "outcome SEND_FAILED (recorded with its code)",
+                        format!("outcome {other:?}"),
+                        vec![r.seq],
+                    );
+                }
+            }
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::registry::Check;
+    use crate::rules::test_support::*;
+    use serde_json::json;
+
+    #[test]
+    fn send_02_random_message_id_on_resend() {
+        let mut c = good("");
+        assert_eq!(c.check(checker("DLG-SEND-02")), Check::Pass);
+        c.j.send("a", "m1-different", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-SEND-02"))));
+        assert!(
+            fails(c.check(checker("DLG-RETRY-03")))
+                || c.check(checker("DLG-RETRY-03")) == Check::NotApplicable
+        );
+    }
+
+    #[test]
+    fn send_03_blocking_send() {
+        let mut c = Case::new(&delegation(""));
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            json!({"configuration": {"returnImmediately": false}}),
+        );
+        assert!(fails(c.check(checker("DLG-SEND-03"))));
+    }
+
+    #[test]
+    fn send_04_missing_version_header() {
+        let mut c = good("");
+        c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[("a2a-version", "")]);
+        assert!(fails(c.check(checker("DLG-SEND-04"))));
+    }
+
+    #[test]
+    fn send_05_task_assumed_after_message() {
+        let mut c = Case::new(&delegation(""));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp(
+            "a",
+            r,
+            200,
+            None,
+            json!({"result": {"message": {"messageId": "x"}}}),
+        );
+        c.done("d1", "ANSWERED_DIRECT", json!([]));
+        assert_eq!(c.check(checker("DLG-SEND-05")), Check::Pass);
+        c.done("d1", "COMPLETED", json!([]));
+        assert!(fails(c.check(checker("DLG-SEND-05"))));
+        c.done("d1", "ANSWERED_DIRECT", json!([]));
+        c.j.rpc("a", "GetTask", json!({"id": "x"}), &[]);
+        assert!(fails(c.check(checker("DLG-SEND-05"))));
+    }
+
+    #[test]
+    fn send_06_task_id_not_recorded() {
+        let mut c = good("");
+        assert_eq!(c.check(checker("DLG-SEND-06")), Check::Pass);
+        c.snapshot = Some(json!({"records": [{"id": "d1", "task_id": null}]}));
+        assert!(fails(c.check(checker("DLG-SEND-06"))));
+    }
+
+    #[test]
+    fn send_07_no_x_deleg() {
+        let mut c = Case::new(&delegation(""));
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            json!({"metadata": {"x-deleg": null}}),
+        );
+        assert!(fails(c.check(checker("DLG-SEND-07"))));
+    }
+
+    #[test]
+    fn send_08_accepted_modes_not_the_spec() {
+        let mut c = Case::new(&delegation("mime_types = [\"application/json\"]"));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-SEND-08"))));
+    }
+
+    #[test]
+    fn send_09_definite_error_resent() {
+        let mut c = Case::new(&delegation(""));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp("a", r, 200, Some(-32005), json!({}));
+        c.done("d1", "SEND_FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-SEND-09")), Check::Pass);
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-SEND-09"))));
+    }
+
+    #[test]
+    fn send_05_phantom_task_only() {
+        let text = format!(
+            "{}[[delegate]]\nid = \"d2\"\ncapability = \"s\"\ntext = \"second job\"\n",
+            delegation("")
+        );
+        let mut c = Case::new(&text);
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp(
+            "a",
+            r,
+            200,
+            None,
+            json!({"result": {"message": {"messageId": "x"}}}),
+        );
+        c.done("d1", "ANSWERED_DIRECT", json!([]));
+        c.j.send("a", "m2", "second job", json!({}));
+        c.j.created("a", "t2", "c2", "m2", false);
+        c.j.rpc("a", "GetTask", json!({"id": "t2"}), &[]);
+        assert_eq!(
+            c.check(checker("DLG-SEND-05")),
+            Check::Pass,
+            "another delegation's real task"
+        );
+    }
+}

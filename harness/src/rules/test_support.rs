@@ -1,0 +1,254 @@
+//! Test support for the checkers: a journal builder and a case with the evidence a checker reads.
+
+use super::evidence::Evidence;
+use super::registry::{Check, registry};
+use crate::scenario::Scenario;
+use a2a_mock_agents::{Entry, Event};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+pub(crate) const SELF: &str = "http://127.0.0.1:9/delegator-under-test";
+pub(crate) const CRED: &str = "Bearer own-secret";
+
+pub(crate) fn scenario(extra: &str) -> Scenario {
+    let text = format!(
+        "id = \"t\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n{extra}\n[network]\nseed = 1\n[[network.agent]]\nname = \"a\"\n[[network.agent.skill]]\nid = \"s\"\n[[network.agent]]\nname = \"old\"\nprotocol = \"0.3\"\n[[network.agent.skill]]\nid = \"s\"\n[[network.agent]]\nname = \"attacker\"\n[[network.agent.skill]]\nid = \"x\"\n"
+    );
+    Scenario::from_toml(std::path::Path::new("t.toml"), &text).expect("test scenario")
+}
+
+pub(crate) fn delegation(extra: &str) -> String {
+    format!("[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"do the thing\"\n{extra}\n")
+}
+
+pub(crate) struct J {
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) req: u64,
+}
+
+impl J {
+    pub(crate) fn new() -> Self {
+        J {
+            entries: Vec::new(),
+            req: 0,
+        }
+    }
+    pub(crate) fn push(&mut self, agent: &str, event: Event) -> u64 {
+        let seq = self.entries.len() as u64 + 1;
+        self.entries.push(Entry {
+            seq,
+            at_us: seq * 1000,
+            agent: agent.into(),
+            event,
+        });
+        seq
+    }
+    pub(crate) fn at(&mut self, seq: u64, at_us: u64) {
+        self.entries[seq as usize - 1].at_us = at_us;
+    }
+    pub(crate) fn rpc(
+        &mut self,
+        agent: &str,
+        method: &str,
+        params: Value,
+        headers: &[(&str, &str)],
+    ) -> (u64, u64) {
+        self.req += 1;
+        let mut h: BTreeMap<String, String> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        h.entry("a2a-version".into()).or_insert("1.0".into());
+        let seq = self.push(
+            agent,
+            Event::Request {
+                req: self.req,
+                http_method: "POST".into(),
+                path: "/a2a".into(),
+                method: Some(method.into()),
+                rpc_id: Some(json!(1)),
+                params,
+                headers: h,
+            },
+        );
+        (seq, self.req)
+    }
+    pub(crate) fn send(&mut self, agent: &str, mid: &str, text: &str, extra: Value) -> (u64, u64) {
+        let mut p = json!({"message": {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]},
+            "configuration": {"returnImmediately": true, "acceptedOutputModes": ["text/plain", "application/json", "application/octet-stream"]},
+            "metadata": {"x-deleg": {"deadline": "2099-01-01T00:00:00.000Z", "budget_usd": 1.0, "depth": 1, "chain": [SELF]}}});
+        merge(&mut p, extra);
+        self.rpc(agent, "SendMessage", p, &[])
+    }
+    pub(crate) fn answer(
+        &mut self,
+        agent: &str,
+        mid: &str,
+        task: &str,
+        ctx: &str,
+        text: &str,
+        headers: &[(&str, &str)],
+    ) -> (u64, u64) {
+        let p = json!({"message": {"messageId": mid, "role": "ROLE_USER", "taskId": task, "contextId": ctx, "parts": [{"text": text}]}});
+        self.rpc(agent, "SendMessage", p, headers)
+    }
+    pub(crate) fn resp(
+        &mut self,
+        agent: &str,
+        req: u64,
+        status: u16,
+        rpc_error: Option<i64>,
+        body: Value,
+    ) -> u64 {
+        self.push(
+            agent,
+            Event::Response {
+                req,
+                status,
+                rpc_error,
+                body,
+            },
+        )
+    }
+    pub(crate) fn created(
+        &mut self,
+        agent: &str,
+        task: &str,
+        ctx: &str,
+        mid: &str,
+        dedup: bool,
+    ) -> u64 {
+        self.push(
+            agent,
+            Event::TaskCreated {
+                task_id: task.into(),
+                context_id: ctx.into(),
+                message_id: mid.into(),
+                dedup,
+            },
+        )
+    }
+    pub(crate) fn state(&mut self, agent: &str, task: &str, state: &str) -> u64 {
+        self.push(
+            agent,
+            Event::TaskState {
+                task_id: task.into(),
+                state: state.into(),
+            },
+        )
+    }
+    pub(crate) fn sent(
+        &mut self,
+        agent: &str,
+        task: &str,
+        aid: &str,
+        bytes: u64,
+        sha: &str,
+    ) -> u64 {
+        self.push(
+            agent,
+            Event::ArtifactSent {
+                task_id: task.into(),
+                artifact_id: aid.into(),
+                bytes,
+                sha256: sha.into(),
+            },
+        )
+    }
+}
+
+pub(crate) fn merge(a: &mut Value, b: Value) {
+    if let (Value::Object(a), Value::Object(b)) = (a, b) {
+        for (k, v) in b {
+            match a.get_mut(&k) {
+                Some(x) if x.is_object() && v.is_object() => merge(x, v),
+                _ => {
+                    a.insert(k, v);
+                }
+            }
+        }
+    }
+}
+
+pub(crate) struct Case {
+    pub(crate) s: Scenario,
+    pub(crate) j: J,
+    pub(crate) messages: Vec<Value>,
+    pub(crate) outcomes: BTreeMap<String, Value>,
+    pub(crate) snapshot: Option<Value>,
+    pub(crate) given: Vec<(String, String, String)>,
+    pub(crate) crash: Option<u64>,
+    pub(crate) forged: Vec<u16>,
+    pub(crate) rss: Option<u64>,
+}
+
+impl Case {
+    pub(crate) fn new(extra: &str) -> Self {
+        Case {
+            s: scenario(extra),
+            j: J::new(),
+            messages: Vec::new(),
+            outcomes: BTreeMap::new(),
+            snapshot: None,
+            given: Vec::new(),
+            crash: None,
+            forged: Vec::new(),
+            rss: None,
+        }
+    }
+    pub(crate) fn done(&mut self, id: &str, state: &str, artifacts: Value) {
+        self.outcomes.insert(
+            id.into(),
+            json!({"type": "done", "id": id, "state": state, "artifacts": artifacts}),
+        );
+    }
+    pub(crate) fn check(&self, f: fn(&Evidence) -> Check) -> Check {
+        let ev = Evidence {
+            scenario: &self.s,
+            journal: &self.j.entries,
+            messages: &self.messages,
+            outcomes: &self.outcomes,
+            snapshot: self.snapshot.as_ref(),
+            self_url: SELF,
+            credential: CRED,
+            given: &self.given,
+            crash_seq: self.crash,
+            start: time::OffsetDateTime::now_utc(),
+            forged_pushes: &self.forged,
+            peak_rss_kib: self.rss,
+        };
+        f(&ev)
+    }
+}
+
+pub(crate) fn fails(c: Check) -> bool {
+    matches!(c, Check::Fail { .. })
+}
+
+pub(crate) fn checker(id: &str) -> fn(&Evidence) -> Check {
+    registry()
+        .into_iter()
+        .find(|r| r.id == id)
+        .and_then(|r| r.check)
+        .expect("rule with a checker")
+}
+
+/// A completed, well-behaved delegation d1 on agent `a` with one artifact.
+pub(crate) fn good(extra: &str) -> Case {
+    let mut c = Case::new(&delegation(extra));
+    let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+    c.j.created("a", "t1", "c1", "m1", false);
+    c.j.resp("a", r, 200, None, json!({"result": {"task": {"id": "t1"}}}));
+    c.j.state("a", "t1", "TASK_STATE_WORKING");
+    c.j.sent("a", "t1", "artifact-1", 10, "abc");
+    c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+    c.done(
+        "d1",
+        "COMPLETED",
+        json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "abc"}]),
+    );
+    c.snapshot = Some(
+        json!({"records": [{"id": "d1", "task_id": "t1", "artifacts": [{"agent_url": "a", "skill": "s", "task_id": "t1"}], "dlq": false}]}),
+    );
+    c
+}

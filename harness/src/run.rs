@@ -1,0 +1,224 @@
+//! Running many cases: the scheduling loop (parallel jobs, repeats, a result per case even when
+//! its task panicked, progress), used by the CLI and by the self-test.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use a2a_harness::catalog::load_catalog;
+//! use a2a_harness::run::{RunOptions, run};
+//!
+//! let cases = load_catalog(std::path::Path::new("scenarios"))?;
+//! let report = run(&cases, &RunOptions::new("a2a-delegator drive")).await;
+//! println!("{} passed", report.totals().passed);
+//! # Ok(())
+//! # }
+//! ```
+
+use crate::catalog::CaseGlob;
+use crate::report::{Totals, totals};
+use crate::runner::{CaseResult, RunSettings, apply_known_failing, run_case};
+use crate::scenario::Scenario;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How to run a set of cases.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The delegator command (speaks `docs/driver-protocol.md`).
+    pub delegator: String,
+    /// The seed of the first repetition; repetition `r` uses `seed + r`.
+    pub seed: u64,
+    /// Cases run at once (at least 1).
+    pub jobs: usize,
+    /// Run each case this many times; with more than one, result ids are `<case id>@<seed>`.
+    pub repeat: u32,
+    /// Known-failing cases: FAIL becomes XFAIL, PASS becomes XPASS.
+    pub known_failing: Vec<CaseGlob>,
+    /// Where per-case stores go; `None`: a temporary directory removed afterwards.
+    pub work_dir: Option<PathBuf>,
+}
+
+impl RunOptions {
+    /// Options for `delegator` with seed 1, one job per core, one repetition.
+    pub fn new(delegator: impl Into<String>) -> Self {
+        RunOptions {
+            delegator: delegator.into(),
+            seed: 1,
+            jobs: default_jobs(),
+            repeat: 1,
+            known_failing: Vec::new(),
+            work_dir: None,
+        }
+    }
+}
+
+/// The number of cores (2 when unknown).
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// The results of a run.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// One result per case and repetition, in catalog order (repetition by repetition).
+    pub results: Vec<CaseResult>,
+    /// Wall time of the whole run.
+    pub wall_ms: u64,
+}
+
+impl RunReport {
+    /// Counts of passed, failed and skipped results.
+    pub fn totals(&self) -> Totals {
+        totals(&self.results)
+    }
+
+    /// True when some result fails the run (FAIL, UNKNOWN or XPASS).
+    pub fn failed(&self) -> bool {
+        self.totals().failed > 0
+    }
+}
+
+/// One case to run with its settings.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The case.
+    pub scenario: Scenario,
+    /// The delegator, seed and store directory for it.
+    pub settings: RunSettings,
+    /// The id its result is reported under (default: the case id).
+    pub label: Option<String>,
+}
+
+/// A case finished.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    /// Its result.
+    pub result: &'a CaseResult,
+    /// Results so far, this one included.
+    pub done: usize,
+    /// Results in all.
+    pub total: usize,
+}
+
+/// Run `cases` as `options` say; see [`run_with_progress`].
+pub async fn run(cases: &[Scenario], options: &RunOptions) -> RunReport {
+    run_with_progress(cases, options, |_| {}).await
+}
+
+/// Run `cases` (each `options.repeat` times) against the delegator, `options.jobs` at once,
+/// calling `progress` as each finishes; known-failing entries are applied to the results.
+pub async fn run_with_progress(
+    cases: &[Scenario],
+    options: &RunOptions,
+    progress: impl FnMut(Progress<'_>),
+) -> RunReport {
+    let t0 = Instant::now();
+    // Kept until the end of the run when it is ours.
+    let temp = match &options.work_dir {
+        Some(_) => None,
+        None => tempfile::tempdir().ok(),
+    };
+    let work_dir = options
+        .work_dir
+        .clone()
+        .or_else(|| temp.as_ref().map(|t| t.path().to_path_buf()))
+        .unwrap_or_else(std::env::temp_dir);
+    let mut jobs = Vec::new();
+    for r in 0..options.repeat.max(1) {
+        for s in cases {
+            let i = jobs.len();
+            jobs.push(Job {
+                label: (options.repeat > 1)
+                    .then(|| format!("{}@{}", s.id, options.seed.wrapping_add(u64::from(r)))),
+                scenario: s.clone(),
+                settings: RunSettings {
+                    delegator: options.delegator.clone(),
+                    seed: options.seed.wrapping_add(u64::from(r)),
+                    work_dir: work_dir.join(i.to_string()),
+                },
+            });
+        }
+    }
+    let mut results = run_jobs(jobs, options.jobs, progress).await;
+    apply_known_failing(&mut results, &options.known_failing);
+    RunReport {
+        results,
+        wall_ms: t0.elapsed().as_millis() as u64,
+    }
+}
+
+/// Run `jobs`, at most `parallel` at once, calling `progress` as each finishes; the results
+/// come back in job order. A job whose task panicked gets a FAIL result saying so.
+pub async fn run_jobs(
+    jobs: Vec<Job>,
+    parallel: usize,
+    mut progress: impl FnMut(Progress<'_>),
+) -> Vec<CaseResult> {
+    let total = jobs.len();
+    let sem = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut set = tokio::task::JoinSet::new();
+    // Which job each task runs, so a task that panicked still gets its result.
+    let mut tasks = HashMap::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        let sem = sem.clone();
+        let Job {
+            scenario, settings, ..
+        } = job.clone();
+        let handle = set.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            #[cfg(debug_assertions)]
+            if std::env::var("A2A_HARNESS_TEST_PANIC").is_ok_and(|c| c == scenario.id) {
+                panic!(
+                    "A2A_HARNESS_TEST_PANIC: planted panic in case {}",
+                    scenario.id
+                );
+            }
+            run_case(&scenario, &settings).await
+        });
+        tasks.insert(handle.id(), (i, job));
+    }
+    let mut out = Vec::with_capacity(total);
+    while let Some(joined) = set.join_next_with_id().await {
+        let (id, r) = match joined {
+            Ok((id, r)) => (id, Ok(r)),
+            Err(e) => (e.id(), Err(e)),
+        };
+        let Some((i, job)) = tasks.remove(&id) else {
+            continue;
+        };
+        let mut r = r.unwrap_or_else(|e| {
+            let why = if e.is_panic() {
+                format!("panicked: {}", panic_text(&*e.into_panic()))
+            } else {
+                "was cancelled".to_string()
+            };
+            CaseResult::harness_failure(
+                &job.scenario,
+                &job.settings,
+                format!("harness error: the task running this case {why}"),
+            )
+        });
+        if let Some(label) = job.label {
+            r.id = label;
+        }
+        out.push((i, r));
+        if let Some((_, r)) = out.last() {
+            progress(Progress {
+                result: r,
+                done: out.len(),
+                total,
+            });
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// A panic payload as text.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_string())
+}

@@ -1,0 +1,674 @@
+//! One case, as named phases: start the network, start the delegator and initialise it, send
+//! the delegations, take in what it says (answering escalations, sending cancels, injecting the
+//! crash and restarting it), collect the evidence (snapshot, stop), judge.
+
+use super::crash::{TriggerState, at_the_agent, crash_fired};
+use super::intake::{Intake, validators};
+use super::messages::{delegate_message, forge_push};
+use super::verdict::{CaseResult, Verdict, case_verdict, judge};
+use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
+use crate::driver::{DelegatorProcess, FromDelegator, init_message};
+use crate::rules::Evidence;
+use crate::scenario::{Answer, CrashTrigger, Delegation, Scenario};
+use a2a_mock_agents::{Entry, Journal, Network};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Run one case against the delegator.
+pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
+    let t0 = Instant::now();
+    let start = time::OffsetDateTime::now_utc();
+    let mut result = CaseResult::empty(s, cfg);
+    let net = match start_network(s, cfg).await {
+        Ok(n) => n,
+        Err(e) => {
+            result.notes.push(format!("network did not start: {e}"));
+            return result;
+        }
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(s.timeout_ms);
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let proc = match DelegatorProcess::spawn(&cfg.delegator, stderr.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            result.notes.push(e.to_string());
+            result.verdict = Verdict::Fail;
+            net.shutdown().await;
+            return result;
+        }
+    };
+    let mut run = CaseRun::new(s, cfg, &net, proc, stderr, start, deadline);
+    run.arm_tripwire();
+    run.initialise().await;
+    run.send_first_delegations().await;
+    run.take_in().await;
+    run.journal.clear_tripwire();
+    run.note_time_bound();
+    let stalled = run.note_stdin_stall();
+    run.take_snapshot(stalled).await;
+    let peak_rss_kib = run.proc.peak_rss_kib();
+    let (mut intake, facts) = run.stop(stalled).await;
+    let entries = net.journal().entries();
+    net.shutdown().await;
+    verdict(s, &mut intake, facts, entries, peak_rss_kib, result, t0)
+}
+
+/// Start the case's network, its seed XORed with the run's.
+async fn start_network(
+    s: &Scenario,
+    cfg: &RunSettings,
+) -> Result<Network, a2a_mock_agents::NetworkError> {
+    let mut spec = s.network.clone();
+    spec.seed ^= cfg.seed;
+    Network::start(spec).await
+}
+
+/// What a case run learnt that the judgement needs.
+struct Facts {
+    start: time::OffsetDateTime,
+    store: PathBuf,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    outcomes: BTreeMap<String, Value>,
+    given: Vec<(String, String, String)>,
+    snapshot: Option<Value>,
+    crash_seq: Option<u64>,
+    unsupported: bool,
+    forged: Vec<u16>,
+    inited: bool,
+}
+
+/// The state of one case while it runs.
+struct CaseRun<'a> {
+    s: &'a Scenario,
+    cfg: &'a RunSettings,
+    journal: Journal,
+    proc: DelegatorProcess,
+    intake: Intake,
+    facts: Facts,
+    /// The `init` options (defaults overridden by the scenario's).
+    options: Value,
+    cards: Vec<String>,
+    deadline: tokio::time::Instant,
+    /// Journal sequence at which the tripwire killed the delegator (0: not yet).
+    tripped: Arc<AtomicU64>,
+    crashed: bool,
+    /// Messages the killed process wrote before it died, handled after the restart.
+    backlog: VecDeque<Value>,
+    canceled: Vec<String>,
+    webhook_url: Option<String>,
+    forged_for: Vec<String>,
+    /// True once the harness stopped reading the delegator (a flood of garbage).
+    flooded: bool,
+    alive: bool,
+}
+
+/// What the take-in loop does next.
+enum Next {
+    /// Handle this message (`true`: written by the killed process before the restart).
+    Handle(Value, bool),
+    /// Nothing to handle this turn.
+    Again,
+    /// Stop taking in.
+    Stop,
+}
+
+impl<'a> CaseRun<'a> {
+    fn new(
+        s: &'a Scenario,
+        cfg: &'a RunSettings,
+        net: &Network,
+        proc: DelegatorProcess,
+        stderr: Arc<Mutex<Vec<u8>>>,
+        start: time::OffsetDateTime,
+        deadline: tokio::time::Instant,
+    ) -> Self {
+        let store = cfg.work_dir.join(s.id.replace(['/', ' '], "_"));
+        let _ = std::fs::remove_dir_all(&store);
+        let _ = std::fs::create_dir_all(&store);
+        let mut options = json!({"seed": cfg.seed, "retry_base_ms": 50, "retry_cap_ms": 500, "poll_interval_ms": 50, "deadline_margin_ms": 200});
+        if let Some(o) = options.as_object_mut() {
+            for (k, v) in &s.options {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        CaseRun {
+            s,
+            cfg,
+            journal: net.journal().clone(),
+            proc,
+            intake: Intake::default(),
+            facts: Facts {
+                start,
+                store,
+                stderr,
+                outcomes: BTreeMap::new(),
+                given: Vec::new(),
+                snapshot: None,
+                crash_seq: None,
+                unsupported: false,
+                forged: Vec::new(),
+                inited: false,
+            },
+            options,
+            cards: net.names().filter_map(|n| net.card_url(n)).collect(),
+            deadline,
+            tripped: Arc::new(AtomicU64::new(0)),
+            crashed: false,
+            backlog: VecDeque::new(),
+            canceled: Vec::new(),
+            webhook_url: None,
+            forged_for: Vec::new(),
+            flooded: false,
+            alive: true,
+        }
+    }
+
+    /// Send `msg`, bounded by the case deadline; a failure is noted. True when it was queued.
+    async fn send(&mut self, msg: &Value) -> bool {
+        self.send_until(msg, self.deadline).await
+    }
+
+    async fn send_until(&mut self, msg: &Value, deadline: tokio::time::Instant) -> bool {
+        match self.proc.send(msg, deadline).await {
+            Ok(()) => true,
+            Err(e) => {
+                self.intake.send_failed(&e);
+                false
+            }
+        }
+    }
+
+    /// A non-protocol (or over-long) line; false (and `flooded`) once the harness stops reading.
+    fn garbage(&mut self, line: Option<&str>) -> bool {
+        if self.intake.garbage(line) {
+            true
+        } else {
+            self.flooded = true;
+            false
+        }
+    }
+
+    fn init_message(&self, recovering: bool) -> Value {
+        init_message(
+            &self.facts.store.display().to_string(),
+            recovering,
+            &self.cards,
+            Some(WEBHOOK_BASE),
+            SELF_URL,
+            OWN_CREDENTIAL,
+            self.options.clone(),
+        )
+    }
+
+    /// Crash injection: a tripwire inside the journal SIGKILLs the delegator's process group at
+    /// the trigger, before the agent that recorded it answers; [`Self::take_in`] then restarts
+    /// it. Triggers that mean "the delegator has seen it and waits" are found by polling instead.
+    fn arm_tripwire(&self) {
+        let Some(c) = self.s.crash.as_ref().filter(|c| at_the_agent(c.trigger)) else {
+            return;
+        };
+        let state = Mutex::new(TriggerState::new(c.trigger, c.chunks));
+        let killer = self.proc.killer();
+        let fired = self.tripped.clone();
+        self.journal.set_tripwire(Arc::new(move |e: &Entry| {
+            let hit = state.lock().unwrap_or_else(|p| p.into_inner()).observe(e);
+            if hit {
+                fired.store(e.seq, Ordering::SeqCst);
+                killer.kill();
+            }
+            hit
+        }));
+    }
+
+    /// Send `init` and wait for `init_ok`, bounded by [`INIT_WAIT`] and the case deadline.
+    async fn initialise(&mut self) {
+        let init = self.init_message(false);
+        self.alive = self.send(&init).await;
+        let init_until = (tokio::time::Instant::now() + INIT_WAIT).min(self.deadline);
+        let mut inited = false;
+        while self.alive && !inited && !self.flooded {
+            let left = init_until.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                self.intake.note(format!(
+                    "the delegator did not answer init within {} ms",
+                    INIT_WAIT.as_millis().min(u128::from(self.s.timeout_ms))
+                ));
+                break;
+            }
+            match self.proc.recv(left).await {
+                None => {}
+                Some(FromDelegator::Message(m)) => {
+                    self.intake.message(&m);
+                    let ty = m.get("type").and_then(Value::as_str).unwrap_or_default();
+                    match ty {
+                        "init_ok" => {
+                            inited = true;
+                            self.webhook_url = m
+                                .get("webhook_url")
+                                .and_then(Value::as_str)
+                                .map(str::to_string);
+                        }
+                        "error" => {
+                            if m.get("code").and_then(Value::as_str) == Some("unsupported") {
+                                self.facts.unsupported = true;
+                            }
+                            self.intake.note(format!("init refused: {m}"));
+                            self.alive = false;
+                        }
+                        ty if validators().contains_key(ty) => {
+                            self.intake.note(format!("contract: {ty} before init_ok"))
+                        }
+                        // Already noted as an unknown type.
+                        _ => {}
+                    }
+                }
+                Some(FromDelegator::Garbage(g)) => {
+                    self.garbage(Some(&g));
+                }
+                Some(FromDelegator::TooLong) => {
+                    self.garbage(None);
+                }
+                Some(FromDelegator::Eof) => {
+                    self.intake
+                        .note("the delegator exited before init_ok".into());
+                    self.alive = false;
+                }
+            }
+        }
+        self.facts.inited = inited && !self.flooded;
+    }
+
+    /// Send a `delegate` for `d`, noting a clamped deadline.
+    async fn delegate(&mut self, d: &Delegation) {
+        let (msg, note) = delegate_message(d, self.facts.start);
+        if let Some(n) = note {
+            self.intake.note(n);
+        }
+        self.send(&msg).await;
+    }
+
+    /// The delegations that wait for no other.
+    async fn send_first_delegations(&mut self) {
+        if !self.facts.inited {
+            return;
+        }
+        for d in self.s.delegations.iter().filter(|d| d.after.is_none()) {
+            self.delegate(d).await;
+        }
+    }
+
+    fn all_done(&self) -> bool {
+        self.s
+            .delegations
+            .iter()
+            .all(|d| self.facts.outcomes.contains_key(&d.id))
+    }
+
+    /// Take in what the delegator says until every delegation has an outcome or the case
+    /// deadline passes, injecting the crash when its trigger fires.
+    async fn take_in(&mut self) {
+        while self.facts.inited && !self.all_done() && tokio::time::Instant::now() < self.deadline {
+            if let Some((trigger, seq, how)) = self.crash_due() {
+                if self.crash_and_restart(trigger, seq, how).await {
+                    continue;
+                }
+                break;
+            }
+            match self.next().await {
+                Next::Handle(msg, old_life) => self.handle(msg, old_life).await,
+                Next::Again => {}
+                Next::Stop => break,
+            }
+        }
+    }
+
+    /// The journal sequence at which the crash trigger fired, if it did and the crash is still
+    /// to be injected, and how it was found.
+    fn crash_due(&self) -> Option<(CrashTrigger, u64, &'static str)> {
+        let c = self.s.crash.as_ref().filter(|_| !self.crashed)?;
+        match self.tripped.load(Ordering::SeqCst) {
+            0 => self
+                .journal
+                .with_entries(|j| crash_fired(c.trigger, c.chunks, j))
+                .map(|seq| (c.trigger, seq, "found by polling the journal")),
+            seq => Some((c.trigger, seq, "by the journal tripwire")),
+        }
+    }
+
+    /// SIGKILL the delegator, keep what it wrote before it died, and restart it on the same
+    /// store with `recovering: true`. False when the case cannot go on.
+    async fn crash_and_restart(&mut self, trigger: CrashTrigger, seq: u64, how: &str) -> bool {
+        self.crashed = true;
+        self.facts.crash_seq = Some(seq);
+        self.proc.kill_group().await;
+        self.intake.note(format!(
+            "crash injected: SIGKILL at journal seq {seq} ({trigger:?}, {how})"
+        ));
+        // What the killed process wrote before it died is evidence too.
+        let until = (tokio::time::Instant::now() + Duration::from_secs(1)).min(self.deadline);
+        loop {
+            let left = until.saturating_duration_since(tokio::time::Instant::now());
+            match self.proc.recv(left).await {
+                Some(FromDelegator::Message(m)) => {
+                    self.intake.message(&m);
+                    self.backlog.push_back(m);
+                }
+                Some(FromDelegator::Garbage(g)) => {
+                    if !self.garbage(Some(&g)) {
+                        return false;
+                    }
+                }
+                Some(FromDelegator::TooLong) => {
+                    if !self.garbage(None) {
+                        return false;
+                    }
+                }
+                Some(FromDelegator::Eof) | None => break,
+            }
+        }
+        self.intake.new_life();
+        match DelegatorProcess::spawn(&self.cfg.delegator, self.facts.stderr.clone()) {
+            Ok(p) => self.proc = p,
+            Err(e) => {
+                self.intake.note(format!("restart failed: {e}"));
+                return false;
+            }
+        }
+        let init = self.init_message(true);
+        self.send(&init).await;
+        true
+    }
+
+    /// The next message to handle: the killed process's backlog first, then the live process.
+    async fn next(&mut self) -> Next {
+        if let Some(m) = self.backlog.pop_front() {
+            return Next::Handle(m, true);
+        }
+        let left = self
+            .deadline
+            .saturating_duration_since(tokio::time::Instant::now())
+            .min(Duration::from_millis(50));
+        match self.proc.recv(left).await {
+            None => Next::Again,
+            Some(FromDelegator::Eof) => self.exited().await,
+            Some(FromDelegator::Garbage(g)) => {
+                if self.garbage(Some(&g)) {
+                    Next::Again
+                } else {
+                    Next::Stop
+                }
+            }
+            Some(FromDelegator::TooLong) => {
+                if self.garbage(None) {
+                    Next::Again
+                } else {
+                    Next::Stop
+                }
+            }
+            Some(FromDelegator::Message(m)) => {
+                self.intake.message(&m);
+                Next::Handle(m, false)
+            }
+        }
+    }
+
+    /// The delegator's stdout closed: our own kill (restart next turn), a crash trigger about
+    /// to fire, or an exit before the work was done.
+    async fn exited(&mut self) -> Next {
+        if self.s.crash.is_some() && !self.crashed {
+            // Our own SIGKILL from the tripwire: restart at the top of the loop.
+            if self.tripped.load(Ordering::SeqCst) != 0 {
+                return Next::Again;
+            }
+            // It died on its own: give a pending crash trigger a chance.
+            let wait = self
+                .deadline
+                .saturating_duration_since(tokio::time::Instant::now())
+                .min(Duration::from_millis(2000));
+            let c = self.s.crash.as_ref().map(|c| (c.trigger, c.chunks));
+            let fired = |j: &[Entry]| c.is_some_and(|(t, k)| crash_fired(t, k, j).is_some());
+            let _ = self.journal.wait_for(wait, fired).await;
+            if self.tripped.load(Ordering::SeqCst) != 0 || self.journal.with_entries(fired) {
+                return Next::Again;
+            }
+        }
+        self.intake
+            .note("the delegator exited before every delegation had an outcome".into());
+        Next::Stop
+    }
+
+    /// Act on one message: forge a push and send cancels on `state`, answer an `escalate`,
+    /// record a `done` (and start the delegations waiting for it), note an `error`.
+    async fn handle(&mut self, msg: Value, old_life: bool) {
+        let ty = msg.get("type").and_then(Value::as_str).unwrap_or_default();
+        let id = msg
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        match ty {
+            "state" if !old_life => self.on_state(&msg, &id).await,
+            // An escalation of the killed process is reported again by the restarted one.
+            "escalate" if !old_life => self.on_escalate(&msg, &id).await,
+            "done" => {
+                self.facts.outcomes.insert(id.clone(), msg.clone());
+                let s = self.s;
+                for d in s
+                    .delegations
+                    .iter()
+                    .filter(|d| d.after.as_deref() == Some(id.as_str()))
+                {
+                    self.delegate(d).await;
+                }
+            }
+            "error" => {
+                if msg.get("code").and_then(Value::as_str) == Some("unsupported") {
+                    self.facts.unsupported = true;
+                    self.facts.outcomes.insert(id.clone(), msg.clone());
+                }
+                self.intake.note(format!("delegator error: {msg}"));
+            }
+            // Other types need no action (unknown ones were noted as contract breaks).
+            _ => {}
+        }
+    }
+
+    async fn on_state(&mut self, msg: &Value, id: &str) {
+        let st = msg.get("state").and_then(Value::as_str).unwrap_or_default();
+        if self.s.forge_push
+            && !self.forged_for.iter().any(|f| f == id)
+            && st.ends_with("WORKING")
+            && let (Some(url), Some(task)) = (
+                self.webhook_url.clone(),
+                msg.get("task_id").and_then(Value::as_str),
+            )
+        {
+            self.forged_for.push(id.to_string());
+            let ctx = msg
+                .get("context_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if let Some(code) = forge_push(&url, id, task, ctx).await {
+                self.facts.forged.push(code);
+            }
+        }
+        let bare = |x: &str| x.trim_start_matches("TASK_STATE_").to_ascii_uppercase();
+        let s = self.s;
+        for c in &s.cancels {
+            if c.id == id
+                && !self.canceled.contains(&c.id)
+                && c.when_state.as_deref().is_none_or(|w| bare(w) == bare(st))
+            {
+                self.canceled.push(c.id.clone());
+                let cancel = json!({"type": "cancel", "id": id});
+                self.send(&cancel).await;
+            }
+        }
+    }
+
+    async fn on_escalate(&mut self, msg: &Value, id: &str) {
+        let kind = msg.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let used = self
+            .facts
+            .given
+            .iter()
+            .filter(|(i, k, _)| i == id && k == kind)
+            .count();
+        let answers: Vec<&Answer> = self
+            .s
+            .answers
+            .iter()
+            .filter(|a| a.id == id && a.kind == kind)
+            .collect();
+        if let Some(a) = answers.get(used).or(answers.last()) {
+            let reply = if kind == "auth" {
+                json!({"type": "credential", "id": id, "credential": a.value})
+            } else {
+                json!({"type": "answer", "id": id, "text": a.value})
+            };
+            self.facts
+                .given
+                .push((id.to_string(), kind.to_string(), a.value.clone()));
+            self.send(&reply).await;
+        }
+    }
+
+    /// Note the delegations without an outcome when the case deadline passed.
+    fn note_time_bound(&mut self) {
+        if self.facts.inited && !self.flooded && !self.all_done() {
+            let missing = self
+                .s
+                .delegations
+                .iter()
+                .filter(|d| !self.facts.outcomes.contains_key(&d.id))
+                .count();
+            self.intake.note(format!(
+                "time bound: {missing} of {} delegations had no outcome after {} ms",
+                self.s.delegations.len(),
+                self.s.timeout_ms
+            ));
+        }
+    }
+
+    /// A delegator whose stdin has stayed full does not read its requests: a contract break.
+    /// True when it stalled.
+    fn note_stdin_stall(&mut self) -> bool {
+        let stalled = self
+            .proc
+            .write_blocked()
+            .filter(|(blocked, _)| *blocked >= STDIN_STALL);
+        if let Some((blocked, queued)) = stalled
+            && !self.intake.stalled_noted
+        {
+            self.intake.stalled_noted = true;
+            self.intake.note(format!(
+                "contract: the delegator did not read its stdin: a write blocked for {} ms, {queued} more messages queued",
+                blocked.as_millis()
+            ));
+        }
+        stalled.is_some()
+    }
+
+    /// Ask for the snapshot and wait (at most 5 s) for `snapshot_ok`.
+    async fn take_snapshot(&mut self, stalled: bool) {
+        let until = tokio::time::Instant::now() + Duration::from_secs(5);
+        if !self.facts.inited
+            || self.flooded
+            || stalled
+            || !self.send_until(&json!({"type": "snapshot"}), until).await
+        {
+            return;
+        }
+        loop {
+            let left = until.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match self.proc.recv(left).await {
+                Some(FromDelegator::Message(m)) => {
+                    self.intake.message(&m);
+                    if m.get("type").and_then(Value::as_str) == Some("snapshot_ok") {
+                        self.facts.snapshot = Some(m);
+                        break;
+                    }
+                }
+                Some(FromDelegator::Garbage(g)) => {
+                    if !self.garbage(Some(&g)) {
+                        break;
+                    }
+                }
+                Some(FromDelegator::TooLong) => {
+                    if !self.garbage(None) {
+                        break;
+                    }
+                }
+                Some(FromDelegator::Eof) | None => break,
+            }
+        }
+    }
+
+    /// Stop the delegator: EOF and a grace period, or a kill after a flood.
+    async fn stop(mut self, stalled: bool) -> (Intake, Facts) {
+        if self.flooded {
+            self.proc.kill_group().await;
+        } else {
+            // Without init_ok, or with a stdin it does not read, there is no work to let it finish.
+            let grace = if self.facts.inited && !stalled {
+                Duration::from_secs(3)
+            } else {
+                Duration::from_millis(300)
+            };
+            self.proc.finish(grace).await;
+        }
+        (self.intake, self.facts)
+    }
+}
+
+/// Judge the evidence and fill in the case result.
+fn verdict(
+    s: &Scenario,
+    intake: &mut Intake,
+    facts: Facts,
+    entries: Vec<Entry>,
+    peak_rss_kib: Option<u64>,
+    mut result: CaseResult,
+    t0: Instant,
+) -> CaseResult {
+    let messages = std::mem::take(&mut intake.messages);
+    let ev = Evidence {
+        scenario: s,
+        journal: &entries,
+        messages: &messages,
+        outcomes: &facts.outcomes,
+        snapshot: facts.snapshot.as_ref(),
+        self_url: SELF_URL,
+        credential: OWN_CREDENTIAL,
+        given: &facts.given,
+        crash_seq: facts.crash_seq,
+        start: facts.start,
+        forged_pushes: &facts.forged,
+        peak_rss_kib,
+    };
+    let verdicts = judge(s, &ev, &entries);
+    result.verdict = case_verdict(
+        &verdicts,
+        intake.contract_broken,
+        facts.unsupported,
+        facts.inited,
+    );
+    result.rules = verdicts;
+    result.notes = intake.closing_notes();
+    result.outcomes = facts.outcomes;
+    result.messages = messages;
+    result.stderr =
+        String::from_utf8_lossy(&facts.stderr.lock().unwrap_or_else(|p| p.into_inner()))
+            .into_owned();
+    result.journal = entries;
+    result.duration_ms = t0.elapsed().as_millis() as u64;
+    let _ = std::fs::remove_dir_all(&facts.store);
+    result
+}

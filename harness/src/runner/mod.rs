@@ -1,0 +1,44 @@
+//! Running one case: start its network, drive the delegator through the driver contract, answer
+//! its escalations, inject the crash, collect the evidence and turn it into verdicts.
+//!
+//! - `case`: [`run_case`] as named phases over one case's state;
+//! - `crash`: crash triggers, the journal tripwire and the kill-and-restart;
+//! - `intake`: what is kept of the delegator's output, checked against the contract schemas;
+//! - `messages`: the messages the harness writes (`delegate`) and the forged push;
+//! - `verdict`: case results, the judgement of the rules, known-failing lists.
+
+mod case;
+mod crash;
+mod intake;
+mod messages;
+mod verdict;
+
+pub use case::run_case;
+pub use intake::{MAX_GARBAGE, MAX_MESSAGES, MAX_NOTES, contract_problem};
+pub use verdict::{CaseResult, RuleVerdict, Verdict, apply_known_failing, repro_command};
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Settings of a run.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// The delegator command.
+    pub delegator: String,
+    /// The seed.
+    pub seed: u64,
+    /// Where per-case stores go.
+    pub work_dir: PathBuf,
+}
+
+/// The URL the delegator under test is told is its own (`init.self_url`).
+pub(crate) const SELF_URL: &str = "http://127.0.0.1:9/delegator-under-test";
+/// Push notifications go to a receiver the delegator binds on a free loopback port.
+pub(crate) const WEBHOOK_BASE: &str = "http://127.0.0.1:0";
+/// The delegator's own credential (`init.credential`); it must never reach an agent.
+pub(crate) const OWN_CREDENTIAL: &str = "Bearer delegator-own-secret-never-forward";
+
+/// The longest wait for `init_ok` (the case deadline may end it sooner).
+pub(crate) const INIT_WAIT: Duration = Duration::from_secs(15);
+/// A write to the delegator's stdin blocked this long at the end of the case is a contract break.
+pub(crate) const STDIN_STALL: Duration = Duration::from_secs(1);

@@ -1,0 +1,260 @@
+//! Case results and verdicts: the judgement of every rule of a case over its evidence, the
+//! verdict of the case, and known-failing lists.
+
+use super::RunSettings;
+use crate::catalog::CaseGlob;
+use crate::rules::{Check, Evidence, Level, registry};
+use crate::scenario::Scenario;
+use a2a_mock_agents::Entry;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The verdict of a case or a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// Every rule held.
+    #[serde(rename = "PASS")]
+    Pass,
+    /// A MUST rule was broken.
+    #[serde(rename = "FAIL")]
+    Fail,
+    /// Only SHOULD rules were broken.
+    #[serde(rename = "NON-STRICT")]
+    NonStrict,
+    /// The delegator declined through the contract.
+    #[serde(rename = "UNSUPPORTED")]
+    Unsupported,
+    /// Failed, and listed as known-failing.
+    #[serde(rename = "XFAIL")]
+    XFail,
+    /// Passed, but listed as known-failing: the list is stale.
+    #[serde(rename = "XPASS")]
+    XPass,
+    /// Nothing observed before the bound.
+    #[serde(rename = "UNKNOWN")]
+    Unknown,
+}
+
+impl Verdict {
+    /// The label used in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::NonStrict => "NON-STRICT",
+            Verdict::Unsupported => "UNSUPPORTED",
+            Verdict::XFail => "XFAIL",
+            Verdict::XPass => "XPASS",
+            Verdict::Unknown => "UNKNOWN",
+        }
+    }
+    /// True when this verdict fails the run.
+    pub fn fails_run(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::XPass | Verdict::Unknown)
+    }
+}
+
+/// The verdict of one rule in one case.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleVerdict {
+    /// Rule id.
+    pub id: String,
+    /// MUST/SHOULD/MAY.
+    pub level: Level,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// What should have happened (on failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// What happened (on failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed: Option<String>,
+    /// Witness journal entries.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<Entry>,
+}
+
+/// Everything about one case run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    /// Case id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// Per-rule verdicts.
+    pub rules: Vec<RuleVerdict>,
+    /// The seed used.
+    pub seed: u64,
+    /// The command that reproduces this case.
+    pub repro: String,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// Harness notes (contract violations, crashes, timeouts).
+    pub notes: Vec<String>,
+    /// Outcomes reported by the delegator.
+    pub outcomes: BTreeMap<String, Value>,
+    /// Every protocol message from the delegator.
+    pub messages: Vec<Value>,
+    /// The delegator's stderr (tail).
+    pub stderr: String,
+    /// The case's journal.
+    pub journal: Vec<Entry>,
+}
+
+/// The command that reproduces a case (shell-quoted).
+pub fn repro_command(s: &Scenario, cfg: &RunSettings) -> String {
+    format!(
+        "a2a-harness run --case {} --seed {} --delegator {}",
+        crate::driver::shell_quote(&s.id),
+        cfg.seed,
+        crate::driver::shell_quote(&cfg.delegator)
+    )
+}
+
+impl CaseResult {
+    pub(super) fn empty(s: &Scenario, cfg: &RunSettings) -> CaseResult {
+        CaseResult {
+            id: s.id.clone(),
+            title: s.title.clone(),
+            verdict: Verdict::Unknown,
+            rules: Vec::new(),
+            seed: cfg.seed,
+            repro: repro_command(s, cfg),
+            duration_ms: 0,
+            notes: Vec::new(),
+            outcomes: BTreeMap::new(),
+            messages: Vec::new(),
+            stderr: String::new(),
+            journal: Vec::new(),
+        }
+    }
+
+    /// A FAIL for a case the harness could not finish (for example a panic in its task).
+    pub fn harness_failure(s: &Scenario, cfg: &RunSettings, note: String) -> CaseResult {
+        let mut r = CaseResult::empty(s, cfg);
+        r.verdict = Verdict::Fail;
+        r.notes.push(note);
+        r
+    }
+}
+
+/// Judge every rule the case lists, and every always-on rule, over the evidence: a listed rule
+/// with nothing to judge is UNKNOWN, a broken MUST is FAIL, a broken SHOULD NON-STRICT.
+pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleVerdict> {
+    let mut verdicts = Vec::new();
+    for r in registry() {
+        let listed = s.rules.iter().any(|x| x == r.id);
+        if !listed && !r.always {
+            continue;
+        }
+        let Some(check) = r.check else {
+            continue;
+        };
+        let (verdict, expected, observed, witnesses) = match check(ev) {
+            Check::Pass => (Verdict::Pass, None, None, vec![]),
+            Check::NotApplicable if listed => (
+                Verdict::Unknown,
+                Some("evidence for this rule".to_string()),
+                Some("nothing observed that bears on it".to_string()),
+                vec![],
+            ),
+            Check::NotApplicable => continue,
+            Check::Fail {
+                expected,
+                observed,
+                witnesses,
+            } => {
+                let w: Vec<Entry> = entries
+                    .iter()
+                    .filter(|e| witnesses.contains(&e.seq))
+                    .cloned()
+                    .collect();
+                let v = if r.level == Level::Must {
+                    Verdict::Fail
+                } else {
+                    Verdict::NonStrict
+                };
+                (v, Some(expected), Some(observed), w)
+            }
+        };
+        verdicts.push(RuleVerdict {
+            id: r.id.to_string(),
+            level: r.level,
+            verdict,
+            expected,
+            observed,
+            witnesses,
+        });
+    }
+    verdicts
+}
+
+/// The verdict of a case: a broken MUST or contract wins over UNSUPPORTED, which wins over the
+/// rest (a delegator that declined some work is not judged on what it declined).
+pub(super) fn case_verdict(
+    verdicts: &[RuleVerdict],
+    contract_broken: bool,
+    unsupported: bool,
+    inited: bool,
+) -> Verdict {
+    let any = |v: Verdict| verdicts.iter().any(|r| r.verdict == v);
+    if contract_broken || any(Verdict::Fail) {
+        Verdict::Fail
+    } else if unsupported {
+        Verdict::Unsupported
+    } else if !inited {
+        Verdict::Fail
+    } else if any(Verdict::Unknown) {
+        Verdict::Unknown
+    } else if any(Verdict::NonStrict) {
+        Verdict::NonStrict
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// Apply a known-failing list: FAIL becomes XFAIL, PASS becomes XPASS.
+pub fn apply_known_failing(results: &mut [CaseResult], known: &[CaseGlob]) {
+    for r in results {
+        // With `--repeat`, result ids are `<case id>@<seed>`: an entry names either.
+        let case = r.id.split_once('@').map_or(r.id.as_str(), |(c, _)| c);
+        if known.iter().any(|k| k.matches(&r.id) || k.matches(case)) {
+            r.verdict = match r.verdict {
+                Verdict::Fail | Verdict::NonStrict | Verdict::Unknown => Verdict::XFail,
+                Verdict::Pass => Verdict::XPass,
+                v => v,
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_must_failure_or_contract_break_wins_over_unsupported() {
+        let rule = |verdict| RuleVerdict {
+            id: "X".into(),
+            level: Level::Must,
+            verdict,
+            expected: None,
+            observed: None,
+            witnesses: vec![],
+        };
+        let failed = [rule(Verdict::Pass), rule(Verdict::Fail)];
+        assert_eq!(case_verdict(&failed, false, true, true), Verdict::Fail);
+        assert_eq!(case_verdict(&[], true, true, true), Verdict::Fail);
+        let unknown = [rule(Verdict::Unknown)];
+        assert_eq!(
+            case_verdict(&unknown, false, true, true),
+            Verdict::Unsupported
+        );
+        assert_eq!(case_verdict(&[], false, true, false), Verdict::Unsupported);
+        assert_eq!(case_verdict(&[], false, false, false), Verdict::Fail);
+        assert_eq!(case_verdict(&unknown, false, false, true), Verdict::Unknown);
+    }
+}
