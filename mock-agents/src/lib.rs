@@ -11,14 +11,24 @@
 
 #![warn(missing_docs)]
 
-pub mod agent;
+mod agent;
+mod blobs;
 pub mod builder;
-pub mod content;
-pub(crate) mod driver;
+mod content;
+mod delegation;
+mod faults;
 pub mod journal;
+mod matching;
+mod methods;
+mod mutations;
 pub mod network;
+mod push;
+mod rpc;
 pub mod script;
-pub mod server;
+mod server;
+mod sse;
+mod step_runner;
+mod task_events;
 
 pub use builder::{MockAgent, MockAgentBuilder, RuleBuilder};
 pub use journal::{Entry, Event, Journal};

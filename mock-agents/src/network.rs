@@ -1,8 +1,9 @@
 //! A network: N agents started from one [`NetworkSpec`] on `127.0.0.1` ephemeral ports in one
 //! process, every URL known before the first request, one journal, clean shutdown.
 
-use crate::agent::{AgentState, NetShared, router};
+use crate::agent::{AgentState, NetShared};
 use crate::journal::Journal;
+use crate::rpc::router;
 use crate::script::NetworkSpec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
