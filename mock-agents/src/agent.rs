@@ -5,7 +5,7 @@
 //! Everything it receives and sends goes into the network's [`Journal`].
 
 use crate::journal::{Event, Journal};
-use crate::script::{AgentSpec, CancelBehaviour, Mutation, ProtocolVersionSpec};
+use crate::script::{AgentSpec, CancelBehaviour, Mutation, ProtocolVersionSpec, QueuedFault};
 use a2a_protocol::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill, Message,
     StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus, Timestamp,
@@ -28,6 +28,28 @@ pub struct NetShared {
     pub next_req: AtomicU64,
     /// HTTP client for sub-delegation and push.
     pub http: reqwest::Client,
+    /// Gates the test opened ([`crate::Network::open_gate`]); `gate` steps wait on them.
+    pub gates: Mutex<std::collections::BTreeSet<String>>,
+    /// Notified whenever a gate opens.
+    pub gate_opened: Notify,
+}
+
+impl NetShared {
+    /// Wait until `gate` is open; `false` when `timeout` passed first.
+    pub(crate) async fn wait_gate(&self, gate: &str, timeout: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.gate_opened.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if lock_map(&self.gates).contains(gate) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+    }
 }
 
 /// What a stream sends next.
@@ -92,6 +114,8 @@ pub struct AgentState {
     pub(crate) order: Mutex<Vec<String>>,
     pub(crate) dedup: Mutex<HashMap<String, String>>,
     pub(crate) rule_hits: Mutex<Vec<u32>>,
+    /// Faults queued per method (from the script and [`crate::Network::queue_fault`]).
+    pub(crate) queued: Mutex<Vec<QueuedFault>>,
     pub(crate) sends: AtomicU32,
     pub(crate) ordinals: AtomicU64,
     pub(crate) blobs: Mutex<HashMap<String, (u64, u64, bool)>>,
@@ -106,6 +130,7 @@ use lock_map as lock;
 impl AgentState {
     pub(crate) fn new(spec: AgentSpec, base_url: String, net: Arc<NetShared>) -> Self {
         let rules = spec.rules.len();
+        let queued = spec.queued_faults.clone();
         AgentState {
             spec,
             base_url,
@@ -114,6 +139,7 @@ impl AgentState {
             order: Mutex::new(Vec::new()),
             dedup: Mutex::new(HashMap::new()),
             rule_hits: Mutex::new(vec![0; rules]),
+            queued: Mutex::new(queued),
             sends: AtomicU32::new(0),
             ordinals: AtomicU64::new(0),
             blobs: Mutex::new(HashMap::new()),

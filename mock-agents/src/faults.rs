@@ -1,15 +1,76 @@
-//! Transport and HTTP faults that act before processing (`drop_before`, `http_status`,
-//! `stall`) and the helpers of the ones that act after (`drop_response`, `trickle`).
+//! Faults: the ones that act before processing (`drop_before`, `http_status`, `rpc_error`,
+//! `garbage_body`, `stall`), the ones that act on a processed response (`drop_response`,
+//! `trickle` on a unary body), and the per-method fault queue.
 
 use crate::agent::*;
 use crate::journal::Event;
-use crate::rpc::Call;
+use crate::rpc::{Call, respond};
 use crate::script::*;
 use axum::body::{Body, Bytes};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use std::time::Duration;
+
+/// The default body of a `garbage_body` fault.
+const GARBAGE: &str = "<<garbage>>";
+
+/// Take the next queued fault of `method`, if any (one use of its `times`).
+pub(crate) fn take_queued(st: &AgentState, method: &str) -> Option<Fault> {
+    let mut q = lock_map(&st.queued);
+    let i = q.iter().position(|f| f.method == method && f.times > 0)?;
+    let f = q[i].fault.clone();
+    q[i].times -= 1;
+    if q[i].times == 0 {
+        q.remove(i);
+    }
+    Some(f)
+}
+
+/// Apply a fault that acts on the processed response: `drop_response` drops the connection
+/// instead of answering; `trickle` re-sends a unary body slowly (streams trickle in
+/// [`crate::sse`]).
+pub(crate) async fn post_fault(
+    st: &AgentState,
+    call: &Call,
+    fault: Option<&Fault>,
+    resp: Response,
+) -> Response {
+    match fault {
+        Some(Fault::DropResponse) => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "drop_response".into(),
+            });
+            st.journal(Event::ConnectionDropped {
+                req: call.req,
+                phase: "after_processing".into(),
+            });
+            drop(resp);
+            call.ctl.abort();
+            hang().await
+        }
+        Some(Fault::Trickle { bytes_per_sec }) if !is_event_stream(&resp) => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "trickle".into(),
+            });
+            let (parts, body) = resp.into_parts();
+            // A unary body is already in memory; re-send it slowly.
+            match axum::body::to_bytes(body, usize::MAX).await {
+                Ok(bytes) => Response::from_parts(parts, trickle(bytes.to_vec(), *bytes_per_sec)),
+                Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            }
+        }
+        _ => resp,
+    }
+}
+
+fn is_event_stream(resp: &Response) -> bool {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+}
 
 /// Apply a fault that acts before processing. Returns a response when the request is done.
 pub(crate) async fn pre_fault(
@@ -52,6 +113,35 @@ pub(crate) async fn pre_fault(
                 resp.headers_mut().insert(header::RETRY_AFTER, v);
             }
             Some(resp)
+        }
+        Fault::RpcError { code, message } => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: format!("rpc_error_{code}"),
+            });
+            let e = a2a_protocol::ErrorCode::from_code(*code).to_error(message.as_deref(), &[]);
+            Some(respond(st, call, Err(e), &[]))
+        }
+        Fault::GarbageBody { body } => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "garbage_body".into(),
+            });
+            let body = body.clone().unwrap_or_else(|| GARBAGE.to_string());
+            st.journal(Event::Response {
+                req: call.req,
+                status: 200,
+                rpc_error: None,
+                body: Value::String(body.clone()),
+            });
+            Some(
+                (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+                    .into_response(),
+            )
         }
         Fault::Stall { ms } => {
             st.journal(Event::Fault {

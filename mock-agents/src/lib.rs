@@ -16,6 +16,7 @@ mod blobs;
 pub mod builder;
 mod content;
 mod delegation;
+mod expect;
 mod faults;
 pub mod journal;
 mod matching;
@@ -30,10 +31,14 @@ mod sse;
 mod step_runner;
 mod task_events;
 
-pub use builder::{MockAgent, MockAgentBuilder, RuleBuilder};
+pub use builder::{MockAgent, MockAgentBuilder, RuleBuilder, Step};
+pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
 pub use journal::{Entry, Event, Journal};
 pub use network::{Network, NetworkError};
-pub use script::{AgentSpec, Fault, Matcher, NetworkSpec, Rule, ScriptError, ScriptStep};
+pub use script::{
+    AgentSpec, Fault, Matcher, NetworkSpec, Problem, QueuedFault, Rule, ScriptError, ScriptStep,
+    ValidationError,
+};
 
 /// The README's Rust examples, compiled as doctests.
 #[doc = include_str!("../README.md")]

@@ -4,6 +4,7 @@
 //! Scripts load from TOML with unknown keys rejected ([`NetworkSpec::from_toml`] names the file,
 //! line and field of any problem) and can be built in Rust with the builder in [`crate::builder`].
 
+use crate::expect::{Times, TimesSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
@@ -102,6 +103,50 @@ pub struct AgentSpec {
     /// Behaviour rules, first match wins.
     #[serde(default, rename = "rule")]
     pub rules: Vec<Rule>,
+    /// Faults queued per method, applied to the next calls of that method before any rule, in
+    /// order; once used up the agent behaves normally.
+    #[serde(default, rename = "queued_fault")]
+    pub queued_faults: Vec<QueuedFault>,
+}
+
+impl Default for AgentSpec {
+    /// A well-behaved 1.0 agent with no name (give it one) and no rules.
+    fn default() -> Self {
+        AgentSpec {
+            name: String::new(),
+            protocol: ProtocolVersionSpec::default(),
+            streaming: yes(),
+            push_notifications: yes(),
+            dedup_message_id: yes(),
+            enforce_x_deleg: yes(),
+            max_depth: default_depth(),
+            close_stream_on_interrupt: yes(),
+            push_duplicates: 0,
+            max_body_bytes: default_body_limit(),
+            max_block_ms: default_block_ms(),
+            skills: Vec::new(),
+            output_modes: Vec::new(),
+            rules: Vec::new(),
+            queued_faults: Vec::new(),
+        }
+    }
+}
+
+/// A fault for the next `times` calls of one JSON-RPC method (`[[agent.queued_fault]]`).
+///
+/// Queued faults act before rule selection: a request they answer without processing
+/// (`http_status`, `rpc_error`, `garbage_body`, `drop_before`) counts for no rule and no round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueuedFault {
+    /// The JSON-RPC method (1.0 name, such as `SendMessage`; a 0.3 agent's calls are matched by
+    /// their 1.0 name).
+    pub method: String,
+    /// How many calls of the method get the fault.
+    #[serde(default = "one")]
+    pub times: u32,
+    /// The fault.
+    pub fault: Fault,
 }
 
 fn yes() -> bool {
@@ -135,6 +180,14 @@ pub struct SkillSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
+    /// A name for reports (default: a description of the matcher).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// How many requests this rule must match, checked by [`crate::Network::verify`] and when the
+    /// network is dropped: `expect = 2`, or a range as a string (`"1.."`, `"2..=4"`, `"..3"`).
+    #[serde(default)]
+    #[schemars(with = "Option<TimesSchema>")]
+    pub expect: Option<Times>,
     /// Which requests this rule applies to (default: every new send).
     #[serde(default)]
     pub when: Matcher,
@@ -181,6 +234,39 @@ pub struct Matcher {
     /// The n-th (1-based) new send this agent receives.
     #[serde(default)]
     pub round: Option<u32>,
+}
+
+impl Matcher {
+    /// A one-line description for reports, such as `method=GetTask text_contains="book"`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = &self.method {
+            parts.push(format!("method={m}"));
+        }
+        if let Some(s) = &self.skill {
+            parts.push(format!("skill={s:?}"));
+        }
+        if let Some(t) = &self.text_contains {
+            parts.push(format!("text_contains={t:?}"));
+        }
+        if let Some(t) = &self.text_equals {
+            parts.push(format!("text_equals={t:?}"));
+        }
+        if let Some(d) = &self.data {
+            parts.push(format!("data={}", Value::Object(d.clone())));
+        }
+        if let Some(t) = &self.task_id {
+            parts.push(format!("task_id={t:?}"));
+        }
+        if let Some(r) = self.round {
+            parts.push(format!("round={r}"));
+        }
+        if parts.is_empty() {
+            "every new send".into()
+        } else {
+            parts.join(" ")
+        }
+    }
 }
 
 /// What `CancelTask` does to an open task.
@@ -236,6 +322,20 @@ pub enum Fault {
     Trickle {
         /// Bytes per second (at least 1).
         bytes_per_sec: u64,
+    },
+    /// Answer with this JSON-RPC error without processing (HTTP 200).
+    RpcError {
+        /// The JSON-RPC error code, such as -32603.
+        code: i64,
+        /// The error message (default: the code's standard message).
+        #[serde(default)]
+        message: Option<String>,
+    },
+    /// Answer HTTP 200 with a body that is not JSON, without processing.
+    GarbageBody {
+        /// The body (default `<<garbage>>`).
+        #[serde(default)]
+        body: Option<String>,
     },
 }
 
@@ -429,6 +529,16 @@ pub enum ScriptStep {
         /// Size of the event in bytes.
         bytes: usize,
     },
+    /// Hold the task here until the test opens this gate ([`crate::Network::open_gate`]); the task
+    /// fails if it is not opened within `timeout_ms`. Gates are shared by the whole network and
+    /// stay open once opened.
+    Gate {
+        /// The gate's name.
+        gate: String,
+        /// Longest wait for the gate.
+        #[serde(default = "default_wait")]
+        timeout_ms: u64,
+    },
     /// Forget the task: later calls get -32001.
     Purge,
     /// Close every open stream of the task now, whatever its state.
@@ -517,7 +627,7 @@ enum Seg {
 }
 
 /// A validation problem and where it is.
-type Located = (Vec<Seg>, String);
+type Located = (Vec<Seg>, Problem);
 
 fn path_text(path: &[Seg]) -> String {
     let mut out = String::new();
@@ -647,13 +757,13 @@ impl NetworkSpec {
         let de = toml::de::Deserializer::parse(text).map_err(|e| toml_error(file, text, &e))?;
         let spec: NetworkSpec = serde_path_to_error::deserialize(de)
             .map_err(|e| locate_de_error(file, text, e.path(), e.inner()))?;
-        if let Err((path, message)) = spec.check() {
+        if let Err((path, problem)) = spec.check() {
             let (line, column) = locate(text, &path);
             return Err(ScriptError::Parse {
                 file: file.to_string(),
                 line,
                 column,
-                message: format!("{}: {message}", path_text(&path)),
+                message: format!("{}: {problem}", path_text(&path)),
             });
         }
         Ok(spec)
@@ -669,10 +779,12 @@ impl NetworkSpec {
         Self::from_toml(&file, &text)
     }
 
-    /// Check what TOML cannot: unique names, known agents and states, sane numbers.
-    pub fn validate(&self) -> Result<(), String> {
-        self.check()
-            .map_err(|(path, message)| format!("{}: {message}", path_text(&path)))
+    /// Check what TOML cannot: unique names, known agents, states and methods, sane numbers.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        self.check().map_err(|(path, problem)| ValidationError {
+            path: path_text(&path),
+            problem,
+        })
     }
 
     fn check(&self) -> Result<(), Located> {
@@ -683,7 +795,7 @@ impl NetworkSpec {
             if a.name.is_empty() || !names.insert(a.name.as_str()) {
                 return Err((
                     vec![key("agent"), Index(ai), key("name")],
-                    format!("agent name {:?} is empty or used twice", a.name),
+                    Problem::DuplicateName(a.name.clone()),
                 ));
             }
         }
@@ -696,8 +808,21 @@ impl NetworkSpec {
             if a.max_body_bytes == 0 {
                 return Err((
                     agent(&[key("max_body_bytes")]),
-                    "max_body_bytes must be > 0".into(),
+                    Problem::NotPositive("max_body_bytes"),
                 ));
+            }
+            for (qi, q) in a.queued_faults.iter().enumerate() {
+                let at = |field: &str| agent(&[key("queued_fault"), Index(qi), key(field)]);
+                if !a2a_protocol::Method::ALL
+                    .iter()
+                    .any(|m| m.as_str() == q.method)
+                {
+                    return Err((at("method"), Problem::UnknownMethod(q.method.clone())));
+                }
+                if q.times == 0 {
+                    return Err((at("times"), Problem::NotPositive("times")));
+                }
+                check_fault(&q.fault).map_err(|(f, p)| (at_fault(at("fault"), f), p))?;
             }
             for (ri, r) in a.rules.iter().enumerate() {
                 let rule = |rest: &[Seg]| {
@@ -710,48 +835,36 @@ impl NetworkSpec {
                 {
                     return Err((
                         rule(&[key("when"), key("data")]),
-                        format!("{k:?} is not a JSON pointer (it must start with '/')"),
+                        Problem::NotAJsonPointer(k.clone()),
                     ));
                 }
-                match &r.fault {
-                    Some(Fault::Trickle { bytes_per_sec: 0 }) => {
-                        return Err((
-                            rule(&[key("fault"), key("bytes_per_sec")]),
-                            "bytes_per_sec must be > 0".into(),
-                        ));
-                    }
-                    Some(Fault::HttpStatus { status, .. }) if !(100..=599).contains(status) => {
-                        return Err((
-                            rule(&[key("fault"), key("status")]),
-                            format!("status {status} is not an HTTP status (100..=599)"),
-                        ));
-                    }
-                    _ => {}
+                if let Some(f) = &r.fault {
+                    check_fault(f).map_err(|(f, p)| (at_fault(rule(&[key("fault")]), f), p))?;
                 }
                 for (si, s) in r.steps.iter().enumerate() {
                     let step = |field: &'static str| rule(&[key("steps"), Index(si), key(field)]);
                     match s {
                         ScriptStep::Reply { .. } if r.steps.len() != 1 => {
-                            return Err((step("do"), "`reply` must be the only step".into()));
+                            return Err((step("do"), Problem::NotTheOnlyStep("reply")));
                         }
                         ScriptStep::Error { .. } if r.steps.len() != 1 => {
-                            return Err((step("do"), "`error` must be the only step".into()));
+                            return Err((step("do"), Problem::NotTheOnlyStep("error")));
                         }
                         ScriptStep::State { state, .. }
                             if a2a_protocol::TaskState::parse_lenient(state).is_none() =>
                         {
-                            return Err((step("state"), format!("unknown state {state:?}")));
+                            return Err((step("state"), Problem::UnknownState(state.clone())));
                         }
                         ScriptStep::Delegate {
                             to, budget_share, ..
                         } => {
                             if !names.contains(to.as_str()) {
-                                return Err((step("to"), format!("names no agent: {to:?}")));
+                                return Err((step("to"), Problem::UnknownAgent(to.clone())));
                             }
                             if !(0.0..=1.0).contains(budget_share) {
                                 return Err((
                                     step("budget_share"),
-                                    "budget_share must be in 0..=1".into(),
+                                    Problem::OutOfRange("budget_share", "0..=1"),
                                 ));
                             }
                         }
@@ -761,17 +874,20 @@ impl NetworkSpec {
                             ..
                         } => {
                             if *chunks == 0 {
-                                return Err((step("chunks"), "chunks must be > 0".into()));
+                                return Err((step("chunks"), Problem::NotPositive("chunks")));
                             }
                             if *chunk_bytes == 0 {
                                 return Err((
                                     step("chunk_bytes"),
-                                    "chunk_bytes must be > 0".into(),
+                                    Problem::NotPositive("chunk_bytes"),
                                 ));
                             }
                         }
                         ScriptStep::InputRequired { rounds: 0, .. } => {
-                            return Err((step("rounds"), "rounds must be > 0".into()));
+                            return Err((step("rounds"), Problem::NotPositive("rounds")));
+                        }
+                        ScriptStep::Gate { gate, .. } if gate.is_empty() => {
+                            return Err((step("gate"), Problem::Empty("gate")));
                         }
                         _ => {}
                     }
@@ -780,4 +896,70 @@ impl NetworkSpec {
         }
         Ok(())
     }
+}
+
+/// The path of a field inside a fault.
+fn at_fault(mut path: Vec<Seg>, field: &'static str) -> Vec<Seg> {
+    path.push(Seg::Key(field.to_string()));
+    path
+}
+
+/// Check a fault's numbers; the error names the field.
+fn check_fault(f: &Fault) -> Result<(), (&'static str, Problem)> {
+    match f {
+        Fault::Trickle { bytes_per_sec: 0 } => {
+            Err(("bytes_per_sec", Problem::NotPositive("bytes_per_sec")))
+        }
+        Fault::HttpStatus { status, .. } if !(100..=599).contains(status) => {
+            Err(("status", Problem::NotAnHttpStatus(*status)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What is wrong with a well-formed script.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Problem {
+    /// Two agents have the same name, or one has none.
+    #[error("agent name {0:?} is empty or used twice")]
+    DuplicateName(String),
+    /// A number that must be positive is 0.
+    #[error("{0} must be > 0")]
+    NotPositive(&'static str),
+    /// A number is outside its range.
+    #[error("{0} must be in {1}")]
+    OutOfRange(&'static str, &'static str),
+    /// A `when.data` key is not a JSON pointer.
+    #[error("{0:?} is not a JSON pointer (it must start with '/')")]
+    NotAJsonPointer(String),
+    /// An `http_status` fault's status is not an HTTP status.
+    #[error("status {0} is not an HTTP status (100..=599)")]
+    NotAnHttpStatus(u16),
+    /// A step that must be alone (`reply`, `error`) has company.
+    #[error("`{0}` must be the only step")]
+    NotTheOnlyStep(&'static str),
+    /// A `state` step names no task state.
+    #[error("unknown state {0:?}")]
+    UnknownState(String),
+    /// A `delegate` step names no agent of the network.
+    #[error("names no agent: {0:?}")]
+    UnknownAgent(String),
+    /// A queued fault names no A2A 1.0 method.
+    #[error("unknown A2A 1.0 method {0:?}")]
+    UnknownMethod(String),
+    /// A name that must not be empty is.
+    #[error("{0} must not be empty")]
+    Empty(&'static str),
+}
+
+/// A script that parses but is inconsistent: where (a path such as `agent[0].rule[1].steps[2]`)
+/// and what.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}: {problem}")]
+pub struct ValidationError {
+    /// The field, as a path into the script.
+    pub path: String,
+    /// What is wrong.
+    pub problem: Problem,
 }

@@ -346,6 +346,16 @@ pub(crate) async fn run_steps(
                 return Some("purged");
             }
             ScriptStep::CloseStreams => close_streams(entry, "script").await,
+            ScriptStep::Gate { gate, timeout_ms } => {
+                if !st
+                    .net
+                    .wait_gate(&gate, Duration::from_millis(timeout_ms))
+                    .await
+                {
+                    fail_task(st, entry, &format!("gate {gate:?} was not opened in time")).await;
+                    return Some("terminal");
+                }
+            }
         }
     }
     None

@@ -912,7 +912,7 @@ async fn message_id_dedup_on_and_off() {
         3,
         vec![
             MockAgent::builder("on")
-                .mount(MockAgent::when().state("TASK_STATE_COMPLETED"))
+                .mount(MockAgent::when().state(a2a_protocol::TaskState::Completed))
                 .build(),
             MockAgent::builder("off")
                 .dedup(false)

@@ -2,8 +2,8 @@
 //! README covers every step, fault and mutation; the example network parses; the `a2a-mock` CLI
 //! (`--help`, `check`, `serve` until SIGINT with the journal written) behaves as documented.
 
-use a2a_mock_agents::NetworkSpec;
 use a2a_mock_agents::script::{Fault, Mutation, ScriptError, ScriptStep};
+use a2a_mock_agents::{NetworkSpec, Problem};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -141,8 +141,11 @@ steps = [
     // `validate` (used on specs built in Rust) reports the same path.
     let mut spec = NetworkSpec::from_toml("ok.toml", "[[agent]]\nname = \"a\"\n").unwrap();
     spec.agents[0].max_body_bytes = 0;
+    let e = spec.validate().unwrap_err();
+    assert_eq!(e.path, "agent[0].max_body_bytes");
+    assert_eq!(e.problem, Problem::NotPositive("max_body_bytes"));
     assert_eq!(
-        spec.validate().unwrap_err(),
+        e.to_string(),
         "agent[0].max_body_bytes: max_body_bytes must be > 0"
     );
 }
@@ -173,6 +176,7 @@ fn step_name(s: &ScriptStep) -> &'static str {
         ScriptStep::HugeEvent { .. } => "huge_event",
         ScriptStep::Purge => "purge",
         ScriptStep::CloseStreams => "close_streams",
+        ScriptStep::Gate { .. } => "gate",
     }
 }
 
@@ -185,6 +189,8 @@ fn fault_name(f: &Fault) -> &'static str {
         Fault::CloseAfter { .. } => "close_after",
         Fault::ResetAfter { .. } => "reset_after",
         Fault::Trickle { .. } => "trickle",
+        Fault::RpcError { .. } => "rpc_error",
+        Fault::GarbageBody { .. } => "garbage_body",
     }
 }
 
@@ -214,6 +220,7 @@ const ALL_STEPS: &[&str] = &[
     "huge_event",
     "purge",
     "close_streams",
+    "gate",
 ];
 const ALL_FAULTS: &[&str] = &[
     "drop_before",
@@ -223,6 +230,8 @@ const ALL_FAULTS: &[&str] = &[
     "close_after",
     "reset_after",
     "trickle",
+    "rpc_error",
+    "garbage_body",
 ];
 const ALL_MUTATIONS: &[&str] = &[
     "wrong_rpc_id",
@@ -262,6 +271,9 @@ fn every_readme_example_parses_and_every_kind_is_documented() {
                 steps.extend(r.steps.iter().map(step_name));
                 faults.extend(r.fault.iter().map(fault_name));
                 mutations.extend(r.mutate.iter().map(mutation_name));
+            }
+            for q in &a.queued_faults {
+                faults.insert(fault_name(&q.fault));
             }
         }
     }

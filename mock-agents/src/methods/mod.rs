@@ -9,16 +9,14 @@ use send::{continue_task, new_work, stream_task};
 use tasks::{cancel_task, list_tasks};
 
 use crate::agent::*;
-use crate::faults::{hang, pre_fault, trickle};
-use crate::journal::Event;
+use crate::faults::{post_fault, pre_fault, take_queued};
 use crate::matching::select_rule;
 use crate::push::push_config;
 use crate::rpc::{Call, respond};
 use crate::script::*;
 use a2a_protocol::compat03::{self, ObjectKind};
 use a2a_protocol::*;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -56,6 +54,11 @@ pub(crate) async fn dispatch(
     method: String,
     params: Value,
 ) -> Response {
+    // A queued fault comes first; one answered without processing counts for no rule or round.
+    let queued = take_queued(&st, &method);
+    if let Some(resp) = pre_fault(&st, &call, queued.as_ref()).await {
+        return resp;
+    }
     let is_send = method == "SendMessage" || method == "SendStreamingMessage";
     let continues = is_send
         && params
@@ -68,10 +71,17 @@ pub(crate) async fn dispatch(
         0
     };
     let rule = select_rule(&st, &method, &params, round);
-    let fault = rule.as_ref().and_then(|(_, r)| r.fault.clone());
-    if let Some(resp) = pre_fault(&st, &call, fault.as_ref()).await {
-        return resp;
-    }
+    // A queued fault replaces the rule's (its pre-processing part already ran above).
+    let fault = match queued {
+        Some(q) => Some(q),
+        None => {
+            let f = rule.as_ref().and_then(|(_, r)| r.fault.clone());
+            if let Some(resp) = pre_fault(&st, &call, f.as_ref()).await {
+                return resp;
+            }
+            f
+        }
+    };
     call.dropping = matches!(fault, Some(Fault::DropResponse));
     let resp = handle(
         &st,
@@ -83,40 +93,7 @@ pub(crate) async fn dispatch(
         fault.as_ref(),
     )
     .await;
-    match fault {
-        Some(Fault::DropResponse) => {
-            st.journal(Event::Fault {
-                req: call.req,
-                kind: "drop_response".into(),
-            });
-            st.journal(Event::ConnectionDropped {
-                req: call.req,
-                phase: "after_processing".into(),
-            });
-            drop(resp);
-            call.ctl.abort();
-            hang().await
-        }
-        Some(Fault::Trickle { bytes_per_sec }) if !is_event_stream(&resp) => {
-            st.journal(Event::Fault {
-                req: call.req,
-                kind: "trickle".into(),
-            });
-            let (parts, body) = resp.into_parts();
-            // A unary body is already in memory; re-send it slowly.
-            match axum::body::to_bytes(body, usize::MAX).await {
-                Ok(bytes) => Response::from_parts(parts, trickle(bytes.to_vec(), bytes_per_sec)),
-                Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-            }
-        }
-        _ => resp,
-    }
-}
-
-pub(crate) fn is_event_stream(resp: &Response) -> bool {
-    resp.headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+    post_fault(&st, &call, fault.as_ref(), resp).await
 }
 
 /// Run one method (after pre-faults) and produce its response.
