@@ -7,22 +7,32 @@
 //! or inject transport faults. Everything is recorded in one [`Journal`] with a sequence number
 //! across all agents, so verdicts come from observed traffic.
 //!
-//! Scripts load from TOML ([`NetworkSpec::from_toml`]) or are built in Rust ([`builder`]).
+//! Scripts load from TOML ([`NetworkSpec::from_toml`]) or are built in Rust with the
+//! wiremock-style builder ([`MockAgent::builder`], [`MockAgent::when`], typed [`Step`]s, and
+//! `expect(n)` verified when the [`Network`] is dropped or by [`Network::verify`]).
+//!
+//! Module map (all private except [`script`], the data format): `network` (start, gates, queued
+//! faults, verification), `agent` (per-agent state, the card), `rpc` (router, JSON-RPC envelope,
+//! version negotiation), `matching` (rule selection), `faults`, `methods` (the JSON-RPC method
+//! handlers), `step_runner` (a task's steps), `task_events` (state changes and artifact chunks to
+//! subscribers and webhooks), `sse` (stream framing), `push`, `mutations`, `delegation`,
+//! `blobs`, `content` (seeded artifact bytes), `journal`, `expect`, `builder`, `server` (the
+//! accept loop).
 
 #![warn(missing_docs)]
 
 mod agent;
 mod blobs;
-pub mod builder;
+mod builder;
 mod content;
 mod delegation;
 mod expect;
 mod faults;
-pub mod journal;
+mod journal;
 mod matching;
 mod methods;
 mod mutations;
-pub mod network;
+mod network;
 mod push;
 mod rpc;
 pub mod script;
@@ -31,9 +41,11 @@ mod sse;
 mod step_runner;
 mod task_events;
 
-pub use builder::{MockAgent, MockAgentBuilder, RuleBuilder, Step};
+pub use builder::{
+    ArtifactsStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder, StateStep, Step,
+};
 pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
-pub use journal::{Entry, Event, Journal};
+pub use journal::{Entry, Event, Journal, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
 pub use script::{
     AgentSpec, Fault, Matcher, NetworkSpec, Problem, QueuedFault, Rule, ScriptError, ScriptStep,

@@ -52,6 +52,70 @@ fn unknown_keys_are_rejected_with_file_line_column_and_field() {
 }
 
 #[test]
+fn queued_faults_gates_and_expectations_are_as_strict_as_the_rest() {
+    // An unknown key inside a queued fault.
+    let (file, line, col, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.queued_fault]]\nmethod = \"SendMessage\"\ncount = 2\nfault = { kind = \"drop_before\" }\n",
+    );
+    assert_eq!((file.as_str(), line, col), ("net.toml", 5, 1));
+    assert!(message.contains("unknown field `count`"), "{message}");
+    assert!(message.starts_with("agent[0].queued_fault[0]"), "{message}");
+    // A method no A2A 1.0 agent has: located at the value.
+    let (_, line, col, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.queued_fault]]\nmethod = \"message/send\"\nfault = { kind = \"drop_before\" }\n",
+    );
+    assert_eq!((line, col), (4, 10));
+    assert_eq!(
+        message,
+        "agent[0].queued_fault[0].method: unknown A2A 1.0 method \"message/send\""
+    );
+    // A fault of a queued fault is checked like a rule's.
+    let (_, line, _, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.queued_fault]]\nmethod = \"GetTask\"\nfault = { kind = \"http_status\", status = 42 }\n",
+    );
+    assert_eq!(line, 5);
+    assert!(
+        message.starts_with("agent[0].queued_fault[0].fault.status: status 42"),
+        "{message}"
+    );
+    // A new fault kind with an unknown key.
+    let (_, line, _, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.rule]]\nfault = { kind = \"garbage_body\", bytes = 3 }\n",
+    );
+    assert_eq!(line, 4);
+    assert!(message.contains("bytes"), "{message}");
+    // An expectation that is no count or range.
+    let (_, line, _, message) =
+        parse_err("[[agent]]\nname = \"a\"\n[[agent.rule]]\nexpect = \"3..1\"\n");
+    assert_eq!(line, 4);
+    assert!(
+        message.contains("\"3..1\" is not a count or a range"),
+        "{message}"
+    );
+    let (_, _, _, message) = parse_err("[[agent]]\nname = \"a\"\n[[agent.rule]]\nexpect = -1\n");
+    assert!(message.contains("must not be negative"), "{message}");
+    // A gate without a name.
+    let (_, line, _, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.rule]]\nsteps = [{ do = \"gate\", gate = \"\" }]\n",
+    );
+    assert_eq!(line, 4);
+    assert!(
+        message.ends_with("steps[0].gate: gate must not be empty"),
+        "{message}"
+    );
+    // And they all parse when right.
+    let spec = NetworkSpec::from_toml(
+        "net.toml",
+        "[[agent]]\nname = \"a\"\n[[agent.queued_fault]]\nmethod = \"GetTask\"\ntimes = 3\nfault = { kind = \"rpc_error\", code = -32603 }\n[[agent.rule]]\nname = \"r\"\nexpect = \"2..=4\"\nsteps = [{ do = \"gate\", gate = \"g\" }]\n",
+    )
+    .unwrap();
+    let a = &spec.agents[0];
+    assert_eq!(a.queued_faults[0].times, 3);
+    assert_eq!(a.rules[0].expect, Some((2..=4).into()));
+    assert_eq!(a.rules[0].name.as_deref(), Some("r"));
+}
+
+#[test]
 fn wrong_types_and_syntax_errors_name_the_place() {
     let (_, line, col, message) = parse_err("[[agent]]\nname = \"a\"\nmax_depth = \"deep\"\n");
     assert_eq!((line, col), (3, 13));

@@ -2,25 +2,22 @@
 
 mod common;
 
-use a2a_mock_agents::Event;
+use a2a_mock_agents::{Event, MockAgent, StateStep, Step};
+use a2a_protocol::TaskState;
 use common::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 #[tokio::test]
 async fn reply_answers_with_a_message_and_creates_no_task() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "echo"
-        [[agent.rule]]
-        steps = [{ do = "reply", text = "hello back" }]
-        "#,
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("echo")
+            .mount(MockAgent::when().step(Step::reply("hello back")).expect(2))
+            .build(),
+    ])
     .await;
-    let http = client();
-    let url = net.rpc_url("echo").unwrap();
-    let r = call(&http, &url, "SendMessage", send_params("hi")).await;
+    let r = f.call("SendMessage", send_params("hi")).await;
     let m = &r["message"];
     assert_eq!(m["role"], "ROLE_AGENT");
     assert_eq!(m["parts"][0]["text"], "hello back");
@@ -28,13 +25,13 @@ async fn reply_answers_with_a_message_and_creates_no_task() {
     assert!(!m["contextId"].as_str().unwrap().is_empty());
 
     // Streaming: exactly one message event, then the stream closes.
-    let s = stream(&http, &url, "SendStreamingMessage", send_params("hi")).await;
+    let s = f.stream("SendStreamingMessage", send_params("hi")).await;
     assert_eq!(s.content_type, "text/event-stream");
     assert_eq!(s.results().len(), 1);
     assert_eq!(s.results()[0]["message"]["parts"][0]["text"], "hello back");
     assert!(s.transport_error.is_none() && !s.ended_mid_event);
 
-    let j = net.journal();
+    let j = f.j();
     assert!(tasks_created(j).is_empty(), "no task for a direct reply");
     let send = reqs_of(j, "SendMessage")[0];
     let (status, err, body) = response_of(j, send).unwrap();
@@ -46,7 +43,7 @@ async fn reply_answers_with_a_message_and_creates_no_task() {
     })
     .await;
     assert_eq!(deviations(j), Vec::<String>::new());
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
@@ -105,33 +102,44 @@ async fn error_answers_any_matched_method_with_a_json_rpc_error() {
 
 #[tokio::test]
 async fn state_steps_reach_every_terminal_state_with_reasons() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        when = { text_contains = "complete" }
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING", delay_ms = 40 },
-          { do = "state", state = "TASK_STATE_COMPLETED", message = "all done" },
-        ]
-        [[agent.rule]]
-        when = { text_contains = "fail" }
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "state", state = "TASK_STATE_FAILED", message = "disk full" },
-        ]
-        [[agent.rule]]
-        when = { text_contains = "cancel" }
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "state", state = "TASK_STATE_CANCELED", message = "operator stopped it" },
-        ]
-        [[agent.rule]]
-        when = { text_contains = "reject" }
-        steps = [{ do = "state", state = "TASK_STATE_REJECTED", message = "not my job" }]
-        "#,
-    )
+    // Built with typed states; the same script in TOML is in the README's `state` example.
+    let rule = |text: &str, steps: Vec<StateStep>| {
+        steps
+            .into_iter()
+            .fold(MockAgent::when().text_contains(text), |r, s| r.step(s))
+    };
+    let net = start_spec(MockAgent::network(
+        1,
+        vec![
+            MockAgent::builder("a")
+                .mount(rule(
+                    "complete",
+                    vec![
+                        Step::state(TaskState::Working).after(Duration::from_millis(40)),
+                        Step::state(TaskState::Completed).message("all done"),
+                    ],
+                ))
+                .mount(rule(
+                    "fail",
+                    vec![
+                        Step::state(TaskState::Working),
+                        Step::state(TaskState::Failed).message("disk full"),
+                    ],
+                ))
+                .mount(rule(
+                    "cancel",
+                    vec![
+                        Step::state(TaskState::Working),
+                        Step::state(TaskState::Canceled).message("operator stopped it"),
+                    ],
+                ))
+                .mount(rule(
+                    "reject",
+                    vec![Step::state(TaskState::Rejected).message("not my job")],
+                ))
+                .build(),
+        ],
+    ))
     .await;
     let http = client();
     let url = net.rpc_url("a").unwrap();
@@ -184,14 +192,10 @@ async fn state_steps_reach_every_terminal_state_with_reasons() {
     }
     // delay_ms: WORKING came at least 40 ms after SUBMITTED.
     let first = &tasks_created(j)[0].0;
-    let at = |state: &str| {
-        j.entries()
-            .iter()
-            .find(|e| matches!(&e.event, Event::TaskState { task_id, state: s } if task_id == first && s == state))
-            .map(|e| e.at_us)
-            .unwrap()
-    };
-    assert!(at("TASK_STATE_WORKING") - at("TASK_STATE_SUBMITTED") >= 40_000);
+    assert!(
+        state_at(j, first, "TASK_STATE_WORKING") - state_at(j, first, "TASK_STATE_SUBMITTED")
+            >= 40_000
+    );
     assert_eq!(deviations(j), Vec::<String>::new());
     net.shutdown().await;
 }
@@ -210,10 +214,6 @@ fn flags(results: &[Value]) -> BTreeMap<String, Vec<(bool, bool)>> {
         }
     }
     m
-}
-
-fn task_id_of(s: &Stream) -> String {
-    s.results()[0]["task"]["id"].as_str().unwrap().to_string()
 }
 
 #[tokio::test]
@@ -436,21 +436,19 @@ async fn artifact_url_is_served_by_the_blob_endpoint() {
 
 #[tokio::test]
 async fn data_artifact_carries_the_value() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [
-          { do = "data_artifact", data = { jurisdiction = "Mars", items = [1, 2, 3], ok = false } },
-          { do = "state", state = "TASK_STATE_COMPLETED" },
-        ]
-        "#,
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .mount(
+                MockAgent::when()
+                    .step(Step::data_artifact(
+                        json!({"jurisdiction": "Mars", "items": [1, 2, 3], "ok": false}),
+                    ))
+                    .state(TaskState::Completed),
+            )
+            .build(),
+    ])
     .await;
-    let http = client();
-    let url = net.rpc_url("a").unwrap();
-    let r = call(&http, &url, "SendMessage", send_params("data")).await;
+    let r = f.call("SendMessage", send_params("data")).await;
     let part = &r["task"]["artifacts"][0]["parts"][0];
     let want = json!({"jurisdiction": "Mars", "items": [1, 2, 3], "ok": false});
     assert_eq!(part["data"], want);
@@ -458,10 +456,10 @@ async fn data_artifact_carries_the_value() {
     let tid = r["task"]["id"].as_str().unwrap().to_string();
     let bytes = serde_json::to_vec(&part["data"]).unwrap();
     assert_eq!(
-        artifacts_sent(net.journal())[&(tid, "artifact-1".into())],
+        artifacts_sent(f.j())[&(tid, "artifact-1".into())],
         (bytes.len() as u64, sha256(&bytes))
     );
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 const INPUT_SCRIPT: &str = r#"
@@ -487,18 +485,6 @@ const INPUT_SCRIPT: &str = r#"
       { do = "state", state = "TASK_STATE_COMPLETED" },
     ]
 "#;
-
-fn continued(j: &a2a_mock_agents::Journal, tid: &str) -> Vec<String> {
-    j.entries()
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::Continued {
-                task_id, outcome, ..
-            } if task_id == tid => Some(outcome.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn input_required_rounds_with_right_and_wrong_answers() {
@@ -705,16 +691,6 @@ fn x_deleg(deadline: time::OffsetDateTime, budget: f64, depth: u32, chain: &[&st
            "budget_usd": budget, "depth": depth, "chain": chain})
 }
 
-fn limit_rejections(j: &a2a_mock_agents::Journal) -> Vec<(String, String)> {
-    j.entries()
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::LimitRejected { reason, .. } => Some((e.agent.clone(), reason.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn delegate_propagates_x_deleg_down_a_chain() {
     let net = start(
@@ -899,38 +875,24 @@ async fn depth_over_the_limit_past_deadline_and_malformed_limits_are_rejected() 
 
 #[tokio::test]
 async fn wait_step_holds_the_task() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "wait", ms = 80 },
-          { do = "state", state = "TASK_STATE_COMPLETED" },
-        ]
-        "#,
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .mount(
+                MockAgent::when()
+                    .state(TaskState::Working)
+                    .step(Step::wait(Duration::from_millis(80)))
+                    .state(TaskState::Completed),
+            )
+            .build(),
+    ])
     .await;
-    let http = client();
-    let r = call(
-        &http,
-        &net.rpc_url("a").unwrap(),
-        "SendMessage",
-        send_params("x"),
-    )
-    .await;
+    let r = f.call("SendMessage", send_params("x")).await;
     let tid = r["task"]["id"].as_str().unwrap();
-    let at = |state: &str| {
-        net.journal()
-            .entries()
-            .iter()
-            .find(|e| matches!(&e.event, Event::TaskState { task_id, state: s } if task_id == tid && s == state))
-            .map(|e| e.at_us)
-            .unwrap()
-    };
-    assert!(at("TASK_STATE_COMPLETED") - at("TASK_STATE_WORKING") >= 80_000);
-    net.shutdown().await;
+    let j = f.j();
+    assert!(
+        state_at(j, tid, "TASK_STATE_COMPLETED") - state_at(j, tid, "TASK_STATE_WORKING") >= 80_000
+    );
+    f.shutdown().await;
 }
 
 #[tokio::test]
@@ -1023,20 +985,19 @@ async fn huge_event_exceeds_a_sane_limit() {
 
 #[tokio::test]
 async fn purge_makes_later_calls_task_not_found() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [{ do = "state", state = "TASK_STATE_WORKING" }, { do = "purge" }]
-        "#,
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .mount(
+                MockAgent::when()
+                    .state(TaskState::Working)
+                    .step(Step::purge()),
+            )
+            .build(),
+    ])
     .await;
-    let http = client();
-    let url = net.rpc_url("a").unwrap();
-    let j = net.journal();
+    let (http, url, j) = (&f.http, &f.url, f.j());
     // A blocking send returns even though the task vanishes instead of settling.
-    let r = call(&http, &url, "SendMessage", send_params("x")).await;
+    let r = call(http, url, "SendMessage", send_params("x")).await;
     let tid = r["task"]["id"].as_str().unwrap().to_string();
     wait_for(j, "purge", |es| {
         es.iter()
@@ -1051,14 +1012,14 @@ async fn purge_makes_later_calls_task_not_found() {
         ("ListTaskPushNotificationConfigs", json!({"taskId": tid})),
     ] {
         assert_eq!(
-            code(&rpc(&http, &url, method, params).await),
+            code(&rpc(http, url, method, params).await),
             Some(-32001),
             "{method}"
         );
     }
-    let l = call(&http, &url, "ListTasks", json!({})).await;
+    let l = call(http, url, "ListTasks", json!({})).await;
     assert_eq!(l["totalSize"], 0);
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
@@ -1181,5 +1142,112 @@ async fn two_delegations_to_the_same_agent_make_two_child_tasks() {
         "not deduplicated: {children:?}"
     );
     assert_ne!(children[0].0, children[1].0);
+    net.shutdown().await;
+}
+
+#[tokio::test]
+async fn gate_holds_the_task_and_its_blocking_reply_until_the_test_opens_it() {
+    let f = Fixture::agents(vec![
+        MockAgent::builder("held")
+            .mount(
+                MockAgent::when()
+                    .state(TaskState::Working)
+                    .step(Step::gate("release"))
+                    .step(Step::artifacts(1).chunks(2).chunk_bytes(16))
+                    .state(TaskState::Completed)
+                    .expect(2),
+            )
+            .build(),
+    ])
+    .await;
+    // A stream sees WORKING, then nothing until the gate opens.
+    let http = f.http.clone();
+    let url = f.url.clone();
+    let streamed =
+        tokio::spawn(
+            async move { stream(&http, &url, "SendStreamingMessage", send_params("s")).await },
+        );
+    let j = f.j();
+    wait_for(j, "the streamed task is working", |es| {
+        es.iter().any(
+            |e| matches!(&e.event, Event::TaskState { state, .. } if state == "TASK_STATE_WORKING"),
+        )
+    })
+    .await;
+    // A blocking send is held too: it is still waiting when the gate opens.
+    let http = f.http.clone();
+    let url = f.url.clone();
+    let blocking =
+        tokio::spawn(async move { call(&http, &url, "SendMessage", send_params("b")).await });
+    wait_for(j, "two tasks working", |es| {
+        es.iter()
+            .filter(|e| matches!(&e.event, Event::TaskState { state, .. } if state == "TASK_STATE_WORKING"))
+            .count()
+            == 2
+    })
+    .await;
+    assert!(!blocking.is_finished() && !streamed.is_finished());
+    assert!(
+        !j.entries()
+            .iter()
+            .any(|e| matches!(&e.event, Event::ArtifactChunk { .. })),
+        "nothing passes a closed gate"
+    );
+    f.net.open_gate("release");
+    let r = tokio::time::timeout(WAIT, blocking).await.unwrap().unwrap();
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        r["task"]["artifacts"][0]["parts"].as_array().unwrap().len(),
+        2
+    );
+    let s = tokio::time::timeout(WAIT, streamed).await.unwrap().unwrap();
+    assert_eq!(
+        s.states(),
+        [
+            "TASK_STATE_SUBMITTED",
+            "TASK_STATE_WORKING",
+            "TASK_STATE_COMPLETED"
+        ]
+    );
+    // An open gate stays open: a later task passes it at once.
+    let r = f.call("SendMessage", send_params("late")).await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    // expect(2) was wrong (3 sends matched): verify reports it without panicking.
+    let e = f.net.verify().unwrap_err();
+    assert_eq!(e.rules[0].matched, 3);
+    assert!(!e.rules[0].ok());
+    // `finish` hands the same report over instead of panicking on drop.
+    assert_eq!(f.net.finish().await, Err(e));
+}
+
+#[tokio::test]
+async fn a_gate_never_opened_fails_the_task_in_bounded_time() {
+    let net = start(
+        r#"
+        [[agent]]
+        name = "held"
+        [[agent.rule]]
+        steps = [
+          { do = "state", state = "TASK_STATE_WORKING" },
+          { do = "gate", gate = "never", timeout_ms = 100 },
+          { do = "state", state = "TASK_STATE_COMPLETED" },
+        ]
+        "#,
+    )
+    .await;
+    let r = call(
+        &client(),
+        &net.rpc_url("held").unwrap(),
+        "SendMessage",
+        send_params("x"),
+    )
+    .await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_FAILED");
+    assert_eq!(
+        r["task"]["status"]["message"]["parts"][0]["text"],
+        "gate \"never\" was not opened in time"
+    );
+    // Opening another gate does not open this one.
+    net.open_gate("other");
     net.shutdown().await;
 }
