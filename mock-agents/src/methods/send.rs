@@ -2,6 +2,7 @@
 //! limits, starting the step runner) and continuations of interrupted tasks.
 
 use crate::agent::*;
+use crate::builder::Step;
 use crate::journal::Event;
 use crate::methods::{ok, to_value, with_history};
 use crate::push::add_push;
@@ -77,24 +78,7 @@ pub(crate) async fn new_work(
             if streaming {
                 return stream_task(st, call, &e, fault);
             }
-            let configuration = req.configuration.as_ref();
-            if !configuration.is_some_and(|c| c.return_immediately) {
-                wait_settled(st, &e).await;
-            }
-            let (t, m) = {
-                let g = e.lock();
-                (
-                    with_history(&g.task, configuration.and_then(|c| c.history_length)),
-                    g.mutations.clone(),
-                )
-            };
-            return ok(
-                st,
-                call,
-                ObjectKind::SendMessageResult,
-                to_value(&SendMessageResponse::Task(t)),
-                &m,
-            );
+            return answer_with_task(st, call, &e, req.configuration.as_ref()).await;
         }
     }
     let n = st.ordinals.fetch_add(1, Ordering::Relaxed);
@@ -205,34 +189,13 @@ pub(crate) async fn new_work(
                 task_id: task_id.clone(),
                 reason: reason.clone(),
             });
-            vec![ScriptStep::State {
-                state: "TASK_STATE_REJECTED".into(),
-                message: Some(reason),
-                delay_ms: 0,
-            }]
+            vec![Step::state(TaskState::Rejected).message(&reason).into()]
         }
+        // The default script: WORKING, one 64-byte text artifact, COMPLETED.
         None if rule.steps.is_empty() => vec![
-            ScriptStep::State {
-                state: "TASK_STATE_WORKING".into(),
-                message: None,
-                delay_ms: 0,
-            },
-            ScriptStep::Artifacts {
-                count: 1,
-                chunks: 1,
-                chunk_bytes: 64,
-                content: ContentKind::Text,
-                text: None,
-                interleave: false,
-                media_type: None,
-                omit_last_chunk: false,
-                delay_ms: 0,
-            },
-            ScriptStep::State {
-                state: "TASK_STATE_COMPLETED".into(),
-                message: None,
-                delay_ms: 0,
-            },
+            Step::state(TaskState::Working).into(),
+            Step::artifacts(1).chunk_bytes(64).into(),
+            Step::state(TaskState::Completed).into(),
         ],
         None => rule.steps.clone(),
     };
@@ -241,30 +204,7 @@ pub(crate) async fn new_work(
     if let Some((rx, snapshot)) = stream_rx {
         return sse_response(st, call, rx, vec![snapshot], &rule.mutate, fault);
     }
-    let return_immediately = req
-        .configuration
-        .as_ref()
-        .is_some_and(|c| c.return_immediately);
-    if !return_immediately {
-        wait_settled(st, &entry).await;
-    }
-    let (t, m) = {
-        let g = entry.lock();
-        (
-            with_history(
-                &g.task,
-                req.configuration.as_ref().and_then(|c| c.history_length),
-            ),
-            g.mutations.clone(),
-        )
-    };
-    ok(
-        st,
-        call,
-        ObjectKind::SendMessageResult,
-        to_value(&SendMessageResponse::Task(t)),
-        &m,
-    )
+    answer_with_task(st, call, &entry, req.configuration.as_ref()).await
 }
 
 /// Wait (bounded by `max_block_ms`) until the task is terminal or interrupted.
@@ -390,20 +330,24 @@ pub(crate) async fn continue_task(
         let m = entry.lock().mutations.clone();
         return sse_response(st, call, rx, vec![snap], &m, fault);
     }
-    let return_immediately = req
-        .configuration
-        .as_ref()
-        .is_some_and(|c| c.return_immediately);
-    if !return_immediately {
-        wait_settled(st, &entry).await;
+    answer_with_task(st, call, &entry, req.configuration.as_ref()).await
+}
+
+/// Answer a non-streaming send with its task: once it settled (terminal or interrupted, bounded
+/// by `max_block_ms`) unless the client asked to `returnImmediately`, with the history it asked for.
+async fn answer_with_task(
+    st: &AgentState,
+    call: &Call,
+    entry: &TaskEntry,
+    configuration: Option<&a2a_protocol::SendMessageConfiguration>,
+) -> Response {
+    if !configuration.is_some_and(|c| c.return_immediately) {
+        wait_settled(st, entry).await;
     }
     let (t, m) = {
         let g = entry.lock();
         (
-            with_history(
-                &g.task,
-                req.configuration.as_ref().and_then(|c| c.history_length),
-            ),
+            with_history(&g.task, configuration.and_then(|c| c.history_length)),
             g.mutations.clone(),
         )
     };
