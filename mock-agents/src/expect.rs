@@ -170,7 +170,7 @@ impl<'de> Deserialize<'de> for Times {
     }
 }
 
-/// The JSON schema of [`Times`]: a count or a range string.
+/// An expected number of matched requests: a count, or a range such as `"1.."` or `"2..=4"`.
 #[derive(schemars::JsonSchema)]
 #[serde(untagged)]
 #[allow(dead_code)]

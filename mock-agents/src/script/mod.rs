@@ -182,8 +182,8 @@ pub struct Rule {
     /// A name for reports (default: a description of the matcher).
     #[serde(default)]
     pub name: Option<String>,
-    /// How many requests this rule must match, checked by [`crate::Network::verify`] and when the
-    /// network is dropped: `expect = 2`, or a range as a string (`"1.."`, `"2..=4"`, `"..3"`).
+    /// How many requests this rule must match, checked when the network stops (and by
+    /// `Network::verify`): `expect = 2`, or a range as a string (`"1.."`, `"2..=4"`, `"..3"`).
     #[serde(default)]
     #[schemars(with = "Option<TimesSchema>")]
     pub expect: Option<Times>,
@@ -528,7 +528,7 @@ pub enum ScriptStep {
         /// Size of the event in bytes.
         bytes: usize,
     },
-    /// Hold the task here until the test opens this gate ([`crate::Network::open_gate`]); the task
+    /// Hold the task here until the test opens this gate (`Network::open_gate`); the task
     /// fails if it is not opened within `timeout_ms`. Gates are shared by the whole network and
     /// stay open once opened.
     Gate {
