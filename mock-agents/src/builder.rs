@@ -1,30 +1,51 @@
-//! A small builder for scripts, in the style of wiremock: `MockAgent::builder("name")`, then
-//! rules made of a matcher, steps and an optional fault, then [`MockAgentBuilder::build`].
+//! The builder, in the style of wiremock: `MockAgent::builder("name")`, then rules made of a
+//! matcher, typed [`Step`]s, an optional fault and an optional expectation (`expect(n)`), mounted
+//! on the agent; [`MockAgentBuilder::build`] gives the [`AgentSpec`] a [`NetworkSpec`] holds.
+//! A rule's expectation is verified when the running [`crate::Network`] is dropped (or by
+//! [`crate::Network::verify`]).
 //!
 //! ```
-//! use a2a_mock_agents::{MockAgent, ScriptStep, NetworkSpec};
+//! use a2a_mock_agents::{Fault, MockAgent, Step};
+//! use a2a_protocol::{Method, TaskState};
 //! let agent = MockAgent::builder("flights")
 //!     .skill("book-flight")
-//!     .mount(MockAgent::when().text_contains("book").step(ScriptStep::Reply { text: "booked".into() }))
+//!     .queue_fault(Method::SendMessage, Fault::HttpStatus { status: 503, retry_after_s: None }, 2)
+//!     .mount(
+//!         MockAgent::when()
+//!             .text_contains("book")
+//!             .named("booking")
+//!             .step(Step::state(TaskState::Working))
+//!             .step(Step::artifacts(1).chunks(4).chunk_bytes(256))
+//!             .step(Step::gate("release"))
+//!             .step(Step::state(TaskState::Completed).message("booked"))
+//!             .expect(1),
+//!     )
 //!     .build();
-//! let net = NetworkSpec { seed: 1, journal: Default::default(), agents: vec![agent] };
+//! let net = MockAgent::network(1, vec![agent]);
 //! assert!(net.validate().is_ok());
 //! ```
 
+use crate::expect::Times;
 use crate::script::{
-    AgentSpec, CancelBehaviour, Fault, JournalSpec, Matcher, Mutation, NetworkSpec,
-    ProtocolVersionSpec, Rule, ScriptStep, SkillSpec,
+    AgentSpec, CancelBehaviour, ContentKind, Fault, JournalSpec, Matcher, Mutation, NetworkSpec,
+    OnWrongAnswer, ProtocolVersionSpec, QueuedFault, Rule, ScriptStep, SkillSpec,
 };
+use a2a_protocol::{ErrorCode, Method, TaskState};
+use serde_json::Value;
+use std::time::Duration;
 
 /// Entry points of the builder API.
 pub struct MockAgent;
 
 impl MockAgent {
-    /// Start building an agent with this name.
+    /// Start building an agent with this name (a well-behaved 1.0 agent until configured).
     pub fn builder(name: &str) -> MockAgentBuilder {
-        let spec: AgentSpec =
-            toml::from_str(&format!("name = {name:?}")).unwrap_or_else(|_| unreachable_spec(name));
-        MockAgentBuilder { spec }
+        MockAgentBuilder {
+            spec: AgentSpec {
+                name: name.to_string(),
+                ..AgentSpec::default()
+            },
+        }
     }
 
     /// Start a rule (matches every new send until narrowed).
@@ -41,26 +62,6 @@ impl MockAgent {
             journal: JournalSpec::default(),
             agents,
         }
-    }
-}
-
-fn unreachable_spec(name: &str) -> AgentSpec {
-    // `name = "<escaped>"` is always valid TOML; this fallback only keeps the builder total.
-    AgentSpec {
-        name: name.to_string(),
-        protocol: ProtocolVersionSpec::V1_0,
-        streaming: true,
-        push_notifications: true,
-        dedup_message_id: true,
-        enforce_x_deleg: true,
-        max_depth: 3,
-        close_stream_on_interrupt: true,
-        push_duplicates: 0,
-        max_body_bytes: 4 * 1024 * 1024,
-        max_block_ms: 30_000,
-        skills: Vec::new(),
-        output_modes: Vec::new(),
-        rules: Vec::new(),
     }
 }
 
@@ -114,6 +115,21 @@ impl MockAgentBuilder {
         self.spec.close_stream_on_interrupt = on;
         self
     }
+    /// Longest wait of a blocking `SendMessage`.
+    pub fn max_block(mut self, d: Duration) -> Self {
+        self.spec.max_block_ms = millis(d);
+        self
+    }
+    /// Queue a fault for the next `times` calls of `method`, before any rule (see
+    /// [`QueuedFault`]); faults queued for one method apply in the order queued.
+    pub fn queue_fault(mut self, method: Method, fault: Fault, times: u32) -> Self {
+        self.spec.queued_faults.push(QueuedFault {
+            method: method.as_str().to_string(),
+            times,
+            fault,
+        });
+        self
+    }
     /// Mount a rule (first mounted, first matched).
     pub fn mount(mut self, rule: RuleBuilder) -> Self {
         self.spec.rules.push(rule.rule);
@@ -132,8 +148,8 @@ pub struct RuleBuilder {
 
 impl RuleBuilder {
     /// Match this JSON-RPC method.
-    pub fn method(mut self, m: &str) -> Self {
-        self.rule.when.method = Some(m.into());
+    pub fn method(mut self, m: Method) -> Self {
+        self.rule.when.method = Some(m.as_str().into());
         self
     }
     /// Match this skill (`metadata.skill`).
@@ -146,6 +162,20 @@ impl RuleBuilder {
         self.rule.when.text_contains = Some(t.into());
         self
     }
+    /// Match messages whose text equals this.
+    pub fn text_equals(mut self, t: &str) -> Self {
+        self.rule.when.text_equals = Some(t.into());
+        self
+    }
+    /// Match messages with a data part holding `value` at JSON `pointer`.
+    pub fn data(mut self, pointer: &str, value: Value) -> Self {
+        self.rule
+            .when
+            .data
+            .get_or_insert_with(Default::default)
+            .insert(pointer.into(), value);
+        self
+    }
     /// Match the n-th new send.
     pub fn round(mut self, n: u32) -> Self {
         self.rule.when.round = Some(n);
@@ -156,9 +186,20 @@ impl RuleBuilder {
         self.rule.when = m;
         self
     }
-    /// Apply to at most `n` requests.
+    /// Name the rule in expectation reports (default: a description of its matcher).
+    pub fn named(mut self, name: &str) -> Self {
+        self.rule.name = Some(name.into());
+        self
+    }
+    /// Apply to at most `n` requests, then fall through to later rules.
     pub fn up_to_n_times(mut self, n: u32) -> Self {
         self.rule.times = Some(n);
+        self
+    }
+    /// Expect this rule to match this many requests (`2`, `1..`, `2..=4`), verified when the
+    /// network is dropped or by [`crate::Network::verify`].
+    pub fn expect(mut self, times: impl Into<Times>) -> Self {
+        self.rule.expect = Some(times.into());
         self
     }
     /// Inject a fault.
@@ -176,17 +217,279 @@ impl RuleBuilder {
         self.rule.on_cancel = c;
         self
     }
-    /// Add a step.
-    pub fn step(mut self, s: ScriptStep) -> Self {
-        self.rule.steps.push(s);
+    /// Add a step: a [`Step`] constructor's result, or a raw [`ScriptStep`].
+    pub fn step(mut self, s: impl Into<ScriptStep>) -> Self {
+        self.rule.steps.push(s.into());
         self
     }
     /// Shorthand: move to a state.
-    pub fn state(self, state: &str) -> Self {
-        self.step(ScriptStep::State {
-            state: state.into(),
+    pub fn state(self, state: TaskState) -> Self {
+        self.step(Step::state(state))
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Typed constructors of script steps; each returns a step (or a small builder of one) that
+/// [`RuleBuilder::step`] accepts.
+pub struct Step;
+
+impl Step {
+    /// Answer with a `Message` and create no task (must be the only step).
+    pub fn reply(text: &str) -> ScriptStep {
+        ScriptStep::Reply { text: text.into() }
+    }
+    /// Answer with this JSON-RPC error and do nothing else (must be the only step).
+    pub fn error(code: ErrorCode) -> ScriptStep {
+        ScriptStep::Error {
+            code: code.code(),
             message: None,
-            delay_ms: 0,
-        })
+        }
+    }
+    /// Move the task to a state.
+    pub fn state(state: TaskState) -> StateStep {
+        StateStep {
+            state,
+            message: None,
+            delay: Duration::ZERO,
+        }
+    }
+    /// Stream `count` artifacts generated from the seed (one 1 KiB text chunk each by default).
+    pub fn artifacts(count: u32) -> ArtifactsStep {
+        ArtifactsStep {
+            count,
+            chunks: 1,
+            chunk_bytes: 1024,
+            content: ContentKind::Text,
+            text: None,
+            interleave: false,
+            media_type: None,
+            omit_last_chunk: false,
+            delay: Duration::ZERO,
+        }
+    }
+    /// One artifact whose part is a `url` to this agent's blob endpoint serving `bytes` bytes.
+    pub fn artifact_url(bytes: u64) -> ScriptStep {
+        ScriptStep::ArtifactUrl {
+            bytes,
+            media_type: None,
+        }
+    }
+    /// One artifact with one `data` part.
+    pub fn data_artifact(data: Value) -> ScriptStep {
+        ScriptStep::DataArtifact {
+            data,
+            media_type: None,
+        }
+    }
+    /// Ask for input (any answer continues, one round, 30 s timeout until configured).
+    pub fn input_required(question: &str) -> InputStep {
+        InputStep {
+            question: question.into(),
+            expect: None,
+            rounds: 1,
+            on_wrong: OnWrongAnswer::Reask,
+        }
+    }
+    /// Ask for credentials; only a message with `Authorization: <credential>` continues.
+    pub fn auth_required(credential: &str) -> ScriptStep {
+        ScriptStep::AuthRequired {
+            credential: credential.into(),
+            message: None,
+            max_wrong: 3,
+            timeout_ms: 30_000,
+        }
+    }
+    /// Delegate `text` to another agent of the network and wait for it.
+    pub fn delegate(to: &str, text: &str) -> ScriptStep {
+        ScriptStep::Delegate {
+            to: to.into(),
+            text: text.into(),
+            skill: None,
+            margin_ms: 1000,
+            budget_share: 0.5,
+        }
+    }
+    /// Wait.
+    pub fn wait(d: Duration) -> ScriptStep {
+        ScriptStep::Wait { ms: millis(d) }
+    }
+    /// Hold the task until the test opens this gate ([`crate::Network::open_gate`]); the task
+    /// fails after 30 s without it.
+    pub fn gate(name: &str) -> ScriptStep {
+        Self::gate_within(name, Duration::from_secs(30))
+    }
+    /// [`Step::gate`] with another bound on the wait.
+    pub fn gate_within(name: &str, timeout: Duration) -> ScriptStep {
+        ScriptStep::Gate {
+            gate: name.into(),
+            timeout_ms: millis(timeout),
+        }
+    }
+    /// Emit this exact text as an SSE `data:` payload.
+    pub fn raw_sse(data: &str) -> ScriptStep {
+        ScriptStep::RawSse { data: data.into() }
+    }
+    /// Emit this value as the `result` of a stream event.
+    pub fn raw_event(result: Value) -> ScriptStep {
+        ScriptStep::RawEvent { result }
+    }
+    /// Forget the task.
+    pub fn purge() -> ScriptStep {
+        ScriptStep::Purge
+    }
+    /// Close every open stream of the task now.
+    pub fn close_streams() -> ScriptStep {
+        ScriptStep::CloseStreams
+    }
+}
+
+/// A `state` step being built ([`Step::state`]).
+#[derive(Debug, Clone)]
+pub struct StateStep {
+    state: TaskState,
+    message: Option<String>,
+    delay: Duration,
+}
+
+impl StateStep {
+    /// The status message text.
+    pub fn message(mut self, text: &str) -> Self {
+        self.message = Some(text.into());
+        self
+    }
+    /// Wait this long first.
+    pub fn after(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+}
+
+impl From<StateStep> for ScriptStep {
+    fn from(s: StateStep) -> ScriptStep {
+        ScriptStep::State {
+            state: s.state.as_str().into(),
+            message: s.message,
+            delay_ms: millis(s.delay),
+        }
+    }
+}
+
+/// An `artifacts` step being built ([`Step::artifacts`]); the fields of
+/// [`ScriptStep::Artifacts`].
+#[derive(Debug, Clone)]
+pub struct ArtifactsStep {
+    count: u32,
+    chunks: u32,
+    chunk_bytes: usize,
+    content: ContentKind,
+    text: Option<String>,
+    interleave: bool,
+    media_type: Option<String>,
+    omit_last_chunk: bool,
+    delay: Duration,
+}
+
+impl ArtifactsStep {
+    /// Chunks per artifact.
+    pub fn chunks(mut self, n: u32) -> Self {
+        self.chunks = n;
+        self
+    }
+    /// Bytes per chunk.
+    pub fn chunk_bytes(mut self, n: usize) -> Self {
+        self.chunk_bytes = n;
+        self
+    }
+    /// `raw` (base64) parts instead of text.
+    pub fn raw(mut self) -> Self {
+        self.content = ContentKind::Raw;
+        self
+    }
+    /// Literal content instead of generated bytes (split into the chunks).
+    pub fn text(mut self, t: &str) -> Self {
+        self.text = Some(t.into());
+        self
+    }
+    /// Send the chunks of all artifacts round robin.
+    pub fn interleave(mut self) -> Self {
+        self.interleave = true;
+        self
+    }
+    /// `mediaType` of every part.
+    pub fn media_type(mut self, m: &str) -> Self {
+        self.media_type = Some(m.into());
+        self
+    }
+    /// Never set `lastChunk` (a protocol violation).
+    pub fn omit_last_chunk(mut self) -> Self {
+        self.omit_last_chunk = true;
+        self
+    }
+    /// Wait this long between chunks.
+    pub fn chunk_delay(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+}
+
+impl From<ArtifactsStep> for ScriptStep {
+    fn from(s: ArtifactsStep) -> ScriptStep {
+        ScriptStep::Artifacts {
+            count: s.count,
+            chunks: s.chunks,
+            chunk_bytes: s.chunk_bytes,
+            content: s.content,
+            text: s.text,
+            interleave: s.interleave,
+            media_type: s.media_type,
+            omit_last_chunk: s.omit_last_chunk,
+            delay_ms: millis(s.delay),
+        }
+    }
+}
+
+/// An `input_required` step being built ([`Step::input_required`]).
+#[derive(Debug, Clone)]
+pub struct InputStep {
+    question: String,
+    expect: Option<Matcher>,
+    rounds: u32,
+    on_wrong: OnWrongAnswer,
+}
+
+impl InputStep {
+    /// Only answers containing this text are right.
+    pub fn expect_text(mut self, t: &str) -> Self {
+        self.expect = Some(Matcher {
+            text_contains: Some(t.into()),
+            ..Matcher::default()
+        });
+        self
+    }
+    /// Ask this many questions in a row.
+    pub fn rounds(mut self, n: u32) -> Self {
+        self.rounds = n;
+        self
+    }
+    /// Fail the task at the first wrong answer (default: ask again).
+    pub fn fail_on_wrong(mut self) -> Self {
+        self.on_wrong = OnWrongAnswer::Fail;
+        self
+    }
+}
+
+impl From<InputStep> for ScriptStep {
+    fn from(s: InputStep) -> ScriptStep {
+        ScriptStep::InputRequired {
+            question: s.question,
+            expect: s.expect,
+            rounds: s.rounds,
+            on_wrong: s.on_wrong,
+            max_wrong: 3,
+            timeout_ms: 30_000,
+        }
     }
 }

@@ -79,6 +79,7 @@ impl ContentStream {
     }
 
     /// The next `n` bytes.
+    #[cfg(test)]
     pub fn take(&mut self, n: usize) -> Vec<u8> {
         let mut v = vec![0u8; n];
         self.fill(&mut v);

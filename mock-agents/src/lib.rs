@@ -7,23 +7,50 @@
 //! or inject transport faults. Everything is recorded in one [`Journal`] with a sequence number
 //! across all agents, so verdicts come from observed traffic.
 //!
-//! Scripts load from TOML ([`NetworkSpec::from_toml`]) or are built in Rust ([`builder`]).
+//! Scripts load from TOML ([`NetworkSpec::from_toml`]) or are built in Rust with the
+//! wiremock-style builder ([`MockAgent::builder`], [`MockAgent::when`], typed [`Step`]s, and
+//! `expect(n)` verified when the [`Network`] is dropped or by [`Network::verify`]).
+//!
+//! Module map (all private except [`script`], the data format): `network` (start, gates, queued
+//! faults, verification), `agent` (per-agent state, the card), `rpc` (router, JSON-RPC envelope,
+//! version negotiation), `matching` (rule selection), `faults`, `methods` (the JSON-RPC method
+//! handlers), `step_runner` (a task's steps), `task_events` (state changes and artifact chunks to
+//! subscribers and webhooks), `sse` (stream framing), `push`, `mutations`, `delegation`,
+//! `blobs`, `content` (seeded artifact bytes), `journal`, `expect`, `builder`, `server` (the
+//! accept loop).
 
 #![warn(missing_docs)]
 
-pub mod agent;
-pub mod builder;
-pub mod content;
-pub(crate) mod driver;
-pub mod journal;
-pub mod network;
+mod agent;
+mod blobs;
+mod builder;
+mod content;
+mod delegation;
+mod expect;
+mod faults;
+mod journal;
+mod matching;
+mod methods;
+mod mutations;
+mod network;
+mod push;
+mod rpc;
 pub mod script;
-pub mod server;
+mod server;
+mod sse;
+mod step_runner;
+mod task_events;
 
-pub use builder::{MockAgent, MockAgentBuilder, RuleBuilder};
-pub use journal::{Entry, Event, Journal};
+pub use builder::{
+    ArtifactsStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder, StateStep, Step,
+};
+pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
+pub use journal::{Entry, Event, Journal, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
-pub use script::{AgentSpec, Fault, Matcher, NetworkSpec, Rule, ScriptError, ScriptStep};
+pub use script::{
+    AgentSpec, Fault, Matcher, NetworkSpec, Problem, QueuedFault, Rule, ScriptError, ScriptStep,
+    ValidationError,
+};
 
 /// The README's Rust examples, compiled as doctests.
 #[doc = include_str!("../README.md")]

@@ -1,14 +1,19 @@
 //! A network: N agents started from one [`NetworkSpec`] on `127.0.0.1` ephemeral ports in one
-//! process, every URL known before the first request, one journal, clean shutdown.
+//! process, every URL known before the first request, one journal, clean shutdown; gates the
+//! test opens, faults it queues, and the rules' expectations verified on drop.
 
-use crate::agent::{AgentState, NetShared, router};
+use crate::agent::{AgentState, NetShared, lock_map};
+use crate::expect::{RuleCount, VerifyError};
 use crate::journal::Journal;
+use crate::rpc::router;
 use crate::script::NetworkSpec;
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use crate::script::{Fault, QueuedFault};
+use a2a_protocol::Method;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 /// A running network of mock agents.
 ///
@@ -32,9 +37,12 @@ use tokio::sync::watch;
 /// ```
 pub struct Network {
     agents: BTreeMap<String, Arc<AgentState>>,
+    shared: Arc<NetShared>,
     journal: Journal,
     shutdown: watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The expectations were handed to the caller ([`Network::finish`]): do not check on drop.
+    reported: bool,
 }
 
 /// The network could not start.
@@ -51,6 +59,9 @@ pub enum NetworkError {
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
+    /// No agent of the network has this name.
+    #[error("no agent named {0:?} in the network")]
+    UnknownAgent(String),
 }
 
 impl Network {
@@ -84,6 +95,8 @@ impl Network {
             seed: spec.seed,
             next_req: AtomicU64::new(1),
             http,
+            gates: Mutex::new(BTreeSet::new()),
+            gate_opened: Notify::new(),
         });
         let (tx, rx) = watch::channel(false);
         let mut agents = BTreeMap::new();
@@ -101,9 +114,11 @@ impl Network {
         }
         Ok(Network {
             agents,
+            shared,
             journal,
             shutdown: tx,
             tasks,
+            reported: false,
         })
     }
 
@@ -133,11 +148,92 @@ impl Network {
         self.agents.get(agent).map(|a| a.rpc_url())
     }
 
-    /// Stop every agent and wait for the servers to finish.
-    pub async fn shutdown(self) {
+    /// Open a gate: every task held by a `gate` step of this name continues, and later ones pass.
+    pub fn open_gate(&self, gate: &str) {
+        lock_map(&self.shared.gates).insert(gate.to_string());
+        self.shared.gate_opened.notify_waiters();
+    }
+
+    /// Queue a fault for the next `times` calls of `method` (a 1.0 name) on `agent`, after the
+    /// faults already queued for that method.
+    pub fn queue_fault(
+        &self,
+        agent: &str,
+        method: Method,
+        fault: Fault,
+        times: u32,
+    ) -> Result<(), NetworkError> {
+        let a = self
+            .agents
+            .get(agent)
+            .ok_or_else(|| NetworkError::UnknownAgent(agent.to_string()))?;
+        lock_map(&a.queued).push(QueuedFault {
+            method: method.as_str().to_string(),
+            times,
+            fault,
+        });
+        Ok(())
+    }
+
+    /// Compare every rule's `expect` with the number of requests it matched so far.
+    ///
+    /// `Ok` when all expectations hold (or there are none); otherwise the error's text is the
+    /// expected-vs-matched report. Dropping the network runs the same check and panics with it.
+    pub fn verify(&self) -> Result<(), VerifyError> {
+        let mut rules = Vec::new();
+        for (name, a) in &self.agents {
+            let hits = lock_map(&a.rule_hits).clone();
+            for (i, r) in a.spec.rules.iter().enumerate() {
+                if let Some(expected) = r.expect {
+                    rules.push(RuleCount {
+                        agent: name.clone(),
+                        rule: i,
+                        name: r.name.clone().unwrap_or_else(|| r.when.describe()),
+                        expected,
+                        matched: u64::from(hits.get(i).copied().unwrap_or(0)),
+                    });
+                }
+            }
+        }
+        if rules.iter().all(RuleCount::ok) {
+            Ok(())
+        } else {
+            Err(VerifyError { rules })
+        }
+    }
+
+    /// Stop every agent, wait for the servers to finish, and return the expectation check instead
+    /// of panicking on drop (for callers that report it themselves, such as `a2a-mock serve`).
+    pub async fn finish(mut self) -> Result<(), VerifyError> {
         let _ = self.shutdown.send(true);
-        for t in self.tasks {
+        for t in std::mem::take(&mut self.tasks) {
             let _ = t.await;
+        }
+        let result = self.verify();
+        self.reported = true;
+        result
+    }
+
+    /// Stop every agent and wait for the servers to finish (expectations are checked when the
+    /// network is dropped, at the end of this call).
+    pub async fn shutdown(mut self) {
+        let _ = self.shutdown.send(true);
+        for t in std::mem::take(&mut self.tasks) {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for Network {
+    /// Stop the servers and check the rules' expectations, panicking with the report when one
+    /// fails (not while the thread is already panicking).
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+        if self.reported || std::thread::panicking() {
+            return;
+        }
+        if let Err(e) = self.verify() {
+            panic!("{e}");
         }
     }
 }

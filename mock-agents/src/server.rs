@@ -30,11 +30,6 @@ impl ConnControl {
         self.reset.store(true, Ordering::SeqCst);
         self.abort.notify_one();
     }
-
-    /// True once [`ConnControl::abort`] was called.
-    pub fn is_aborted(&self) -> bool {
-        self.reset.load(Ordering::SeqCst)
-    }
 }
 
 /// A TCP stream that is closed with a reset instead of a FIN when its connection was aborted.

@@ -1,9 +1,10 @@
-//! Every fault and every wire mutation, driven by a real HTTP client, asserting on what the
-//! client saw and on the journal.
+//! Every fault (per rule and queued per method) and every wire mutation, driven by a real HTTP
+//! client, asserting on what the client saw and on the journal.
 
 mod common;
 
-use a2a_mock_agents::Event;
+use a2a_mock_agents::{Event, Fault, MockAgent};
+use a2a_protocol::{Method, TaskState};
 use common::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -58,32 +59,13 @@ const FAULTS: &str = r#"
     steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
 "#;
 
-/// Requests whose JSON-RPC params carry this message text.
-fn reqs_with_text(j: &a2a_mock_agents::Journal, text: &str) -> Vec<u64> {
-    j.entries()
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::Request { req, params, .. }
-                if params
-                    .pointer("/message/parts/0/text")
-                    .and_then(Value::as_str)
-                    == Some(text) =>
-            {
-                Some(*req)
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn drop_before_closes_the_connection_and_nothing_happens() {
-    let net = start(FAULTS).await;
-    let url = net.rpc_url("f").unwrap();
-    let j = net.journal();
+    let f = Fixture::toml(FAULTS, "f").await;
+    let (url, j) = (&f.url, f.j());
     let r = post(
         &client(),
-        &url,
+        url,
         &envelope("SendMessage", send_params("drop-before")),
         &[],
     )
@@ -91,68 +73,52 @@ async fn drop_before_closes_the_connection_and_nothing_happens() {
     assert!(r.is_err(), "no response: {r:?}");
     let reqs = reqs_with_text(j, "drop-before");
     assert_eq!(reqs.len(), 1, "not retried");
-    let evs = events_of(j, reqs[0]);
-    assert!(
-        evs.iter()
-            .any(|e| matches!(e, Event::Fault { kind, .. } if kind == "drop_before"))
-    );
-    assert!(evs.iter().any(
-        |e| matches!(e, Event::ConnectionDropped { phase, .. } if phase == "before_processing")
-    ));
+    assert!(has_fault(j, reqs[0], "drop_before"));
+    assert!(dropped_in(j, reqs[0], "before_processing"));
     assert!(response_of(j, reqs[0]).is_none());
     assert!(tasks_created(j).is_empty(), "nothing was processed");
     // `times = 1`: the same request now goes through.
-    let r = call(&client(), &url, "SendMessage", send_params("drop-before")).await;
+    let r = call(&client(), url, "SendMessage", send_params("drop-before")).await;
     assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
 async fn drop_response_processes_the_send_but_the_caller_gets_nothing() {
-    let net = start(FAULTS).await;
-    let url = net.rpc_url("f").unwrap();
-    let j = net.journal();
-    let http = client();
+    let f = Fixture::toml(FAULTS, "f").await;
+    let (http, url, j) = (&f.http, &f.url, f.j());
     let params = send_params("drop-response");
-    let r = post(&http, &url, &envelope("SendMessage", params.clone()), &[]).await;
+    let r = post(http, url, &envelope("SendMessage", params.clone()), &[]).await;
     assert!(r.is_err(), "no response: {r:?}");
     let req = reqs_with_text(j, "drop-response")[0];
-    assert!(events_of(j, req).iter().any(
-        |e| matches!(e, Event::ConnectionDropped { phase, .. } if phase == "after_processing")
-    ));
+    assert!(has_fault(j, req, "drop_response"));
+    assert!(dropped_in(j, req, "after_processing"));
     assert!(response_of(j, req).is_none(), "the response never left");
     // The task exists although the client never learned its id.
     let created = tasks_created(j);
     assert_eq!(created.len(), 1);
-    let l = call(&http, &url, "ListTasks", json!({})).await;
+    let l = call(http, url, "ListTasks", json!({})).await;
     assert_eq!(l["tasks"][0]["id"], created[0].0.as_str());
     assert_eq!(l["tasks"][0]["status"]["state"], "TASK_STATE_COMPLETED");
     // Resending the same messageId (dedup on) resolves the indefinite outcome.
-    let r = call(&http, &url, "SendMessage", params).await;
+    let r = call(http, url, "SendMessage", params).await;
     assert_eq!(r["task"]["id"], created[0].0.as_str());
     assert!(tasks_created(j)[1].2, "journal shows the dedup hit");
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
 async fn http_status_faults_with_retry_after() {
-    let net = start(FAULTS).await;
-    let url = net.rpc_url("f").unwrap();
-    let j = net.journal();
-    let http = client();
+    let f = Fixture::toml(FAULTS, "f").await;
+    let (http, url, j) = (&f.http, &f.url, f.j());
     for (text, status, retry) in [
         ("s500", 500, None),
         ("s503", 503, Some("2")),
         ("s429", 429, Some("1")),
     ] {
-        let r = post(
-            &http,
-            &url,
-            &envelope("SendMessage", send_params(text)),
-            &[],
-        )
-        .await
-        .unwrap();
+        let r = post(http, url, &envelope("SendMessage", send_params(text)), &[])
+            .await
+            .unwrap();
         assert_eq!(r.status(), status);
         assert_eq!(
             r.headers().get("retry-after").map(|v| v.to_str().unwrap()),
@@ -166,18 +132,17 @@ async fn http_status_faults_with_retry_after() {
         "an HTTP error processes nothing"
     );
     // The 429 rule applies once; the retry succeeds.
-    let r = call(&http, &url, "SendMessage", send_params("s429")).await;
+    let r = call(http, url, "SendMessage", send_params("s429")).await;
     assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
 async fn stall_delays_processing() {
-    let net = start(FAULTS).await;
-    let url = net.rpc_url("f").unwrap();
-    let j = net.journal();
+    let f = Fixture::toml(FAULTS, "f").await;
+    let (url, j) = (&f.url, f.j());
     let started = Instant::now();
-    let r = call(&client(), &url, "SendMessage", send_params("stall")).await;
+    let r = call(&client(), url, "SendMessage", send_params("stall")).await;
     assert!(started.elapsed() >= Duration::from_millis(300));
     assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     // A caller with a shorter timeout gives up.
@@ -188,30 +153,24 @@ async fn stall_delays_processing() {
         .unwrap();
     let e = post(
         &impatient,
-        &url,
+        url,
         &envelope("SendMessage", send_params("stall")),
         &[],
     )
     .await
     .unwrap_err();
     assert!(e.is_timeout());
-    let req = reqs_with_text(j, "stall")[0];
-    assert!(
-        events_of(j, req)
-            .iter()
-            .any(|e| matches!(e, Event::Fault { kind, .. } if kind == "stall"))
-    );
-    net.shutdown().await;
+    assert!(has_fault(j, reqs_with_text(j, "stall")[0], "stall"));
+    f.shutdown().await;
 }
 
 #[tokio::test]
 async fn close_after_ends_a_stream_cleanly_after_k_events() {
-    let net = start(FAULTS).await;
-    let url = net.rpc_url("f").unwrap();
-    let j = net.journal();
+    let f = Fixture::toml(FAULTS, "f").await;
+    let (url, j) = (&f.url, f.j());
     let s = stream(
         &client(),
-        &url,
+        url,
         "SendStreamingMessage",
         send_params("close-after"),
     )
@@ -225,19 +184,18 @@ async fn close_after_ends_a_stream_cleanly_after_k_events() {
         )
     );
     // The task itself goes on.
-    let tid = s.results()[0]["task"]["id"].as_str().unwrap().to_string();
+    let tid = task_id_of(&s);
     wait_state(j, &tid, "TASK_STATE_COMPLETED").await;
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
 async fn reset_after_cuts_the_connection_mid_event() {
-    let net = start(FAULTS).await;
-    let url = net.rpc_url("f").unwrap();
-    let j = net.journal();
+    let f = Fixture::toml(FAULTS, "f").await;
+    let (url, j) = (&f.url, f.j());
     let s = stream(
         &client(),
-        &url,
+        url,
         "SendStreamingMessage",
         send_params("reset-after"),
     )
@@ -246,28 +204,19 @@ async fn reset_after_cuts_the_connection_mid_event() {
     assert!(s.transport_error.is_some(), "the connection failed: {s:?}");
     assert!(s.ended_mid_event, "half an event arrived");
     let req = reqs_of(j, "SendStreamingMessage")[0];
-    let evs = events_of(j, req);
-    assert!(
-        evs.iter()
-            .any(|e| matches!(e, Event::Fault { kind, .. } if kind == "reset_after"))
-    );
-    assert!(
-        evs.iter()
-            .any(|e| matches!(e, Event::ConnectionDropped { phase, .. } if phase == "mid_event"))
-    );
-    net.shutdown().await;
+    assert!(has_fault(j, req, "reset_after"));
+    assert!(dropped_in(j, req, "mid_event"));
+    f.shutdown().await;
 }
 
 #[tokio::test]
 async fn trickle_sends_bytes_slowly_on_unary_and_streams() {
-    let net = start(FAULTS).await;
-    let url = net.rpc_url("f").unwrap();
-    let j = net.journal();
-    let http = client();
+    let f = Fixture::toml(FAULTS, "f").await;
+    let (http, url, j) = (&f.http, &f.url, f.j());
     let started = Instant::now();
     let mut r = post(
-        &http,
-        &url,
+        http,
+        url,
         &envelope("SendMessage", send_params("trickle")),
         &[],
     )
@@ -294,7 +243,7 @@ async fn trickle_sends_bytes_slowly_on_unary_and_streams() {
         started.elapsed()
     );
 
-    let s = stream(&http, &url, "SendStreamingMessage", send_params("trickle")).await;
+    let s = stream(http, url, "SendStreamingMessage", send_params("trickle")).await;
     assert_eq!(
         s.results()[0]["message"]["parts"][0]["text"],
         "slowly, slowly, slowly, slowly, slowly, slowly"
@@ -306,12 +255,12 @@ async fn trickle_sends_bytes_slowly_on_unary_and_streams() {
         .filter(|e| matches!(&e.event, Event::Fault { kind, .. } if kind == "trickle"))
         .count();
     assert_eq!(traced, 2);
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
 async fn mutations_break_the_wire_format_on_purpose() {
-    let net = start(
+    let f = Fixture::toml(
         r#"
         [[agent]]
         name = "m"
@@ -332,15 +281,14 @@ async fn mutations_break_the_wire_format_on_purpose() {
         mutate = ["unknown_field"]
         steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
         "#,
+        "m",
     )
     .await;
-    let http = client();
-    let url = net.rpc_url("m").unwrap();
-    let j = net.journal();
+    let (http, url, j) = (&f.http, &f.url, f.j());
 
     // wrong_rpc_id, unary and streamed.
     let body = envelope("SendMessage", send_params("wrong-id"));
-    let v: Value = post(&http, &url, &body, &[])
+    let v: Value = post(http, url, &body, &[])
         .await
         .unwrap()
         .json()
@@ -348,16 +296,16 @@ async fn mutations_break_the_wire_format_on_purpose() {
         .unwrap();
     assert_eq!(v["id"], "wrong-id-from-mock");
     assert_ne!(v["id"], body["id"]);
-    let s = stream(&http, &url, "SendStreamingMessage", send_params("wrong-id")).await;
+    let s = stream(http, url, "SendStreamingMessage", send_params("wrong-id")).await;
     assert!(s.events.iter().all(|e| e["id"] == "wrong-id-from-mock"));
 
     // legacy_fields: kind discriminators, final and index.
-    let r = call(&http, &url, "SendMessage", send_params("legacy")).await;
+    let r = call(http, url, "SendMessage", send_params("legacy")).await;
     assert_eq!(r["task"]["kind"], "task");
     let tid = r["task"]["id"].as_str().unwrap().to_string();
-    let t = call(&http, &url, "GetTask", json!({"id": tid})).await;
+    let t = call(http, url, "GetTask", json!({"id": tid})).await;
     assert_eq!(t["kind"], "task");
-    let s = stream(&http, &url, "SendStreamingMessage", send_params("legacy")).await;
+    let s = stream(http, url, "SendStreamingMessage", send_params("legacy")).await;
     let rs = s.results();
     assert_eq!(rs[0]["task"]["kind"], "task");
     assert_eq!(rs[1]["statusUpdate"]["kind"], "status-update");
@@ -366,12 +314,12 @@ async fn mutations_break_the_wire_format_on_purpose() {
     assert_eq!(rs[3]["statusUpdate"]["final"], true);
 
     // lowercase_enums: 0.3 spellings.
-    let r = call(&http, &url, "SendMessage", send_params("lower")).await;
+    let r = call(http, url, "SendMessage", send_params("lower")).await;
     assert_eq!(r["task"]["status"]["state"], "completed");
     assert_eq!(r["task"]["history"][0]["role"], "user");
 
     // unknown_field: a key no proto has.
-    let r = call(&http, &url, "SendMessage", send_params("extra")).await;
+    let r = call(http, url, "SendMessage", send_params("extra")).await;
     assert_eq!(r["mockExtraField"], true);
 
     // The 1.0 conformance check sees every one of them in the journal.
@@ -379,5 +327,188 @@ async fn mutations_break_the_wire_format_on_purpose() {
     for needle in ["kind", "final", "completed", "mockExtraField"] {
         assert!(d.contains(needle), "{needle} not reported in:\n{d}");
     }
-    net.shutdown().await;
+    f.shutdown().await;
+}
+
+#[tokio::test]
+async fn rpc_error_and_garbage_body_answer_without_processing() {
+    let f = Fixture::toml(
+        r#"
+        [[agent]]
+        name = "broken"
+        [[agent.rule]]
+        when = { text_contains = "internal" }
+        times = 1
+        fault = { kind = "rpc_error", code = -32603, message = "injected" }
+        [[agent.rule]]
+        when = { text_contains = "garbage" }
+        fault = { kind = "garbage_body" }
+        [[agent.rule]]
+        when = { method = "GetTask" }
+        fault = { kind = "garbage_body", body = "{not json" }
+        [[agent.rule]]
+        steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
+        "#,
+        "broken",
+    )
+    .await;
+    let j = f.j();
+    let v = f.rpc("SendMessage", send_params("internal")).await;
+    assert_eq!(code(&v), Some(-32603));
+    assert_eq!(v["error"]["message"], "injected");
+    let req = reqs_with_text(j, "internal")[0];
+    assert!(has_fault(j, req, "rpc_error_-32603"));
+    assert_eq!(response_of(j, req).map(|r| r.1), Some(Some(-32603)));
+    assert!(
+        tasks_created(j).is_empty(),
+        "an injected error processes nothing"
+    );
+    // `times = 1`: the retry is processed.
+    let r = f.call("SendMessage", send_params("internal")).await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    for (method, params, want) in [
+        ("SendMessage", send_params("garbage"), "<<garbage>>"),
+        ("GetTask", json!({"id": "any"}), "{not json"),
+    ] {
+        let r = f.post(method, params).await.unwrap();
+        assert_eq!(r.status(), 200);
+        let body = r.text().await.unwrap();
+        assert_eq!(body, want);
+        assert!(serde_json::from_str::<Value>(&body).is_err(), "{method}");
+        let req = *reqs_of(j, method).last().unwrap();
+        assert!(has_fault(j, req, "garbage_body"));
+        assert_eq!(response_of(j, req).map(|r| r.2), Some(json!(want)));
+    }
+    assert_eq!(tasks_created(j).len(), 1);
+    f.shutdown().await;
+}
+
+#[tokio::test]
+async fn queued_faults_hit_the_next_calls_of_their_method_then_the_agent_behaves() {
+    // From TOML: two 503s then one JSON-RPC error for SendMessage; the rule's `times` and the
+    // round numbers only see the calls that were processed.
+    let f = Fixture::toml(
+        r#"
+        [[agent]]
+        name = "recovering"
+        [[agent.queued_fault]]
+        method = "SendMessage"
+        times = 2
+        fault = { kind = "http_status", status = 503, retry_after_s = 1 }
+        [[agent.queued_fault]]
+        method = "SendMessage"
+        fault = { kind = "rpc_error", code = -32603 }
+        [[agent.rule]]
+        when = { round = 1 }
+        times = 1
+        steps = [{ do = "state", state = "TASK_STATE_COMPLETED", message = "first round" }]
+        [[agent.rule]]
+        steps = [{ do = "state", state = "TASK_STATE_FAILED" }]
+        "#,
+        "recovering",
+    )
+    .await;
+    let j = f.j();
+    let params = send_params("book");
+    for want in [503, 503] {
+        let r = f.post("SendMessage", params.clone()).await.unwrap();
+        assert_eq!(r.status(), want);
+        assert_eq!(r.headers()["retry-after"], "1");
+    }
+    // GetTask is not affected by SendMessage's queue.
+    assert_eq!(
+        code(&f.rpc("GetTask", json!({"id": "x"})).await),
+        Some(-32001)
+    );
+    assert_eq!(
+        code(&f.rpc("SendMessage", params.clone()).await),
+        Some(-32603)
+    );
+    let r = f.call("SendMessage", params).await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        r["task"]["status"]["message"]["parts"][0]["text"],
+        "first round"
+    );
+    let sends = reqs_of(j, "SendMessage");
+    assert_eq!(sends.len(), 4);
+    assert!(has_fault(j, sends[0], "http_status_503"));
+    assert!(has_fault(j, sends[1], "http_status_503"));
+    assert!(has_fault(j, sends[2], "rpc_error_-32603"));
+    assert!(
+        events_of(j, sends[3])
+            .iter()
+            .all(|e| !matches!(e, Event::Fault { .. }))
+    );
+    assert_eq!(tasks_created(j).len(), 1);
+    f.shutdown().await;
+}
+
+#[tokio::test]
+async fn faults_queued_while_running_and_from_the_builder_apply_in_order() {
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .queue_fault(Method::SendMessage, Fault::GarbageBody { body: None }, 1)
+            .mount(MockAgent::when().state(TaskState::Completed).expect(2))
+            .build(),
+    ])
+    .await;
+    let j = f.j();
+    let r = f.post("SendMessage", send_params("x")).await.unwrap();
+    assert_eq!(r.text().await.unwrap(), "<<garbage>>");
+    // Queued now: the next GetTask loses its response, the next send is dropped before
+    // processing, and a second fault for SendMessage waits behind the first.
+    let net = &f.net;
+    net.queue_fault("a", Method::GetTask, Fault::DropResponse, 1)
+        .unwrap();
+    net.queue_fault("a", Method::SendMessage, Fault::DropBefore, 1)
+        .unwrap();
+    net.queue_fault(
+        "a",
+        Method::SendMessage,
+        Fault::HttpStatus {
+            status: 500,
+            retry_after_s: None,
+        },
+        1,
+    )
+    .unwrap();
+    assert!(matches!(
+        net.queue_fault("nobody", Method::GetTask, Fault::DropBefore, 1),
+        Err(a2a_mock_agents::NetworkError::UnknownAgent(a)) if a == "nobody"
+    ));
+    let params = send_params("y");
+    assert!(f.post("SendMessage", params.clone()).await.is_err());
+    assert!(dropped_in(
+        j,
+        *reqs_of(j, "SendMessage").last().unwrap(),
+        "before_processing"
+    ));
+    assert_eq!(
+        f.post("SendMessage", params.clone())
+            .await
+            .unwrap()
+            .status(),
+        500
+    );
+    let r = f.call("SendMessage", params).await;
+    let tid = r["task"]["id"].as_str().unwrap().to_string();
+    assert!(f.post("GetTask", json!({"id": tid})).await.is_err());
+    let get = reqs_of(j, "GetTask")[0];
+    assert!(dropped_in(j, get, "after_processing") && response_of(j, get).is_none());
+    assert_eq!(
+        f.call("GetTask", json!({"id": tid})).await["id"],
+        tid.as_str()
+    );
+    // The rule saw only the processed send... and `expect(2)` says two: the drop verifies.
+    assert_eq!(tasks_created(j).len(), 1);
+    let e = f.net.verify().unwrap_err();
+    assert_eq!(e.rules[0].matched, 1);
+    let report = e.to_string();
+    assert!(
+        report.contains("FAIL agent \"a\" rule[0] every new send: expected 2, matched 1"),
+        "{report}"
+    );
+    f.net.finish().await.unwrap_err();
 }

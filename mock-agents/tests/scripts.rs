@@ -2,8 +2,8 @@
 //! README covers every step, fault and mutation; the example network parses; the `a2a-mock` CLI
 //! (`--help`, `check`, `serve` until SIGINT with the journal written) behaves as documented.
 
-use a2a_mock_agents::NetworkSpec;
 use a2a_mock_agents::script::{Fault, Mutation, ScriptError, ScriptStep};
+use a2a_mock_agents::{NetworkSpec, Problem};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -49,6 +49,70 @@ fn unknown_keys_are_rejected_with_file_line_column_and_field() {
     assert_eq!((line, col), (4, 1));
     assert!(message.contains("unknown field `streeming`"), "{message}");
     assert!(message.starts_with("agent[0]"), "{message}");
+}
+
+#[test]
+fn queued_faults_gates_and_expectations_are_as_strict_as_the_rest() {
+    // An unknown key inside a queued fault.
+    let (file, line, col, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.queued_fault]]\nmethod = \"SendMessage\"\ncount = 2\nfault = { kind = \"drop_before\" }\n",
+    );
+    assert_eq!((file.as_str(), line, col), ("net.toml", 5, 1));
+    assert!(message.contains("unknown field `count`"), "{message}");
+    assert!(message.starts_with("agent[0].queued_fault[0]"), "{message}");
+    // A method no A2A 1.0 agent has: located at the value.
+    let (_, line, col, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.queued_fault]]\nmethod = \"message/send\"\nfault = { kind = \"drop_before\" }\n",
+    );
+    assert_eq!((line, col), (4, 10));
+    assert_eq!(
+        message,
+        "agent[0].queued_fault[0].method: unknown A2A 1.0 method \"message/send\""
+    );
+    // A fault of a queued fault is checked like a rule's.
+    let (_, line, _, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.queued_fault]]\nmethod = \"GetTask\"\nfault = { kind = \"http_status\", status = 42 }\n",
+    );
+    assert_eq!(line, 5);
+    assert!(
+        message.starts_with("agent[0].queued_fault[0].fault.status: status 42"),
+        "{message}"
+    );
+    // A new fault kind with an unknown key.
+    let (_, line, _, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.rule]]\nfault = { kind = \"garbage_body\", bytes = 3 }\n",
+    );
+    assert_eq!(line, 4);
+    assert!(message.contains("bytes"), "{message}");
+    // An expectation that is no count or range.
+    let (_, line, _, message) =
+        parse_err("[[agent]]\nname = \"a\"\n[[agent.rule]]\nexpect = \"3..1\"\n");
+    assert_eq!(line, 4);
+    assert!(
+        message.contains("\"3..1\" is not a count or a range"),
+        "{message}"
+    );
+    let (_, _, _, message) = parse_err("[[agent]]\nname = \"a\"\n[[agent.rule]]\nexpect = -1\n");
+    assert!(message.contains("must not be negative"), "{message}");
+    // A gate without a name.
+    let (_, line, _, message) = parse_err(
+        "[[agent]]\nname = \"a\"\n[[agent.rule]]\nsteps = [{ do = \"gate\", gate = \"\" }]\n",
+    );
+    assert_eq!(line, 4);
+    assert!(
+        message.ends_with("steps[0].gate: gate must not be empty"),
+        "{message}"
+    );
+    // And they all parse when right.
+    let spec = NetworkSpec::from_toml(
+        "net.toml",
+        "[[agent]]\nname = \"a\"\n[[agent.queued_fault]]\nmethod = \"GetTask\"\ntimes = 3\nfault = { kind = \"rpc_error\", code = -32603 }\n[[agent.rule]]\nname = \"r\"\nexpect = \"2..=4\"\nsteps = [{ do = \"gate\", gate = \"g\" }]\n",
+    )
+    .unwrap();
+    let a = &spec.agents[0];
+    assert_eq!(a.queued_faults[0].times, 3);
+    assert_eq!(a.rules[0].expect, Some((2..=4).into()));
+    assert_eq!(a.rules[0].name.as_deref(), Some("r"));
 }
 
 #[test]
@@ -141,8 +205,11 @@ steps = [
     // `validate` (used on specs built in Rust) reports the same path.
     let mut spec = NetworkSpec::from_toml("ok.toml", "[[agent]]\nname = \"a\"\n").unwrap();
     spec.agents[0].max_body_bytes = 0;
+    let e = spec.validate().unwrap_err();
+    assert_eq!(e.path, "agent[0].max_body_bytes");
+    assert_eq!(e.problem, Problem::NotPositive("max_body_bytes"));
     assert_eq!(
-        spec.validate().unwrap_err(),
+        e.to_string(),
         "agent[0].max_body_bytes: max_body_bytes must be > 0"
     );
 }
@@ -173,6 +240,7 @@ fn step_name(s: &ScriptStep) -> &'static str {
         ScriptStep::HugeEvent { .. } => "huge_event",
         ScriptStep::Purge => "purge",
         ScriptStep::CloseStreams => "close_streams",
+        ScriptStep::Gate { .. } => "gate",
     }
 }
 
@@ -185,6 +253,8 @@ fn fault_name(f: &Fault) -> &'static str {
         Fault::CloseAfter { .. } => "close_after",
         Fault::ResetAfter { .. } => "reset_after",
         Fault::Trickle { .. } => "trickle",
+        Fault::RpcError { .. } => "rpc_error",
+        Fault::GarbageBody { .. } => "garbage_body",
     }
 }
 
@@ -214,6 +284,7 @@ const ALL_STEPS: &[&str] = &[
     "huge_event",
     "purge",
     "close_streams",
+    "gate",
 ];
 const ALL_FAULTS: &[&str] = &[
     "drop_before",
@@ -223,6 +294,8 @@ const ALL_FAULTS: &[&str] = &[
     "close_after",
     "reset_after",
     "trickle",
+    "rpc_error",
+    "garbage_body",
 ];
 const ALL_MUTATIONS: &[&str] = &[
     "wrong_rpc_id",
@@ -262,6 +335,9 @@ fn every_readme_example_parses_and_every_kind_is_documented() {
                 steps.extend(r.steps.iter().map(step_name));
                 faults.extend(r.fault.iter().map(fault_name));
                 mutations.extend(r.mutate.iter().map(mutation_name));
+            }
+            for q in &a.queued_faults {
+                faults.insert(fault_name(&q.fault));
             }
         }
     }

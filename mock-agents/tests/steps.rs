@@ -1,26 +1,24 @@
-//! Every script step kind, driven by a real HTTP client, asserting on the response and the journal.
+//! Every script step kind but `delegate` (see `delegation.rs`), driven by a real HTTP client,
+//! asserting on the response and the journal.
 
 mod common;
 
-use a2a_mock_agents::Event;
+use a2a_mock_agents::{Event, MockAgent, StateStep, Step};
+use a2a_protocol::TaskState;
 use common::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 #[tokio::test]
 async fn reply_answers_with_a_message_and_creates_no_task() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "echo"
-        [[agent.rule]]
-        steps = [{ do = "reply", text = "hello back" }]
-        "#,
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("echo")
+            .mount(MockAgent::when().step(Step::reply("hello back")).expect(2))
+            .build(),
+    ])
     .await;
-    let http = client();
-    let url = net.rpc_url("echo").unwrap();
-    let r = call(&http, &url, "SendMessage", send_params("hi")).await;
+    let r = f.call("SendMessage", send_params("hi")).await;
     let m = &r["message"];
     assert_eq!(m["role"], "ROLE_AGENT");
     assert_eq!(m["parts"][0]["text"], "hello back");
@@ -28,13 +26,13 @@ async fn reply_answers_with_a_message_and_creates_no_task() {
     assert!(!m["contextId"].as_str().unwrap().is_empty());
 
     // Streaming: exactly one message event, then the stream closes.
-    let s = stream(&http, &url, "SendStreamingMessage", send_params("hi")).await;
+    let s = f.stream("SendStreamingMessage", send_params("hi")).await;
     assert_eq!(s.content_type, "text/event-stream");
     assert_eq!(s.results().len(), 1);
     assert_eq!(s.results()[0]["message"]["parts"][0]["text"], "hello back");
     assert!(s.transport_error.is_none() && !s.ended_mid_event);
 
-    let j = net.journal();
+    let j = f.j();
     assert!(tasks_created(j).is_empty(), "no task for a direct reply");
     let send = reqs_of(j, "SendMessage")[0];
     let (status, err, body) = response_of(j, send).unwrap();
@@ -46,7 +44,7 @@ async fn reply_answers_with_a_message_and_creates_no_task() {
     })
     .await;
     assert_eq!(deviations(j), Vec::<String>::new());
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
@@ -105,33 +103,44 @@ async fn error_answers_any_matched_method_with_a_json_rpc_error() {
 
 #[tokio::test]
 async fn state_steps_reach_every_terminal_state_with_reasons() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        when = { text_contains = "complete" }
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING", delay_ms = 40 },
-          { do = "state", state = "TASK_STATE_COMPLETED", message = "all done" },
-        ]
-        [[agent.rule]]
-        when = { text_contains = "fail" }
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "state", state = "TASK_STATE_FAILED", message = "disk full" },
-        ]
-        [[agent.rule]]
-        when = { text_contains = "cancel" }
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "state", state = "TASK_STATE_CANCELED", message = "operator stopped it" },
-        ]
-        [[agent.rule]]
-        when = { text_contains = "reject" }
-        steps = [{ do = "state", state = "TASK_STATE_REJECTED", message = "not my job" }]
-        "#,
-    )
+    // Built with typed states; the same script in TOML is in the README's `state` example.
+    let rule = |text: &str, steps: Vec<StateStep>| {
+        steps
+            .into_iter()
+            .fold(MockAgent::when().text_contains(text), |r, s| r.step(s))
+    };
+    let net = start_spec(MockAgent::network(
+        1,
+        vec![
+            MockAgent::builder("a")
+                .mount(rule(
+                    "complete",
+                    vec![
+                        Step::state(TaskState::Working).after(Duration::from_millis(40)),
+                        Step::state(TaskState::Completed).message("all done"),
+                    ],
+                ))
+                .mount(rule(
+                    "fail",
+                    vec![
+                        Step::state(TaskState::Working),
+                        Step::state(TaskState::Failed).message("disk full"),
+                    ],
+                ))
+                .mount(rule(
+                    "cancel",
+                    vec![
+                        Step::state(TaskState::Working),
+                        Step::state(TaskState::Canceled).message("operator stopped it"),
+                    ],
+                ))
+                .mount(rule(
+                    "reject",
+                    vec![Step::state(TaskState::Rejected).message("not my job")],
+                ))
+                .build(),
+        ],
+    ))
     .await;
     let http = client();
     let url = net.rpc_url("a").unwrap();
@@ -184,14 +193,10 @@ async fn state_steps_reach_every_terminal_state_with_reasons() {
     }
     // delay_ms: WORKING came at least 40 ms after SUBMITTED.
     let first = &tasks_created(j)[0].0;
-    let at = |state: &str| {
-        j.entries()
-            .iter()
-            .find(|e| matches!(&e.event, Event::TaskState { task_id, state: s } if task_id == first && s == state))
-            .map(|e| e.at_us)
-            .unwrap()
-    };
-    assert!(at("TASK_STATE_WORKING") - at("TASK_STATE_SUBMITTED") >= 40_000);
+    assert!(
+        state_at(j, first, "TASK_STATE_WORKING") - state_at(j, first, "TASK_STATE_SUBMITTED")
+            >= 40_000
+    );
     assert_eq!(deviations(j), Vec::<String>::new());
     net.shutdown().await;
 }
@@ -210,10 +215,6 @@ fn flags(results: &[Value]) -> BTreeMap<String, Vec<(bool, bool)>> {
         }
     }
     m
-}
-
-fn task_id_of(s: &Stream) -> String {
-    s.results()[0]["task"]["id"].as_str().unwrap().to_string()
 }
 
 #[tokio::test]
@@ -436,21 +437,19 @@ async fn artifact_url_is_served_by_the_blob_endpoint() {
 
 #[tokio::test]
 async fn data_artifact_carries_the_value() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [
-          { do = "data_artifact", data = { jurisdiction = "Mars", items = [1, 2, 3], ok = false } },
-          { do = "state", state = "TASK_STATE_COMPLETED" },
-        ]
-        "#,
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .mount(
+                MockAgent::when()
+                    .step(Step::data_artifact(
+                        json!({"jurisdiction": "Mars", "items": [1, 2, 3], "ok": false}),
+                    ))
+                    .state(TaskState::Completed),
+            )
+            .build(),
+    ])
     .await;
-    let http = client();
-    let url = net.rpc_url("a").unwrap();
-    let r = call(&http, &url, "SendMessage", send_params("data")).await;
+    let r = f.call("SendMessage", send_params("data")).await;
     let part = &r["task"]["artifacts"][0]["parts"][0];
     let want = json!({"jurisdiction": "Mars", "items": [1, 2, 3], "ok": false});
     assert_eq!(part["data"], want);
@@ -458,10 +457,10 @@ async fn data_artifact_carries_the_value() {
     let tid = r["task"]["id"].as_str().unwrap().to_string();
     let bytes = serde_json::to_vec(&part["data"]).unwrap();
     assert_eq!(
-        artifacts_sent(net.journal())[&(tid, "artifact-1".into())],
+        artifacts_sent(f.j())[&(tid, "artifact-1".into())],
         (bytes.len() as u64, sha256(&bytes))
     );
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 const INPUT_SCRIPT: &str = r#"
@@ -487,18 +486,6 @@ const INPUT_SCRIPT: &str = r#"
       { do = "state", state = "TASK_STATE_COMPLETED" },
     ]
 "#;
-
-fn continued(j: &a2a_mock_agents::Journal, tid: &str) -> Vec<String> {
-    j.entries()
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::Continued {
-                task_id, outcome, ..
-            } if task_id == tid => Some(outcome.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn input_required_rounds_with_right_and_wrong_answers() {
@@ -700,237 +687,26 @@ async fn auth_required_needs_the_scoped_credential_and_records_every_authorizati
     net.shutdown().await;
 }
 
-fn x_deleg(deadline: time::OffsetDateTime, budget: f64, depth: u32, chain: &[&str]) -> Value {
-    json!({"deadline": deadline.format(&time::format_description::well_known::Rfc3339).unwrap(),
-           "budget_usd": budget, "depth": depth, "chain": chain})
-}
-
-fn limit_rejections(j: &a2a_mock_agents::Journal) -> Vec<(String, String)> {
-    j.entries()
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::LimitRejected { reason, .. } => Some((e.agent.clone(), reason.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-#[tokio::test]
-async fn delegate_propagates_x_deleg_down_a_chain() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "delegate", to = "b", text = "find a hotel", skill = "hotels", margin_ms = 2000, budget_share = 0.25 },
-          { do = "state", state = "TASK_STATE_COMPLETED" },
-        ]
-        [[agent]]
-        name = "b"
-        [[agent.skill]]
-        id = "hotels"
-        [[agent.rule]]
-        when = { skill = "hotels" }
-        steps = [{ do = "state", state = "TASK_STATE_COMPLETED", message = "hotel found" }]
-        "#,
-    )
-    .await;
-    let http = client();
-    let j = net.journal();
-    // Millisecond precision, as x-deleg carries it.
-    let deadline = time::OffsetDateTime::now_utc() + time::Duration::seconds(30);
-    let deadline = deadline
-        .replace_nanosecond(u32::from(deadline.millisecond()) * 1_000_000)
-        .unwrap();
-    let mut p = send_params("plan a trip");
-    p["metadata"] = json!({"x-deleg": x_deleg(deadline, 2.0, 1, &["http://delegator.invalid/"])});
-    let r = call(&http, &net.rpc_url("a").unwrap(), "SendMessage", p).await;
-    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
-
-    // What b received.
-    let entries = j.entries();
-    let sub = entries
-        .iter()
-        .find(|e| {
-            e.agent == "b"
-                && matches!(&e.event, Event::Request { method: Some(m), .. } if m == "SendMessage")
-        })
-        .expect("b got a SendMessage");
-    let Event::Request {
-        params, headers, ..
-    } = &sub.event
-    else {
-        unreachable!()
-    };
-    assert_eq!(headers.get("a2a-version").map(String::as_str), Some("1.0"));
-    assert_eq!(params["message"]["metadata"]["skill"], "hotels");
-    let x = a2a_protocol::xdeleg::XDeleg::from_value(&params["metadata"]["x-deleg"]).unwrap();
-    assert_eq!(x.depth, 2);
-    let a_id = format!("{}/", net.base_url("a").unwrap());
-    assert_eq!(x.chain, ["http://delegator.invalid/", a_id.as_str()]);
-    assert_eq!(x.deadline, deadline - time::Duration::seconds(2));
-    assert!((x.budget_usd - 0.5).abs() < 1e-9);
-
-    let b_task = tasks_created(j)
-        .into_iter()
-        .map(|t| t.0)
-        .find(|t| task_states(j, t) == ["TASK_STATE_SUBMITTED", "TASK_STATE_COMPLETED"])
-        .unwrap();
-    assert!(entries.iter().any(|e| e.agent == "a"
-        && matches!(&e.event, Event::Delegated { to, child_task_id: Some(c), outcome, .. }
-            if to == "b" && *c == b_task && outcome == "TASK_STATE_COMPLETED")));
-    assert!(limit_rejections(j).is_empty());
-    net.shutdown().await;
-}
-
-#[tokio::test]
-async fn delegation_loop_is_rejected_with_a_reason() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [{ do = "delegate", to = "b", text = "ask b" }, { do = "state", state = "TASK_STATE_COMPLETED" }]
-        [[agent]]
-        name = "b"
-        [[agent.rule]]
-        steps = [{ do = "delegate", to = "a", text = "ask a" }, { do = "state", state = "TASK_STATE_COMPLETED" }]
-        "#,
-    )
-    .await;
-    let http = client();
-    let j = net.journal();
-    let r = call(
-        &http,
-        &net.rpc_url("a").unwrap(),
-        "SendMessage",
-        send_params("go"),
-    )
-    .await;
-    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_FAILED");
-    let why = r["task"]["status"]["message"]["parts"][0]["text"]
-        .as_str()
-        .unwrap();
-    assert!(why.contains("sub-delegation to b"), "{why}");
-
-    let rejected = limit_rejections(j);
-    assert_eq!(rejected.len(), 1, "{rejected:?}");
-    assert_eq!(rejected[0].0, "a");
-    assert!(rejected[0].1.contains("loop"), "{}", rejected[0].1);
-    assert!(j.entries().iter().any(|e| e.agent == "b"
-        && matches!(&e.event, Event::Delegated { to, outcome, .. } if to == "a" && outcome == "TASK_STATE_REJECTED")));
-    // The rejected task says why.
-    let rejected_task = j
-        .entries()
-        .iter()
-        .find_map(|e| match &e.event {
-            Event::LimitRejected { task_id, .. } => Some(task_id.clone()),
-            _ => None,
-        })
-        .unwrap();
-    let t = call(
-        &http,
-        &net.rpc_url("a").unwrap(),
-        "GetTask",
-        json!({"id": rejected_task}),
-    )
-    .await;
-    assert_eq!(t["status"]["state"], "TASK_STATE_REJECTED");
-    assert!(
-        t["status"]["message"]["parts"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("loop")
-    );
-    net.shutdown().await;
-}
-
-#[tokio::test]
-async fn depth_over_the_limit_past_deadline_and_malformed_limits_are_rejected() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "b"
-        max_depth = 2
-        [[agent.rule]]
-        steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
-        "#,
-    )
-    .await;
-    let http = client();
-    let url = net.rpc_url("b").unwrap();
-    let j = net.journal();
-    let later = time::OffsetDateTime::now_utc() + time::Duration::seconds(30);
-    let earlier = time::OffsetDateTime::now_utc() - time::Duration::seconds(1);
-    let cases = [
-        (
-            x_deleg(later, 1.0, 3, &["http://x.invalid/"]),
-            Some("depth 3 exceeds the limit of 2"),
-        ),
-        (
-            x_deleg(earlier, 1.0, 1, &["http://x.invalid/"]),
-            Some("has passed"),
-        ),
-        (
-            json!({"deadline": "soon", "budget_usd": 1, "depth": 1, "chain": []}),
-            Some("malformed x-deleg"),
-        ),
-        (x_deleg(later, 1.0, 2, &["http://x.invalid/"]), None),
-    ];
-    for (x, reason) in cases {
-        let mut p = send_params("work");
-        p["metadata"] = json!({ "x-deleg": x });
-        let r = call(&http, &url, "SendMessage", p).await;
-        let status = &r["task"]["status"];
-        match reason {
-            Some(why) => {
-                assert_eq!(status["state"], "TASK_STATE_REJECTED");
-                let text = status["message"]["parts"][0]["text"].as_str().unwrap();
-                assert!(text.contains(why), "{text} should contain {why}");
-            }
-            None => assert_eq!(status["state"], "TASK_STATE_COMPLETED"),
-        }
-    }
-    assert_eq!(limit_rejections(j).len(), 3);
-    net.shutdown().await;
-}
-
 #[tokio::test]
 async fn wait_step_holds_the_task() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "wait", ms = 80 },
-          { do = "state", state = "TASK_STATE_COMPLETED" },
-        ]
-        "#,
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .mount(
+                MockAgent::when()
+                    .state(TaskState::Working)
+                    .step(Step::wait(Duration::from_millis(80)))
+                    .state(TaskState::Completed),
+            )
+            .build(),
+    ])
     .await;
-    let http = client();
-    let r = call(
-        &http,
-        &net.rpc_url("a").unwrap(),
-        "SendMessage",
-        send_params("x"),
-    )
-    .await;
+    let r = f.call("SendMessage", send_params("x")).await;
     let tid = r["task"]["id"].as_str().unwrap();
-    let at = |state: &str| {
-        net.journal()
-            .entries()
-            .iter()
-            .find(|e| matches!(&e.event, Event::TaskState { task_id, state: s } if task_id == tid && s == state))
-            .map(|e| e.at_us)
-            .unwrap()
-    };
-    assert!(at("TASK_STATE_COMPLETED") - at("TASK_STATE_WORKING") >= 80_000);
-    net.shutdown().await;
+    let j = f.j();
+    assert!(
+        state_at(j, tid, "TASK_STATE_COMPLETED") - state_at(j, tid, "TASK_STATE_WORKING") >= 80_000
+    );
+    f.shutdown().await;
 }
 
 #[tokio::test]
@@ -1023,20 +799,19 @@ async fn huge_event_exceeds_a_sane_limit() {
 
 #[tokio::test]
 async fn purge_makes_later_calls_task_not_found() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [{ do = "state", state = "TASK_STATE_WORKING" }, { do = "purge" }]
-        "#,
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .mount(
+                MockAgent::when()
+                    .state(TaskState::Working)
+                    .step(Step::purge()),
+            )
+            .build(),
+    ])
     .await;
-    let http = client();
-    let url = net.rpc_url("a").unwrap();
-    let j = net.journal();
+    let (http, url, j) = (&f.http, &f.url, f.j());
     // A blocking send returns even though the task vanishes instead of settling.
-    let r = call(&http, &url, "SendMessage", send_params("x")).await;
+    let r = call(http, url, "SendMessage", send_params("x")).await;
     let tid = r["task"]["id"].as_str().unwrap().to_string();
     wait_for(j, "purge", |es| {
         es.iter()
@@ -1051,14 +826,14 @@ async fn purge_makes_later_calls_task_not_found() {
         ("ListTaskPushNotificationConfigs", json!({"taskId": tid})),
     ] {
         assert_eq!(
-            code(&rpc(&http, &url, method, params).await),
+            code(&rpc(http, url, method, params).await),
             Some(-32001),
             "{method}"
         );
     }
-    let l = call(&http, &url, "ListTasks", json!({})).await;
+    let l = call(http, url, "ListTasks", json!({})).await;
     assert_eq!(l["totalSize"], 0);
-    net.shutdown().await;
+    f.shutdown().await;
 }
 
 #[tokio::test]
@@ -1139,47 +914,108 @@ async fn a_client_that_leaves_a_stream_is_journaled() {
 }
 
 #[tokio::test]
-async fn two_delegations_to_the_same_agent_make_two_child_tasks() {
+async fn gate_holds_the_task_and_its_blocking_reply_until_the_test_opens_it() {
+    let f = Fixture::agents(vec![
+        MockAgent::builder("held")
+            .mount(
+                MockAgent::when()
+                    .state(TaskState::Working)
+                    .step(Step::gate("release"))
+                    .step(Step::artifacts(1).chunks(2).chunk_bytes(16))
+                    .state(TaskState::Completed)
+                    .expect(2),
+            )
+            .build(),
+    ])
+    .await;
+    // A stream sees WORKING, then nothing until the gate opens.
+    let http = f.http.clone();
+    let url = f.url.clone();
+    let streamed =
+        tokio::spawn(
+            async move { stream(&http, &url, "SendStreamingMessage", send_params("s")).await },
+        );
+    let j = f.j();
+    wait_for(j, "the streamed task is working", |es| {
+        es.iter().any(
+            |e| matches!(&e.event, Event::TaskState { state, .. } if state == "TASK_STATE_WORKING"),
+        )
+    })
+    .await;
+    // A blocking send is held too: it is still waiting when the gate opens.
+    let http = f.http.clone();
+    let url = f.url.clone();
+    let blocking =
+        tokio::spawn(async move { call(&http, &url, "SendMessage", send_params("b")).await });
+    wait_for(j, "two tasks working", |es| {
+        es.iter()
+            .filter(|e| matches!(&e.event, Event::TaskState { state, .. } if state == "TASK_STATE_WORKING"))
+            .count()
+            == 2
+    })
+    .await;
+    assert!(!blocking.is_finished() && !streamed.is_finished());
+    assert!(
+        !j.entries()
+            .iter()
+            .any(|e| matches!(&e.event, Event::ArtifactChunk { .. })),
+        "nothing passes a closed gate"
+    );
+    f.net.open_gate("release");
+    let r = tokio::time::timeout(WAIT, blocking).await.unwrap().unwrap();
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        r["task"]["artifacts"][0]["parts"].as_array().unwrap().len(),
+        2
+    );
+    let s = tokio::time::timeout(WAIT, streamed).await.unwrap().unwrap();
+    assert_eq!(
+        s.states(),
+        [
+            "TASK_STATE_SUBMITTED",
+            "TASK_STATE_WORKING",
+            "TASK_STATE_COMPLETED"
+        ]
+    );
+    // An open gate stays open: a later task passes it at once.
+    let r = f.call("SendMessage", send_params("late")).await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    // expect(2) was wrong (3 sends matched): verify reports it without panicking.
+    let e = f.net.verify().unwrap_err();
+    assert_eq!(e.rules[0].matched, 3);
+    assert!(!e.rules[0].ok());
+    // `finish` hands the same report over instead of panicking on drop.
+    assert_eq!(f.net.finish().await, Err(e));
+}
+
+#[tokio::test]
+async fn a_gate_never_opened_fails_the_task_in_bounded_time() {
     let net = start(
         r#"
         [[agent]]
-        name = "a"
+        name = "held"
         [[agent.rule]]
         steps = [
-          { do = "delegate", to = "b", text = "first" },
-          { do = "delegate", to = "b", text = "second" },
+          { do = "state", state = "TASK_STATE_WORKING" },
+          { do = "gate", gate = "never", timeout_ms = 100 },
           { do = "state", state = "TASK_STATE_COMPLETED" },
         ]
-        [[agent]]
-        name = "b"
-        [[agent.rule]]
-        steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
         "#,
     )
     .await;
     let r = call(
         &client(),
-        &net.rpc_url("a").unwrap(),
+        &net.rpc_url("held").unwrap(),
         "SendMessage",
-        send_params("go"),
+        send_params("x"),
     )
     .await;
-    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
-    let children: Vec<(String, bool)> = net
-        .journal()
-        .entries()
-        .iter()
-        .filter(|e| e.agent == "b")
-        .filter_map(|e| match &e.event {
-            Event::TaskCreated { task_id, dedup, .. } => Some((task_id.clone(), *dedup)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(children.len(), 2);
-    assert!(
-        children.iter().all(|c| !c.1),
-        "not deduplicated: {children:?}"
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_FAILED");
+    assert_eq!(
+        r["task"]["status"]["message"]["parts"][0]["text"],
+        "gate \"never\" was not opened in time"
     );
-    assert_ne!(children[0].0, children[1].0);
+    // Opening another gate does not open this one.
+    net.open_gate("other");
     net.shutdown().await;
 }

@@ -2,7 +2,7 @@
 //! JSON-RPC and SSE calls, artifact reassembly and journal queries. Every wait is bounded.
 #![allow(dead_code)]
 
-use a2a_mock_agents::{Entry, Event, Journal, Network, NetworkSpec};
+use a2a_mock_agents::{AgentSpec, Entry, Event, Journal, MockAgent, Network, NetworkSpec};
 use a2a_protocol::sse::{SseDecoder, SseError};
 use base64::Engine;
 use serde_json::{Value, json};
@@ -432,4 +432,145 @@ pub fn x_deleg_of_request(e: &Entry) -> Option<Value> {
         Event::Request { params, .. } => params.pointer("/metadata/x-deleg").cloned(),
         _ => None,
     }
+}
+
+/// Start a network built in Rust (the builder).
+pub async fn start_spec(spec: NetworkSpec) -> Network {
+    spec.validate().expect("valid test spec");
+    Network::start(spec).await.expect("network starts")
+}
+
+/// The opening of most tests: a started network, one agent's JSON-RPC URL and a client.
+pub struct Fixture {
+    /// The network.
+    pub net: Network,
+    /// The JSON-RPC URL of the agent under test.
+    pub url: String,
+    /// A client.
+    pub http: reqwest::Client,
+}
+
+impl Fixture {
+    /// A network from TOML text; `agent` is the agent under test.
+    pub async fn toml(toml: &str, agent: &str) -> Fixture {
+        Self::with(start(toml).await, agent)
+    }
+
+    /// A network of builder-made agents (seed 1); the first is the agent under test.
+    pub async fn agents(agents: Vec<AgentSpec>) -> Fixture {
+        let name = agents.first().map(|a| a.name.clone()).expect("an agent");
+        Self::with(start_spec(MockAgent::network(1, agents)).await, &name)
+    }
+
+    fn with(net: Network, agent: &str) -> Fixture {
+        let url = net.rpc_url(agent).expect("agent exists");
+        Fixture {
+            net,
+            url,
+            http: client(),
+        }
+    }
+
+    /// The journal.
+    pub fn j(&self) -> &Journal {
+        self.net.journal()
+    }
+
+    /// [`call`] on the agent under test.
+    pub async fn call(&self, method: &str, params: Value) -> Value {
+        call(&self.http, &self.url, method, params).await
+    }
+
+    /// [`rpc`] on the agent under test.
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        rpc(&self.http, &self.url, method, params).await
+    }
+
+    /// [`stream`] on the agent under test.
+    pub async fn stream(&self, method: &str, params: Value) -> Stream {
+        stream(&self.http, &self.url, method, params).await
+    }
+
+    /// POST a JSON-RPC request to the agent under test; the raw response or transport error.
+    pub async fn post(&self, method: &str, params: Value) -> reqwest::Result<reqwest::Response> {
+        post(&self.http, &self.url, &envelope(method, params), &[]).await
+    }
+
+    /// Stop the network (expectations are verified on the way).
+    pub async fn shutdown(self) {
+        self.net.shutdown().await;
+    }
+}
+
+/// Requests whose JSON-RPC params carry this message text.
+pub fn reqs_with_text(j: &Journal, text: &str) -> Vec<u64> {
+    j.entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Request { req, params, .. }
+                if params
+                    .pointer("/message/parts/0/text")
+                    .and_then(Value::as_str)
+                    == Some(text) =>
+            {
+                Some(*req)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Did the journal record a fault of this kind for this request?
+pub fn has_fault(j: &Journal, req: u64, kind: &str) -> bool {
+    events_of(j, req)
+        .iter()
+        .any(|e| matches!(e, Event::Fault { kind: k, .. } if k == kind))
+}
+
+/// Did the journal record this request's connection dropped in this phase?
+pub fn dropped_in(j: &Journal, req: u64, phase: &str) -> bool {
+    events_of(j, req)
+        .iter()
+        .any(|e| matches!(e, Event::ConnectionDropped { phase: p, .. } if p == phase))
+}
+
+/// The outcomes of the continuations of a task.
+pub fn continued(j: &Journal, tid: &str) -> Vec<String> {
+    j.entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Continued {
+                task_id, outcome, ..
+            } if task_id == tid => Some(outcome.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every `x-deleg` limit rejection: (agent, reason).
+pub fn limit_rejections(j: &Journal) -> Vec<(String, String)> {
+    j.entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::LimitRejected { reason, .. } => Some((e.agent.clone(), reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The task id of a stream's first (snapshot) event.
+pub fn task_id_of(s: &Stream) -> String {
+    s.results()[0]["task"]["id"]
+        .as_str()
+        .expect("a task snapshot first")
+        .to_string()
+}
+
+/// When (journal microseconds) a task reached a state.
+pub fn state_at(j: &Journal, tid: &str, state: &str) -> u64 {
+    j.entries()
+        .iter()
+        .find(|e| matches!(&e.event, Event::TaskState { task_id, state: s } if task_id == tid && s == state))
+        .map(|e| e.at_us)
+        .unwrap_or_else(|| panic!("task {tid} never reached {state}"))
 }

@@ -4,7 +4,8 @@
 
 mod common;
 
-use a2a_mock_agents::{Event, MockAgent, Network, ScriptStep};
+use a2a_mock_agents::{Event, MockAgent, Step};
+use a2a_protocol::TaskState;
 use axum::http::HeaderMap;
 use common::*;
 use serde_json::{Value, json};
@@ -55,7 +56,8 @@ async fn card_describes_the_agent() {
 
 #[tokio::test]
 async fn version_negotiation() {
-    let net = start("[[agent]]\nname = \"a\"\n").await;
+    // A default agent built in Rust.
+    let net = start_spec(MockAgent::network(1, vec![MockAgent::builder("a").build()])).await;
     let http = client();
     let url = net.rpc_url("a").unwrap();
     let body = envelope("GetTask", json!({"id": "nope"}));
@@ -237,14 +239,18 @@ async fn a_0_3_agent_speaks_0_3_through_the_adapter() {
 
 #[tokio::test]
 async fn get_task_history_length() {
-    let net = start(
-        r#"
-        [[agent]]
-        name = "a"
-        [[agent.rule]]
-        steps = [{ do = "input_required", question = "more?" }, { do = "state", state = "TASK_STATE_COMPLETED" }]
-        "#,
-    )
+    let net = start_spec(MockAgent::network(
+        1,
+        vec![
+            MockAgent::builder("a")
+                .mount(
+                    MockAgent::when()
+                        .step(Step::input_required("more?"))
+                        .state(TaskState::Completed),
+                )
+                .build(),
+        ],
+    ))
     .await;
     let http = client();
     let url = net.rpc_url("a").unwrap();
@@ -907,25 +913,25 @@ async fn terminal_tasks_and_cancel_behaviours() {
 
 #[tokio::test]
 async fn message_id_dedup_on_and_off() {
-    // Built with the Rust builder instead of TOML.
+    // Built with the Rust builder instead of TOML; with dedup on the resend matches no rule
+    // again, with dedup off it is new work: `expect` checks both when the network stops.
     let spec = MockAgent::network(
         3,
         vec![
             MockAgent::builder("on")
-                .mount(MockAgent::when().state("TASK_STATE_COMPLETED"))
+                .mount(MockAgent::when().state(TaskState::Completed).expect(2))
                 .build(),
             MockAgent::builder("off")
                 .dedup(false)
-                .mount(MockAgent::when().step(ScriptStep::State {
-                    state: "TASK_STATE_COMPLETED".into(),
-                    message: None,
-                    delay_ms: 0,
-                }))
+                .mount(
+                    MockAgent::when()
+                        .step(Step::state(TaskState::Completed))
+                        .expect(2),
+                )
                 .build(),
         ],
     );
-    spec.validate().unwrap();
-    let net = Network::start(spec).await.unwrap();
+    let net = start_spec(spec).await;
     let http = client();
     let j = net.journal();
     for agent in ["on", "off"] {

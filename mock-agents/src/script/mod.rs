@@ -2,11 +2,11 @@
 //! [`Rule`]s (a [`Matcher`], [`ScriptStep`]s and an optional [`Fault`]).
 //!
 //! Scripts load from TOML with unknown keys rejected ([`NetworkSpec::from_toml`] names the file,
-//! line and field of any problem) and can be built in Rust with the builder in [`crate::builder`].
+//! line and field of any problem) and can be built in Rust with the builder ([`crate::MockAgent`]).
 
+use crate::expect::{Times, TimesSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::path::Path;
 
 /// A whole simulated network: its seed, journal bounds and agents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -102,6 +102,50 @@ pub struct AgentSpec {
     /// Behaviour rules, first match wins.
     #[serde(default, rename = "rule")]
     pub rules: Vec<Rule>,
+    /// Faults queued per method, applied to the next calls of that method before any rule, in
+    /// order; once used up the agent behaves normally.
+    #[serde(default, rename = "queued_fault")]
+    pub queued_faults: Vec<QueuedFault>,
+}
+
+impl Default for AgentSpec {
+    /// A well-behaved 1.0 agent with no name (give it one) and no rules.
+    fn default() -> Self {
+        AgentSpec {
+            name: String::new(),
+            protocol: ProtocolVersionSpec::default(),
+            streaming: yes(),
+            push_notifications: yes(),
+            dedup_message_id: yes(),
+            enforce_x_deleg: yes(),
+            max_depth: default_depth(),
+            close_stream_on_interrupt: yes(),
+            push_duplicates: 0,
+            max_body_bytes: default_body_limit(),
+            max_block_ms: default_block_ms(),
+            skills: Vec::new(),
+            output_modes: Vec::new(),
+            rules: Vec::new(),
+            queued_faults: Vec::new(),
+        }
+    }
+}
+
+/// A fault for the next `times` calls of one JSON-RPC method (`[[agent.queued_fault]]`).
+///
+/// Queued faults act before rule selection: a request they answer without processing
+/// (`http_status`, `rpc_error`, `garbage_body`, `drop_before`) counts for no rule and no round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueuedFault {
+    /// The JSON-RPC method (1.0 name, such as `SendMessage`; a 0.3 agent's calls are matched by
+    /// their 1.0 name).
+    pub method: String,
+    /// How many calls of the method get the fault.
+    #[serde(default = "one")]
+    pub times: u32,
+    /// The fault.
+    pub fault: Fault,
 }
 
 fn yes() -> bool {
@@ -135,6 +179,14 @@ pub struct SkillSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
+    /// A name for reports (default: a description of the matcher).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// How many requests this rule must match, checked when the network stops (and by
+    /// `Network::verify`): `expect = 2`, or a range as a string (`"1.."`, `"2..=4"`, `"..3"`).
+    #[serde(default)]
+    #[schemars(with = "Option<TimesSchema>")]
+    pub expect: Option<Times>,
     /// Which requests this rule applies to (default: every new send).
     #[serde(default)]
     pub when: Matcher,
@@ -181,6 +233,39 @@ pub struct Matcher {
     /// The n-th (1-based) new send this agent receives.
     #[serde(default)]
     pub round: Option<u32>,
+}
+
+impl Matcher {
+    /// A one-line description for reports, such as `method=GetTask text_contains="book"`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = &self.method {
+            parts.push(format!("method={m}"));
+        }
+        if let Some(s) = &self.skill {
+            parts.push(format!("skill={s:?}"));
+        }
+        if let Some(t) = &self.text_contains {
+            parts.push(format!("text_contains={t:?}"));
+        }
+        if let Some(t) = &self.text_equals {
+            parts.push(format!("text_equals={t:?}"));
+        }
+        if let Some(d) = &self.data {
+            parts.push(format!("data={}", Value::Object(d.clone())));
+        }
+        if let Some(t) = &self.task_id {
+            parts.push(format!("task_id={t:?}"));
+        }
+        if let Some(r) = self.round {
+            parts.push(format!("round={r}"));
+        }
+        if parts.is_empty() {
+            "every new send".into()
+        } else {
+            parts.join(" ")
+        }
+    }
 }
 
 /// What `CancelTask` does to an open task.
@@ -236,6 +321,20 @@ pub enum Fault {
     Trickle {
         /// Bytes per second (at least 1).
         bytes_per_sec: u64,
+    },
+    /// Answer with this JSON-RPC error without processing (HTTP 200).
+    RpcError {
+        /// The JSON-RPC error code, such as -32603.
+        code: i64,
+        /// The error message (default: the code's standard message).
+        #[serde(default)]
+        message: Option<String>,
+    },
+    /// Answer HTTP 200 with a body that is not JSON, without processing.
+    GarbageBody {
+        /// The body (default `<<garbage>>`).
+        #[serde(default)]
+        body: Option<String>,
     },
 }
 
@@ -429,6 +528,16 @@ pub enum ScriptStep {
         /// Size of the event in bytes.
         bytes: usize,
     },
+    /// Hold the task here until the test opens this gate (`Network::open_gate`); the task
+    /// fails if it is not opened within `timeout_ms`. Gates are shared by the whole network and
+    /// stay open once opened.
+    Gate {
+        /// The gate's name.
+        gate: String,
+        /// Longest wait for the gate.
+        #[serde(default = "default_wait")]
+        timeout_ms: u64,
+    },
     /// Forget the task: later calls get -32001.
     Purge,
     /// Close every open stream of the task now, whatever its state.
@@ -454,330 +563,8 @@ fn half() -> f64 {
     0.5
 }
 
-/// A script could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum ScriptError {
-    /// The file could not be read.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The IO error.
-        source: std::io::Error,
-    },
-    /// The TOML is malformed or does not fit the format.
-    #[error("{file}:{line}:{column}: {message}")]
-    Parse {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// What is wrong, naming the field.
-        message: String,
-    },
-    /// The script is well-formed but inconsistent (duplicate names, unknown agent, ...).
-    #[error("{file}: {message}")]
-    Invalid {
-        /// The file.
-        file: String,
-        /// What is wrong.
-        message: String,
-    },
-}
+mod load;
+mod validate;
 
-/// Turn a `toml` error into file, line, column and message.
-pub fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScriptError {
-    let (line, column) = match e.span() {
-        Some(span) => line_col(text, span.start),
-        None => (1, 1),
-    };
-    ScriptError::Parse {
-        file: file.to_string(),
-        line,
-        column,
-        message: e.message().to_string(),
-    }
-}
-
-/// 1-based line and column of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text.as_bytes()[..offset.min(text.len())];
-    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-    let col = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
-    (line, col)
-}
-
-/// One step of a path into the script (`agent[0].rule[1].steps[2].state`).
-#[derive(Debug, Clone, PartialEq)]
-enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-/// A validation problem and where it is.
-type Located = (Vec<Seg>, String);
-
-fn path_text(path: &[Seg]) -> String {
-    let mut out = String::new();
-    for s in path {
-        match s {
-            Seg::Key(k) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(k);
-            }
-            Seg::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
-/// The deepest value of `path` that exists in the parsed TOML, with its span.
-fn find<'a, 'i>(
-    root: &'a toml::de::DeValue<'i>,
-    root_span: std::ops::Range<usize>,
-    path: &[Seg],
-) -> (&'a toml::de::DeValue<'i>, std::ops::Range<usize>) {
-    let mut cur = root;
-    let mut span = root_span;
-    for seg in path {
-        let next = match seg {
-            Seg::Key(k) => cur.get(k.as_str()),
-            Seg::Index(i) => cur.get(*i),
-        };
-        match next {
-            Some(v) => {
-                span = v.span();
-                cur = v.get_ref();
-            }
-            None => break,
-        }
-    }
-    (cur, span)
-}
-
-/// The line and column of the deepest value of `path` that exists in the TOML text.
-fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
-    let Ok(root) = toml::de::DeTable::parse(text) else {
-        return (1, 1);
-    };
-    let span = root.span();
-    let root = toml::de::DeValue::Table(root.into_inner());
-    line_col(text, find(&root, span, path).1.start)
-}
-
-/// A deserialisation error: point at the deepest place its path names and, inside a table that
-/// `toml` could only blame as a whole (internally tagged steps and faults), at the key the
-/// message is about.
-fn locate_de_error(
-    file: &str,
-    text: &str,
-    path: &serde_path_to_error::Path,
-    e: &toml::de::Error,
-) -> ScriptError {
-    let segs: Vec<Seg> = path
-        .iter()
-        .filter_map(|seg| match seg {
-            serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
-            serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
-            _ => None,
-        })
-        .collect();
-    let message = e.message().to_string();
-    let mut field = path.to_string();
-    let mut offset = e.span().map(|s| s.start);
-    if let Ok(root) = toml::de::DeTable::parse(text) {
-        let root_span = root.span();
-        let root = toml::de::DeValue::Table(root.into_inner());
-        let (cur, span) = find(&root, root_span, &segs);
-        // The error's span covers the whole value the path names: look for the key inside it.
-        let whole = e
-            .span()
-            .is_none_or(|es| es.start <= span.start && span.end <= es.end);
-        if whole {
-            offset = Some(span.start);
-            let culprit = cur.as_table().and_then(|t| {
-                t.iter().find_map(|(k, v)| {
-                    let key = k.get_ref().as_ref();
-                    let raw = text.get(v.span()).unwrap_or_default();
-                    if message.contains(&format!("`{key}`")) {
-                        Some((k.span().start, None))
-                    } else if !raw.is_empty()
-                        && (message.contains(&format!(" {raw},"))
-                            || message.contains(&format!("`{raw}`")))
-                    {
-                        Some((v.span().start, Some(key.to_string())))
-                    } else {
-                        None
-                    }
-                })
-            });
-            if let Some((at, key)) = culprit {
-                offset = Some(at);
-                if let Some(k) = key {
-                    field = format!("{field}.{k}");
-                }
-            }
-        }
-    }
-    let (line, column) = offset.map_or((1, 1), |o| line_col(text, o));
-    let message = if field.is_empty() || field == "." {
-        message
-    } else {
-        format!("{field}: {message}")
-    };
-    ScriptError::Parse {
-        file: file.to_string(),
-        line,
-        column,
-        message,
-    }
-}
-
-impl NetworkSpec {
-    /// Parse a network from TOML text; `file` names the source in errors.
-    ///
-    /// Every error names the file, the line and column, and the field (as a path such as
-    /// `agent[0].rule[1].steps[2]`): syntax errors, unknown keys, wrong types and the checks of
-    /// [`NetworkSpec::validate`].
-    pub fn from_toml(file: &str, text: &str) -> Result<Self, ScriptError> {
-        let de = toml::de::Deserializer::parse(text).map_err(|e| toml_error(file, text, &e))?;
-        let spec: NetworkSpec = serde_path_to_error::deserialize(de)
-            .map_err(|e| locate_de_error(file, text, e.path(), e.inner()))?;
-        if let Err((path, message)) = spec.check() {
-            let (line, column) = locate(text, &path);
-            return Err(ScriptError::Parse {
-                file: file.to_string(),
-                line,
-                column,
-                message: format!("{}: {message}", path_text(&path)),
-            });
-        }
-        Ok(spec)
-    }
-
-    /// Load a network from a TOML file.
-    pub fn load(path: &Path) -> Result<Self, ScriptError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io {
-            file: file.clone(),
-            source,
-        })?;
-        Self::from_toml(&file, &text)
-    }
-
-    /// Check what TOML cannot: unique names, known agents and states, sane numbers.
-    pub fn validate(&self) -> Result<(), String> {
-        self.check()
-            .map_err(|(path, message)| format!("{}: {message}", path_text(&path)))
-    }
-
-    fn check(&self) -> Result<(), Located> {
-        use Seg::Index;
-        let key = |k: &str| Seg::Key(k.to_string());
-        let mut names = std::collections::BTreeSet::new();
-        for (ai, a) in self.agents.iter().enumerate() {
-            if a.name.is_empty() || !names.insert(a.name.as_str()) {
-                return Err((
-                    vec![key("agent"), Index(ai), key("name")],
-                    format!("agent name {:?} is empty or used twice", a.name),
-                ));
-            }
-        }
-        for (ai, a) in self.agents.iter().enumerate() {
-            let agent = |rest: &[Seg]| {
-                let mut p = vec![key("agent"), Index(ai)];
-                p.extend_from_slice(rest);
-                p
-            };
-            if a.max_body_bytes == 0 {
-                return Err((
-                    agent(&[key("max_body_bytes")]),
-                    "max_body_bytes must be > 0".into(),
-                ));
-            }
-            for (ri, r) in a.rules.iter().enumerate() {
-                let rule = |rest: &[Seg]| {
-                    let mut p = agent(&[key("rule"), Index(ri)]);
-                    p.extend_from_slice(rest);
-                    p
-                };
-                if let Some(data) = &r.when.data
-                    && let Some(k) = data.keys().find(|k| !k.is_empty() && !k.starts_with('/'))
-                {
-                    return Err((
-                        rule(&[key("when"), key("data")]),
-                        format!("{k:?} is not a JSON pointer (it must start with '/')"),
-                    ));
-                }
-                match &r.fault {
-                    Some(Fault::Trickle { bytes_per_sec: 0 }) => {
-                        return Err((
-                            rule(&[key("fault"), key("bytes_per_sec")]),
-                            "bytes_per_sec must be > 0".into(),
-                        ));
-                    }
-                    Some(Fault::HttpStatus { status, .. }) if !(100..=599).contains(status) => {
-                        return Err((
-                            rule(&[key("fault"), key("status")]),
-                            format!("status {status} is not an HTTP status (100..=599)"),
-                        ));
-                    }
-                    _ => {}
-                }
-                for (si, s) in r.steps.iter().enumerate() {
-                    let step = |field: &'static str| rule(&[key("steps"), Index(si), key(field)]);
-                    match s {
-                        ScriptStep::Reply { .. } if r.steps.len() != 1 => {
-                            return Err((step("do"), "`reply` must be the only step".into()));
-                        }
-                        ScriptStep::Error { .. } if r.steps.len() != 1 => {
-                            return Err((step("do"), "`error` must be the only step".into()));
-                        }
-                        ScriptStep::State { state, .. }
-                            if a2a_protocol::TaskState::parse_lenient(state).is_none() =>
-                        {
-                            return Err((step("state"), format!("unknown state {state:?}")));
-                        }
-                        ScriptStep::Delegate {
-                            to, budget_share, ..
-                        } => {
-                            if !names.contains(to.as_str()) {
-                                return Err((step("to"), format!("names no agent: {to:?}")));
-                            }
-                            if !(0.0..=1.0).contains(budget_share) {
-                                return Err((
-                                    step("budget_share"),
-                                    "budget_share must be in 0..=1".into(),
-                                ));
-                            }
-                        }
-                        ScriptStep::Artifacts {
-                            chunks,
-                            chunk_bytes,
-                            ..
-                        } => {
-                            if *chunks == 0 {
-                                return Err((step("chunks"), "chunks must be > 0".into()));
-                            }
-                            if *chunk_bytes == 0 {
-                                return Err((
-                                    step("chunk_bytes"),
-                                    "chunk_bytes must be > 0".into(),
-                                ));
-                            }
-                        }
-                        ScriptStep::InputRequired { rounds: 0, .. } => {
-                            return Err((step("rounds"), "rounds must be > 0".into()));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
+pub use load::{ScriptError, line_col, toml_error};
+pub use validate::{Problem, ValidationError};

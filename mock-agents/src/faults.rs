@@ -1,0 +1,181 @@
+//! Faults: the ones that act before processing (`drop_before`, `http_status`, `rpc_error`,
+//! `garbage_body`, `stall`), the ones that act on a processed response (`drop_response`,
+//! `trickle` on a unary body), and the per-method fault queue.
+
+use crate::agent::*;
+use crate::journal::Event;
+use crate::rpc::{Call, respond};
+use crate::script::*;
+use axum::body::{Body, Bytes};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use std::time::Duration;
+
+/// The default body of a `garbage_body` fault.
+const GARBAGE: &str = "<<garbage>>";
+
+/// Take the next queued fault of `method`, if any (one use of its `times`).
+pub(crate) fn take_queued(st: &AgentState, method: &str) -> Option<Fault> {
+    let mut q = lock_map(&st.queued);
+    let i = q.iter().position(|f| f.method == method && f.times > 0)?;
+    let f = q[i].fault.clone();
+    q[i].times -= 1;
+    if q[i].times == 0 {
+        q.remove(i);
+    }
+    Some(f)
+}
+
+/// Apply a fault that acts on the processed response: `drop_response` drops the connection
+/// instead of answering; `trickle` re-sends a unary body slowly (streams trickle in
+/// [`crate::sse`]).
+pub(crate) async fn post_fault(
+    st: &AgentState,
+    call: &Call,
+    fault: Option<&Fault>,
+    resp: Response,
+) -> Response {
+    match fault {
+        Some(Fault::DropResponse) => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "drop_response".into(),
+            });
+            st.journal(Event::ConnectionDropped {
+                req: call.req,
+                phase: "after_processing".into(),
+            });
+            drop(resp);
+            call.ctl.abort();
+            hang().await
+        }
+        Some(Fault::Trickle { bytes_per_sec }) if !is_event_stream(&resp) => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "trickle".into(),
+            });
+            let (parts, body) = resp.into_parts();
+            // A unary body is already in memory; re-send it slowly.
+            match axum::body::to_bytes(body, usize::MAX).await {
+                Ok(bytes) => Response::from_parts(parts, trickle(bytes.to_vec(), *bytes_per_sec)),
+                Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            }
+        }
+        _ => resp,
+    }
+}
+
+fn is_event_stream(resp: &Response) -> bool {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+}
+
+/// Apply a fault that acts before processing. Returns a response when the request is done.
+pub(crate) async fn pre_fault(
+    st: &AgentState,
+    call: &Call,
+    fault: Option<&Fault>,
+) -> Option<Response> {
+    match fault? {
+        Fault::DropBefore => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "drop_before".into(),
+            });
+            st.journal(Event::ConnectionDropped {
+                req: call.req,
+                phase: "before_processing".into(),
+            });
+            call.ctl.abort();
+            Some(hang().await)
+        }
+        Fault::HttpStatus {
+            status,
+            retry_after_s,
+        } => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: format!("http_status_{status}"),
+            });
+            st.journal(Event::Response {
+                req: call.req,
+                status: *status,
+                rpc_error: None,
+                body: Value::Null,
+            });
+            let code = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut resp = (code, format!("injected HTTP {status}")).into_response();
+            if let Some(s) = retry_after_s
+                && let Ok(v) = header::HeaderValue::from_str(&s.to_string())
+            {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            Some(resp)
+        }
+        Fault::RpcError { code, message } => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: format!("rpc_error_{code}"),
+            });
+            let e = a2a_protocol::ErrorCode::from_code(*code).to_error(message.as_deref(), &[]);
+            Some(respond(st, call, Err(e), &[]))
+        }
+        Fault::GarbageBody { body } => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "garbage_body".into(),
+            });
+            let body = body.clone().unwrap_or_else(|| GARBAGE.to_string());
+            st.journal(Event::Response {
+                req: call.req,
+                status: 200,
+                rpc_error: None,
+                body: Value::String(body.clone()),
+            });
+            Some(
+                (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+                    .into_response(),
+            )
+        }
+        Fault::Stall { ms } => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "stall".into(),
+            });
+            tokio::time::sleep(Duration::from_millis(*ms)).await;
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Wait while the connection is dropped under this handler (which cancels this future). Bounded:
+/// if nothing drops the connection (a router served without [`crate::server::serve`]), answer
+/// 500 after a while instead of hanging forever.
+pub(crate) async fn hang() -> Response {
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    StatusCode::INTERNAL_SERVER_ERROR.into_response()
+}
+
+/// Wrap a body so it is sent at `bytes_per_sec`.
+pub(crate) fn trickle(bytes: Vec<u8>, bytes_per_sec: u64) -> Body {
+    let slice = (bytes_per_sec / 20).max(1) as usize;
+    let stream = futures::stream::unfold((bytes, 0usize), move |(b, off)| async move {
+        if off >= b.len() {
+            return None;
+        }
+        if off > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let end = (off + slice).min(b.len());
+        let chunk = Bytes::copy_from_slice(&b[off..end]);
+        Some((Ok::<_, std::io::Error>(chunk), (b, end)))
+    });
+    Body::from_stream(stream)
+}

@@ -1,0 +1,295 @@
+//! The HTTP surface of an agent: its router, the agent card, the JSON-RPC envelope (body limit,
+//! parse errors, version negotiation and 0.3 translation) and recorded unary responses.
+
+use crate::agent::*;
+use crate::journal::Event;
+use crate::script::*;
+use crate::server::ConnControl;
+use a2a_protocol::compat03::ProtocolVersion;
+use a2a_protocol::compat03::{self, ObjectKind};
+use a2a_protocol::*;
+use axum::extract::Request;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Router};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// The path of the JSON-RPC endpoint.
+pub(crate) const RPC_PATH: &str = "/a2a";
+
+/// Build the router of an agent.
+pub(crate) fn router(state: Arc<AgentState>) -> Router {
+    Router::new()
+        .route(a2a_protocol::AGENT_CARD_PATH, get(card_handler))
+        .route(RPC_PATH, post(rpc_handler))
+        .route("/", post(rpc_handler))
+        .route("/blobs/{key}", get(crate::blobs::blob_handler))
+        .with_state(state)
+}
+
+pub(crate) async fn card_handler(
+    State(st): State<Arc<AgentState>>,
+    headers: HeaderMap,
+) -> Response {
+    let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
+    st.journal(Event::Request {
+        req,
+        http_method: "GET".into(),
+        path: a2a_protocol::AGENT_CARD_PATH.into(),
+        method: None,
+        rpc_id: None,
+        params: Value::Null,
+        headers: header_map(&headers),
+    });
+    let card = serde_json::to_value(st.card()).unwrap_or(Value::Null);
+    let card = if st.is_v03() {
+        compat03::to_v03(ObjectKind::AgentCard, &card).unwrap_or(card)
+    } else {
+        card
+    };
+    st.journal(Event::Response {
+        req,
+        status: 200,
+        rpc_error: None,
+        body: Value::Null,
+    });
+    (
+        StatusCode::OK,
+        [(header::CACHE_CONTROL, "max-age=60")],
+        axum::Json(card),
+    )
+        .into_response()
+}
+
+pub(crate) fn header_map(h: &HeaderMap) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for (k, v) in h {
+        let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+        m.entry(k.as_str().to_ascii_lowercase())
+            .and_modify(|e: &mut String| {
+                e.push_str(", ");
+                e.push_str(&v);
+            })
+            .or_insert(v);
+    }
+    m
+}
+
+/// The context of one JSON-RPC request.
+pub(crate) struct Call {
+    pub req: u64,
+    pub id: Id,
+    pub v03: bool,
+    pub headers: HeaderMap,
+    pub ctl: ConnControl,
+    /// The response will be dropped (fault `drop_response`): do not journal it as sent.
+    pub dropping: bool,
+}
+
+impl Call {
+    pub fn error(
+        &self,
+        st: &AgentState,
+        code: ErrorCode,
+        msg: Option<&str>,
+        meta: &[(&str, &str)],
+    ) -> Response {
+        let e = code.to_error(msg, meta);
+        respond(st, self, Err(e), &[])
+    }
+}
+
+/// Send a unary JSON-RPC response, applying mutations and recording it.
+pub(crate) fn respond(
+    st: &AgentState,
+    call: &Call,
+    payload: Result<Value, JsonRpcError>,
+    mutations: &[Mutation],
+) -> Response {
+    let rpc_error = payload.as_ref().err().map(|e| e.code);
+    let mut body = serde_json::to_value(JsonRpcResponse {
+        id: call.id.clone(),
+        payload,
+    })
+    .unwrap_or(Value::Null);
+    crate::mutations::mutate(&mut body, mutations);
+    if !call.dropping {
+        st.journal(Event::Response {
+            req: call.req,
+            status: 200,
+            rpc_error,
+            body: st.net.journal.summarise(&body),
+        });
+    }
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
+        .into_response()
+}
+
+pub(crate) async fn rpc_handler(
+    State(st): State<Arc<AgentState>>,
+    ctl: Option<Extension<ConnControl>>,
+    request: Request,
+) -> Response {
+    let ctl = ctl.map(|Extension(c)| c).unwrap_or_default();
+    let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    let path = parts.uri.path().to_string();
+    let query_version = parts.uri.query().and_then(|q| {
+        q.split('&')
+            .find_map(|kv| kv.strip_prefix("A2A-Version=").map(str::to_string))
+    });
+    let bytes = match axum::body::to_bytes(body, st.spec.max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            st.journal(Event::Request {
+                req,
+                http_method: "POST".into(),
+                path,
+                method: None,
+                rpc_id: None,
+                params: json!(format!("<body over {} bytes>", st.spec.max_body_bytes)),
+                headers: header_map(&headers),
+            });
+            let e = ErrorCode::InvalidRequest.to_error(Some("request body too large"), &[]);
+            let body = serde_json::to_vec(&JsonRpcResponse::<Value>::error(Id::Null, e))
+                .unwrap_or_default();
+            st.journal(Event::Response {
+                req,
+                status: 413,
+                rpc_error: Some(-32600),
+                body: Value::Null,
+            });
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                [(header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+                .into_response();
+        }
+    };
+    let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
+    let (method, rpc_id, params) = match &parsed {
+        Ok(v) => (
+            v.get("method").and_then(Value::as_str).map(str::to_string),
+            v.get("id").cloned(),
+            v.get("params")
+                .map(|p| st.net.journal.summarise(p))
+                .unwrap_or(Value::Null),
+        ),
+        Err(_) => (
+            None,
+            None,
+            json!(String::from_utf8_lossy(&bytes[..bytes.len().min(1024)])),
+        ),
+    };
+    st.journal(Event::Request {
+        req,
+        http_method: "POST".into(),
+        path,
+        method: method.clone(),
+        rpc_id: rpc_id.clone(),
+        params,
+        headers: header_map(&headers),
+    });
+    let Ok(v) = parsed else {
+        let call = Call {
+            req,
+            id: Id::Null,
+            v03: st.is_v03(),
+            headers,
+            ctl,
+            dropping: false,
+        };
+        return call.error(&st, ErrorCode::JsonParse, None, &[]);
+    };
+    let id: Id = v
+        .get("id")
+        .cloned()
+        .and_then(|i| serde_json::from_value(i).ok())
+        .unwrap_or(Id::Null);
+    let call = Call {
+        req,
+        id,
+        v03: st.is_v03(),
+        headers,
+        ctl,
+        dropping: false,
+    };
+    if !v.is_object() || v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return call.error(
+            &st,
+            ErrorCode::InvalidRequest,
+            Some("not a JSON-RPC 2.0 request"),
+            &[],
+        );
+    }
+    let Some(method) = method else {
+        return call.error(
+            &st,
+            ErrorCode::InvalidRequest,
+            Some("method is missing"),
+            &[],
+        );
+    };
+    // Version negotiation (R03): a 1.0 agent serves only 1.0; a 0.3 agent speaks 0.3.
+    let version_header = call
+        .headers
+        .get(a2a_protocol::VERSION_HEADER)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string)
+        .or(query_version);
+    let mut params = v.get("params").cloned().unwrap_or(Value::Null);
+    let method_v1: String = if st.is_v03() {
+        let Some(m) = compat03::method_to_v1(&method) else {
+            return call.error(
+                &st,
+                ErrorCode::MethodNotFound,
+                Some(&format!("unknown 0.3 method {method:?}")),
+                &[],
+            );
+        };
+        if let Some(kind) = ObjectKind::params_of(&method) {
+            match compat03::to_v1(kind, &params) {
+                Ok(p) => params = p,
+                Err(e) => {
+                    return call.error(&st, ErrorCode::InvalidParams, Some(&e.to_string()), &[]);
+                }
+            }
+        }
+        m.to_string()
+    } else {
+        match compat03::negotiate(version_header.as_deref()) {
+            Ok(ProtocolVersion::V1_0) => {}
+            Ok(ProtocolVersion::V0_3) => {
+                return call.error(
+                    &st,
+                    ErrorCode::VersionNotSupported,
+                    Some("A2A-Version missing: 0.3 is not served, send A2A-Version: 1.0"),
+                    &[("requested", "0.3")],
+                );
+            }
+            Err(e) => {
+                return call.error(
+                    &st,
+                    ErrorCode::VersionNotSupported,
+                    Some(&e.to_string()),
+                    &[("requested", &e.requested)],
+                );
+            }
+        }
+        method
+    };
+    crate::methods::dispatch(st, call, method_v1, params).await
+}

@@ -1,0 +1,191 @@
+//! Validation: what TOML cannot check (unique names, known agents, states and methods, sane
+//! numbers), reported as a typed [`ValidationError`] with the field's path.
+
+use super::load::{Located, Seg, path_text};
+use super::{Fault, NetworkSpec, ScriptStep};
+
+impl NetworkSpec {
+    /// Check what TOML cannot: unique names, known agents, states and methods, sane numbers.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        self.check().map_err(|(path, problem)| ValidationError {
+            path: path_text(&path),
+            problem,
+        })
+    }
+
+    pub(super) fn check(&self) -> Result<(), Located> {
+        use Seg::Index;
+        let key = |k: &str| Seg::Key(k.to_string());
+        let mut names = std::collections::BTreeSet::new();
+        for (ai, a) in self.agents.iter().enumerate() {
+            if a.name.is_empty() || !names.insert(a.name.as_str()) {
+                return Err((
+                    vec![key("agent"), Index(ai), key("name")],
+                    Problem::DuplicateName(a.name.clone()),
+                ));
+            }
+        }
+        for (ai, a) in self.agents.iter().enumerate() {
+            let agent = |rest: &[Seg]| {
+                let mut p = vec![key("agent"), Index(ai)];
+                p.extend_from_slice(rest);
+                p
+            };
+            if a.max_body_bytes == 0 {
+                return Err((
+                    agent(&[key("max_body_bytes")]),
+                    Problem::NotPositive("max_body_bytes"),
+                ));
+            }
+            for (qi, q) in a.queued_faults.iter().enumerate() {
+                let at = |field: &str| agent(&[key("queued_fault"), Index(qi), key(field)]);
+                if !a2a_protocol::Method::ALL
+                    .iter()
+                    .any(|m| m.as_str() == q.method)
+                {
+                    return Err((at("method"), Problem::UnknownMethod(q.method.clone())));
+                }
+                if q.times == 0 {
+                    return Err((at("times"), Problem::NotPositive("times")));
+                }
+                check_fault(&q.fault).map_err(|(f, p)| (at_fault(at("fault"), f), p))?;
+            }
+            for (ri, r) in a.rules.iter().enumerate() {
+                let rule = |rest: &[Seg]| {
+                    let mut p = agent(&[key("rule"), Index(ri)]);
+                    p.extend_from_slice(rest);
+                    p
+                };
+                if let Some(data) = &r.when.data
+                    && let Some(k) = data.keys().find(|k| !k.is_empty() && !k.starts_with('/'))
+                {
+                    return Err((
+                        rule(&[key("when"), key("data")]),
+                        Problem::NotAJsonPointer(k.clone()),
+                    ));
+                }
+                if let Some(f) = &r.fault {
+                    check_fault(f).map_err(|(f, p)| (at_fault(rule(&[key("fault")]), f), p))?;
+                }
+                for (si, s) in r.steps.iter().enumerate() {
+                    let step = |field: &'static str| rule(&[key("steps"), Index(si), key(field)]);
+                    match s {
+                        ScriptStep::Reply { .. } if r.steps.len() != 1 => {
+                            return Err((step("do"), Problem::NotTheOnlyStep("reply")));
+                        }
+                        ScriptStep::Error { .. } if r.steps.len() != 1 => {
+                            return Err((step("do"), Problem::NotTheOnlyStep("error")));
+                        }
+                        ScriptStep::State { state, .. }
+                            if a2a_protocol::TaskState::parse_lenient(state).is_none() =>
+                        {
+                            return Err((step("state"), Problem::UnknownState(state.clone())));
+                        }
+                        ScriptStep::Delegate {
+                            to, budget_share, ..
+                        } => {
+                            if !names.contains(to.as_str()) {
+                                return Err((step("to"), Problem::UnknownAgent(to.clone())));
+                            }
+                            if !(0.0..=1.0).contains(budget_share) {
+                                return Err((
+                                    step("budget_share"),
+                                    Problem::OutOfRange("budget_share", "0..=1"),
+                                ));
+                            }
+                        }
+                        ScriptStep::Artifacts {
+                            chunks,
+                            chunk_bytes,
+                            ..
+                        } => {
+                            if *chunks == 0 {
+                                return Err((step("chunks"), Problem::NotPositive("chunks")));
+                            }
+                            if *chunk_bytes == 0 {
+                                return Err((
+                                    step("chunk_bytes"),
+                                    Problem::NotPositive("chunk_bytes"),
+                                ));
+                            }
+                        }
+                        ScriptStep::InputRequired { rounds: 0, .. } => {
+                            return Err((step("rounds"), Problem::NotPositive("rounds")));
+                        }
+                        ScriptStep::Gate { gate, .. } if gate.is_empty() => {
+                            return Err((step("gate"), Problem::Empty("gate")));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The path of a field inside a fault.
+fn at_fault(mut path: Vec<Seg>, field: &'static str) -> Vec<Seg> {
+    path.push(Seg::Key(field.to_string()));
+    path
+}
+
+/// Check a fault's numbers; the error names the field.
+fn check_fault(f: &Fault) -> Result<(), (&'static str, Problem)> {
+    match f {
+        Fault::Trickle { bytes_per_sec: 0 } => {
+            Err(("bytes_per_sec", Problem::NotPositive("bytes_per_sec")))
+        }
+        Fault::HttpStatus { status, .. } if !(100..=599).contains(status) => {
+            Err(("status", Problem::NotAnHttpStatus(*status)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What is wrong with a well-formed script.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Problem {
+    /// Two agents have the same name, or one has none.
+    #[error("agent name {0:?} is empty or used twice")]
+    DuplicateName(String),
+    /// A number that must be positive is 0.
+    #[error("{0} must be > 0")]
+    NotPositive(&'static str),
+    /// A number is outside its range.
+    #[error("{0} must be in {1}")]
+    OutOfRange(&'static str, &'static str),
+    /// A `when.data` key is not a JSON pointer.
+    #[error("{0:?} is not a JSON pointer (it must start with '/')")]
+    NotAJsonPointer(String),
+    /// An `http_status` fault's status is not an HTTP status.
+    #[error("status {0} is not an HTTP status (100..=599)")]
+    NotAnHttpStatus(u16),
+    /// A step that must be alone (`reply`, `error`) has company.
+    #[error("`{0}` must be the only step")]
+    NotTheOnlyStep(&'static str),
+    /// A `state` step names no task state.
+    #[error("unknown state {0:?}")]
+    UnknownState(String),
+    /// A `delegate` step names no agent of the network.
+    #[error("names no agent: {0:?}")]
+    UnknownAgent(String),
+    /// A queued fault names no A2A 1.0 method.
+    #[error("unknown A2A 1.0 method {0:?}")]
+    UnknownMethod(String),
+    /// A name that must not be empty is.
+    #[error("{0} must not be empty")]
+    Empty(&'static str),
+}
+
+/// A script that parses but is inconsistent: where (a path such as `agent[0].rule[1].steps[2]`)
+/// and what.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}: {problem}")]
+pub struct ValidationError {
+    /// The field, as a path into the script.
+    pub path: String,
+    /// What is wrong.
+    pub problem: Problem,
+}

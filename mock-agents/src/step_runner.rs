@@ -1,0 +1,379 @@
+//! The step runner: the background run of a task's [`ScriptStep`]s in order (states,
+//! artifacts, input and auth rounds, gates, sub-delegation, violations).
+
+use crate::agent::*;
+use crate::content::ContentStream;
+use crate::delegation::delegate;
+use crate::journal::Event;
+use crate::script::*;
+use crate::task_events::*;
+use a2a_protocol::*;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Run a task's steps in order.
+pub(crate) async fn run_task(
+    st: Arc<AgentState>,
+    entry: Arc<TaskEntry>,
+    steps: Vec<ScriptStep>,
+    mut cont_rx: mpsc::Receiver<Continuation>,
+) {
+    let reason = run_steps(&st, &entry, steps, &mut cont_rx).await;
+    let reason = reason.unwrap_or_else(|| {
+        if entry.lock().task.status.state.is_terminal() {
+            "terminal"
+        } else {
+            "script_end"
+        }
+    });
+    finish_task(&entry, reason).await;
+}
+
+/// The steps of [`run_task`]; `Some(reason)` when they stopped early.
+pub(crate) async fn run_steps(
+    st: &Arc<AgentState>,
+    entry: &Arc<TaskEntry>,
+    steps: Vec<ScriptStep>,
+    cont_rx: &mut mpsc::Receiver<Continuation>,
+) -> Option<&'static str> {
+    let mut truth = ArtifactTruth::default();
+    let (task_id, ordinal) = {
+        let g = entry.lock();
+        (g.task.id.clone(), g.ordinal)
+    };
+    let mut artifact_no = 0u32;
+    let mut delegations = 0u64;
+    for step in steps {
+        if frozen(entry) {
+            return Some("terminal");
+        }
+        match step {
+            ScriptStep::Reply { .. } | ScriptStep::Error { .. } => {}
+            ScriptStep::State {
+                state,
+                message,
+                delay_ms,
+            } => {
+                if delay_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+                }
+                let s = TaskState::parse_lenient(&state).unwrap_or_default();
+                set_state(st, entry, s, message.as_deref()).await;
+            }
+            ScriptStep::Wait { ms } => tokio::time::sleep(Duration::from_millis(ms)).await,
+            ScriptStep::Artifacts {
+                count,
+                chunks,
+                chunk_bytes,
+                content,
+                text,
+                interleave,
+                media_type,
+                omit_last_chunk,
+                delay_ms,
+            } => {
+                let mut gens: Vec<(String, ContentStream)> = (0..count)
+                    .map(|i| {
+                        let n = artifact_no + i;
+                        let seed = crate::content::derive_seed(&[
+                            &st.net.seed.to_le_bytes(),
+                            st.spec.name.as_bytes(),
+                            &ordinal.to_le_bytes(),
+                            &n.to_le_bytes(),
+                        ]);
+                        (
+                            format!("artifact-{}", n + 1),
+                            ContentStream::new(seed, content == ContentKind::Text),
+                        )
+                    })
+                    .collect();
+                artifact_no += count;
+                let literal: Option<Vec<String>> = text.map(|t| split_literal(&t, chunks as usize));
+                let mut order: Vec<(usize, u32)> = Vec::new();
+                if interleave {
+                    for c in 0..chunks {
+                        for a in 0..count as usize {
+                            order.push((a, c));
+                        }
+                    }
+                } else {
+                    for a in 0..count as usize {
+                        for c in 0..chunks {
+                            order.push((a, c));
+                        }
+                    }
+                }
+                let mut buf = vec![0u8; chunk_bytes];
+                for (a, c) in order {
+                    if delay_ms > 0 && c > 0 {
+                        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+                    }
+                    if frozen(entry) {
+                        return Some("terminal");
+                    }
+                    let Some((id, gen_)) = gens.get_mut(a) else {
+                        continue;
+                    };
+                    let bytes: &[u8] = match &literal {
+                        Some(l) => l.get(c as usize).map(String::as_bytes).unwrap_or(&[]),
+                        None => {
+                            gen_.fill(&mut buf);
+                            &buf
+                        }
+                    };
+                    let part = match content {
+                        ContentKind::Text => {
+                            Part::text(String::from_utf8_lossy(bytes).into_owned())
+                        }
+                        ContentKind::Raw => Part::raw(bytes.to_vec()),
+                    };
+                    let part = match &media_type {
+                        Some(m) => part.with_media_type(m.clone()),
+                        None => part,
+                    };
+                    let artifact = Artifact {
+                        artifact_id: id.clone(),
+                        name: (c == 0).then(|| id.clone()),
+                        parts: vec![part],
+                        ..Default::default()
+                    };
+                    let last = c + 1 == chunks && !omit_last_chunk;
+                    emit_chunk(st, entry, &mut truth, artifact, c > 0, last).await;
+                }
+                // Artifacts whose lastChunk was withheld: still record what was sent.
+                for (id, _) in &gens {
+                    if let Some((bytes, sha256)) = truth.finish(id) {
+                        st.journal(Event::ArtifactSent {
+                            task_id: task_id.clone(),
+                            artifact_id: id.clone(),
+                            bytes,
+                            sha256,
+                        });
+                    }
+                }
+            }
+            ScriptStep::ArtifactUrl { bytes, media_type } => {
+                artifact_no += 1;
+                let key = format!("{}-{}", task_id, artifact_no);
+                let seed =
+                    crate::content::derive_seed(&[&st.net.seed.to_le_bytes(), key.as_bytes()]);
+                crate::agent::lock_map(&st.blobs).insert(key.clone(), (bytes, seed, false));
+                let (len, sha) = crate::content::expected(seed, false, bytes);
+                let part = Part::url(format!("{}/blobs/{}", st.base_url, key)).with_media_type(
+                    media_type.unwrap_or_else(|| "application/octet-stream".into()),
+                );
+                let aid = format!("artifact-{artifact_no}");
+                let artifact = Artifact {
+                    artifact_id: aid.clone(),
+                    name: Some(aid.clone()),
+                    parts: vec![part],
+                    ..Default::default()
+                };
+                emit_chunk(st, entry, &mut truth, artifact, false, true).await;
+                st.journal(Event::ArtifactSent {
+                    task_id: task_id.clone(),
+                    artifact_id: aid,
+                    bytes: len,
+                    sha256: sha,
+                });
+            }
+            ScriptStep::DataArtifact { data, media_type } => {
+                artifact_no += 1;
+                let aid = format!("artifact-{artifact_no}");
+                let part = Part::data(data)
+                    .with_media_type(media_type.unwrap_or_else(|| "application/json".into()));
+                let artifact = Artifact {
+                    artifact_id: aid.clone(),
+                    name: Some(aid),
+                    parts: vec![part],
+                    ..Default::default()
+                };
+                emit_chunk(st, entry, &mut truth, artifact, false, true).await;
+            }
+            ScriptStep::InputRequired {
+                question,
+                expect,
+                rounds,
+                on_wrong,
+                max_wrong,
+                timeout_ms,
+            } => {
+                let mut answered = 0u32;
+                let mut wrong = 0u32;
+                if !interrupt(st, entry, TaskState::InputRequired, &question).await {
+                    return Some("terminal");
+                }
+                while answered < rounds {
+                    let Some(c) = next_continuation(cont_rx, timeout_ms).await else {
+                        fail_task(st, entry, "no answer to the input request in time").await;
+                        return Some("terminal");
+                    };
+                    let good = expect
+                        .as_ref()
+                        .is_none_or(|m| crate::matching::message_matches(m, &c.message));
+                    st.journal(Event::Continued {
+                        task_id: task_id.clone(),
+                        message_id: c.message.message_id.clone(),
+                        outcome: if good { "accepted" } else { "wrong_answer" }.into(),
+                    });
+                    if good {
+                        answered += 1;
+                        set_state(st, entry, TaskState::Working, None).await;
+                        if answered < rounds {
+                            interrupt(st, entry, TaskState::InputRequired, &question).await;
+                        }
+                    } else {
+                        wrong += 1;
+                        if on_wrong == OnWrongAnswer::Fail || wrong > max_wrong {
+                            let reason = if on_wrong == OnWrongAnswer::Fail {
+                                "the answer to the input request was wrong"
+                            } else {
+                                "too many wrong answers to the input request"
+                            };
+                            fail_task(st, entry, reason).await;
+                            let _ = c.ack.send(());
+                            return Some("terminal");
+                        }
+                        // Ask again: the same question, a new INPUT_REQUIRED status.
+                        interrupt(st, entry, TaskState::InputRequired, &question).await;
+                    }
+                    // Acknowledge once the state this answer leads to is set, so a blocking
+                    // continuation answers with it.
+                    let _ = c.ack.send(());
+                }
+            }
+            ScriptStep::AuthRequired {
+                credential,
+                message,
+                max_wrong,
+                timeout_ms,
+            } => {
+                let text = message.unwrap_or_else(|| {
+                    "This task needs a credential scoped to this agent and task".into()
+                });
+                if !interrupt(st, entry, TaskState::AuthRequired, &text).await {
+                    return Some("terminal");
+                }
+                let mut wrong = 0u32;
+                loop {
+                    let Some(c) = next_continuation(cont_rx, timeout_ms).await else {
+                        fail_task(st, entry, "no credential in time").await;
+                        return Some("terminal");
+                    };
+                    let good = c.authorization.as_deref() == Some(credential.as_str());
+                    st.journal(Event::Continued {
+                        task_id: task_id.clone(),
+                        message_id: c.message.message_id.clone(),
+                        outcome: if good { "accepted" } else { "wrong_credential" }.into(),
+                    });
+                    if good {
+                        set_state(st, entry, TaskState::Working, None).await;
+                        let _ = c.ack.send(());
+                        break;
+                    }
+                    wrong += 1;
+                    if wrong > max_wrong {
+                        fail_task(st, entry, "too many attempts without the right credential")
+                            .await;
+                        let _ = c.ack.send(());
+                        return Some("terminal");
+                    }
+                    interrupt(st, entry, TaskState::AuthRequired, &text).await;
+                    let _ = c.ack.send(());
+                }
+            }
+            ScriptStep::Delegate {
+                to,
+                text,
+                skill,
+                margin_ms,
+                budget_share,
+            } => {
+                delegations += 1;
+                if !delegate(
+                    st,
+                    entry,
+                    &task_id,
+                    delegations,
+                    &to,
+                    &text,
+                    skill,
+                    margin_ms,
+                    budget_share,
+                )
+                .await
+                {
+                    return Some("terminal");
+                }
+            }
+            ScriptStep::RawEvent { result } => broadcast(entry, Outgoing::Raw(result)).await,
+            ScriptStep::RawSse { data } => broadcast(entry, Outgoing::RawText(data)).await,
+            ScriptStep::HugeEvent { bytes } => broadcast(entry, Outgoing::Huge(bytes)).await,
+            ScriptStep::AppendUnknown => {
+                let artifact = Artifact {
+                    artifact_id: "artifact-never-started".into(),
+                    parts: vec![Part::text("orphan chunk")],
+                    ..Default::default()
+                };
+                let (tid, ctx) = {
+                    let g = entry.lock();
+                    (g.task.id.clone(), g.task.context_id.clone())
+                };
+                st.journal(Event::ArtifactChunk {
+                    task_id: tid.clone(),
+                    artifact_id: artifact.artifact_id.clone(),
+                    append: true,
+                    last_chunk: true,
+                    bytes: 12,
+                });
+                let ev = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: tid,
+                    context_id: ctx,
+                    artifact,
+                    append: true,
+                    last_chunk: true,
+                    metadata: None,
+                });
+                broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
+            }
+            ScriptStep::Purge => {
+                entry.lock().purged = true;
+                entry.changed.notify_waiters();
+                st.journal(Event::TaskPurged {
+                    task_id: task_id.clone(),
+                });
+                return Some("purged");
+            }
+            ScriptStep::CloseStreams => close_streams(entry, "script").await,
+            ScriptStep::Gate { gate, timeout_ms } => {
+                if !st
+                    .net
+                    .wait_gate(&gate, Duration::from_millis(timeout_ms))
+                    .await
+                {
+                    fail_task(st, entry, &format!("gate {gate:?} was not opened in time")).await;
+                    return Some("terminal");
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Split literal text into `n` chunks of about equal byte size, never inside a UTF-8 character.
+pub(crate) fn split_literal(t: &str, n: usize) -> Vec<String> {
+    let n = n.max(1);
+    let size = t.len().div_ceil(n).max(1);
+    let mut out = Vec::with_capacity(n);
+    let mut cur = String::new();
+    for ch in t.chars() {
+        if cur.len() >= size && out.len() + 1 < n {
+            out.push(std::mem::take(&mut cur));
+        }
+        cur.push(ch);
+    }
+    out.push(cur);
+    out.resize(n, String::new());
+    out
+}

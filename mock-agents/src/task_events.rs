@@ -1,0 +1,233 @@
+//! A task's events: state changes and artifact chunks recorded in the task, journaled and
+//! broadcast to its stream subscribers and push worker; closing streams; waiting for
+//! continuations.
+
+use crate::agent::*;
+use crate::content::hex;
+use crate::journal::Event;
+use a2a_protocol::*;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Capacity of each subscriber's queue: a slow reader slows the task, like TCP backpressure.
+pub(crate) const SUBSCRIBER_QUEUE: usize = 64;
+/// Longest wait for a stalled subscriber to take an event before it is dropped (its stream
+/// then ends), so one reader that stops reading cannot stop a task forever.
+pub(crate) const SUBSCRIBER_SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest wait for the task driver to take and acknowledge a continuation.
+pub(crate) const CONTINUATION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Send an outgoing item to every subscriber (dropping the ones that left or stopped reading
+/// for [`SUBSCRIBER_SEND_TIMEOUT`]) and, for events, to the webhooks.
+pub(crate) async fn broadcast(entry: &TaskEntry, out: Outgoing) {
+    let out = Arc::new(out);
+    let (subs, push_tx) = {
+        let g = entry.lock();
+        (g.subscribers.clone(), g.push_tx.clone())
+    };
+    if let (Outgoing::Event(ev), Some(tx)) = (out.as_ref(), push_tx) {
+        let _ = tokio::time::timeout(SUBSCRIBER_SEND_TIMEOUT, tx.send(ev.clone())).await;
+    }
+    let mut gone = Vec::new();
+    for s in &subs {
+        let sent = tokio::time::timeout(SUBSCRIBER_SEND_TIMEOUT, s.send(out.clone())).await;
+        if !matches!(sent, Ok(Ok(()))) {
+            gone.push(s.clone());
+        }
+    }
+    if !gone.is_empty() {
+        entry
+            .lock()
+            .subscribers
+            .retain(|s| !s.is_closed() && !gone.iter().any(|g| g.same_channel(s)));
+    }
+}
+
+pub(crate) async fn close_streams(entry: &TaskEntry, reason: &'static str) {
+    broadcast(entry, Outgoing::Close(reason)).await;
+    entry.lock().subscribers.clear();
+}
+
+/// The task's driver is done (or was stopped): close its streams and stop its push worker once
+/// it has delivered what is queued.
+pub(crate) async fn finish_task(entry: &TaskEntry, reason: &'static str) {
+    close_streams(entry, reason).await;
+    let mut g = entry.lock();
+    g.driver_done = true;
+    g.push_tx = None;
+}
+
+/// Set a task's state and broadcast the status update; `false` when the task was frozen by a
+/// cancel (then nothing changes).
+pub(crate) async fn set_state(
+    st: &AgentState,
+    entry: &TaskEntry,
+    state: TaskState,
+    text: Option<&str>,
+) -> bool {
+    apply_state(st, entry, state, text, false).await
+}
+
+pub(crate) async fn apply_state(
+    st: &AgentState,
+    entry: &TaskEntry,
+    state: TaskState,
+    text: Option<&str>,
+    by_cancel: bool,
+) -> bool {
+    let ev = {
+        let mut g = entry.lock();
+        if g.frozen && !by_cancel {
+            return false;
+        }
+        let n = g.ordinal;
+        let k = g.task.history.len() as u64 + 1000 * n;
+        let s = status(
+            state,
+            text,
+            &g.task,
+            st.make_id("status", k + u64::from(state.number().unsigned_abs())),
+        );
+        g.task.status = s.clone();
+        g.waiting = state.is_interrupted();
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: g.task.id.clone(),
+            context_id: g.task.context_id.clone(),
+            status: s,
+            metadata: None,
+        })
+    };
+    st.journal(Event::TaskState {
+        task_id: ev.task_id().unwrap_or_default().into(),
+        state: state.as_str().into(),
+    });
+    entry.changed.notify_waiters();
+    broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
+    true
+}
+
+pub(crate) fn frozen(entry: &TaskEntry) -> bool {
+    entry.lock().frozen
+}
+
+/// Tracks the truth about each artifact as chunks go out (append/replace semantics).
+#[derive(Default)]
+pub(crate) struct ArtifactTruth {
+    hashers: std::collections::HashMap<String, (Sha256, u64)>,
+}
+
+impl ArtifactTruth {
+    pub(crate) fn chunk(&mut self, id: &str, append: bool, bytes: &[u8]) {
+        let e = self
+            .hashers
+            .entry(id.to_string())
+            .or_insert_with(|| (Sha256::new(), 0));
+        if !append {
+            *e = (Sha256::new(), 0);
+        }
+        e.0.update(bytes);
+        e.1 += bytes.len() as u64;
+    }
+
+    pub(crate) fn finish(&mut self, id: &str) -> Option<(u64, String)> {
+        self.hashers
+            .remove(id)
+            .map(|(h, n)| (n, hex(&h.finalize())))
+    }
+}
+
+pub(crate) async fn emit_chunk(
+    st: &AgentState,
+    entry: &TaskEntry,
+    truth: &mut ArtifactTruth,
+    artifact: Artifact,
+    append: bool,
+    last_chunk: bool,
+) {
+    let (task_id, context_id) = {
+        let mut g = entry.lock();
+        if g.frozen {
+            return;
+        }
+        // Keep the task's artifacts as a real agent would (GetTask shows them).
+        match g
+            .task
+            .artifacts
+            .iter_mut()
+            .find(|a| a.artifact_id == artifact.artifact_id)
+        {
+            Some(a) if append => a.parts.extend(artifact.parts.iter().cloned()),
+            Some(a) => *a = artifact.clone(),
+            None => g.task.artifacts.push(artifact.clone()),
+        }
+        (g.task.id.clone(), g.task.context_id.clone())
+    };
+    let mut n = 0u64;
+    for p in &artifact.parts {
+        if let Some(b) = p.inline_bytes() {
+            truth.chunk(&artifact.artifact_id, append || n > 0, &b);
+            n += b.len() as u64;
+        }
+    }
+    st.journal(Event::ArtifactChunk {
+        task_id: task_id.clone(),
+        artifact_id: artifact.artifact_id.clone(),
+        append,
+        last_chunk,
+        bytes: n,
+    });
+    let aid = artifact.artifact_id.clone();
+    let ev = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+        task_id: task_id.clone(),
+        context_id,
+        artifact,
+        append,
+        last_chunk,
+        metadata: None,
+    });
+    broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
+    if last_chunk && let Some((bytes, sha256)) = truth.finish(&aid) {
+        st.journal(Event::ArtifactSent {
+            task_id,
+            artifact_id: aid,
+            bytes,
+            sha256,
+        });
+    }
+}
+
+/// Wait for the next continuation of an interrupted task, bounded by `timeout_ms`.
+pub(crate) async fn next_continuation(
+    cont_rx: &mut mpsc::Receiver<Continuation>,
+    timeout_ms: u64,
+) -> Option<Continuation> {
+    tokio::time::timeout(Duration::from_millis(timeout_ms), cont_rx.recv())
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Fail the task with a reason and close its streams.
+pub(crate) async fn fail_task(st: &AgentState, entry: &TaskEntry, reason: &str) {
+    set_state(st, entry, TaskState::Failed, Some(reason)).await;
+    close_streams(entry, "terminal").await;
+}
+
+/// Enter an interrupted state (INPUT_REQUIRED or AUTH_REQUIRED) and close the open streams if
+/// the agent is configured to.
+pub(crate) async fn interrupt(
+    st: &AgentState,
+    entry: &TaskEntry,
+    state: TaskState,
+    text: &str,
+) -> bool {
+    if !set_state(st, entry, state, Some(text)).await {
+        return false;
+    }
+    if st.spec.close_stream_on_interrupt {
+        close_streams(entry, "interrupted").await;
+    }
+    true
+}
