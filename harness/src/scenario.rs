@@ -325,7 +325,7 @@ impl Scenario {
         s.file = file.to_path_buf();
         s.network
             .validate()
-            .map_err(|m| ScenarioError::invalid(file, "network", m))?;
+            .map_err(|m| ScenarioError::invalid(file, "network", m.to_string()))?;
         if s.rules.is_empty() {
             return Err(ScenarioError::invalid(
                 file,
