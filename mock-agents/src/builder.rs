@@ -328,6 +328,21 @@ impl Step {
             timeout_ms: millis(timeout),
         }
     }
+    /// One hand-made artifact chunk: a text part for artifact `artifact_id`, neither appended
+    /// nor last until configured ([`ChunkStep::append`], [`ChunkStep::last`]).
+    pub fn chunk(artifact_id: &str, text: &str) -> ChunkStep {
+        ChunkStep {
+            artifact_id: artifact_id.into(),
+            text: text.into(),
+            append: false,
+            last_chunk: false,
+        }
+    }
+    /// A status update whose state is a name outside the protocol's enum (such as
+    /// `TASK_STATE_PAUSED`); the task's own state does not change.
+    pub fn unknown_state(name: &str) -> ScriptStep {
+        ScriptStep::UnknownState { state: name.into() }
+    }
     /// Emit this exact text as an SSE `data:` payload.
     pub fn raw_sse(data: &str) -> ScriptStep {
         ScriptStep::RawSse { data: data.into() }
@@ -447,6 +462,39 @@ impl From<ArtifactsStep> for ScriptStep {
             media_type: s.media_type,
             omit_last_chunk: s.omit_last_chunk,
             delay_ms: millis(s.delay),
+        }
+    }
+}
+
+/// A `chunk` step being built ([`Step::chunk`]).
+#[derive(Debug, Clone)]
+pub struct ChunkStep {
+    artifact_id: String,
+    text: String,
+    append: bool,
+    last_chunk: bool,
+}
+
+impl ChunkStep {
+    /// Append to the artifact (default: start or replace it).
+    pub fn append(mut self) -> Self {
+        self.append = true;
+        self
+    }
+    /// Set `lastChunk`: the artifact is complete.
+    pub fn last(mut self) -> Self {
+        self.last_chunk = true;
+        self
+    }
+}
+
+impl From<ChunkStep> for ScriptStep {
+    fn from(s: ChunkStep) -> ScriptStep {
+        ScriptStep::Chunk {
+            artifact_id: s.artifact_id,
+            text: s.text,
+            append: s.append,
+            last_chunk: s.last_chunk,
         }
     }
 }

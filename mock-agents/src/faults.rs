@@ -1,6 +1,6 @@
 //! Faults: the ones that act before processing (`drop_before`, `http_status`, `rpc_error`,
 //! `garbage_body`, `stall`), the ones that act on a processed response (`drop_response`,
-//! `trickle` on a unary body), and the per-method fault queue.
+//! `stall_response`, `trickle` on a unary body), and the per-method fault queue.
 
 use crate::agent::*;
 use crate::journal::Event;
@@ -28,7 +28,7 @@ pub(crate) fn take_queued(st: &AgentState, method: &str) -> Option<Fault> {
 }
 
 /// Apply a fault that acts on the processed response: `drop_response` drops the connection
-/// instead of answering; `trickle` re-sends a unary body slowly (streams trickle in
+/// instead of answering; `stall_response` holds the answer; `trickle` re-sends a unary body slowly (streams trickle in
 /// [`crate::sse`]).
 pub(crate) async fn post_fault(
     st: &AgentState,
@@ -49,6 +49,14 @@ pub(crate) async fn post_fault(
             drop(resp);
             call.ctl.abort();
             hang().await
+        }
+        Some(Fault::StallResponse { ms }) => {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: "stall_response".into(),
+            });
+            tokio::time::sleep(Duration::from_millis(*ms)).await;
+            resp
         }
         Some(Fault::Trickle { bytes_per_sec }) if !is_event_stream(&resp) => {
             st.journal(Event::Fault {

@@ -214,6 +214,30 @@ impl Event {
     }
 }
 
+/// A JSON-RPC request as recorded: an owned view of one [`Event::Request`] entry with a method.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcRequest {
+    /// Journal sequence.
+    pub seq: u64,
+    /// Request number.
+    pub req: u64,
+    /// The agent that received it.
+    pub agent: String,
+    /// The JSON-RPC method as sent (a 0.3 agent's requests carry 0.3 names).
+    pub method: String,
+    /// The params (long strings summarised).
+    pub params: Value,
+    /// The headers (lowercase names).
+    pub headers: BTreeMap<String, String>,
+}
+
+impl RpcRequest {
+    /// A header's value (`name` in lowercase, such as `authorization` or `a2a-version`).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
 struct Inner {
     entries: Vec<Entry>,
     dropped: u64,
@@ -348,6 +372,32 @@ impl Journal {
     /// Run `f` over the entries without copying them.
     pub fn with_entries<R>(&self, f: impl FnOnce(&[Entry]) -> R) -> R {
         f(&self.lock().entries)
+    }
+
+    /// Every JSON-RPC request recorded so far, in order (HTTP requests without a JSON-RPC
+    /// method, such as card fetches, are left out).
+    pub fn requests(&self) -> Vec<RpcRequest> {
+        self.with_entries(|es| {
+            es.iter()
+                .filter_map(|e| match &e.event {
+                    Event::Request {
+                        req,
+                        method: Some(method),
+                        params,
+                        headers,
+                        ..
+                    } => Some(RpcRequest {
+                        seq: e.seq,
+                        req: *req,
+                        agent: e.agent.clone(),
+                        method: method.clone(),
+                        params: params.clone(),
+                        headers: headers.clone(),
+                    }),
+                    _ => None,
+                })
+                .collect()
+        })
     }
 
     /// Wait until `cond` holds over the entries, or the timeout passes.

@@ -42,10 +42,10 @@ mod step_runner;
 mod task_events;
 
 pub use builder::{
-    ArtifactsStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder, StateStep, Step,
+    ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder, StateStep, Step,
 };
 pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
-pub use journal::{Entry, Event, Journal, Tripwire, WaitTimeout};
+pub use journal::{Entry, Event, Journal, RpcRequest, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
 pub use script::{
     AgentSpec, Fault, Matcher, NetworkSpec, Problem, QueuedFault, Rule, ScriptError, ScriptStep,

@@ -40,10 +40,10 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
   ]
 
 STEPS (do = ...): reply, error, state, artifacts, artifact_url, data_artifact, input_required,
-  auth_required, delegate, wait, gate, raw_event, raw_sse, append_unknown, huge_event, purge,
-  close_streams
+  auth_required, delegate, wait, gate, chunk, unknown_state, raw_event, raw_sse, append_unknown,
+  huge_event, purge, close_streams
 FAULTS (kind = ...): drop_before, drop_response, http_status, rpc_error, garbage_body, stall,
-  close_after, reset_after, trickle
+  stall_response, close_after, reset_after, trickle
 QUEUED FAULTS: [[agent.queued_fault]] method = "SendMessage", times = 2, fault = { kind = ... }
   (the next calls of that method get the fault, before any rule; then normal behaviour)
 EXPECTATIONS: a rule's `name` and `expect = 2` (or "1..", "2..=4") are checked when the network

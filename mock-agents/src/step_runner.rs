@@ -337,6 +337,30 @@ pub(crate) async fn run_steps(
                 });
                 broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
             }
+            ScriptStep::Chunk {
+                artifact_id,
+                text,
+                append,
+                last_chunk,
+            } => {
+                let artifact = Artifact {
+                    artifact_id,
+                    parts: vec![Part::text(text)],
+                    ..Default::default()
+                };
+                emit_chunk(st, entry, &mut truth, artifact, append, last_chunk).await;
+            }
+            ScriptStep::UnknownState { state } => {
+                let result = {
+                    let g = entry.lock();
+                    serde_json::json!({"statusUpdate": {
+                        "taskId": g.task.id,
+                        "contextId": g.task.context_id,
+                        "status": {"state": state},
+                    }})
+                };
+                broadcast(entry, Outgoing::Raw(result)).await;
+            }
             ScriptStep::Purge => {
                 entry.lock().purged = true;
                 entry.changed.notify_waiters();

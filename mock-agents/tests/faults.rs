@@ -512,3 +512,46 @@ async fn faults_queued_while_running_and_from_the_builder_apply_in_order() {
     );
     f.net.finish().await.unwrap_err();
 }
+
+#[tokio::test]
+async fn stall_response_processes_then_holds_the_answer() {
+    let f = Fixture::agents(vec![
+        MockAgent::builder("slow-reply")
+            .queue_fault(Method::SendMessage, Fault::StallResponse { ms: 400 }, 2)
+            .build(),
+    ])
+    .await;
+    let j = f.j();
+    // A caller that gives up first sees no answer, yet the task exists.
+    let impatient = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let e = post(
+        &impatient,
+        &f.url,
+        &envelope("SendMessage", send_params("a")),
+        &[],
+    )
+    .await
+    .unwrap_err();
+    assert!(e.is_timeout());
+    assert_eq!(tasks_created(j).len(), 1, "processed before the hold");
+    let first = reqs_of(j, "SendMessage")[0];
+    assert!(has_fault(j, first, "stall_response"));
+    // A patient caller gets the real answer, late.
+    let started = Instant::now();
+    let r = f.call("SendMessage", send_params("b")).await;
+    assert!(started.elapsed() >= Duration::from_millis(400));
+    assert!(r["task"]["id"].is_string());
+    // Used up: the third call gets no fault.
+    f.call("SendMessage", send_params("c")).await;
+    let third = reqs_of(j, "SendMessage")[2];
+    assert!(!has_fault(j, third, "stall_response"));
+    assert_eq!(j.requests().len(), 3);
+    assert!(j.requests().iter().all(|r| r.agent == "slow-reply"
+        && r.method == "SendMessage"
+        && r.header("a2a-version") == Some("1.0")));
+    f.shutdown().await;
+}

@@ -241,6 +241,8 @@ fn step_name(s: &ScriptStep) -> &'static str {
         ScriptStep::Purge => "purge",
         ScriptStep::CloseStreams => "close_streams",
         ScriptStep::Gate { .. } => "gate",
+        ScriptStep::Chunk { .. } => "chunk",
+        ScriptStep::UnknownState { .. } => "unknown_state",
     }
 }
 
@@ -250,6 +252,7 @@ fn fault_name(f: &Fault) -> &'static str {
         Fault::DropResponse => "drop_response",
         Fault::HttpStatus { .. } => "http_status",
         Fault::Stall { .. } => "stall",
+        Fault::StallResponse { .. } => "stall_response",
         Fault::CloseAfter { .. } => "close_after",
         Fault::ResetAfter { .. } => "reset_after",
         Fault::Trickle { .. } => "trickle",
@@ -285,12 +288,15 @@ const ALL_STEPS: &[&str] = &[
     "purge",
     "close_streams",
     "gate",
+    "chunk",
+    "unknown_state",
 ];
 const ALL_FAULTS: &[&str] = &[
     "drop_before",
     "drop_response",
     "http_status",
     "stall",
+    "stall_response",
     "close_after",
     "reset_after",
     "trickle",

@@ -1019,3 +1019,128 @@ async fn a_gate_never_opened_fails_the_task_in_bounded_time() {
     net.open_gate("other");
     net.shutdown().await;
 }
+
+#[tokio::test]
+async fn chunk_steps_append_and_replace_as_chosen_on_both_sides_of_a_gate() {
+    let f = Fixture::agents(vec![
+        MockAgent::builder("hand")
+            .mount(
+                MockAgent::when()
+                    .step(Step::chunk("report", "part 1, "))
+                    .step(Step::gate("second-half"))
+                    .step(Step::chunk("report", "part 2").append().last())
+                    .step(Step::chunk("notes", "draft"))
+                    .step(Step::chunk("notes", "final").last())
+                    .step(Step::state(TaskState::Completed)),
+            )
+            .build(),
+    ])
+    .await;
+    let mut params = send_params("go");
+    params["configuration"] = json!({"returnImmediately": true});
+    let r = f.call("SendMessage", params).await;
+    let tid = r["task"]["id"].as_str().unwrap().to_string();
+    let j = f.j();
+    // Held at the gate after the first chunk: GetTask shows the half-built artifact.
+    wait_for(j, "the first chunk", |es| {
+        es.iter()
+            .any(|e| matches!(&e.event, Event::ArtifactChunk { artifact_id, .. } if artifact_id == "report"))
+    })
+    .await;
+    let t = f.call("GetTask", json!({"id": tid})).await;
+    assert_eq!(t["artifacts"][0]["parts"][0]["text"], "part 1, ");
+    assert!(!task_states(j, &tid).contains(&"TASK_STATE_COMPLETED".to_string()));
+    f.net.open_gate("second-half");
+    wait_state(j, &tid, "TASK_STATE_COMPLETED").await;
+    let t = f.call("GetTask", json!({"id": tid})).await;
+    let arts = t["artifacts"].as_array().unwrap();
+    let text_of = |a: &Value| -> String {
+        a["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["text"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(text_of(&arts[0]), "part 1, part 2");
+    assert_eq!(
+        text_of(&arts[1]),
+        "final",
+        "a chunk without append replaces"
+    );
+    let sent = artifacts_sent(j);
+    assert_eq!(
+        sent[&(tid.clone(), "report".to_string())],
+        (14, sha256(b"part 1, part 2"))
+    );
+    assert_eq!(sent[&(tid, "notes".to_string())], (5, sha256(b"final")));
+    // The flags go out as chosen.
+    let flags: Vec<(String, bool, bool)> = j
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ArtifactChunk {
+                artifact_id,
+                append,
+                last_chunk,
+                ..
+            } => Some((artifact_id.clone(), *append, *last_chunk)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        flags,
+        vec![
+            ("report".into(), false, false),
+            ("report".into(), true, true),
+            ("notes".into(), false, false),
+            ("notes".into(), false, true),
+        ]
+    );
+    f.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_state_reaches_streams_without_changing_the_task() {
+    let f = Fixture::toml(
+        r#"
+        [[agent]]
+        name = "paused"
+        [[agent.rule]]
+        steps = [
+          { do = "state", state = "TASK_STATE_WORKING" },
+          { do = "unknown_state", state = "TASK_STATE_PAUSED" },
+          { do = "state", state = "TASK_STATE_COMPLETED" },
+        ]
+        "#,
+        "paused",
+    )
+    .await;
+    let s = f.stream("SendStreamingMessage", send_params("go")).await;
+    let tid = task_id_of(&s);
+    assert_eq!(
+        s.states(),
+        vec![
+            "TASK_STATE_SUBMITTED",
+            "TASK_STATE_WORKING",
+            "TASK_STATE_PAUSED",
+            "TASK_STATE_COMPLETED"
+        ]
+    );
+    let paused = &s.results()[2]["statusUpdate"];
+    assert_eq!(paused["taskId"], json!(tid));
+    assert!(paused["contextId"].as_str().is_some_and(|c| !c.is_empty()));
+    assert!(!task_states(f.j(), &tid).contains(&"TASK_STATE_PAUSED".to_string()));
+    f.shutdown().await;
+    // A known state is refused: that is a `state` step.
+    let e = a2a_mock_agents::NetworkSpec::from_toml(
+        "bad.toml",
+        "[[agent]]\nname = \"a\"\n[[agent.rule]]\nsteps = [{ do = \"unknown_state\", state = \"TASK_STATE_WORKING\" }]\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("steps[0].state") && e.contains("known state"),
+        "{e}"
+    );
+}

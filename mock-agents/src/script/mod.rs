@@ -307,6 +307,12 @@ pub enum Fault {
         /// Milliseconds.
         ms: u64,
     },
+    /// Process the request (the task exists), then hold the answer this long: the client sees
+    /// no reply meanwhile, an indefinite outcome (for example while it is killed).
+    StallResponse {
+        /// Milliseconds.
+        ms: u64,
+    },
     /// On a stream: close cleanly after this many events.
     CloseAfter {
         /// Events sent before the close.
@@ -523,6 +529,27 @@ pub enum ScriptStep {
     },
     /// Emit an `append: true` chunk for an artifact id never sent.
     AppendUnknown,
+    /// Emit one hand-made artifact chunk: one text part for the artifact `artifact_id`, with the
+    /// given `append` and `lastChunk` flags (the task's artifacts follow A2A's append/replace
+    /// semantics, as for `artifacts`).
+    Chunk {
+        /// The artifact's id (a chunk without `append` starts or replaces it).
+        artifact_id: String,
+        /// The chunk's text.
+        text: String,
+        /// Append to the artifact instead of replacing it.
+        #[serde(default)]
+        append: bool,
+        /// Mark the artifact complete.
+        #[serde(default)]
+        last_chunk: bool,
+    },
+    /// Emit a status update for the task whose `state` is this name outside the protocol's
+    /// enum, such as `TASK_STATE_PAUSED` (the task's own state does not change).
+    UnknownState {
+        /// The state name sent; a known state is rejected (use `state`).
+        state: String,
+    },
     /// Emit one stream event larger than any sane limit.
     HugeEvent {
         /// Size of the event in bytes.

@@ -115,6 +115,15 @@ impl NetworkSpec {
                         ScriptStep::Gate { gate, .. } if gate.is_empty() => {
                             return Err((step("gate"), Problem::Empty("gate")));
                         }
+                        ScriptStep::Chunk { artifact_id, .. } if artifact_id.is_empty() => {
+                            return Err((step("artifact_id"), Problem::Empty("artifact_id")));
+                        }
+                        ScriptStep::UnknownState { state }
+                            if state.is_empty()
+                                || a2a_protocol::TaskState::parse_lenient(state).is_some() =>
+                        {
+                            return Err((step("state"), Problem::KnownState(state.clone())));
+                        }
                         _ => {}
                     }
                 }
@@ -168,6 +177,9 @@ pub enum Problem {
     /// A `state` step names no task state.
     #[error("unknown state {0:?}")]
     UnknownState(String),
+    /// An `unknown_state` step names a known state (or none).
+    #[error("{0:?} is a known state (or empty); use a `state` step")]
+    KnownState(String),
     /// A `delegate` step names no agent of the network.
     #[error("names no agent: {0:?}")]
     UnknownAgent(String),

@@ -322,16 +322,10 @@ pub fn task_states(j: &Journal, task_id: &str) -> Vec<String> {
 
 /// The request numbers of JSON-RPC requests with this method, in order.
 pub fn reqs_of(j: &Journal, method: &str) -> Vec<u64> {
-    j.entries()
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::Request {
-                req,
-                method: Some(m),
-                ..
-            } if m == method => Some(*req),
-            _ => None,
-        })
+    j.requests()
+        .into_iter()
+        .filter(|r| r.method == method)
+        .map(|r| r.req)
         .collect()
 }
 
