@@ -479,10 +479,10 @@ mod tests {
 
     #[test]
     fn malformed_messages_name_the_field_or_the_type() {
-        let e = (envelope(b"nope").err().unwrap());
+        let e = envelope(b"nope").err().unwrap();
         assert_eq!((e.code, e.id), (DriverErrorCode::BadRequest, None));
         assert!(e.message.starts_with("not JSON"), "{}", e.message);
-        let e = (env(json!({"id": "x"})).err().unwrap());
+        let e = env(json!({"id": "x"})).err().unwrap();
         assert_eq!(e.id.as_deref(), Some("x"));
         assert_eq!(e.message, "missing string field \"type\"");
         let bad = env(
@@ -490,7 +490,7 @@ mod tests {
                              "max_retries": "many"}),
         )
         .unwrap();
-        let e = (decode_message(&bad).unwrap_err());
+        let e = decode_message(&bad).unwrap_err();
         assert_eq!(
             (e.code, e.id.as_deref()),
             (DriverErrorCode::BadRequest, Some("b"))
@@ -501,14 +501,14 @@ mod tests {
             e.message
         );
         let bad = env(json!({"type": "answer", "id": "b"})).unwrap();
-        let e = (decode_message(&bad).unwrap_err());
+        let e = decode_message(&bad).unwrap_err();
         assert!(
             e.message.starts_with("answer: ") && e.message.contains("text"),
             "{}",
             e.message
         );
         let unknown = env(json!({"type": "teleport", "id": "t"})).unwrap();
-        let e = (decode_message(&unknown).unwrap_err());
+        let e = decode_message(&unknown).unwrap_err();
         assert_eq!(
             (e.code, e.id.as_deref()),
             (DriverErrorCode::Unsupported, Some("t"))
