@@ -5,9 +5,10 @@
 //! translated with [`a2a_protocol::compat03::to_v1`] first. The first `JSONRPC` interface whose
 //! version is 1.x is preferred, else the first 0.x one (spoken to through the 0.3 adapter).
 
-use crate::client::{Endpoint, Version};
+use crate::client::Endpoint;
 use crate::request::{ArtifactSpec, media_type_accepted};
 use a2a_protocol::compat03::{self, ObjectKind};
+use a2a_protocol::version::ProtocolVersion;
 use a2a_protocol::{AgentCard, BINDING_JSONRPC};
 use serde_json::Value;
 use std::time::Duration;
@@ -90,14 +91,14 @@ pub fn parse_card(card_url: &str, v: &Value) -> Result<AgentInfo, CardError> {
     let chosen = jsonrpc
         .iter()
         .find(|i| major(&i.protocol_version) == "1")
-        .map(|i| (*i, Version::V1))
+        .map(|i| (*i, ProtocolVersion::V1_0))
         .or_else(|| {
             jsonrpc
                 .iter()
                 .find(|i| major(&i.protocol_version) == "0")
-                .map(|i| (*i, Version::V03))
+                .map(|i| (*i, ProtocolVersion::V0_3))
         })
-        .or_else(|| jsonrpc.first().map(|i| (*i, Version::V1)))
+        .or_else(|| jsonrpc.first().map(|i| (*i, ProtocolVersion::V1_0)))
         .ok_or_else(|| fail("no JSONRPC interface in supportedInterfaces".into()))?;
     let base = reqwest::Url::parse(card_url).map_err(|e| fail(format!("bad card URL: {e}")))?;
     let url = base
@@ -213,7 +214,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(a.endpoint.url, "http://127.0.0.1:9/rpc");
-        assert_eq!(a.endpoint.version, Version::V1);
+        assert_eq!(a.endpoint.version, ProtocolVersion::V1_0);
         assert_eq!(a.endpoint.tenant.as_deref(), Some("t1"));
         assert!(a.streaming());
         assert!(!a.push());
@@ -228,7 +229,7 @@ mod tests {
             "skills": [{"id": "s", "name": "n", "description": "d", "tags": ["x"]}]
         });
         let a = parse_card("http://127.0.0.1:9/.well-known/agent-card.json", &v).unwrap();
-        assert_eq!(a.endpoint.version, Version::V03);
+        assert_eq!(a.endpoint.version, ProtocolVersion::V0_3);
         assert_eq!(a.endpoint.url, "http://127.0.0.1:9/a2a");
     }
 

@@ -15,6 +15,7 @@
 
 use crate::bugs::{Bug, Bugs};
 use crate::request::ArtifactSpec;
+use crate::request::ArtifactSpecExt;
 use crate::store::ArtifactRecord;
 use a2a_protocol::{Artifact, Part, PartContent};
 use sha2::{Digest, Sha256};

@@ -15,6 +15,7 @@
 use a2a_protocol::compat03::{self, ObjectKind};
 use a2a_protocol::jsonrpc::{Id, JsonRpcError, JsonRpcRequest, JsonRpcResponse};
 use a2a_protocol::sse::{SseDecoder, SseEvent};
+use a2a_protocol::version::{ProtocolVersion, VERSION_HEADER};
 use a2a_protocol::{Method, StreamResponse, TaskState};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -23,32 +24,13 @@ use std::time::Duration;
 /// The largest unary response body accepted.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Which protocol version an agent speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    /// A2A 1.0.
-    V1,
-    /// A2A 0.3, through the compat adapter.
-    V03,
-}
-
-impl Version {
-    /// `1.0` or `0.3`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::V1 => "1.0",
-            Version::V03 => "0.3",
-        }
-    }
-}
-
 /// Where and how to call an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
     /// The JSON-RPC URL.
     pub url: String,
-    /// Protocol version.
-    pub version: Version,
+    /// Protocol version (0.3 through the compat adapter).
+    pub version: ProtocolVersion,
     /// Tenant to copy into every request, from the card's interface.
     pub tenant: Option<String>,
 }
@@ -248,18 +230,17 @@ impl RpcClient {
         auth: Option<&str>,
         streaming: bool,
     ) -> Result<(reqwest::RequestBuilder, Id), ClientError> {
-        let (name, mut params) = match ep.version {
-            Version::V1 => (method.as_str(), params),
-            Version::V03 => {
-                let name = compat03::method_to_v03(method.as_str())
-                    .ok_or(ClientError::NotAvailable(method.as_str(), "0.3"))?;
-                let params = match ObjectKind::params_of(method.as_str()) {
-                    Some(kind) => compat03::to_v03(kind, &params)
-                        .map_err(|e| ClientError::Protocol(format!("0.3 adapter: {e}")))?,
-                    None => params,
-                };
-                (name, params)
-            }
+        let name = method.name_in(ep.version).ok_or(ClientError::NotAvailable(
+            method.as_str(),
+            ep.version.as_str(),
+        ))?;
+        let mut params = match ep.version {
+            ProtocolVersion::V1_0 => params,
+            ProtocolVersion::V0_3 => match ObjectKind::params_of(method.as_str()) {
+                Some(kind) => compat03::to_v03(kind, &params)
+                    .map_err(|e| ClientError::Protocol(format!("0.3 adapter: {e}")))?,
+                None => params,
+            },
         };
         if let (Some(t), Value::Object(m)) = (&ep.tenant, &mut params) {
             m.insert("tenant".into(), Value::String(t.clone()));
@@ -269,7 +250,7 @@ impl RpcClient {
         let mut rb = self
             .http
             .post(&ep.url)
-            .header(a2a_protocol::VERSION_HEADER, ep.version.as_str())
+            .header(VERSION_HEADER, ep.version.header_value())
             .header(
                 "Accept",
                 if streaming {
@@ -339,7 +320,7 @@ impl RpcClient {
             .map_err(|e| ClientError::Protocol(format!("{method} reply: {e}")))?;
         check_id(method, sent, &resp)?;
         let mut result = resp.payload.map_err(ClientError::Rpc)?;
-        if ep.version == Version::V03
+        if ep.version == ProtocolVersion::V0_3
             && let Some(kind) = ObjectKind::result_of(method.as_str())
         {
             result = compat03::to_v1(kind, &result)
@@ -471,7 +452,7 @@ pub struct EventStream {
     decoder: SseDecoder,
     events: VecDeque<SseEvent>,
     pending: VecDeque<Result<(Value, Vec<String>), ClientError>>,
-    version: Version,
+    version: ProtocolVersion,
     method: Method,
     rpc_id: Id,
     done: bool,
@@ -529,7 +510,7 @@ impl EventStream {
         })?;
         check_id(self.method, &self.rpc_id, &resp)?;
         let result = resp.payload.map_err(ClientError::Rpc)?;
-        let result = if self.version == Version::V03 {
+        let result = if self.version == ProtocolVersion::V0_3 {
             compat03::to_v1(ObjectKind::StreamResult, &result)
                 .map_err(|e| ClientError::AgentProtocol(format!("0.3 stream event: {e}")))?
         } else {

@@ -1,23 +1,25 @@
 //! The delegator side of the driver contract (`docs/driver-protocol.md`): newline-delimited JSON
 //! on stdin/stdout, one object per line with a `type` field.
 //!
-//! Harness to delegator: `init`, `delegate`, `answer`, `credential`, `cancel`, `snapshot`.
-//! Delegator to harness: `init_ok`, `state`, `escalate`, `done`, `snapshot_ok`, `error`.
+//! Harness to delegator: `init`, `delegate`, `answer`, `credential`, `cancel`, `snapshot`
+//! ([`ToDelegator`]). Delegator to harness: `init_ok`, `state`, `escalate`, `done`,
+//! `snapshot_ok`, `error` ([`FromDelegator`]). Both are the types of `a2a-driver-contract`, the
+//! one definition of the contract.
 //! Stdout carries only protocol lines; logs go to stderr. At EOF on stdin the delegator finishes
 //! its open delegations (each bounded by its deadline), flushes and exits 0.
 
 #[cfg(feature = "planted-bugs")]
 use crate::bugs::Bugs;
 use crate::engine::{Engine, EngineConfig, EngineError, Event, Options};
-use crate::request::DelegationRequest;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use a2a_driver_contract::{
+    AgentStatus, Answer, Cancel, Credential, Delegate, DriverErrorCode, ErrorReply, Escalate,
+    FromDelegator, Init, InitOk, MAX_LINE_BYTES, SnapshotOk, StateChange, ToDelegator,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use std::path::PathBuf;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-
-/// The longest accepted input line (16 MiB).
-pub const MAX_LINE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Feature names reported in `init_ok.supports`.
 pub const SUPPORTS: &[&str] = &[
@@ -59,99 +61,104 @@ pub struct DriveOptions {
     pub bugs: Bugs,
 }
 
-/// The `init` message.
-#[derive(Debug, Clone, Deserialize)]
-pub struct InitMsg {
-    /// Store directory (falls back to `--store`).
-    #[serde(default)]
-    pub store_dir: Option<PathBuf>,
-    /// Resume open delegations.
-    #[serde(default)]
-    pub recovering: bool,
-    /// Agent card URLs.
-    #[serde(default)]
-    pub agents: Vec<String>,
-    /// Push webhook base URL (`null`: no push).
-    #[serde(default)]
-    pub webhook_base_url: Option<String>,
-    /// Where to bind the webhook receiver (default: host:port of `webhook_base_url`).
-    #[serde(default)]
-    pub webhook_listen: Option<String>,
-    /// This delegator's URL.
-    pub self_url: String,
-    /// The delegator's own credential (never sent to agents).
-    #[serde(default)]
-    pub credential: Option<String>,
-    /// Options.
-    #[serde(default)]
-    pub options: Options,
+/// An `error` reply.
+pub fn error_reply(
+    id: Option<&str>,
+    code: DriverErrorCode,
+    message: impl Into<String>,
+) -> ErrorReply {
+    ErrorReply {
+        id: id.map(str::to_owned),
+        code,
+        message: message.into(),
+    }
 }
 
-#[derive(Debug, Deserialize)]
-struct IdText {
-    id: String,
-    text: String,
+fn bad_request(id: Option<&str>, message: impl Into<String>) -> ErrorReply {
+    error_reply(id, DriverErrorCode::BadRequest, message)
 }
 
-#[derive(Debug, Deserialize)]
-struct IdCred {
-    id: String,
-    credential: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct IdOnly {
-    id: String,
-}
-
-/// An `error` line.
-pub fn error_line(id: Option<&str>, code: &str, message: impl Into<String>) -> Value {
-    json!({"type": "error", "id": id, "code": code, "message": message.into()})
-}
-
-/// The JSON line for an engine event.
-pub fn event_line(ev: &Event) -> Value {
+/// The driver message for an engine event.
+pub fn event_message(ev: &Event) -> FromDelegator {
     match ev {
         Event::State {
             id,
             state,
             task_id,
             context_id,
-        } => json!({"type": "state", "id": id, "state": state.as_str(),
-                    "task_id": task_id, "context_id": context_id}),
+        } => FromDelegator::State(StateChange {
+            id: id.clone(),
+            state: *state,
+            task_id: task_id.clone(),
+            context_id: context_id.clone(),
+        }),
         Event::Escalate {
             id,
             kind,
             question,
             agent,
             task_id,
-        } => json!({"type": "escalate", "id": id, "kind": kind, "question": question,
-                    "agent": agent, "task_id": task_id}),
-        Event::Done(o) => json!({
-            "type": "done",
-            "id": o.id,
-            "state": o.state.as_str(),
-            "reason": o.reason,
-            "task_id": o.task_id,
-            "context_id": o.context_id,
-            "message": o.message,
-            "artifacts": o.artifacts.iter().map(|a| json!({
-                "artifact_id": a.artifact_id,
-                "name": a.name,
-                "bytes": a.bytes,
-                "sha256": a.sha256,
-                "media_type": a.media_type,
-                "path": a.path,
-            })).collect::<Vec<_>>(),
+        } => FromDelegator::Escalate(Escalate {
+            id: id.clone(),
+            kind: *kind,
+            question: question.clone(),
+            agent: agent.clone(),
+            task_id: task_id.clone(),
         }),
+        Event::Done(done) => FromDelegator::Done(done.clone()),
     }
 }
 
-fn engine_error(id: Option<&str>, e: &EngineError) -> Value {
+fn engine_error(id: Option<&str>, e: &EngineError) -> ErrorReply {
     match e {
-        EngineError::BadRequest(m) => error_line(id, "bad_request", m.clone()),
-        other => error_line(id, "internal", other.to_string()),
+        EngineError::BadRequest(m) => bad_request(id, m.clone()),
+        other => error_reply(id, DriverErrorCode::Internal, other.to_string()),
     }
+}
+
+/// A line's envelope: the parsed object, its `id` (when a string) and its `type`.
+struct Envelope {
+    value: Value,
+    id: Option<String>,
+    ty: String,
+}
+
+/// Read the envelope of one line; `Err` is the `error` reply (not JSON, or no string `type`).
+fn envelope(line: &[u8]) -> Result<Envelope, ErrorReply> {
+    let value: Value =
+        serde_json::from_slice(line).map_err(|e| bad_request(None, format!("not JSON: {e}")))?;
+    let id = value.get("id").and_then(Value::as_str).map(str::to_owned);
+    let Some(ty) = value.get("type").and_then(Value::as_str) else {
+        return Err(bad_request(id.as_deref(), "missing string field \"type\""));
+    };
+    let ty = ty.to_owned();
+    Ok(Envelope { value, id, ty })
+}
+
+/// Decode the message of an envelope into the contract's [`ToDelegator`]. Each message body is
+/// decoded on its own so that a shape error names the JSON path of the offending field (a
+/// tagged enum would lose it). `Err` is the `error` reply: `bad_request` naming the field, or
+/// `unsupported` for a `type` the contract does not know.
+fn decode_message(env: &Envelope) -> Result<ToDelegator, ErrorReply> {
+    fn body<T: DeserializeOwned>(env: &Envelope) -> Result<T, ErrorReply> {
+        a2a_protocol::codec::decode_value(&env.value)
+            .map_err(|e| bad_request(env.id.as_deref(), format!("{}: {e}", env.ty)))
+    }
+    Ok(match env.ty.as_str() {
+        "init" => ToDelegator::Init(body::<Init>(env)?),
+        "delegate" => ToDelegator::Delegate(body::<Delegate>(env)?),
+        "answer" => ToDelegator::Answer(body::<Answer>(env)?),
+        "credential" => ToDelegator::Credential(body::<Credential>(env)?),
+        "cancel" => ToDelegator::Cancel(body::<Cancel>(env)?),
+        "snapshot" => ToDelegator::Snapshot,
+        other => {
+            return Err(error_reply(
+                env.id.as_deref(),
+                DriverErrorCode::Unsupported,
+                format!("message type {other:?} is not supported"),
+            ));
+        }
+    })
 }
 
 /// Read one line of at most [`MAX_LINE_BYTES`]; `Ok(None)` at EOF. An over-long line is
@@ -159,22 +166,17 @@ fn engine_error(id: Option<&str>, e: &EngineError) -> Value {
 async fn read_line<R: AsyncBufRead + Unpin>(
     r: &mut R,
 ) -> Result<Option<Result<Vec<u8>, String>>, std::io::Error> {
+    const MAX: u64 = MAX_LINE_BYTES as u64;
     let mut buf = Vec::new();
-    let n = (&mut *r)
-        .take(MAX_LINE_BYTES)
-        .read_until(b'\n', &mut buf)
-        .await?;
+    let n = (&mut *r).take(MAX).read_until(b'\n', &mut buf).await?;
     if n == 0 {
         return Ok(None);
     }
-    if buf.last() != Some(&b'\n') && n as u64 == MAX_LINE_BYTES {
+    if buf.last() != Some(&b'\n') && n as u64 == MAX {
         // Skip the rest of the line.
         loop {
             let mut rest = Vec::new();
-            let m = (&mut *r)
-                .take(MAX_LINE_BYTES)
-                .read_until(b'\n', &mut rest)
-                .await?;
+            let m = (&mut *r).take(MAX).read_until(b'\n', &mut rest).await?;
             if m == 0 || rest.last() == Some(&b'\n') {
                 break;
             }
@@ -186,215 +188,237 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     Ok(Some(Ok(buf)))
 }
 
+/// The line for a message; a message that cannot be serialized (never expected) is reported
+/// as an `internal` error line instead.
+fn line_of(msg: &FromDelegator) -> String {
+    msg.to_line().unwrap_or_else(|e| {
+        let reply = error_reply(
+            None,
+            DriverErrorCode::Internal,
+            format!("{} line not serializable: {e}", msg.type_name()),
+        );
+        FromDelegator::Error(reply).to_line().unwrap_or_default()
+    })
+}
+
+/// Start the engine for an `init`, answer `init_ok` (or an `error`) and start forwarding its
+/// events. Returns the engine and the forwarder's stop handle when it started.
+async fn start_engine(
+    init: Init,
+    opts: &DriveOptions,
+    out_tx: &mpsc::UnboundedSender<FromDelegator>,
+) -> Option<(Engine, Forwarder)> {
+    let send = |m: ErrorReply| {
+        let _ = out_tx.send(FromDelegator::Error(m));
+    };
+    let Some(store_dir) = init
+        .store_dir
+        .clone()
+        .map(PathBuf::from)
+        .or_else(|| opts.store.clone())
+    else {
+        send(bad_request(
+            None,
+            "init: store_dir is missing and drive was started without --store",
+        ));
+        return None;
+    };
+    let options = match Options::from_init(&init.options) {
+        Ok(o) => o,
+        Err(e) => {
+            // Named as today: the path from the message's root.
+            let e = match e {
+                a2a_protocol::codec::DecodeError::Shape { path, message } => format!(
+                    "$.options{}: {message}",
+                    path.strip_prefix('$').unwrap_or(&path)
+                ),
+                other => other.to_string(),
+            };
+            send(bad_request(None, format!("init: {e}")));
+            return None;
+        }
+    };
+    let cfg = EngineConfig::new(store_dir, init.self_url.clone())
+        .agents(init.agents.clone())
+        .webhook_base_url(init.webhook_base_url.clone())
+        .webhook_listen(init.webhook_listen.clone())
+        .own_credential(init.credential.clone())
+        .options(options);
+    #[cfg(feature = "planted-bugs")]
+    let cfg = cfg.with_bugs(opts.bugs);
+    let (ev_tx, mut ev_rx) = mpsc::unbounded_channel();
+    let e = match Engine::start(cfg, ev_tx).await {
+        Ok(e) => e,
+        Err(err) => {
+            send(engine_error(None, &err));
+            return None;
+        }
+    };
+    let agents: Vec<AgentStatus> = {
+        let ok = e.agents().await;
+        let errs = e.card_errors();
+        init.agents
+            .iter()
+            .map(|u| match ok.iter().find(|a| &a.card_url == u) {
+                Some(a) => AgentStatus {
+                    card_url: u.clone(),
+                    ok: true,
+                    name: Some(a.card.name.clone()),
+                    protocol_version: Some(a.endpoint.version.as_str().to_owned()),
+                    error: None,
+                },
+                None => AgentStatus {
+                    card_url: u.clone(),
+                    ok: false,
+                    name: None,
+                    protocol_version: None,
+                    error: Some(
+                        errs.iter()
+                            .find(|x| &x.url == u)
+                            .map(|x| x.message.clone())
+                            .unwrap_or_else(|| "card not read".into()),
+                    ),
+                },
+            })
+            .collect()
+    };
+    let _ = out_tx.send(FromDelegator::InitOk(InitOk {
+        name: "a2a-delegator".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        supports: SUPPORTS.iter().map(|s| (*s).to_owned()).collect(),
+        webhook_url: e.webhook_url(),
+        agents,
+    }));
+    let tx = out_tx.clone();
+    let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                ev = ev_rx.recv() => match ev {
+                    Some(ev) => { let _ = tx.send(event_message(&ev)); }
+                    None => return,
+                },
+                _ = &mut stop_rx => {
+                    // Drain what was reported before the stop.
+                    while let Ok(ev) = ev_rx.try_recv() {
+                        let _ = tx.send(event_message(&ev));
+                    }
+                    return;
+                }
+            }
+        }
+    });
+    if init.recovering
+        && let Err(err) = e.recover().await
+    {
+        send(engine_error(None, &err));
+    }
+    Some((e, (stop_tx, task)))
+}
+
+/// Stops the task that forwards engine events to stdout (after draining them).
+type Forwarder = (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+);
+
+/// Act on one message after `init`.
+async fn handle(e: &Engine, msg: ToDelegator) -> Option<FromDelegator> {
+    match msg {
+        ToDelegator::Init(_) => Some(bad_request(None, "init was already received").into()),
+        ToDelegator::Delegate(req) => {
+            let id = req.id.clone();
+            e.delegate(req)
+                .await
+                .err()
+                .map(|err| engine_error(Some(&id), &err).into())
+        }
+        ToDelegator::Answer(m) => e
+            .answer(&m.id, m.text)
+            .err()
+            .map(|err| engine_error(Some(&m.id), &err).into()),
+        ToDelegator::Credential(m) => e
+            .credential(&m.id, m.credential)
+            .err()
+            .map(|err| engine_error(Some(&m.id), &err).into()),
+        ToDelegator::Cancel(m) => e
+            .cancel(&m.id)
+            .err()
+            .map(|err| engine_error(Some(&m.id), &err).into()),
+        ToDelegator::Snapshot => Some(match e.snapshot().await {
+            Ok(records) => FromDelegator::SnapshotOk(SnapshotOk { records }),
+            Err(err) => engine_error(None, &err).into(),
+        }),
+    }
+}
+
 /// Run the driver protocol on `input`/`output` until EOF.
 pub async fn drive<R, W>(mut input: R, output: W, opts: DriveOptions) -> Result<(), DriverError>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<FromDelegator>();
     let writer = tokio::spawn(async move {
         let mut output = output;
-        while let Some(v) = out_rx.recv().await {
-            let mut line = serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec());
-            line.push(b'\n');
-            output.write_all(&line).await?;
+        while let Some(msg) = out_rx.recv().await {
+            output.write_all(line_of(&msg).as_bytes()).await?;
             output.flush().await?;
         }
         Ok::<(), std::io::Error>(())
     });
     let mut engine: Option<Engine> = None;
-    let mut forwarder: Option<(
-        tokio::sync::oneshot::Sender<()>,
-        tokio::task::JoinHandle<()>,
-    )> = None;
-    let send = |v: Value| {
-        let _ = out_tx.send(v);
+    let mut forwarder: Option<Forwarder> = None;
+    let send = |m: FromDelegator| {
+        let _ = out_tx.send(m);
     };
     while let Some(line) = read_line(&mut input).await? {
         let line = match line {
             Ok(l) => l,
             Err(msg) => {
-                send(error_line(None, "bad_request", msg));
+                send(bad_request(None, msg).into());
                 continue;
             }
         };
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let v: Value = match serde_json::from_slice(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                send(error_line(None, "bad_request", format!("not JSON: {e}")));
+        let env = match envelope(&line) {
+            Ok(env) => env,
+            Err(reply) => {
+                send(reply.into());
                 continue;
             }
         };
-        let id = v.get("id").and_then(Value::as_str).map(str::to_string);
-        let Some(ty) = v.get("type").and_then(Value::as_str) else {
-            send(error_line(
-                id.as_deref(),
-                "bad_request",
-                "missing string field \"type\"",
-            ));
+        let Some(e) = &engine else {
+            if env.ty != "init" {
+                send(bad_request(env.id.as_deref(), format!("{:?} before init", env.ty)).into());
+                continue;
+            }
+            match decode_message(&env) {
+                Ok(ToDelegator::Init(init)) => {
+                    if let Some((e, f)) = start_engine(init, &opts, &out_tx).await {
+                        engine = Some(e);
+                        forwarder = Some(f);
+                    }
+                }
+                Ok(_) => {}
+                Err(reply) => send(reply.into()),
+            }
             continue;
         };
-        match (ty, &engine) {
-            ("init", Some(_)) => send(error_line(None, "bad_request", "init was already received")),
-            ("init", None) => {
-                let init: InitMsg = match a2a_protocol::codec::decode_value(&v) {
-                    Ok(i) => i,
-                    Err(e) => {
-                        send(error_line(None, "bad_request", format!("init: {e}")));
-                        continue;
-                    }
-                };
-                let Some(store_dir) = init.store_dir.clone().or_else(|| opts.store.clone()) else {
-                    send(error_line(
-                        None,
-                        "bad_request",
-                        "init: store_dir is missing and drive was started without --store",
-                    ));
-                    continue;
-                };
-                let cfg = EngineConfig::new(store_dir, init.self_url.clone())
-                    .agents(init.agents.clone())
-                    .webhook_base_url(init.webhook_base_url.clone())
-                    .webhook_listen(init.webhook_listen.clone())
-                    .own_credential(init.credential.clone())
-                    .options(init.options.clone());
-                #[cfg(feature = "planted-bugs")]
-                let cfg = cfg.with_bugs(opts.bugs);
-                let (ev_tx, mut ev_rx) = mpsc::unbounded_channel();
-                match Engine::start(cfg, ev_tx).await {
-                    Ok(e) => {
-                        let agents: Vec<Value> = {
-                            let ok = e.agents().await;
-                            let errs = e.card_errors();
-                            init.agents
-                                .iter()
-                                .map(|u| {
-                                    if let Some(a) = ok.iter().find(|a| &a.card_url == u) {
-                                        json!({"card_url": u, "ok": true, "name": a.card.name,
-                                               "protocol_version": a.endpoint.version.as_str()})
-                                    } else {
-                                        let msg = errs
-                                            .iter()
-                                            .find(|x| &x.url == u)
-                                            .map(|x| x.message.clone())
-                                            .unwrap_or_else(|| "card not read".into());
-                                        json!({"card_url": u, "ok": false, "error": msg})
-                                    }
-                                })
-                                .collect()
-                        };
-                        send(json!({
-                            "type": "init_ok",
-                            "name": "a2a-delegator",
-                            "version": env!("CARGO_PKG_VERSION"),
-                            "supports": SUPPORTS,
-                            "webhook_url": e.webhook_url(),
-                            "agents": agents,
-                        }));
-                        let tx = out_tx.clone();
-                        let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
-                        forwarder = Some((
-                            stop_tx,
-                            tokio::spawn(async move {
-                                loop {
-                                    tokio::select! {
-                                        ev = ev_rx.recv() => match ev {
-                                            Some(ev) => { let _ = tx.send(event_line(&ev)); }
-                                            None => return,
-                                        },
-                                        _ = &mut stop_rx => {
-                                            // Drain what was reported before the stop.
-                                            while let Ok(ev) = ev_rx.try_recv() {
-                                                let _ = tx.send(event_line(&ev));
-                                            }
-                                            return;
-                                        }
-                                    }
-                                }
-                            }),
-                        ));
-                        if init.recovering
-                            && let Err(err) = e.recover().await
-                        {
-                            send(engine_error(None, &err));
-                        }
-                        engine = Some(e);
-                    }
-                    Err(err) => send(engine_error(None, &err)),
+        if env.ty == "init" {
+            // Not decoded: a second init is refused whatever it holds.
+            send(bad_request(None, "init was already received").into());
+            continue;
+        }
+        match decode_message(&env) {
+            Ok(msg) => {
+                if let Some(reply) = handle(e, msg).await {
+                    send(reply);
                 }
             }
-            (_, None) => send(error_line(
-                id.as_deref(),
-                "bad_request",
-                format!("{ty:?} before init"),
-            )),
-            ("delegate", Some(e)) => {
-                let mut body = v.clone();
-                if let Value::Object(m) = &mut body {
-                    m.remove("type");
-                }
-                match a2a_protocol::codec::decode_value::<DelegationRequest>(&body) {
-                    Ok(req) => {
-                        if let Err(err) = e.delegate(req).await {
-                            send(engine_error(id.as_deref(), &err));
-                        }
-                    }
-                    Err(err) => send(error_line(
-                        id.as_deref(),
-                        "bad_request",
-                        format!("delegate: {err}"),
-                    )),
-                }
-            }
-            ("answer", Some(e)) => match a2a_protocol::codec::decode_value::<IdText>(&v) {
-                Ok(m) => {
-                    if let Err(err) = e.answer(&m.id, m.text) {
-                        send(engine_error(Some(&m.id), &err));
-                    }
-                }
-                Err(err) => send(error_line(
-                    id.as_deref(),
-                    "bad_request",
-                    format!("answer: {err}"),
-                )),
-            },
-            ("credential", Some(e)) => match a2a_protocol::codec::decode_value::<IdCred>(&v) {
-                Ok(m) => {
-                    if let Err(err) = e.credential(&m.id, m.credential) {
-                        send(engine_error(Some(&m.id), &err));
-                    }
-                }
-                Err(err) => send(error_line(
-                    id.as_deref(),
-                    "bad_request",
-                    format!("credential: {err}"),
-                )),
-            },
-            ("cancel", Some(e)) => match a2a_protocol::codec::decode_value::<IdOnly>(&v) {
-                Ok(m) => {
-                    if let Err(err) = e.cancel(&m.id) {
-                        send(engine_error(Some(&m.id), &err));
-                    }
-                }
-                Err(err) => send(error_line(
-                    id.as_deref(),
-                    "bad_request",
-                    format!("cancel: {err}"),
-                )),
-            },
-            ("snapshot", Some(e)) => match e.snapshot().await {
-                Ok(records) => send(json!({"type": "snapshot_ok", "records": records})),
-                Err(err) => send(engine_error(None, &err)),
-            },
-            (other, Some(_)) => send(error_line(
-                id.as_deref(),
-                "unsupported",
-                format!("message type {other:?} is not supported"),
-            )),
+            Err(reply) => send(reply.into()),
         }
     }
     // EOF: finish open work (each delegation is bounded by its deadline), then flush.
@@ -413,4 +437,100 @@ where
         Err(e) => return Err(DriverError::Io(std::io::Error::other(e.to_string()))),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env(v: Value) -> Result<Envelope, ErrorReply> {
+        envelope(v.to_string().as_bytes())
+    }
+
+    #[test]
+    fn every_contract_message_decodes_by_its_type_name() {
+        let mut d = Delegate::new("d1", "c", "t");
+        d.max_retries = 5;
+        for msg in [
+            ToDelegator::Init(Init {
+                agents: vec!["http://127.0.0.1:1/card".into()],
+                self_url: "http://127.0.0.1:2/".into(),
+                ..Init::default()
+            }),
+            ToDelegator::Delegate(d),
+            ToDelegator::Answer(Answer {
+                id: "d1".into(),
+                text: "x".into(),
+            }),
+            ToDelegator::Credential(Credential {
+                id: "d1".into(),
+                credential: "Bearer y".into(),
+            }),
+            ToDelegator::Cancel(Cancel { id: "d1".into() }),
+            ToDelegator::Snapshot,
+        ] {
+            let line = msg.to_line().unwrap();
+            let e = envelope(line.as_bytes()).unwrap();
+            assert_eq!(e.ty, msg.type_name());
+            assert_eq!(decode_message(&e).unwrap(), msg);
+        }
+    }
+
+    #[test]
+    fn malformed_messages_name_the_field_or_the_type() {
+        let e = envelope(b"nope").err().unwrap();
+        assert_eq!((e.code, e.id), (DriverErrorCode::BadRequest, None));
+        assert!(e.message.starts_with("not JSON"), "{}", e.message);
+        let e = env(json!({"id": "x"})).err().unwrap();
+        assert_eq!(e.id.as_deref(), Some("x"));
+        assert_eq!(e.message, "missing string field \"type\"");
+        let bad = env(
+            json!({"type": "delegate", "id": "b", "capability": "c", "text": "t",
+                             "max_retries": "many"}),
+        )
+        .unwrap();
+        let e = decode_message(&bad).unwrap_err();
+        assert_eq!(
+            (e.code, e.id.as_deref()),
+            (DriverErrorCode::BadRequest, Some("b"))
+        );
+        assert!(
+            e.message.starts_with("delegate: $.max_retries"),
+            "{}",
+            e.message
+        );
+        let bad = env(json!({"type": "answer", "id": "b"})).unwrap();
+        let e = decode_message(&bad).unwrap_err();
+        assert!(
+            e.message.starts_with("answer: ") && e.message.contains("text"),
+            "{}",
+            e.message
+        );
+        let unknown = env(json!({"type": "teleport", "id": "t"})).unwrap();
+        let e = decode_message(&unknown).unwrap_err();
+        assert_eq!(
+            (e.code, e.id.as_deref()),
+            (DriverErrorCode::Unsupported, Some("t"))
+        );
+    }
+
+    #[test]
+    fn init_options_keep_defaults_and_extras() {
+        let init: Init = serde_json::from_value(json!({
+            "agents": [], "self_url": "http://127.0.0.1:1/",
+            "options": {"poll_interval_ms": 20, "request_timeout_ms": 700, "unknown": true}
+        }))
+        .unwrap();
+        let o = Options::from_init(&init.options).unwrap();
+        assert_eq!((o.poll_interval_ms, o.request_timeout_ms), (20, 700));
+        assert_eq!(o.max_depth, Options::default().max_depth);
+        let init: Init = serde_json::from_value(json!({
+            "agents": [], "self_url": "http://127.0.0.1:1/",
+            "options": {"max_event_bytes": "big"}
+        }))
+        .unwrap();
+        let e = Options::from_init(&init.options).unwrap_err();
+        assert!(e.to_string().starts_with("$.max_event_bytes"), "{e}");
+    }
 }

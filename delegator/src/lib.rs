@@ -31,6 +31,8 @@ pub mod request;
 pub mod store;
 pub mod webhook;
 
-pub use engine::{Engine, EngineConfig, EngineError, EscalationKind, Event, Options, Outcome};
+pub use engine::{
+    Done, Engine, EngineConfig, EngineError, EscalationKind, Event, Options, Outcome,
+};
 pub use request::{ArtifactSpec, ChildRequest, DelegationRequest, Priority};
 pub use store::{DelegationRecord, DelegationState, DelegationStore, SqliteStore};

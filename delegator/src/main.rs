@@ -6,6 +6,7 @@ use a2a_delegator::bugs::Bugs;
 use a2a_delegator::driver::{self, DriveOptions};
 use a2a_delegator::engine::{Engine, EngineConfig, Event, Options};
 use a2a_delegator::metrics;
+use a2a_delegator::request::RequestExt;
 use a2a_delegator::request::{ArtifactSpec, DelegationRequest, Priority};
 use a2a_delegator::store::{DelegationState, DelegationStore, SqliteStore};
 use anyhow::{Context, Result, bail};
@@ -274,7 +275,7 @@ async fn run_one(cfg: EngineConfig, req: DelegationRequest) -> Result<Delegation
     engine.delegate(req).await?;
     let mut stdin = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Some(ev) = rx.recv().await {
-        println!("{}", driver::event_line(&ev));
+        print!("{}", driver::event_message(&ev).to_line()?);
         match ev {
             Event::Escalate { id: eid, kind, .. } => {
                 let line = stdin
@@ -286,7 +287,7 @@ async fn run_one(cfg: EngineConfig, req: DelegationRequest) -> Result<Delegation
                     a2a_delegator::EscalationKind::Auth => engine.credential(&eid, line)?,
                 }
             }
-            Event::Done(o) if o.id == id => return Ok(o.state),
+            Event::Done(o) if o.id == id => return Ok(o.state.into()),
             _ => {}
         }
     }

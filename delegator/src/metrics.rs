@@ -105,7 +105,11 @@ pub fn compute(records: &[DelegationRecord], now: OffsetDateTime) -> Status {
         }
         if r.task_id.is_some() {
             a.with_task += 1;
-            a.rounds += r.input_rounds.iter().filter(|q| q.kind == "input").count() as u64;
+            a.rounds += r
+                .input_rounds
+                .iter()
+                .filter(|q| q.kind == a2a_driver_contract::EscalationKind::Input)
+                .count() as u64;
         }
         if !r.state.is_final()
             && let Some(d) = ts(&r.deadline)
@@ -239,13 +243,13 @@ mod tests {
         let mut a = rec("a", DelegationState::Completed, 0.5);
         a.input_rounds.push(InputRound {
             round: 1,
-            kind: "input".into(),
+            kind: a2a_driver_contract::EscalationKind::Input,
             question: "q".into(),
             question_message_id: None,
             answer: None,
             source: None,
             answer_message_id: None,
-            asked_at: now_text(),
+            asked_at: Some(now_text()),
             answered_at: None,
             sent_at: None,
         });

@@ -1,5 +1,6 @@
-//! The request model: [`DelegationRequest`] and [`ArtifactSpec`] (seed 001), with the constraints
-//! the seed puts on them, checked by [`DelegationRequest::validate`] with errors that name the
+//! The request model: [`DelegationRequest`] and [`ArtifactSpec`] (seed 001; the driver contract's
+//! types, one definition in `a2a-driver-contract`), with the constraints
+//! the seed puts on them, checked by [`RequestExt::validate`] with errors that name the
 //! offending field.
 //!
 //! Constraints: `id` 1..=128 characters without control characters; `capability` and `text`
@@ -8,8 +9,6 @@
 //! allowed); `max_size_bytes` 1..=4 GiB; `schema` a valid JSON Schema; `inputs` a JSON object;
 //! every `chain` entry non-empty; children valid by the same rules and with distinct ids.
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -21,8 +20,14 @@ pub const MAX_TIMEOUT_SECONDS: u64 = 3600;
 pub const MAX_RETRIES: u32 = 10;
 /// Largest accepted `artifact_spec.max_size_bytes` (4 GiB).
 pub const MAX_ARTIFACT_BYTES: u64 = 4 * 1024 * 1024 * 1024;
-/// Default `artifact_spec.max_size_bytes` (10 MiB, as in seed 001).
-pub const DEFAULT_MAX_SIZE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// One child of a fan-out: what differs from the parent; absent fields inherit the parent's.
+pub use a2a_driver_contract::ChildDelegate as ChildRequest;
+/// One delegation as the caller asks for it: the driver contract's `delegate` message (seed 001
+/// `DelegationRequest`, extended with the fields seed 000 needs: inputs, deadline, budget, depth,
+/// chain, fan-out and refinement).
+pub use a2a_driver_contract::Delegate as DelegationRequest;
+pub use a2a_driver_contract::{ArtifactSpec, Priority};
 
 /// A request is invalid; the message names the field and the constraint.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,65 +46,24 @@ fn bad(field: impl Into<String>, reason: impl Into<String>) -> RequestError {
     }
 }
 
-/// How urgent a delegation is (seed 001 `TaskPriority`). Stored and reported; it does not change
-/// what is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Priority {
-    /// Low.
-    Low,
-    /// Normal (the default).
-    #[default]
-    Normal,
-    /// High.
-    High,
-    /// Critical.
-    Critical,
-}
-
-impl Priority {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Priority::Low => "low",
-            Priority::Normal => "normal",
-            Priority::High => "high",
-            Priority::Critical => "critical",
-        }
-    }
-}
-
-/// What output the delegator can consume (seed 001 `ArtifactSpec`), plus an optional JSON Schema
-/// for structured `data` parts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ArtifactSpec {
-    /// Accepted media types; `*/*` and `type/*` wildcards allowed.
-    pub mime_types: Vec<String>,
-    /// Largest accepted artifact, in bytes; an artifact is rejected once it crosses this.
-    pub max_size_bytes: u64,
-    /// Prefer streaming delivery (used only when the agent's card declares streaming).
-    pub streaming_preferred: bool,
-    /// JSON Schema every `data` part must satisfy, if any.
-    pub schema: Option<Value>,
-}
-
-impl Default for ArtifactSpec {
-    fn default() -> Self {
-        ArtifactSpec {
-            mime_types: vec!["application/json".to_string()],
-            max_size_bytes: DEFAULT_MAX_SIZE_BYTES,
-            streaming_preferred: true,
-            schema: None,
-        }
-    }
-}
-
-impl ArtifactSpec {
+/// The delegator's rules for an [`ArtifactSpec`]: matching media types and checking the spec.
+pub trait ArtifactSpecExt {
     /// True when `media_type` (parameters ignored, case-insensitive) matches an accepted type.
-    pub fn accepts(&self, media_type: &str) -> bool {
-        media_type_accepted(&self.mime_types, media_type)
-    }
+    fn accepts(&self, media_type: &str) -> bool;
+    /// Check the spec; `field` prefixes error field names.
+    fn validate(&self, field: &str) -> Result<(), RequestError>;
+}
+
+/// The delegator's rules for a [`DelegationRequest`]: its constraints, its deadline and the
+/// requests of its fan-out children.
+pub trait RequestExt {
+    /// Check every constraint; the error names the first offending field.
+    fn validate(&self) -> Result<(), RequestError>;
+    /// The absolute local deadline: the earlier of `now + timeout_seconds` and `deadline`.
+    fn effective_deadline(&self, now: OffsetDateTime) -> OffsetDateTime;
+    /// The request of one child of a fan-out: the child's fields over the parent's, with the
+    /// parent's limits, depth and chain and the given budget share.
+    fn child_request(&self, child: &ChildRequest, budget: f64, deadline: &str) -> Self;
 }
 
 /// True when `media_type` matches one of `accepted` (wildcards `*/*`, `type/*`; parameters after
@@ -120,88 +84,6 @@ pub fn media_type_accepted(accepted: &[String], media_type: &str) -> bool {
     })
 }
 
-/// One delegation as the caller asks for it (seed 001 `DelegationRequest`, extended with the
-/// fields seed 000 needs: inputs, deadline, budget, depth, chain, fan-out and refinement).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DelegationRequest {
-    /// The delegation id, chosen by the caller (seed 001 `task_id`); unique in the store.
-    pub id: String,
-    /// The skill id the target agent must advertise (seed 001 `capability_required`).
-    pub capability: String,
-    /// The instructions sent as the text part (seed 001 `input_message`).
-    pub text: String,
-    /// Data the delegation holds: sent as a data part and used to answer input questions.
-    #[serde(default)]
-    pub inputs: Map<String, Value>,
-    /// What output is acceptable.
-    #[serde(default)]
-    pub artifact_spec: ArtifactSpec,
-    /// Seconds from acceptance until the local deadline (10..=3600).
-    #[serde(default = "default_timeout")]
-    pub timeout_seconds: u64,
-    /// An absolute deadline (RFC 3339); the earlier of this and `timeout_seconds` applies.
-    #[serde(default)]
-    pub deadline: Option<String>,
-    /// Budget in USD for this delegation (and its children).
-    #[serde(default = "default_budget")]
-    pub budget_usd: f64,
-    /// Transient failures retried at most this many times (0..=10).
-    #[serde(default = "default_retries")]
-    pub max_retries: u32,
-    /// Priority.
-    #[serde(default)]
-    pub priority: Priority,
-    /// Depth at which this work reached the delegator (0 for a root request).
-    #[serde(default)]
-    pub depth: u32,
-    /// URLs of the delegators the work passed through, oldest first (seed 001
-    /// `delegation_chain`).
-    #[serde(default)]
-    pub chain: Vec<String>,
-    /// Fan-out: sub-delegations sharing this request's budget (with a reserve) and limits.
-    #[serde(default)]
-    pub children: Option<Vec<ChildRequest>>,
-    /// Refinement of an earlier delegation: a new task in its context, referencing its task.
-    #[serde(default)]
-    pub refine_of: Option<String>,
-    /// Direct agent choice: a card URL (the `delegate` CLI uses it); routing still checks it.
-    #[serde(default)]
-    pub agent: Option<String>,
-}
-
-/// One child of a fan-out: what differs from the parent. Absent fields inherit the parent's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChildRequest {
-    /// The child's delegation id.
-    pub id: String,
-    /// Skill id.
-    pub capability: String,
-    /// Instructions.
-    pub text: String,
-    /// Inputs (default: the parent's).
-    #[serde(default)]
-    pub inputs: Option<Map<String, Value>>,
-    /// Artifact spec (default: the parent's).
-    #[serde(default)]
-    pub artifact_spec: Option<ArtifactSpec>,
-    /// Retries (default: the parent's).
-    #[serde(default)]
-    pub max_retries: Option<u32>,
-    /// Priority (default: the parent's).
-    #[serde(default)]
-    pub priority: Option<Priority>,
-}
-
-fn default_timeout() -> u64 {
-    300
-}
-fn default_budget() -> f64 {
-    1.0
-}
-fn default_retries() -> u32 {
-    3
-}
-
 fn check_id(field: &str, id: &str) -> Result<(), RequestError> {
     if id.is_empty() || id.chars().count() > 128 {
         return Err(bad(field, "must be 1 to 128 characters"));
@@ -212,9 +94,12 @@ fn check_id(field: &str, id: &str) -> Result<(), RequestError> {
     Ok(())
 }
 
-impl ArtifactSpec {
-    /// Check the spec; `field` prefixes error field names.
-    pub fn validate(&self, field: &str) -> Result<(), RequestError> {
+impl ArtifactSpecExt for ArtifactSpec {
+    fn accepts(&self, media_type: &str) -> bool {
+        media_type_accepted(&self.mime_types, media_type)
+    }
+
+    fn validate(&self, field: &str) -> Result<(), RequestError> {
         if self.mime_types.is_empty() {
             return Err(bad(
                 format!("{field}.mime_types"),
@@ -254,34 +139,8 @@ impl ArtifactSpec {
     }
 }
 
-impl DelegationRequest {
-    /// A request with the seed's defaults for everything but the three required fields.
-    pub fn new(
-        id: impl Into<String>,
-        capability: impl Into<String>,
-        text: impl Into<String>,
-    ) -> Self {
-        DelegationRequest {
-            id: id.into(),
-            capability: capability.into(),
-            text: text.into(),
-            inputs: Map::new(),
-            artifact_spec: ArtifactSpec::default(),
-            timeout_seconds: default_timeout(),
-            deadline: None,
-            budget_usd: default_budget(),
-            max_retries: default_retries(),
-            priority: Priority::Normal,
-            depth: 0,
-            chain: Vec::new(),
-            children: None,
-            refine_of: None,
-            agent: None,
-        }
-    }
-
-    /// Check every constraint; the error names the first offending field.
-    pub fn validate(&self) -> Result<(), RequestError> {
+impl RequestExt for DelegationRequest {
+    fn validate(&self) -> Result<(), RequestError> {
         check_id("id", &self.id)?;
         if self.capability.trim().is_empty() {
             return Err(bad("capability", "must not be empty"));
@@ -369,8 +228,7 @@ impl DelegationRequest {
         Ok(())
     }
 
-    /// The absolute local deadline: the earlier of `now + timeout_seconds` and `deadline`.
-    pub fn effective_deadline(&self, now: OffsetDateTime) -> OffsetDateTime {
+    fn effective_deadline(&self, now: OffsetDateTime) -> OffsetDateTime {
         let by_timeout =
             now + time::Duration::seconds(i64::try_from(self.timeout_seconds).unwrap_or(3600));
         match self
@@ -383,9 +241,7 @@ impl DelegationRequest {
         }
     }
 
-    /// The request of child `i` of a fan-out: the child's fields over the parent's, with the
-    /// parent's limits, depth and chain and the given budget share.
-    pub fn child_request(&self, child: &ChildRequest, budget: f64, deadline: &str) -> Self {
+    fn child_request(&self, child: &ChildRequest, budget: f64, deadline: &str) -> Self {
         DelegationRequest {
             id: child.id.clone(),
             capability: child.capability.clone(),

@@ -4,11 +4,11 @@
 mod support;
 
 use a2a_delegator::EscalationKind;
-use a2a_delegator::engine::{Engine, EngineConfig, Event, Options, Outcome};
+use a2a_delegator::engine::{Done, Engine, EngineConfig, Event, Options};
 use a2a_delegator::request::{ArtifactSpec, ChildRequest, DelegationRequest};
 use a2a_delegator::store::{DelegationState, DelegationStore, SqliteStore};
 use a2a_protocol::{Part, TaskState};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::Duration;
 use support::{AgentConfig, FakeAgent, Fault, Step};
 use tokio::sync::mpsc;
@@ -57,7 +57,7 @@ impl H {
             .expect("engine gone")
     }
 
-    async fn done(&mut self, id: &str) -> Outcome {
+    async fn done(&mut self, id: &str) -> Done {
         loop {
             if let Event::Done(o) = self.next().await
                 && o.id == id
@@ -456,7 +456,7 @@ async fn auth_required_is_escalated_and_the_scoped_credential_used_only_there() 
     }
     // The credential is never exported in a snapshot.
     let snap = h.engine.snapshot().await.unwrap();
-    assert!(!Value::Array(snap).to_string().contains("scoped-1"));
+    assert!(!serde_json::to_string(&snap).unwrap().contains("scoped-1"));
 }
 
 #[tokio::test]
@@ -748,11 +748,7 @@ async fn refinement_is_a_new_task_in_the_same_context() {
     assert!(h.engine.delegate(bad).await.is_err());
 }
 
-async fn artifact_case(
-    steps: Vec<Step>,
-    spec: ArtifactSpec,
-    streaming: bool,
-) -> (Outcome, FakeAgent) {
+async fn artifact_case(steps: Vec<Step>, spec: ArtifactSpec, streaming: bool) -> (Done, FakeAgent) {
     let a = FakeAgent::start(AgentConfig {
         streaming,
         ..Default::default()

@@ -5,7 +5,7 @@
 mod support;
 
 use a2a_delegator::bugs::{Bug, Bugs};
-use a2a_delegator::engine::{Engine, EngineConfig, Event, Options, Outcome};
+use a2a_delegator::engine::{Done, Engine, EngineConfig, Event, Options};
 use a2a_delegator::request::{ArtifactSpec, DelegationRequest};
 use a2a_delegator::store::DelegationState;
 use a2a_protocol::{Part, TaskState};
@@ -54,7 +54,7 @@ fn opts() -> Options {
 }
 
 impl H {
-    async fn done(&mut self, id: &str) -> Outcome {
+    async fn done(&mut self, id: &str) -> Done {
         loop {
             let ev = tokio::time::timeout(Duration::from_secs(20), self.rx.recv())
                 .await

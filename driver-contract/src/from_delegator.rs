@@ -101,6 +101,13 @@ impl EscalationKind {
             EscalationKind::Auth => "auth",
         }
     }
+
+    /// The kind with this wire name (exact match).
+    pub fn parse(name: &str) -> Option<EscalationKind> {
+        [EscalationKind::Input, EscalationKind::Auth]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
 }
 
 impl fmt::Display for EscalationKind {
@@ -218,4 +225,10 @@ pub struct ErrorReply {
     pub code: DriverErrorCode,
     /// What is wrong, in words (for `bad_request`: names the field).
     pub message: String,
+}
+
+impl From<ErrorReply> for FromDelegator {
+    fn from(e: ErrorReply) -> Self {
+        FromDelegator::Error(e)
+    }
 }

@@ -191,6 +191,18 @@ impl From<Outcome> for DelegationState {
     }
 }
 
+impl PartialEq<DelegationState> for Outcome {
+    fn eq(&self, other: &DelegationState) -> bool {
+        self.state() == *other
+    }
+}
+
+impl PartialEq<Outcome> for DelegationState {
+    fn eq(&self, other: &Outcome) -> bool {
+        *self == other.state()
+    }
+}
+
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -261,6 +261,24 @@ pub enum Priority {
     Critical,
 }
 
+impl Priority {
+    /// The wire name: `low`, `normal`, `high` or `critical`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Normal => "normal",
+            Priority::High => "high",
+            Priority::Critical => "critical",
+        }
+    }
+}
+
+impl std::fmt::Display for Priority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One child of a fan-out `delegate`; absent optional fields are inherited from the parent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChildDelegate {

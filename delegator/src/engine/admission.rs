@@ -6,6 +6,7 @@ use super::{Engine, EngineError, fmt_time, lock, parse_rfc3339};
 use crate::bugs::Bug;
 use crate::policy;
 use crate::request::DelegationRequest;
+use crate::request::RequestExt;
 use crate::store::{DelegationRecord, DelegationState, now_text};
 use a2a_protocol::xdeleg::{XDeleg, normalize_url, split_budget};
 use time::OffsetDateTime;

@@ -6,6 +6,7 @@
 //! `planted-bugs`.
 
 use crate::bugs::Bugs;
+use a2a_driver_contract::InitOptions;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -55,6 +56,20 @@ impl Default for Options {
             request_timeout_ms: 30_000,
             terminal_grace_ms: 1000,
         }
+    }
+}
+
+impl Options {
+    /// The options of a driver `init` (the contract's [`InitOptions`]): each option given
+    /// there, and the default for every other; unknown extra options are ignored. The error
+    /// names the offending option.
+    pub fn from_init(init: &InitOptions) -> Result<Options, a2a_protocol::codec::DecodeError> {
+        let value =
+            serde_json::to_value(init).map_err(|e| a2a_protocol::codec::DecodeError::Shape {
+                path: String::new(),
+                message: e.to_string(),
+            })?;
+        a2a_protocol::codec::decode_value(&value)
     }
 }
 

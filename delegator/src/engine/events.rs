@@ -1,37 +1,9 @@
-//! What the engine reports: state changes, escalations the caller must answer, and the outcome
-//! of each finished delegation.
+//! What the engine reports: state changes, escalations the caller must answer, and how each
+//! finished delegation ended. The vocabulary is the driver contract's ([`EscalationKind`],
+//! [`Done`], [`Outcome`]): the engine reports exactly what the driver writes.
 
 use crate::store::{ArtifactRecord, DelegationRecord, DelegationState};
-use serde::{Deserialize, Serialize};
-
-/// Which kind of escalation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EscalationKind {
-    /// INPUT_REQUIRED that the delegation's data cannot answer.
-    Input,
-    /// AUTH_REQUIRED.
-    Auth,
-}
-
-/// The outcome of a finished delegation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
-    /// Delegation id.
-    pub id: String,
-    /// Final state.
-    pub state: DelegationState,
-    /// Why.
-    pub reason: Option<String>,
-    /// Task id, if a task existed.
-    pub task_id: Option<String>,
-    /// Context id.
-    pub context_id: Option<String>,
-    /// The agent's final message text (data).
-    pub message: Option<String>,
-    /// Committed artifacts.
-    pub artifacts: Vec<ArtifactRecord>,
-}
+pub use a2a_driver_contract::{Done, DoneArtifact, EscalationKind, Outcome};
 
 /// What the engine reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,14 +33,27 @@ pub enum Event {
         task_id: Option<String>,
     },
     /// A delegation is finished.
-    Done(Outcome),
+    Done(Done),
 }
 
-/// The outcome recorded in a final record.
-pub fn outcome_of(rec: &DelegationRecord) -> Outcome {
-    Outcome {
+/// A committed artifact as `done` reports it.
+pub fn done_artifact(a: &ArtifactRecord) -> DoneArtifact {
+    DoneArtifact {
+        artifact_id: a.artifact_id.clone(),
+        name: a.name.clone(),
+        bytes: a.bytes,
+        sha256: a.sha256.clone(),
+        media_type: a.media_type.clone(),
+        path: a.path.clone(),
+    }
+}
+
+/// How a final record ended. A record that is not final (which the engine never reports as
+/// done) is reported as `FAILED`.
+pub fn outcome_of(rec: &DelegationRecord) -> Done {
+    Done {
         id: rec.id.clone(),
-        state: rec.state,
+        state: rec.state.outcome().unwrap_or(Outcome::Failed),
         reason: rec.reason.clone(),
         task_id: rec.task_id.clone(),
         context_id: rec.context_id.clone(),
@@ -77,7 +62,7 @@ pub fn outcome_of(rec: &DelegationRecord) -> Outcome {
             .artifacts
             .iter()
             .filter(|a| a.committed)
-            .cloned()
+            .map(done_artifact)
             .collect(),
     }
 }

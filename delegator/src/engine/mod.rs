@@ -35,16 +35,15 @@ mod routing;
 mod run;
 
 pub use config::{EngineConfig, Options};
-pub use events::{EscalationKind, Event, Outcome, outcome_of};
+pub use events::{Done, DoneArtifact, EscalationKind, Event, Outcome, done_artifact, outcome_of};
 
 use crate::agents::{AgentInfo, CardError};
 use crate::bugs::Bug;
 use crate::client::RpcClient;
 use crate::request::{DelegationRequest, RequestError};
-use crate::store::{DelegationRecord, SqliteStore, StoreError, StoreHandle};
+use crate::store::{DelegationRecord, SnapshotRecord, SqliteStore, StoreError, StoreHandle};
 use crate::webhook::{self, Verdict, WebhookSink};
 use a2a_protocol::StreamResponse;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -99,7 +98,7 @@ struct Inner {
     card_errors: Mutex<Vec<CardError>>,
     events: mpsc::UnboundedSender<Event>,
     running: Mutex<HashMap<String, Running>>,
-    finished: Mutex<HashMap<String, Outcome>>,
+    finished: Mutex<HashMap<String, Done>>,
     finished_notify: Notify,
     active: AtomicUsize,
     idle: Notify,
@@ -271,10 +270,7 @@ impl Engine {
             if r.pending != Some(kind) {
                 return Err(EngineError::BadRequest(format!(
                     "delegation {id:?} has no pending {} escalation",
-                    match kind {
-                        EscalationKind::Input => "input",
-                        EscalationKind::Auth => "auth",
-                    }
+                    kind.as_str()
                 )));
             }
             r.pending = None;
@@ -303,15 +299,15 @@ impl Engine {
         self.control(id, Control::Cancel, None)
     }
 
-    /// Every durable record, as JSON.
-    pub async fn snapshot(&self) -> Result<Vec<Value>, EngineError> {
+    /// Every durable record, as `snapshot_ok` reports it.
+    pub async fn snapshot(&self) -> Result<Vec<SnapshotRecord>, EngineError> {
         Ok(self
             .inner
             .store
             .list()
             .await?
             .iter()
-            .map(DelegationRecord::to_json)
+            .map(DelegationRecord::to_snapshot)
             .collect())
     }
 

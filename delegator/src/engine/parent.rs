@@ -2,9 +2,11 @@
 //! the budget, and the parent's outcome joined from theirs.
 
 use super::{
-    Control, Engine, EngineError, Outcome, Running, instant_at, lock, outcome_of, parse_rfc3339,
+    Control, Done, Engine, EngineError, Outcome, Running, instant_at, lock, outcome_of,
+    parse_rfc3339,
 };
 use crate::request::DelegationRequest;
+use crate::request::RequestExt;
 use crate::store::{DelegationRecord, DelegationState, now_text};
 use a2a_protocol::xdeleg::split_budget;
 use std::sync::atomic::Ordering;
@@ -70,9 +72,9 @@ impl Engine {
                 failed.id = c.id.clone();
                 lock(&inner.finished).insert(
                     c.id.clone(),
-                    Outcome {
+                    Done {
                         id: c.id.clone(),
-                        state: DelegationState::Refused,
+                        state: Outcome::Refused,
                         reason: Some(e.to_string()),
                         task_id: None,
                         context_id: None,
@@ -131,7 +133,14 @@ impl Engine {
             .filter(|(_, st)| *st != "COMPLETED" && *st != "ANSWERED_DIRECT")
             .map(|(id, st)| format!("{id}={st}"))
             .collect();
-        rec.artifacts = outcomes.iter().flat_map(|o| o.artifacts.clone()).collect();
+        // The children's committed artifacts, with their provenance, from their records.
+        let mut artifacts = Vec::new();
+        for o in &outcomes {
+            if let Ok(Some(child)) = inner.store.get(&o.id).await {
+                artifacts.extend(child.artifacts.into_iter().filter(|a| a.committed));
+            }
+        }
+        rec.artifacts = artifacts;
         if not_ok.is_empty() {
             rec.state = DelegationState::Completed;
             rec.reason = Some(format!("all {} children completed", ids.len()));

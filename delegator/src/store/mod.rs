@@ -14,6 +14,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The delegation states, escalation kinds and the parts of a record the driver contract defines
+/// (one definition, in `a2a-driver-contract`; stored by their wire names).
+pub use a2a_driver_contract::{
+    DelegationState, EscalationKind, InputRound, Outcome, RecordArtifact, RecordError,
+    SnapshotRecord,
+};
+
 /// A store operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -57,153 +64,25 @@ pub enum StoreError {
     Join(String),
 }
 
-/// The state of a delegation: the nine A2A task states plus the local ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum DelegationState {
-    /// Intent recorded; the first send is in flight or being retried (local).
-    Sending,
-    /// A2A SUBMITTED.
-    Submitted,
-    /// A2A WORKING.
-    Working,
-    /// A2A INPUT_REQUIRED.
-    InputRequired,
-    /// A2A AUTH_REQUIRED.
-    AuthRequired,
-    /// A2A COMPLETED, artifacts validated and committed.
-    Completed,
-    /// A2A FAILED (or a local failure such as a rejected artifact).
-    Failed,
-    /// A2A CANCELED.
-    Canceled,
-    /// A2A REJECTED.
-    Rejected,
-    /// A2A UNSPECIFIED or a state name this program does not know; still observed.
-    Unspecified,
-    /// The send got a definite error (local).
-    SendFailed,
-    /// The agent replied with a Message; no task exists (local).
-    AnsweredDirect,
-    /// The agent does not know the task (-32001) (local).
-    Lost,
-    /// Retries exhausted; in the dead-letter queue (local).
-    DeadLettered,
-    /// Refused before anything was sent: limits, routing (local).
-    Refused,
-}
-
-impl DelegationState {
-    /// Every state.
-    pub const ALL: &'static [DelegationState] = &[
-        DelegationState::Sending,
-        DelegationState::Submitted,
-        DelegationState::Working,
-        DelegationState::InputRequired,
-        DelegationState::AuthRequired,
-        DelegationState::Completed,
-        DelegationState::Failed,
-        DelegationState::Canceled,
-        DelegationState::Rejected,
-        DelegationState::Unspecified,
-        DelegationState::SendFailed,
-        DelegationState::AnsweredDirect,
-        DelegationState::Lost,
-        DelegationState::DeadLettered,
-        DelegationState::Refused,
-    ];
-
-    /// The name used in the store and on the driver protocol, such as `INPUT_REQUIRED`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DelegationState::Sending => "SENDING",
-            DelegationState::Submitted => "SUBMITTED",
-            DelegationState::Working => "WORKING",
-            DelegationState::InputRequired => "INPUT_REQUIRED",
-            DelegationState::AuthRequired => "AUTH_REQUIRED",
-            DelegationState::Completed => "COMPLETED",
-            DelegationState::Failed => "FAILED",
-            DelegationState::Canceled => "CANCELED",
-            DelegationState::Rejected => "REJECTED",
-            DelegationState::Unspecified => "UNSPECIFIED",
-            DelegationState::SendFailed => "SEND_FAILED",
-            DelegationState::AnsweredDirect => "ANSWERED_DIRECT",
-            DelegationState::Lost => "LOST",
-            DelegationState::DeadLettered => "DEAD_LETTERED",
-            DelegationState::Refused => "REFUSED",
-        }
-    }
-
-    /// Parse a name produced by [`DelegationState::as_str`].
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.iter().copied().find(|v| v.as_str() == s)
-    }
-
-    /// True when the delegation is over: nothing more will be sent or observed.
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            DelegationState::Completed
-                | DelegationState::Failed
-                | DelegationState::Canceled
-                | DelegationState::Rejected
-                | DelegationState::SendFailed
-                | DelegationState::AnsweredDirect
-                | DelegationState::Lost
-                | DelegationState::DeadLettered
-                | DelegationState::Refused
-        )
-    }
-
-    /// The delegation state mirroring an A2A task state.
-    pub fn from_task_state(s: a2a_protocol::TaskState) -> Self {
-        use a2a_protocol::TaskState as T;
-        match s {
-            T::Unspecified => DelegationState::Unspecified,
-            T::Submitted => DelegationState::Submitted,
-            T::Working => DelegationState::Working,
-            T::Completed => DelegationState::Completed,
-            T::Failed => DelegationState::Failed,
-            T::Canceled => DelegationState::Canceled,
-            T::InputRequired => DelegationState::InputRequired,
-            T::Rejected => DelegationState::Rejected,
-            T::AuthRequired => DelegationState::AuthRequired,
-        }
+/// The mirror of an A2A task state (the contract's [`DelegationState`] knows nothing of A2A
+/// types, so the mapping lives here).
+pub fn state_of_task(s: a2a_protocol::TaskState) -> DelegationState {
+    use a2a_protocol::TaskState as T;
+    match s {
+        T::Unspecified => DelegationState::Unspecified,
+        T::Submitted => DelegationState::Submitted,
+        T::Working => DelegationState::Working,
+        T::Completed => DelegationState::Completed,
+        T::Failed => DelegationState::Failed,
+        T::Canceled => DelegationState::Canceled,
+        T::InputRequired => DelegationState::InputRequired,
+        T::Rejected => DelegationState::Rejected,
+        T::AuthRequired => DelegationState::AuthRequired,
     }
 }
 
-impl std::fmt::Display for DelegationState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One interruption of a task: an input question or an auth request, and how it was answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InputRound {
-    /// 1-based round number within the delegation.
-    pub round: u32,
-    /// `input` or `auth`.
-    pub kind: String,
-    /// The agent's question (its status message text; data, never instructions).
-    pub question: String,
-    /// The `messageId` of the agent's status message, when it had one.
-    pub question_message_id: Option<String>,
-    /// The answer sent (for auth rounds: `"<credential supplied>"`, never the credential).
-    pub answer: Option<String>,
-    /// Where the answer came from: `inputs.<key>`, `caller`, or `cap_exceeded`.
-    pub source: Option<String>,
-    /// The `messageId` of the answer.
-    pub answer_message_id: Option<String>,
-    /// When the question was seen.
-    pub asked_at: String,
-    /// When the answer was decided.
-    pub answered_at: Option<String>,
-    /// When the agent acknowledged the answer.
-    pub sent_at: Option<String>,
-}
-
-/// An artifact received for a delegation, with its provenance.
+/// An artifact received for a delegation, with its provenance: the contract's [`RecordArtifact`]
+/// with the media type and file always known (a `done` line needs both).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArtifactRecord {
     /// The agent's `artifactId`.
@@ -228,21 +107,21 @@ pub struct ArtifactRecord {
     pub committed: bool,
 }
 
-/// One error seen while working on a delegation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorRecord {
-    /// When.
-    pub at: String,
-    /// The operation, such as `SendMessage` or `artifact`.
-    pub op: String,
-    /// JSON-RPC code, if the error was one.
-    pub code: Option<i64>,
-    /// HTTP status, if the error was one.
-    pub http_status: Option<u16>,
-    /// True when it was treated as transient (retried).
-    pub transient: bool,
-    /// Description.
-    pub message: String,
+impl From<&ArtifactRecord> for RecordArtifact {
+    fn from(a: &ArtifactRecord) -> Self {
+        RecordArtifact {
+            artifact_id: a.artifact_id.clone(),
+            name: a.name.clone(),
+            media_type: Some(a.media_type.clone()),
+            bytes: a.bytes,
+            sha256: a.sha256.clone(),
+            path: Some(a.path.clone()),
+            agent_url: a.agent_url.clone(),
+            skill: a.skill.clone(),
+            task_id: a.task_id.clone(),
+            committed: a.committed,
+        }
+    }
 }
 
 /// The durable record of one delegation.
@@ -318,7 +197,7 @@ pub struct DelegationRecord {
     /// Artifacts (partial ones only for dead-lettered delegations).
     pub artifacts: Vec<ArtifactRecord>,
     /// Errors seen (the latest 50).
-    pub errors: Vec<ErrorRecord>,
+    pub errors: Vec<RecordError>,
 }
 
 /// The most errors kept per record.
@@ -326,7 +205,7 @@ pub const MAX_ERRORS_KEPT: usize = 50;
 
 impl DelegationRecord {
     /// Append an error, keeping at most [`MAX_ERRORS_KEPT`], and set `last_error`.
-    pub fn push_error(&mut self, e: ErrorRecord) {
+    pub fn push_error(&mut self, e: RecordError) {
         self.last_error = Some(e.message.clone());
         self.errors.push(e);
         if self.errors.len() > MAX_ERRORS_KEPT {
@@ -336,8 +215,47 @@ impl DelegationRecord {
     }
 
     /// The record as the driver's `snapshot_ok` reports it (the scoped credential is omitted).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    pub fn to_snapshot(&self) -> SnapshotRecord {
+        let request = match serde_json::to_value(&self.request) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        SnapshotRecord {
+            id: self.id.clone(),
+            parent_id: self.parent_id.clone(),
+            request,
+            agent_url: self.agent_url.clone(),
+            rpc_url: self.rpc_url.clone(),
+            protocol_version: self.protocol_version.clone(),
+            skill: self.skill.clone(),
+            message_ids: self.message_ids.clone(),
+            task_id: self.task_id.clone(),
+            context_id: self.context_id.clone(),
+            state: self.state,
+            reason: self.reason.clone(),
+            budget_usd: self.budget_usd,
+            budget_share: self.budget_share,
+            spend_usd: self.spend_usd,
+            deadline: self.deadline.clone(),
+            depth: self.depth,
+            chain: self.chain.clone(),
+            refine_of: self.refine_of.clone(),
+            reference_task_ids: self.reference_task_ids.clone(),
+            streaming: self.streaming,
+            push_token: self.push_token.clone(),
+            attempts: self.attempts,
+            last_error: self.last_error.clone(),
+            error_code: self.error_code,
+            final_message: self.final_message.clone(),
+            priority: Some(self.priority.clone()),
+            created_at: Some(self.created_at.clone()),
+            updated_at: Some(self.updated_at.clone()),
+            terminal_at: self.terminal_at.clone(),
+            dlq: self.dlq,
+            input_rounds: self.input_rounds.clone(),
+            artifacts: self.artifacts.iter().map(RecordArtifact::from).collect(),
+            errors: self.errors.clone(),
+        }
     }
 }
 
@@ -351,7 +269,7 @@ pub struct DlqEntry {
     /// The original request.
     pub request: DelegationRequest,
     /// The errors that exhausted the retries.
-    pub errors: Vec<ErrorRecord>,
+    pub errors: Vec<RecordError>,
     /// Artifacts received before giving up (not committed).
     pub partial_artifacts: Vec<ArtifactRecord>,
     /// The chain, with this delegator's own URL appended (as it was sent).

@@ -5,8 +5,8 @@
 //! user_version`: each entry of `MIGRATIONS` moves the file one version up inside a transaction.
 
 use super::{
-    ArtifactRecord, DelegationRecord, DelegationState, DelegationStore, DlqEntry, ErrorRecord,
-    InputRound, StoreError,
+    ArtifactRecord, DelegationRecord, DelegationState, DelegationStore, DlqEntry, EscalationKind,
+    InputRound, RecordError, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use std::path::Path;
@@ -252,13 +252,13 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
             params![
                 r.id,
                 q.round,
-                q.kind,
+                q.kind.as_str(),
                 q.question,
                 q.question_message_id,
                 q.answer,
                 q.source,
                 q.answer_message_id,
-                q.asked_at,
+                q.asked_at.as_deref().unwrap_or_default(),
                 q.answered_at,
                 q.sent_at
             ],
@@ -413,15 +413,24 @@ fn finish_record(conn: &Connection, raw: RawRow) -> Result<DelegationRecord, Sto
     )?;
     let input_rounds = stmt
         .query_map(params![id], |r| {
+            let kind: String = r.get(1)?;
+            let kind = EscalationKind::parse(&kind).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    1,
+                    rusqlite::types::Type::Text,
+                    format!("unknown escalation kind {kind:?}").into(),
+                )
+            })?;
+            let asked_at: String = r.get(7)?;
             Ok(InputRound {
                 round: r.get(0)?,
-                kind: r.get(1)?,
+                kind,
                 question: r.get(2)?,
                 question_message_id: r.get(3)?,
                 answer: r.get(4)?,
                 source: r.get(5)?,
                 answer_message_id: r.get(6)?,
-                asked_at: r.get(7)?,
+                asked_at: Some(asked_at).filter(|a| !a.is_empty()),
                 answered_at: r.get(8)?,
                 sent_at: r.get(9)?,
             })
@@ -454,7 +463,7 @@ fn finish_record(conn: &Connection, raw: RawRow) -> Result<DelegationRecord, Sto
     )?;
     let errors = stmt
         .query_map(params![id], |r| {
-            Ok(ErrorRecord {
+            Ok(RecordError {
                 at: r.get(0)?,
                 op: r.get(1)?,
                 code: r.get(2)?,
@@ -714,13 +723,13 @@ mod tests {
         a.task_id = Some("t1".into());
         a.input_rounds.push(InputRound {
             round: 1,
-            kind: "input".into(),
+            kind: EscalationKind::Input,
             question: "which?".into(),
             question_message_id: None,
             answer: Some("x".into()),
             source: Some("inputs.k".into()),
             answer_message_id: Some("m2".into()),
-            asked_at: now_text(),
+            asked_at: Some(now_text()),
             answered_at: None,
             sent_at: None,
         });
@@ -736,7 +745,7 @@ mod tests {
             task_id: "t1".into(),
             committed: true,
         });
-        a.push_error(ErrorRecord {
+        a.push_error(RecordError {
             at: now_text(),
             op: "SendMessage".into(),
             code: Some(-32001),
@@ -753,7 +762,10 @@ mod tests {
         assert_eq!(open[0].id, "b");
         assert_eq!(s.list().unwrap().len(), 2);
         // The scoped credential is stored but never exported.
-        assert!(got.to_json().get("scoped_credential").is_none());
+        let snap = serde_json::to_value(got.to_snapshot()).unwrap();
+        assert!(snap.get("scoped_credential").is_none());
+        assert_eq!(snap["input_rounds"][0]["kind"], "input");
+        assert_eq!(snap["state"], "COMPLETED");
     }
 
     #[test]

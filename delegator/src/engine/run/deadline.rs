@@ -4,7 +4,7 @@
 use super::failure::{Call, Decision};
 use super::{Control, Final, Interrupt, Next, Run};
 use crate::bugs::Bug;
-use crate::store::DelegationState;
+use crate::store::{DelegationState, state_of_task};
 use a2a_protocol::{Message, Method, Task, TaskState};
 use serde_json::json;
 use std::time::Duration;
@@ -112,7 +112,7 @@ impl Run {
                     }
                 }
                 let mut f = Final::new(
-                    DelegationState::from_task_state(st),
+                    state_of_task(st),
                     format!("{why}; the agent reports {}", st.as_str()),
                 );
                 f.message = msg;

@@ -3,14 +3,14 @@
 
 use super::{Final, Next, Run};
 use crate::artifacts::{ArtifactError, Provenance};
-use crate::store::{DelegationState, DlqEntry, ErrorRecord, now_text};
+use crate::store::{DelegationState, DlqEntry, RecordError, now_text};
 use a2a_protocol::Method;
 use serde_json::json;
 
 impl Run {
     /// An artifact could not be assembled or validated: record it, fail and cancel.
     pub(super) async fn artifact_failure(&mut self, e: ArtifactError) -> Next {
-        self.rec.push_error(ErrorRecord {
+        self.rec.push_error(RecordError {
             at: now_text(),
             op: "artifact".into(),
             code: None,

@@ -48,13 +48,9 @@ impl Run {
             EscalationKind::Auth => DelegationState::AuthRequired,
         })
         .await;
-        let kind_name = match kind {
-            EscalationKind::Input => "input",
-            EscalationKind::Auth => "auth",
-        };
         // Resume a round recorded before a restart, if this is the same question.
         let resumable = self.rec.input_rounds.last().filter(|r| {
-            r.kind == kind_name
+            r.kind == kind
                 && r.sent_at.is_none()
                 && r.question == question
                 && r.question_message_id == qid
@@ -66,7 +62,7 @@ impl Run {
                     .rec
                     .input_rounds
                     .iter()
-                    .filter(|r| r.kind == "input")
+                    .filter(|r| r.kind == EscalationKind::Input)
                     .count() as u32;
                 if kind == EscalationKind::Input
                     && used >= self.opts().input_round_cap
@@ -83,13 +79,13 @@ impl Run {
                 let n = self.rec.input_rounds.len() as u32 + 1;
                 self.rec.input_rounds.push(InputRound {
                     round: n,
-                    kind: kind_name.into(),
+                    kind,
                     question: question.clone(),
                     question_message_id: qid.clone(),
                     answer: None,
                     source: None,
                     answer_message_id: None,
-                    asked_at: now_text(),
+                    asked_at: Some(now_text()),
                     answered_at: None,
                     sent_at: None,
                 });
@@ -97,7 +93,7 @@ impl Run {
                 n
             }
         };
-        let purpose = format!("{kind_name}-{round_no}");
+        let purpose = format!("{kind}-{round_no}");
         let idx = self
             .rec
             .input_rounds
@@ -201,10 +197,7 @@ impl Run {
         });
         self.rec.reason = Some(format!(
             "waiting for the caller to answer an {} escalation",
-            match kind {
-                EscalationKind::Input => "input",
-                EscalationKind::Auth => "auth",
-            }
+            kind.as_str()
         ));
         self.save().await;
         loop {

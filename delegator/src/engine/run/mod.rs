@@ -29,7 +29,7 @@ use crate::agents::AgentInfo;
 use crate::artifacts::{Reassembler, safe_name};
 use crate::bugs::Bugs;
 use crate::client::{ClientError, EventStream};
-use crate::store::{DelegationRecord, DelegationState, ErrorRecord, now_text};
+use crate::store::{DelegationRecord, DelegationState, RecordError, now_text};
 use failure::{Call, Decision};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -179,7 +179,7 @@ impl Run {
     }
 
     fn error(&mut self, op: &str, e: &ClientError) {
-        self.rec.push_error(ErrorRecord {
+        self.rec.push_error(RecordError {
             at: now_text(),
             op: op.to_string(),
             code: e.code(),

@@ -8,7 +8,7 @@ use crate::bugs::Bug;
 use crate::client::{ClientError, EventStream};
 use crate::engine::EscalationKind;
 use crate::policy::{self, StateAction};
-use crate::store::DelegationState;
+use crate::store::{DelegationState, state_of_task};
 use a2a_protocol::{Message, Method, StreamResponse, Task, TaskState, TaskStatus};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -202,11 +202,11 @@ impl Run {
                         // After the final state only a repeated final snapshot is acceptable.
                         let ok = match &item.event {
                             StreamResponse::Task(t) => {
-                                DelegationState::from_task_state(t.status.state) == f.state
+                                state_of_task(t.status.state) == f.state
                                     || t.status.state.is_terminal()
                             }
                             StreamResponse::StatusUpdate(u) => {
-                                DelegationState::from_task_state(u.status.state) == self.rec.state
+                                state_of_task(u.status.state) == self.rec.state
                             }
                             _ => false,
                         };
@@ -338,8 +338,7 @@ impl Run {
         match policy::state_action(state) {
             StateAction::Observe => {
                 self.answered_question = None;
-                self.set_state(DelegationState::from_task_state(state))
-                    .await;
+                self.set_state(state_of_task(state)).await;
                 None
             }
             StateAction::Unknown => {
@@ -358,7 +357,7 @@ impl Run {
                 Some(Next::Finish(f))
             }
             StateAction::Final => {
-                let st = DelegationState::from_task_state(state);
+                let st = state_of_task(state);
                 let mut f = Final::new(
                     st,
                     format!("the agent ended the task as {}", state.as_str()),

@@ -7,7 +7,7 @@ use super::{Final, Next, Run, lock, parse_rfc3339};
 use crate::bugs::Bug;
 use crate::client::ClientError;
 use crate::policy;
-use crate::store::{DelegationState, ErrorRecord, now_text};
+use crate::store::{DelegationState, RecordError, now_text, state_of_task};
 use crate::webhook;
 use a2a_protocol::xdeleg::XDeleg;
 use a2a_protocol::{
@@ -240,7 +240,7 @@ impl Run {
                 if !t.context_id.is_empty() {
                     self.rec.context_id = Some(t.context_id.clone());
                 }
-                self.rec.state = DelegationState::from_task_state(t.status.state);
+                self.rec.state = state_of_task(t.status.state);
                 self.save().await;
                 self.inner.emit_state(&self.rec);
             }
@@ -254,7 +254,7 @@ impl Run {
     /// Record task states this delegator does not know (treated as UNSPECIFIED).
     pub(super) fn note_unknown(&mut self, unknown: &[String]) {
         for u in unknown {
-            self.rec.push_error(ErrorRecord {
+            self.rec.push_error(RecordError {
                 at: now_text(),
                 op: "state".into(),
                 code: None,
