@@ -1,27 +1,16 @@
 //! Crash recovery: SIGKILL `a2a-delegator drive` at several points, restart it on the same store
 //! with `recovering: true`, and check that no delegation is lost, no intent creates a second task
-//! (the fake agent deduplicates `messageId`), and artifacts are byte-exact.
+//! (the mock agents deduplicate `messageId`), and artifacts are byte-exact.
 
 mod support;
 
-use a2a_protocol::{Part, TaskState};
+use a2a_delegator::policy::message_id;
+use a2a_mock_agents::{Fault, MockAgent, Network, Step};
+use a2a_protocol::{Method, TaskState};
 use serde_json::{Value, json};
-use sha2::Digest;
 use std::collections::{BTreeMap, HashMap};
-use support::{AgentConfig, Driver, FakeAgent, Fault, Step};
-
-fn sha(b: &[u8]) -> String {
-    a2a_delegator::artifacts::hex(&sha2::Sha256::digest(b))
-}
-
-fn chunk(id: &str, t: &str, append: bool, last: bool) -> Step {
-    Step::Artifact {
-        id: id.into(),
-        parts: vec![Part::text(t)],
-        append,
-        last,
-    }
-}
+use std::time::Duration;
+use support::{Driver, card, chunk, network, requests, sha, tasks};
 
 fn delegate(id: &str, skill: &str) -> Value {
     json!({"type": "delegate", "id": id, "capability": skill, "text": "go",
@@ -31,54 +20,65 @@ fn delegate(id: &str, skill: &str) -> Value {
 
 const OPTIONS: &str = r#"{"poll_interval_ms": 20, "retry_base_ms": 20, "retry_cap_ms": 100}"#;
 
+/// Longer than any test: the delegator is killed while the agent holds the request.
+const HOLD: Fault = Fault::Stall { ms: 120_000 };
+/// The send is processed (the task exists), then its answer is held past the kill.
+const LAND_THEN_HOLD: Fault = Fault::StallResponse { ms: 120_000 };
+
 /// Tasks created per `messageId` across both agents: more than one is a duplicate.
-fn duplicates(agents: &[&FakeAgent]) -> usize {
+fn duplicates(net: &Network) -> usize {
     let mut per: HashMap<String, usize> = HashMap::new();
-    for a in agents {
-        for t in a.all_tasks() {
-            *per.entry(t.history[0].message_id.clone()).or_default() += 1;
+    for a in ["poll", "stream"] {
+        for (_, m) in tasks(net, a) {
+            *per.entry(m).or_default() += 1;
         }
     }
     per.values().filter(|n| **n > 1).count()
 }
 
+fn agents() -> Vec<a2a_mock_agents::AgentSpec> {
+    let poll = MockAgent::builder("poll")
+        .skill("poll")
+        .skill("ask")
+        .streaming(false)
+        .push_notifications(false)
+        .mount(
+            MockAgent::when()
+                .skill("poll")
+                .step(chunk("out", "polled ", false, false))
+                .step(chunk("out", "result", true, true))
+                .state(TaskState::Completed),
+        )
+        .mount(
+            MockAgent::when()
+                .skill("ask")
+                .step(Step::input_required("Which airport?"))
+                .step(chunk("out", "after answer", false, true))
+                .state(TaskState::Completed),
+        );
+    let stream = MockAgent::builder("stream")
+        .skill("stream")
+        .streaming(true)
+        .push_notifications(false)
+        .mount(
+            MockAgent::when()
+                .skill("stream")
+                .step(chunk("s", "part1-", false, false))
+                .step(chunk("s", "part2-", true, false))
+                .state(TaskState::Working)
+                .step(Step::gate_within("resume", Duration::from_secs(120)))
+                .step(chunk("s", "part3", true, true))
+                .state(TaskState::Completed),
+        );
+    vec![poll.build(), stream.build()]
+}
+
 #[tokio::test]
 async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     let options: Value = serde_json::from_str(OPTIONS).unwrap();
-    let poll = FakeAgent::start(AgentConfig {
-        skills: vec![
-            ("poll".into(), vec!["text/plain".into()]),
-            ("ask".into(), vec!["text/plain".into()]),
-        ],
-        ..Default::default()
-    })
-    .await;
-    let stream = FakeAgent::start(AgentConfig {
-        streaming: true,
-        skills: vec![("stream".into(), vec!["text/plain".into()])],
-        ..Default::default()
-    })
-    .await;
-    poll.script(
-        "poll",
-        vec![
-            chunk("out", "polled ", false, false),
-            chunk("out", "result", true, true),
-            Step::State(TaskState::Completed, None),
-        ],
-    );
-    stream.script(
-        "stream",
-        vec![
-            chunk("s", "part1-", false, false),
-            chunk("s", "part2-", true, false),
-            Step::State(TaskState::Working, None),
-            Step::Gate("resume".into()),
-            chunk("s", "part3", true, true),
-            Step::State(TaskState::Completed, None),
-        ],
-    );
-    let agents = [poll.card_url.as_str(), stream.card_url.as_str()];
+    let net = network(agents()).await;
+    let (poll_card, stream_card) = (card(&net, "poll"), card(&net, "stream"));
+    let agents = [poll_card.as_str(), stream_card.as_str()];
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path();
     let mut kills = 0;
@@ -86,35 +86,31 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
 
     // Kill 1: after the intent is written, before the send lands (the agent holds the request
     // unprocessed).
-    poll.fault("SendMessage", Fault::Hang);
+    net.queue_fault("poll", Method::SendMessage, HOLD, 1)
+        .unwrap();
     let mut d = Driver::spawn(store, &[]);
     d.init(store, &agents, false, options.clone()).await;
     d.send(delegate("k1", "poll")).await;
     delegations += 1;
     d.until(10, |v| v["type"] == "state" && v["state"] == "SENDING")
         .await;
-    poll.wait_for(10, |j| {
-        j.iter().filter(|r| r.method == "SendMessage").count() == 1
-    })
-    .await;
-    d.sigkill();
-    d.wait_exit(10).await;
+    support::wait_count(&net, "poll", "SendMessage", 1).await;
+    d.crash().await;
     kills += 1;
-    assert_eq!(poll.task_count(), 0, "the first send did not land");
+    assert_eq!(tasks(&net, "poll").len(), 0, "the first send did not land");
 
     // Kill 2: the send landed (task created) but the reply never came back.
-    poll.fault("SendMessage", Fault::LandThenHang);
+    net.queue_fault("poll", Method::SendMessage, LAND_THEN_HOLD, 1)
+        .unwrap();
     let mut d = Driver::spawn(store, &[]);
     d.init(store, &agents, true, options.clone()).await;
-    // Recovery resends k1 with the same messageId: the hung fault is used by that resend.
-    poll.wait_for(10, |j| {
-        j.iter().filter(|r| r.method == "SendMessage").count() == 2
-    })
-    .await;
-    d.sigkill();
-    d.wait_exit(10).await;
+    // Recovery resends k1 with the same messageId: the held reply is that resend's.
+    let k1_create = message_id("k1", "create");
+    support::wait_task_for(&net, "poll", &k1_create).await;
+    d.crash().await;
     kills += 1;
-    assert_eq!(poll.task_count(), 1, "the resend landed once");
+    assert_eq!(requests(&net, "poll", "SendMessage").len(), 2);
+    assert_eq!(tasks(&net, "poll").len(), 1, "the resend landed once");
 
     // Kill 3: mid-stream, with several delegations in flight.
     let mut d = Driver::spawn(store, &[]);
@@ -134,21 +130,19 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
             .await;
         working.insert(v["id"].as_str().unwrap().to_string());
     }
-    d.sigkill();
-    d.wait_exit(10).await;
+    d.crash().await;
     kills += 1;
 
     // Restart: every stream delegation is reconciled (GetTask, then SubscribeToTask), and the
     // agent finishes only after the delegator is back.
-    let before = stream.requests("SubscribeToTask").len();
+    let before = requests(&net, "stream", "SubscribeToTask").len();
     let mut d = Driver::spawn(store, &[]);
     d.init(store, &agents, true, options.clone()).await;
-    stream
-        .wait_for(20, |j| {
-            j.iter().filter(|r| r.method == "SubscribeToTask").count() >= before + 3
-        })
-        .await;
-    stream.open_gate("resume");
+    support::wait_calls(&net, "stream", 20, |rs| {
+        rs.iter().filter(|r| r.method == "SubscribeToTask").count() >= before + 3
+    })
+    .await;
+    net.open_gate("resume");
     let mut outcomes: BTreeMap<String, Value> = BTreeMap::new();
     while outcomes.len() < 3 {
         let v = d.until(30, |v| v["type"] == "done").await;
@@ -167,20 +161,11 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     }
 
     // Kill 4: while an input escalation waits for the caller; the restart asks again.
-    poll.script(
-        "ask",
-        vec![
-            Step::AskInput("Which airport?".into()),
-            chunk("out", "after answer", false, true),
-            Step::State(TaskState::Completed, None),
-        ],
-    );
     d.send(delegate("e1", "ask")).await;
     delegations += 1;
     let e = d.until(20, |v| v["type"] == "escalate").await;
     assert_eq!(e["id"], "e1");
-    d.sigkill();
-    d.wait_exit(10).await;
+    d.crash().await;
     kills += 1;
     let mut d = Driver::spawn(store, &[]);
     d.init(store, &agents, true, options.clone()).await;
@@ -203,8 +188,7 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
         v["type"] == "state" && v["state"] == "SENDING" && v["id"] == "b3"
     })
     .await;
-    d.sigkill();
-    d.wait_exit(10).await;
+    d.crash().await;
     kills += 1;
     let mut d = Driver::spawn(store, &[]);
     d.init(store, &agents, true, options.clone()).await;
@@ -222,34 +206,31 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
 
     // Kill 6: a refinement (new task in k1's context) whose send landed without a reply: the
     // restart finds it with ListTasks by context instead of sending it again.
-    poll.fault("SendMessage", Fault::LandThenHang);
+    net.queue_fault("poll", Method::SendMessage, LAND_THEN_HOLD, 1)
+        .unwrap();
     let mut r = delegate("r1", "poll");
     r["refine_of"] = json!("k1");
     d.send(r).await;
     delegations += 1;
-    let r1_create = a2a_delegator::policy::message_id("r1", "create");
-    poll.wait_for(10, |j| {
-        j.iter()
-            .any(|r| r.params["message"]["messageId"] == r1_create.as_str())
-    })
-    .await;
-    d.sigkill();
-    d.wait_exit(10).await;
+    let r1_create = message_id("r1", "create");
+    support::wait_task_for(&net, "poll", &r1_create).await;
+    d.crash().await;
     kills += 1;
-    let lists_before = poll.requests("ListTasks").len();
+    let lists_before = requests(&net, "poll", "ListTasks").len();
     let mut d = Driver::spawn(store, &[]);
     d.init(store, &agents, true, options.clone()).await;
     let o = d
         .until(20, |v| v["type"] == "done" && v["id"] == "r1")
         .await;
     assert_eq!(o["state"], "COMPLETED", "{o}");
-    assert_eq!(poll.requests("ListTasks").len(), lists_before + 1);
-    let r1_sends = poll
-        .requests("SendMessage")
-        .iter()
-        .filter(|r| r.params["message"]["messageId"] == r1_create.as_str())
-        .count();
-    assert_eq!(r1_sends, 1, "found by ListTasks, not resent");
+    assert_eq!(requests(&net, "poll", "ListTasks").len(), lists_before + 1);
+    let sends_of = |m: &str| {
+        requests(&net, "poll", "SendMessage")
+            .iter()
+            .filter(|r| r.params["message"]["messageId"] == m)
+            .count()
+    };
+    assert_eq!(sends_of(&r1_create), 1, "found by ListTasks, not resent");
     assert_eq!(o["context_id"], k1["context_id"]);
 
     d.send(json!({"type": "snapshot"})).await;
@@ -259,40 +240,34 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
 
     let records = snap["records"].as_array().unwrap();
     let lost = records.iter().filter(|r| r["state"] != "COMPLETED").count();
-    let dups = duplicates(&[&poll, &stream]);
+    let dups = duplicates(&net);
     // k1's polled artifact is byte-exact too.
     let k1_rec = records.iter().find(|r| r["id"] == "k1").unwrap();
     assert_eq!(k1_rec["artifacts"][0]["sha256"], sha(b"polled result"));
     // Every send of one intent carried the same messageId.
-    let k1_create = a2a_delegator::policy::message_id("k1", "create");
-    let k1_sends = poll
-        .requests("SendMessage")
-        .iter()
-        .filter(|r| r.params["message"]["messageId"] == k1_create.as_str())
-        .count();
     assert_eq!(
-        k1_sends, 3,
+        sends_of(&k1_create),
+        3,
         "k1 was sent three times, always with the same messageId"
     );
     let mut derived: Vec<String> = ["k1", "e1", "b0", "b1", "b2", "b3", "s0", "s1", "s2", "r1"]
         .iter()
-        .map(|id| a2a_delegator::policy::message_id(id, "create"))
+        .map(|id| message_id(id, "create"))
         .collect();
-    derived.push(a2a_delegator::policy::message_id("e1", "input-1"));
-    for r in poll.journal().iter().chain(stream.journal().iter()) {
+    derived.push(message_id("e1", "input-1"));
+    for r in net.journal().requests() {
         if let Some(m) = r.params["message"]["messageId"].as_str() {
             assert!(derived.iter().any(|d| d == m), "unexpected messageId {m}");
         }
     }
+    let (poll_tasks, stream_tasks) = (tasks(&net, "poll").len(), tasks(&net, "stream").len());
     eprintln!(
         "crash test figures: kills={kills} delegations={delegations} lost={lost} duplicated={dups} \
-         (tasks: poll={}, stream={})",
-        poll.task_count(),
-        stream.task_count()
+         (tasks: poll={poll_tasks}, stream={stream_tasks})"
     );
     assert_eq!(records.len(), delegations);
     assert_eq!(lost, 0);
     assert_eq!(dups, 0);
-    assert_eq!(poll.task_count(), 1 + 1 + 4 + 1);
-    assert_eq!(stream.task_count(), 3);
+    assert_eq!(poll_tasks, 1 + 1 + 4 + 1);
+    assert_eq!(stream_tasks, 3);
 }

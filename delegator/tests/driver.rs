@@ -3,10 +3,11 @@
 
 mod support;
 
-use a2a_protocol::TaskState;
+use a2a_mock_agents::{Fault, Step};
+use a2a_protocol::{Method, TaskState};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use support::{AgentConfig, Driver, FakeAgent, Step};
+use support::{Driver, agent, calls, card, chunk, scripted};
 
 fn schema_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/driver-schema")
@@ -65,19 +66,15 @@ fn every_schema_is_valid_and_examples_validate() {
 
 #[tokio::test]
 async fn init_delegate_snapshot_and_eof() {
-    let a = FakeAgent::start(AgentConfig::default()).await;
-    a.script(
-        "work",
+    let net = scripted(
+        agent("a"),
         vec![
-            Step::Artifact {
-                id: "a".into(),
-                parts: vec![a2a_protocol::Part::text("result")],
-                append: false,
-                last: true,
-            },
-            Step::State(TaskState::Completed, Some("ok".into())),
+            chunk("a", "result", false, true),
+            Step::state(TaskState::Completed).message("ok").into(),
         ],
-    );
+    )
+    .await;
+    let a = card(&net, "a");
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::spawn(dir.path(), &[]);
     // Before init: refused.
@@ -90,7 +87,7 @@ async fn init_delegate_snapshot_and_eof() {
     let ok = d
         .init(
             dir.path(),
-            &[&a.card_url, "http://127.0.0.1:1/nope.json"],
+            &[&a, "http://127.0.0.1:1/nope.json"],
             false,
             json!({"poll_interval_ms": 20}),
         )
@@ -156,19 +153,16 @@ async fn init_delegate_snapshot_and_eof() {
 
 #[tokio::test]
 async fn eof_finishes_open_work_before_exiting() {
-    let a = FakeAgent::start(AgentConfig::default()).await;
-    a.script(
-        "work",
-        vec![
-            Step::Gate("g".into()),
-            Step::State(TaskState::Completed, None),
-        ],
-    );
+    let net = scripted(
+        agent("a"),
+        vec![Step::gate("g"), Step::state(TaskState::Completed).into()],
+    )
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::spawn(dir.path(), &[]);
     d.init(
         dir.path(),
-        &[&a.card_url],
+        &[&card(&net, "a")],
         false,
         json!({"poll_interval_ms": 20}),
     )
@@ -178,10 +172,9 @@ async fn eof_finishes_open_work_before_exiting() {
         "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 30}),
     )
     .await;
-    a.wait_for(10, |j| j.iter().any(|r| r.method == "GetTask"))
-        .await;
+    support::wait_count(&net, "a", "GetTask", 1).await;
     d.close_stdin();
-    a.open_gate("g");
+    net.open_gate("g");
     let done = d.until(20, |v| v["type"] == "done").await;
     assert_eq!(done["state"], "COMPLETED");
     assert!(d.wait_exit(10).await.success());
@@ -189,38 +182,38 @@ async fn eof_finishes_open_work_before_exiting() {
 
 #[tokio::test]
 async fn sigterm_exits_now() {
-    let a = FakeAgent::start(AgentConfig::default()).await;
-    a.script("work", vec![Step::Gate("never".into())]);
+    let net = scripted(agent("a"), vec![Step::gate("never")]).await;
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::spawn(dir.path(), &[]);
-    d.init(dir.path(), &[&a.card_url], false, json!({})).await;
+    d.init(dir.path(), &[&card(&net, "a")], false, json!({}))
+        .await;
     d.send(
         json!({"type": "delegate", "id": "d1", "capability": "work", "text": "go",
         "artifact_spec": {"mime_types": ["text/plain"]}, "timeout_seconds": 600}),
     )
     .await;
-    a.wait_for(10, |j| !j.is_empty()).await;
-    d.sigterm();
+    support::wait_count(&net, "a", "SendMessage", 1).await;
+    d.signal(nix::sys::signal::Signal::SIGTERM);
     let st = d.wait_exit(10).await;
     assert!(st.success(), "{st:?}");
 }
 
 #[tokio::test]
 async fn escalations_round_trip_over_the_driver() {
-    let a = FakeAgent::start(AgentConfig::default()).await;
-    a.script(
-        "work",
+    let net = scripted(
+        agent("a"),
         vec![
-            Step::AskInput("Which airport?".into()),
-            Step::AskAuth("Sign in".into(), "Bearer scoped-7".into()),
-            Step::State(TaskState::Completed, None),
+            Step::input_required("Which airport?").into(),
+            Step::auth_required("Bearer scoped-7"),
+            Step::state(TaskState::Completed).into(),
         ],
-    );
+    )
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let mut d = Driver::spawn(dir.path(), &[]);
     d.init(
         dir.path(),
-        &[&a.card_url],
+        &[&card(&net, "a")],
         false,
         json!({"poll_interval_ms": 20}),
     )
@@ -241,8 +234,14 @@ async fn escalations_round_trip_over_the_driver() {
         .await;
     let done = d.until(20, |v| v["type"] == "done").await;
     assert_eq!(done["state"], "COMPLETED");
-    for r in a.journal() {
-        assert_ne!(r.authorization.as_deref(), Some("Bearer own-secret-token"));
+    let to_agent = calls(&net, "a");
+    assert!(
+        to_agent
+            .iter()
+            .any(|r| r.header("authorization") == Some("Bearer scoped-7"))
+    );
+    for r in to_agent {
+        assert_ne!(r.header("authorization"), Some("Bearer own-secret-token"));
     }
     d.close_stdin();
     assert!(d.wait_exit(10).await.success());
@@ -271,19 +270,15 @@ fn help_lists_the_commands_with_examples() {
 
 #[tokio::test]
 async fn cli_delegate_dlq_and_status() {
-    let a = FakeAgent::start(AgentConfig::default()).await;
-    a.script(
-        "work",
+    let net = scripted(
+        agent("a"),
         vec![
-            Step::Artifact {
-                id: "a".into(),
-                parts: vec![a2a_protocol::Part::text("cli")],
-                append: false,
-                last: true,
-            },
-            Step::State(TaskState::Completed, None),
+            chunk("a", "cli", false, true),
+            Step::state(TaskState::Completed).into(),
         ],
-    );
+    )
+    .await;
+    let a = card(&net, "a");
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().to_str().unwrap().to_string();
     let bin = env!("CARGO_BIN_EXE_a2a-delegator");
@@ -297,7 +292,7 @@ async fn cli_delegate_dlq_and_status() {
         [
             "delegate",
             "--agent",
-            &a.card_url,
+            &a,
             "--skill",
             "work",
             "--text",
@@ -324,8 +319,11 @@ async fn cli_delegate_dlq_and_status() {
     assert!(out.status.success(), "{stdout}");
     let done: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(done["state"], "COMPLETED");
-    a.fault("SendMessage", support::Fault::Http(503, None));
-    a.fault("SendMessage", support::Fault::Http(503, None));
+    let busy = Fault::HttpStatus {
+        status: 503,
+        retry_after_s: None,
+    };
+    net.queue_fault("a", Method::SendMessage, busy, 2).unwrap();
     let out = run(base("c2")).await.unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("DEAD_LETTERED"));
@@ -345,7 +343,7 @@ async fn cli_delegate_dlq_and_status() {
         .unwrap();
     let status = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(status.contains("dead-lettered: 1"), "{status}");
-    assert!(status.contains(&a.card_url));
+    assert!(status.contains(&a));
     let out = run(vec![
         "dlq".into(),
         "resubmit".into(),
