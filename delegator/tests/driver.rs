@@ -3,7 +3,7 @@
 
 mod support;
 
-use a2a_mock_agents::{Fault, Step};
+use a2a_mock_agents::Step;
 use a2a_protocol::{Method, TaskState};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -319,11 +319,8 @@ async fn cli_delegate_dlq_and_status() {
     assert!(out.status.success(), "{stdout}");
     let done: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(done["state"], "COMPLETED");
-    let busy = Fault::HttpStatus {
-        status: 503,
-        retry_after_s: None,
-    };
-    net.queue_fault("a", Method::SendMessage, busy, 2).unwrap();
+    net.queue_fault("a", Method::SendMessage, support::busy(), 2)
+        .unwrap();
     let out = run(base("c2")).await.unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("DEAD_LETTERED"));

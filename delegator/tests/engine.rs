@@ -13,20 +13,15 @@ use a2a_mock_agents::{Fault, MockAgent, Network, ScriptStep, Step};
 use a2a_protocol::{Method, TaskState};
 use serde_json::json;
 use std::time::Duration;
-use support::{EngineRun, agent, calls, card, chunk, network, requests, scripted, sha, tasks};
+use support::{
+    EngineRun, agent, calls, card, chunk, network, requests, rpc_error, scripted, sha, tasks,
+};
 
 const SELF_URL: &str = "http://127.0.0.1:1/delegator";
 const OWN_CREDENTIAL: &str = "Bearer own-secret-token";
 
 fn opts() -> Options {
-    Options {
-        retry_base_ms: 10,
-        retry_cap_ms: 50,
-        poll_interval_ms: 20,
-        deadline_margin_ms: 500,
-        terminal_grace_ms: 100,
-        ..Options::default()
-    }
+    support::fast_options()
 }
 
 /// An engine that knows every agent of `net`.
@@ -42,16 +37,7 @@ async fn start(net: &Network, o: Options, webhook: bool) -> EngineRun {
 }
 
 fn req(id: &str) -> DelegationRequest {
-    let mut r = DelegationRequest::new(id, "work", "do the work");
-    r.artifact_spec = ArtifactSpec {
-        mime_types: vec!["text/plain".into(), "application/json".into()],
-        max_size_bytes: 1000,
-        streaming_preferred: true,
-        schema: None,
-    };
-    r.timeout_seconds = 30;
-    r.max_retries = 2;
-    r
+    support::request(id)
 }
 
 fn with_jurisdiction(id: &str) -> DelegationRequest {
@@ -82,13 +68,12 @@ fn message_id(r: &a2a_mock_agents::RpcRequest) -> serde_json::Value {
     r.params["message"]["messageId"].clone()
 }
 
+/// The request's artifact spec with these types and bound.
 fn spec(types: &[&str], max: u64) -> ArtifactSpec {
-    ArtifactSpec {
-        mime_types: types.iter().map(|s| s.to_string()).collect(),
-        max_size_bytes: max,
-        streaming_preferred: true,
-        schema: None,
-    }
+    let mut s = req("spec").artifact_spec;
+    s.mime_types = types.iter().map(|t| t.to_string()).collect();
+    s.max_size_bytes = max;
+    s
 }
 
 fn future_deadline(ms: i64) -> Option<String> {
@@ -625,14 +610,7 @@ mod retries {
         let net = network(vec![
             agent("a")
                 .mount(MockAgent::when().step(Step::gate("g")))
-                .queue_fault(
-                    Method::CancelTask,
-                    Fault::RpcError {
-                        code: -32002,
-                        message: None,
-                    },
-                    1,
-                )
+                .queue_fault(Method::CancelTask, rpc_error(-32002), 1)
                 .build(),
         ])
         .await;
@@ -649,12 +627,10 @@ mod retries {
 
     #[tokio::test]
     async fn transient_failures_retry_with_the_same_message_id_then_dead_letter() {
-        let busy = Fault::HttpStatus {
-            status: 503,
-            retry_after_s: None,
-        };
         let net = network(vec![
-            agent("a").queue_fault(Method::SendMessage, busy, 3).build(),
+            agent("a")
+                .queue_fault(Method::SendMessage, support::busy(), 3)
+                .build(),
         ])
         .await;
         let mut h = start(&net, opts(), false).await;
@@ -700,10 +676,7 @@ mod retries {
 
     #[tokio::test]
     async fn a_definite_error_is_send_failed_and_not_resent() {
-        let refused = Fault::RpcError {
-            code: -32005,
-            message: None,
-        };
+        let refused = rpc_error(-32005);
         let net = network(vec![
             agent("a")
                 .queue_fault(Method::SendMessage, refused, 1)
@@ -721,10 +694,7 @@ mod retries {
 
     #[tokio::test]
     async fn task_not_found_while_observing_is_lost() {
-        let gone = Fault::RpcError {
-            code: -32001,
-            message: None,
-        };
+        let gone = rpc_error(-32001);
         let net = network(vec![
             agent("a")
                 .mount(MockAgent::when().step(Step::gate("g")))
@@ -837,10 +807,7 @@ mod push {
 
     #[tokio::test]
     async fn push_not_supported_resends_without_push() {
-        let no_push = Fault::RpcError {
-            code: -32003,
-            message: None,
-        };
+        let no_push = rpc_error(-32003);
         let net = network(vec![
             agent("a")
                 .push_notifications(true)

@@ -6,9 +6,9 @@ mod support;
 
 use a2a_delegator::bugs::{Bug, Bugs};
 use a2a_delegator::engine::{EngineConfig, Options};
-use a2a_delegator::request::{ArtifactSpec, DelegationRequest};
+use a2a_delegator::request::DelegationRequest;
 use a2a_delegator::store::DelegationState;
-use a2a_mock_agents::{Fault, Network, ScriptStep, Step};
+use a2a_mock_agents::{Network, ScriptStep, Step};
 use a2a_protocol::{Method, TaskState};
 use serde_json::json;
 use std::time::Duration;
@@ -29,25 +29,13 @@ async fn start(net: &Network, bug: Bug, o: Options) -> EngineRun {
 
 fn opts() -> Options {
     Options {
-        retry_base_ms: 10,
-        retry_cap_ms: 20,
-        poll_interval_ms: 20,
         deadline_margin_ms: 200,
-        terminal_grace_ms: 100,
-        ..Options::default()
+        ..support::fast_options()
     }
 }
 
 fn req(id: &str) -> DelegationRequest {
-    let mut r = DelegationRequest::new(id, "work", "go");
-    r.artifact_spec = ArtifactSpec {
-        mime_types: vec!["text/plain".into()],
-        max_size_bytes: 1000,
-        streaming_preferred: true,
-        schema: None,
-    };
-    r.timeout_seconds = 30;
-    r
+    support::request(id)
 }
 
 fn completed() -> ScriptStep {
@@ -61,12 +49,10 @@ fn delegate_line() -> serde_json::Value {
 
 #[tokio::test]
 async fn random_message_id_on_retry() {
-    let busy = Fault::HttpStatus {
-        status: 503,
-        retry_after_s: None,
-    };
     let net = network(vec![
-        agent("a").queue_fault(Method::SendMessage, busy, 1).build(),
+        agent("a")
+            .queue_fault(Method::SendMessage, support::busy(), 1)
+            .build(),
     ])
     .await;
     let mut h = start(&net, Bug::RandomMessageIdOnRetry, opts()).await;

@@ -231,6 +231,29 @@ pub struct RpcRequest {
     pub headers: BTreeMap<String, String>,
 }
 
+impl Entry {
+    /// This entry as a JSON-RPC request, if it records one (see [`Journal::requests`]).
+    pub fn rpc_request(&self) -> Option<RpcRequest> {
+        match &self.event {
+            Event::Request {
+                req,
+                method: Some(method),
+                params,
+                headers,
+                ..
+            } => Some(RpcRequest {
+                seq: self.seq,
+                req: *req,
+                agent: self.agent.clone(),
+                method: method.clone(),
+                params: params.clone(),
+                headers: headers.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 impl RpcRequest {
     /// A header's value (`name` in lowercase, such as `authorization` or `a2a-version`).
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -377,27 +400,7 @@ impl Journal {
     /// Every JSON-RPC request recorded so far, in order (HTTP requests without a JSON-RPC
     /// method, such as card fetches, are left out).
     pub fn requests(&self) -> Vec<RpcRequest> {
-        self.with_entries(|es| {
-            es.iter()
-                .filter_map(|e| match &e.event {
-                    Event::Request {
-                        req,
-                        method: Some(method),
-                        params,
-                        headers,
-                        ..
-                    } => Some(RpcRequest {
-                        seq: e.seq,
-                        req: *req,
-                        agent: e.agent.clone(),
-                        method: method.clone(),
-                        params: params.clone(),
-                        headers: headers.clone(),
-                    }),
-                    _ => None,
-                })
-                .collect()
-        })
+        self.with_entries(|es| es.iter().filter_map(Entry::rpc_request).collect())
     }
 
     /// Wait until `cond` holds over the entries, or the timeout passes.

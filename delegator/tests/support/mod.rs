@@ -5,10 +5,11 @@
 #![allow(dead_code)]
 
 use a2a_delegator::EscalationKind;
-use a2a_delegator::engine::{Done, Engine, EngineConfig, Event as EngineEvent};
+use a2a_delegator::engine::{Done, Engine, EngineConfig, Event as EngineEvent, Options};
+use a2a_delegator::request::DelegationRequest;
 use a2a_delegator::store::SqliteStore;
 use a2a_mock_agents::{
-    AgentSpec, Event, MockAgent, MockAgentBuilder, Network, RpcRequest, ScriptStep, Step,
+    AgentSpec, Event, Fault, MockAgent, MockAgentBuilder, Network, RpcRequest, ScriptStep, Step,
 };
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -65,6 +66,46 @@ impl EngineRun {
     /// The engine's store, opened again.
     pub fn store(&self) -> SqliteStore {
         SqliteStore::open_dir(self.dir.path()).unwrap()
+    }
+}
+
+/// Engine options for tests: fast retries and polls, short margins.
+pub fn fast_options() -> Options {
+    Options {
+        retry_base_ms: 10,
+        retry_cap_ms: 50,
+        poll_interval_ms: 20,
+        deadline_margin_ms: 500,
+        terminal_grace_ms: 100,
+        ..Options::default()
+    }
+}
+
+/// A delegation of `do the work` to skill `work` accepting text or JSON up to 1000 bytes,
+/// 30 s, two retries.
+pub fn request(id: &str) -> DelegationRequest {
+    let mut r = DelegationRequest::new(id, "work", "do the work");
+    r.artifact_spec.mime_types = vec!["text/plain".into(), "application/json".into()];
+    r.artifact_spec.max_size_bytes = 1000;
+    r.artifact_spec.streaming_preferred = true;
+    r.timeout_seconds = 30;
+    r.max_retries = 2;
+    r
+}
+
+/// HTTP 503 without `Retry-After`.
+pub fn busy() -> Fault {
+    Fault::HttpStatus {
+        status: 503,
+        retry_after_s: None,
+    }
+}
+
+/// A JSON-RPC error answer with the code's standard message.
+pub fn rpc_error(code: i64) -> Fault {
+    Fault::RpcError {
+        code,
+        message: None,
     }
 }
 
