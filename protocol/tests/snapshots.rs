@@ -12,25 +12,17 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
+mod common;
+use common::{md, ts};
+
 // ---------------------------------------------------------------------------
 // Fully-populated fixtures
 // ---------------------------------------------------------------------------
 
-fn ts(s: &str) -> Timestamp {
-    Timestamp::parse(s).unwrap()
-}
-
-fn meta(v: Value) -> Option<Metadata> {
-    match v {
-        Value::Object(m) => Some(m),
-        _ => panic!("metadata must be an object"),
-    }
-}
-
 fn text_part() -> Part {
     Part {
         content: PartContent::Text("Summarize the attached file".into()),
-        metadata: meta(json!({"lang": "en"})),
+        metadata: Some(md(json!({"lang": "en"}))),
         filename: Some("prompt.txt".into()),
         media_type: Some("text/plain".into()),
     }
@@ -50,7 +42,7 @@ fn url_part() -> Part {
 
 fn data_part() -> Part {
     Part {
-        metadata: meta(json!({"schema": "budget/v1"})),
+        metadata: Some(md(json!({"schema": "budget/v1"}))),
         ..Part::data(json!({"budgetUsd": 3.5, "items": [1, 2], "note": null}))
             .with_media_type("application/json")
     }
@@ -63,7 +55,7 @@ fn user_message() -> Message {
         task_id: Some("t-1".into()),
         role: Role::User,
         parts: vec![text_part(), raw_part(), url_part(), data_part()],
-        metadata: meta(json!({"x-deleg": {"depth": 1}})),
+        metadata: Some(md(json!({"x-deleg": {"depth": 1}}))),
         extensions: vec!["https://ext.example/trace/v1".into()],
         reference_task_ids: vec!["t-0".into()],
     }
@@ -76,7 +68,7 @@ fn agent_message() -> Message {
         task_id: Some("t-1".into()),
         role: Role::Agent,
         parts: vec![Part::text("From which airport?")],
-        metadata: meta(json!({"source": "mock"})),
+        metadata: Some(md(json!({"source": "mock"}))),
         extensions: vec!["https://ext.example/trace/v1".into()],
         reference_task_ids: vec![],
     }
@@ -96,7 +88,7 @@ fn artifact() -> Artifact {
         name: Some("report".into()),
         description: Some("The flight options".into()),
         parts: vec![Part::text("Part one. "), data_part()],
-        metadata: meta(json!({"chunked": true})),
+        metadata: Some(md(json!({"chunked": true}))),
         extensions: vec!["https://ext.example/trace/v1".into()],
     }
 }
@@ -108,7 +100,7 @@ fn task() -> Task {
         status: task_status(),
         artifacts: vec![artifact()],
         history: vec![user_message()],
-        metadata: meta(json!({"priority": "low"})),
+        metadata: Some(md(json!({"priority": "low"}))),
     }
 }
 
@@ -121,7 +113,7 @@ fn status_update() -> TaskStatusUpdateEvent {
             message: Some(agent_message()),
             timestamp: Some(ts("2026-03-20T10:00:01.000Z")),
         },
-        metadata: meta(json!({"seq": 2})),
+        metadata: Some(md(json!({"seq": 2}))),
     }
 }
 
@@ -132,7 +124,7 @@ fn artifact_update() -> TaskArtifactUpdateEvent {
         artifact: artifact(),
         append: true,
         last_chunk: true,
-        metadata: meta(json!({"seq": 3})),
+        metadata: Some(md(json!({"seq": 3}))),
     }
 }
 
@@ -172,10 +164,10 @@ fn send_message_request() -> SendMessageRequest {
         tenant: Some("acme".into()),
         message: user_message(),
         configuration: Some(send_configuration()),
-        metadata: meta(json!({"x-deleg": {
+        metadata: Some(md(json!({"x-deleg": {
             "deadline": "2026-03-20T10:07:00Z", "budget_usd": 2.0, "depth": 1,
             "chain": ["http://127.0.0.1:4100/"]
-        }})),
+        }}))),
     }
 }
 
@@ -213,7 +205,7 @@ fn cancel_task_request() -> CancelTaskRequest {
     CancelTaskRequest {
         tenant: Some("acme".into()),
         id: "t-1".into(),
-        metadata: meta(json!({"reason": "user aborted"})),
+        metadata: Some(md(json!({"reason": "user aborted"}))),
     }
 }
 
@@ -393,7 +385,7 @@ fn agent_card() -> AgentCard {
                 uri: "https://ext.example/trace/v1".into(),
                 description: "Trace propagation".into(),
                 required: true,
-                params: meta(json!({"header": "traceparent"})),
+                params: Some(md(json!({"header": "traceparent"}))),
             }],
             extended_agent_card: Some(false),
         },
@@ -417,7 +409,7 @@ fn agent_card() -> AgentCard {
         signatures: vec![AgentCardSignature {
             protected: "eyJhbGciOiJFUzI1NiJ9".into(),
             signature: "c2lnbmF0dXJl".into(),
-            header: meta(json!({"kid": "key-1"})),
+            header: Some(md(json!({"kid": "key-1"}))),
         }],
         icon_url: Some("https://example.invalid/icon.png".into()),
     }

@@ -2,17 +2,6 @@
 
 use super::*;
 
-pub(crate) fn md(v: Value) -> Metadata {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("metadata must be an object, got {other}"),
-    }
-}
-
-pub(crate) fn ts(s: &str) -> Timestamp {
-    Timestamp::parse(s).expect("valid timestamp")
-}
-
 pub(crate) fn strings(xs: &[&str]) -> Vec<String> {
     xs.iter().map(|s| s.to_string()).collect()
 }

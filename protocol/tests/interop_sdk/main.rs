@@ -37,6 +37,8 @@ use std::time::{Duration, Instant};
 
 use ObjectType as O;
 
+#[path = "../common/mod.rs"]
+mod common;
 mod coverage;
 mod fixtures;
 mod items;
@@ -45,6 +47,7 @@ mod required_fields;
 mod rust_to_sdk;
 mod sdk_to_rust;
 
+use common::{md, ts};
 use fixtures::*;
 use items::*;
 use oracle::*;
