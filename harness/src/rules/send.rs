@@ -2,6 +2,7 @@
 
 use super::evidence::*;
 use super::registry::{Check, fail};
+use a2a_driver_contract::Outcome;
 use a2a_mock_agents::Event;
 use a2a_protocol::Method;
 use serde_json::Value;
@@ -126,11 +127,11 @@ pub(super) fn message_reply_answers_directly(ev: &Evidence) -> Check {
         };
         any = true;
         match done_state(ev, &d.id) {
-            Some("ANSWERED_DIRECT") => {}
+            Some(Outcome::AnsweredDirect) => {}
             other => {
                 return fail(
                     "outcome ANSWERED_DIRECT after a Message reply",
-                    format!("outcome {other:?}"),
+                    format!("outcome {:?}", other.map(Outcome::as_str)),
                     vec![r.seq],
                 );
             }
@@ -179,10 +180,10 @@ pub(super) fn task_ids_recorded(ev: &Evidence) -> Check {
             continue;
         };
         any = true;
-        let rec = recs
+        let rec_tid = recs
             .iter()
-            .find(|r| r.get("id").and_then(Value::as_str) == Some(d.id.as_str()));
-        let rec_tid = rec.and_then(|r| r.get("task_id")).and_then(Value::as_str);
+            .find(|r| r.id() == Some(d.id.as_str()))
+            .and_then(|r| r.task_id());
         if rec_tid != Some(tid.as_str()) {
             return fail(
                 format!("snapshot record {} holds task id {tid}", d.id),
@@ -285,11 +286,16 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
         }
         if let Some(d) = delegation_of(ev, r) {
             match done_state(ev, &d.id) {
-                Some("SEND_FAILED" | "FAILED" | "REJECTED" | "DEAD_LETTERED") => {}
+                Some(
+                    Outcome::SendFailed
+                    | Outcome::Failed
+                    | Outcome::Rejected
+                    | Outcome::DeadLettered,
+                ) => {}
                 other => {
                     return fail(
                         "outcome SEND_FAILED (recorded with its code)",
-                        format!("outcome {other:?}"),
+                        format!("outcome {:?}", other.map(Outcome::as_str)),
                         vec![r.seq],
                     );
                 }
