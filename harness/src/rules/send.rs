@@ -83,7 +83,8 @@ pub(super) fn version_header_on_every_request(ev: &Evidence) -> Check {
             .get("a2a-version")
             .map(String::as_str)
             .unwrap_or("");
-        if !(v == "1.0" || v.starts_with("1.0.")) {
+        // The same reading of the header as the agents' own negotiation: `1.0`, `1.0.2`, `1`.
+        if !a2a_protocol::version::is_v1(v) {
             return fail(
                 "A2A-Version: 1.0 on every request",
                 format!("{} request with A2A-Version {v:?}", r.method),
@@ -344,6 +345,15 @@ mod tests {
         let mut c = good("");
         c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[("a2a-version", "")]);
         assert!(fails(c.check(checker("DLG-SEND-04"))));
+    }
+
+    #[test]
+    fn send_04_reads_the_header_as_the_agents_negotiate_it() {
+        for (v, ok) in [("1.0.2", true), ("1", true), ("0.3", false), ("1.1", false)] {
+            let mut c = good("");
+            c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[("a2a-version", v)]);
+            assert_eq!(!fails(c.check(checker("DLG-SEND-04"))), ok, "{v}");
+        }
     }
 
     #[test]

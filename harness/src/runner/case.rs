@@ -15,7 +15,7 @@ use a2a_driver_contract::{
     InitOptions, StateChange, ToDelegator,
 };
 use a2a_mock_agents::{Entry, Journal, Network};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -678,16 +678,21 @@ fn verdict(
 /// scenario option the typed contract does not accept (such as a string `seed`) is still sent
 /// as written, with every option passed through untyped.
 fn init_options(seed: u64, overrides: &BTreeMap<String, Value>) -> InitOptions {
-    let mut options: Map<String, Value> = json!({
-        "seed": seed,
-        "retry_base_ms": 50,
-        "retry_cap_ms": 500,
-        "poll_interval_ms": 50,
-        "deadline_margin_ms": 200,
-    })
-    .as_object()
-    .cloned()
-    .unwrap_or_default();
+    let defaults = InitOptions {
+        seed: Some(seed),
+        retry_base_ms: Some(50),
+        retry_cap_ms: Some(500),
+        poll_interval_ms: Some(50),
+        deadline_margin_ms: Some(200),
+        ..InitOptions::default()
+    };
+    if overrides.is_empty() {
+        return defaults;
+    }
+    let mut options = match serde_json::to_value(&defaults) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
     for (k, v) in overrides {
         options.insert(k.clone(), v.clone());
     }
@@ -700,6 +705,7 @@ fn init_options(seed: u64, overrides: &BTreeMap<String, Value>) -> InitOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn init_options_are_the_defaults_overridden_by_the_scenario() {
