@@ -6,7 +6,9 @@
 //!
 //! - [`scenario`]: the case format;
 //! - [`catalog`]: loading the catalog (rule IDs checked against the registry), selecting cases;
-//! - [`driver`]: starting and talking to the delegator under test;
+//! - [`delegator_process`]: the delegator under test as a process: starting it, writing
+//!   [`ToDelegator`](a2a_driver_contract::ToDelegator) lines, reading its output lines, killing
+//!   its process group;
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`runner`]: running a case, crash injection, verdicts;
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
@@ -15,7 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
-pub mod driver;
+pub mod delegator_process;
 pub mod report;
 pub mod rules;
 pub mod run;

@@ -1,7 +1,8 @@
 //! `a2a-harness`: run the conformance catalog against a delegator and write reports.
 
+use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::{CaseGlob, load_catalog, read_known_failing, select};
-use a2a_harness::driver::{resolve_program, shell_quote, split_command};
+use a2a_harness::delegator_process::{resolve_program, shell_quote, split_command};
 use a2a_harness::report;
 use a2a_harness::rules::registry;
 use a2a_harness::run::{RunOptions, default_jobs, run_with_progress};
@@ -10,8 +11,10 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
-const EXIT_HELP: &str = "EXIT CODES: 0 every MUST passed; 1 a failure (FAIL, UNKNOWN or XPASS); 2 bad usage or configuration.";
+/// The exit codes, [`HarnessExitCode`] (`a2a_driver_contract`), as `--help` shows them.
+const EXIT_HELP: &str = "EXIT CODES: 0 every MUST passed (NON-STRICT, XFAIL and UNSUPPORTED do not fail the run); 1 a failure (FAIL, UNKNOWN or XPASS; reports are written); 2 bad usage or configuration, nothing judged.";
 
 /// The A2A delegation conformance harness: drives a delegator through simulated A2A agents and
 /// checks every rule against what the network observed.
@@ -86,16 +89,16 @@ enum Cmd {
     },
 }
 
-fn main() {
+fn main() -> ExitCode {
+    // Clap exits with 2 (`HarnessExitCode::Usage`) on bad usage by itself.
     let cli = Cli::parse();
-    let code = match run(cli) {
-        Ok(c) => c,
+    match run(cli) {
+        Ok(c) => c.into(),
         Err(e) => {
             eprintln!("a2a-harness: {e:#}");
-            2
+            HarnessExitCode::Usage.into()
         }
-    };
-    std::process::exit(code);
+    }
 }
 
 /// The reference delegator next to this binary, else `a2a-delegator` from `PATH` (said on
@@ -140,20 +143,20 @@ fn catalog(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
     load_catalog(dir).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-fn run(cli: Cli) -> anyhow::Result<i32> {
+fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
     match cli.cmd {
         Cmd::Schema => {
             println!(
                 "{}",
                 serde_json::to_string_pretty(&a2a_harness::scenario::json_schema())?
             );
-            Ok(0)
+            Ok(HarnessExitCode::Success)
         }
         Cmd::List => {
             for s in catalog(&cli.scenarios)? {
                 println!("{:<40} {}  [{}]", s.id, s.title, s.rules.join(", "));
             }
-            Ok(0)
+            Ok(HarnessExitCode::Success)
         }
         Cmd::Rules => {
             let cat = catalog(&cli.scenarios)?;
@@ -173,7 +176,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     r.requirement
                 );
             }
-            Ok(0)
+            Ok(HarnessExitCode::Success)
         }
         Cmd::Explain { what } => {
             if let Some(r) = registry().into_iter().find(|r| r.id == what) {
@@ -193,7 +196,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 for s in cat.iter().filter(|s| s.rules.contains(&what)) {
                     println!("  case {}: {}", s.id, s.title);
                 }
-                return Ok(0);
+                return Ok(HarnessExitCode::Success);
             }
             let cat = catalog(&cli.scenarios)?;
             match cat.iter().find(|s| s.id == what) {
@@ -219,7 +222,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     if let Some(c) = &s.crash {
                         println!("  crash: {:?}", c.trigger);
                     }
-                    Ok(0)
+                    Ok(HarnessExitCode::Success)
                 }
                 None => anyhow::bail!(
                     "no rule or case named {what:?} (see `a2a-harness rules` and `a2a-harness list`)"
@@ -248,7 +251,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 );
                 tokio::signal::ctrl_c().await?;
                 net.shutdown().await;
-                Ok::<_, anyhow::Error>(0)
+                Ok::<_, anyhow::Error>(HarnessExitCode::Success)
             })
         }
         Cmd::Run {
@@ -327,7 +330,20 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 "{} passed, {} failed, {} skipped",
                 t.passed, t.failed, t.skipped
             );
-            Ok(if t.failed > 0 { 1 } else { 0 })
+            Ok(HarnessExitCode::for_run(t.failed))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_documents_every_exit_code() {
+        for c in HarnessExitCode::ALL {
+            assert!(EXIT_HELP.contains(&format!(" {c} ")), "{c}: {EXIT_HELP}");
+        }
+        assert_eq!(HarnessExitCode::for_run(1).code(), 1);
     }
 }

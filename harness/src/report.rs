@@ -1,35 +1,29 @@
-//! Reports: `index.json` (schema in `reports/README.md`), `cases/<id>.json`, `junit.xml`,
-//! `summary.md` and a self-contained `index.html` with a per-case message sequence view.
+//! Reports: `index.json` (the contract's [`RunIndex`], schema
+//! `docs/report-schema/index.schema.json`, described in `reports/README.md`), `cases/<id>.json`,
+//! `junit.xml`, `summary.md` and a self-contained `index.html` with a per-case message sequence
+//! view.
 
 use crate::rules::registry;
 use crate::runner::{CaseResult, Verdict};
 use crate::scenario::Scenario;
+use a2a_driver_contract::report::{
+    CaseSummary, Coverage, FailedRule, INDEX_SCHEMA_VERSION, RuleSummary, RunIndex, RunInfo, Tool,
+};
 use a2a_mock_agents::Event;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Counts for the closing line.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Totals {
-    /// PASS, NON-STRICT and XFAIL.
-    pub passed: usize,
-    /// FAIL, XPASS and UNKNOWN.
-    pub failed: usize,
-    /// UNSUPPORTED.
-    pub skipped: usize,
-}
+/// Verdict counts: PASS, NON-STRICT and XFAIL pass; FAIL, XPASS and UNKNOWN fail; UNSUPPORTED
+/// is skipped.
+pub use a2a_driver_contract::report::Totals;
 
 /// Count verdicts.
 pub fn totals(results: &[CaseResult]) -> Totals {
     let mut t = Totals::default();
     for r in results {
-        match r.verdict {
-            Verdict::Pass | Verdict::NonStrict | Verdict::XFail => t.passed += 1,
-            Verdict::Unsupported => t.skipped += 1,
-            _ => t.failed += 1,
-        }
+        t.add(r.verdict);
     }
     t
 }
@@ -66,6 +60,70 @@ pub fn stamp() -> String {
     stamp_of(time::OffsetDateTime::now_utc())
 }
 
+/// The run index `index.json` of a run.
+pub fn run_index(
+    delegator: &str,
+    seed: u64,
+    coverage: &BTreeMap<&'static str, usize>,
+    results: &[CaseResult],
+    wall_ms: u64,
+) -> RunIndex {
+    let rules = registry()
+        .iter()
+        .map(|r| {
+            let cases = coverage.get(r.id).copied().unwrap_or(0) as u64;
+            RuleSummary {
+                id: r.id.to_string(),
+                level: r.level,
+                requirement: r.requirement.to_string(),
+                source: r.source.to_string(),
+                cases,
+                status: Coverage::of(cases),
+            }
+        })
+        .collect();
+    let cases = results
+        .iter()
+        .map(|r| CaseSummary {
+            id: r.id.clone(),
+            title: r.title.clone(),
+            verdict: r.verdict,
+            duration_ms: r.duration_ms,
+            repro: r.repro.clone(),
+            failed_rules: r
+                .rules
+                .iter()
+                .filter(|v| v.verdict.is_listed_as_failed())
+                .map(|v| FailedRule {
+                    id: v.id.clone(),
+                    verdict: v.verdict,
+                })
+                .collect(),
+            file: format!("cases/{}.json", r.id),
+        })
+        .collect();
+    RunIndex {
+        schema_version: INDEX_SCHEMA_VERSION,
+        tool: Tool {
+            name: "a2a-harness".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        run: RunInfo {
+            delegator: delegator.to_string(),
+            seed,
+            wall_ms,
+            finished_at: a2a_protocol::Timestamp::now().to_rfc3339(),
+        },
+        totals: totals(results),
+        matrix: BTreeMap::from([(
+            delegator.to_string(),
+            results.iter().map(|r| (r.id.clone(), r.verdict)).collect(),
+        )]),
+        cases,
+        rules,
+    }
+}
+
 /// Write every report file into `dir`.
 pub fn write_all(
     dir: &Path,
@@ -77,27 +135,7 @@ pub fn write_all(
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir.join("cases"))?;
     let cov = coverage(catalog);
-    let t = totals(results);
-    let rules: Vec<Value> = registry()
-        .iter()
-        .map(|r| {
-            let n = cov.get(r.id).copied().unwrap_or(0);
-            json!({"id": r.id, "level": r.level, "requirement": r.requirement, "source": r.source, "cases": n, "status": if n == 0 { "NOT TESTED" } else { "TESTED" }})
-        })
-        .collect();
-    let index = json!({
-        "schema_version": 1,
-        "tool": {"name": "a2a-harness", "version": env!("CARGO_PKG_VERSION")},
-        "run": {"delegator": delegator, "seed": seed, "wall_ms": wall_ms, "finished_at": a2a_protocol::Timestamp::now().to_rfc3339()},
-        "totals": {"passed": t.passed, "failed": t.failed, "skipped": t.skipped},
-        "matrix": {delegator: results.iter().map(|r| (r.id.clone(), json!(r.verdict.label()))).collect::<serde_json::Map<_, _>>()},
-        "cases": results.iter().map(|r| json!({
-            "id": r.id, "title": r.title, "verdict": r.verdict, "duration_ms": r.duration_ms, "repro": r.repro,
-            "failed_rules": r.rules.iter().filter(|v| matches!(v.verdict, Verdict::Fail | Verdict::NonStrict | Verdict::Unknown)).map(|v| json!({"id": v.id, "verdict": v.verdict})).collect::<Vec<_>>(),
-            "file": format!("cases/{}.json", r.id),
-        })).collect::<Vec<_>>(),
-        "rules": rules,
-    });
+    let index = run_index(delegator, seed, &cov, results, wall_ms);
     std::fs::write(dir.join("index.json"), serde_json::to_vec_pretty(&index)?)?;
     for r in results {
         std::fs::write(

@@ -148,6 +148,26 @@ fn a_run_writes_every_report_and_known_failing_marks_xpass() {
     let index: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("index.json")).unwrap()).unwrap();
     assert_eq!(index["cases"][0]["verdict"], "PASS");
+    assert_eq!(
+        index["schema_version"],
+        a2a_driver_contract::INDEX_SCHEMA_VERSION
+    );
+    // The index a real run writes is what the published schema describes.
+    let schema: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(common::root().join("docs/report-schema/index.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&index)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "index.json vs index.schema.json: {errors:?}"
+    );
+    let typed: a2a_driver_contract::RunIndex = serde_json::from_value(index.clone()).unwrap();
+    assert_eq!(typed.totals.passed, 1);
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(
         summary

@@ -3,24 +3,20 @@
 use super::evidence::*;
 use super::registry::{Check, fail};
 use super::state::outcome_expected;
+use a2a_driver_contract::Outcome;
 use a2a_mock_agents::Event;
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub(super) fn artifacts_exact(ev: &Evidence) -> Check {
     let mut any = false;
     for d in &ev.scenario.delegations {
-        let Some(done) = ev.outcomes.get(&d.id) else {
+        let Some(done) = done_of(ev, &d.id) else {
             continue;
         };
-        if done.get("state").and_then(Value::as_str) != Some("COMPLETED") {
+        if done.state != Outcome::Completed {
             continue;
         }
-        let reported: Vec<&Value> = done
-            .get("artifacts")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().collect())
-            .unwrap_or_default();
+        let reported = &done.artifacts;
         let tasks = tasks_of(ev, &d.id);
         let Some((tid, _)) = tasks.last() else {
             continue;
@@ -40,18 +36,14 @@ pub(super) fn artifacts_exact(ev: &Evidence) -> Check {
         }
         for (aid, (bytes, sha, seq)) in &truth {
             any = true;
-            let Some(rep) = reported
-                .iter()
-                .find(|r| r.get("artifact_id").and_then(Value::as_str) == Some(*aid))
-            else {
+            let Some(rep) = reported.iter().find(|r| r.artifact_id == *aid) else {
                 return fail(
                     format!("artifact {aid} reported ({bytes} bytes)"),
                     "missing from the outcome",
                     vec![*seq],
                 );
             };
-            let rb = rep.get("bytes").and_then(Value::as_u64);
-            let rs = rep.get("sha256").and_then(Value::as_str);
+            let (rb, rs) = (Some(rep.bytes), Some(rep.sha256.as_str()));
             if rb != Some(*bytes) || rs != Some(*sha) {
                 return fail(
                     format!("{aid}: {bytes} bytes, sha256 {sha}"),
@@ -62,8 +54,8 @@ pub(super) fn artifacts_exact(ev: &Evidence) -> Check {
         }
         // Nothing reported that the agent did not deliver in full (a late or orphan chunk
         // committed as an artifact is garbage).
-        for r in &reported {
-            let aid = r.get("artifact_id").and_then(Value::as_str).unwrap_or("");
+        for r in reported {
+            let aid = r.artifact_id.as_str();
             if !truth.contains_key(aid) {
                 return fail(
                     format!(
@@ -115,12 +107,7 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
     let recs = snapshot_records(ev);
     let mut any = false;
     for r in recs {
-        for a in r
-            .get("artifacts")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for a in r.artifacts() {
             any = true;
             let present = |k: &str| a.get(k).is_some_and(|v| !v.is_null());
             let has = (present("agent") || present("agent_url"))

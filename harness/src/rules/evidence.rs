@@ -2,6 +2,7 @@
 //! delegation a request belongs to, the tasks an agent created, the agent's truth about task states.
 
 use crate::scenario::{Delegation, Scenario};
+use a2a_driver_contract::{DelegationState, Done, EscalationKind, FromDelegator, Outcome};
 use a2a_mock_agents::{Entry, Event};
 use a2a_protocol::{Method, compat03};
 use serde_json::Value;
@@ -13,18 +14,20 @@ pub struct Evidence<'a> {
     pub scenario: &'a Scenario,
     /// What the network saw.
     pub journal: &'a [Entry],
-    /// Every protocol message from the delegator, in order (across restarts).
-    pub messages: &'a [Value],
-    /// The `done` message of each delegation.
-    pub outcomes: &'a BTreeMap<String, Value>,
-    /// The last `snapshot_ok` records.
-    pub snapshot: Option<&'a Value>,
+    /// Every protocol message from the delegator that the typed contract accepts, in order
+    /// (across restarts), except `snapshot_ok`.
+    pub messages: &'a [FromDelegator],
+    /// How each delegation ended: its `done`, or the `error` (code `unsupported`) that declined
+    /// it.
+    pub outcomes: &'a BTreeMap<String, FromDelegator>,
+    /// The records of the last `snapshot_ok`, as written (read them through [`Record`]).
+    pub snapshot: Option<&'a [Value]>,
     /// The delegator's own URL given in `init`.
     pub self_url: &'a str,
     /// The delegator's own credential given in `init`.
     pub credential: &'a str,
     /// Answers and credentials the harness gave: (delegation, kind, value).
-    pub given: &'a [(String, String, String)],
+    pub given: &'a [(String, EscalationKind, String)],
     /// Sequence number of the journal when the delegator was killed, if it was.
     pub crash_seq: Option<u64>,
     /// When the case started (scenario deadlines are relative to it).
@@ -149,11 +152,34 @@ pub(super) fn agent_spec<'a>(
     ev.scenario.network.agents.iter().find(|a| a.name == name)
 }
 
-pub(super) fn done_state<'a>(ev: &'a Evidence, id: &str) -> Option<&'a str> {
-    ev.outcomes
-        .get(id)
-        .and_then(|d| d.get("state"))
-        .and_then(Value::as_str)
+/// The `done` of delegation `id`, if it reported one.
+pub(super) fn done_of<'a>(ev: &'a Evidence, id: &str) -> Option<&'a Done> {
+    match ev.outcomes.get(id) {
+        Some(FromDelegator::Done(d)) => Some(d),
+        _ => None,
+    }
+}
+
+/// The outcome delegation `id` reported in its `done`.
+pub(super) fn done_state(ev: &Evidence, id: &str) -> Option<Outcome> {
+    done_of(ev, id).map(|d| d.state)
+}
+
+/// The wire names of `states`, for messages.
+pub(super) fn names(states: &[Outcome]) -> Vec<&'static str> {
+    states.iter().map(|s| s.as_str()).collect()
+}
+
+/// The outcome of delegation `id` as a wire name, for messages.
+pub(super) fn shown_state(ev: &Evidence, id: &str) -> Option<&'static str> {
+    done_state(ev, id).map(Outcome::as_str)
+}
+
+/// True when the delegator escalated delegation `id` (of any kind).
+pub(super) fn escalated(ev: &Evidence, id: &str) -> bool {
+    ev.messages
+        .iter()
+        .any(|m| matches!(m, FromDelegator::Escalate(e) if e.id == id))
 }
 
 /// Final state per task id, from the journal.
@@ -231,10 +257,47 @@ pub(super) fn deadline_of(r: &Req) -> Option<time::OffsetDateTime> {
     time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
 }
 
-pub(super) fn snapshot_records<'a>(ev: &Evidence<'a>) -> Vec<&'a Value> {
-    ev.snapshot
-        .and_then(|s| s.get("records"))
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default()
+/// The records of the last snapshot.
+pub(super) fn snapshot_records<'a>(ev: &Evidence<'a>) -> Vec<Record<'a>> {
+    ev.snapshot.into_iter().flatten().map(Record).collect()
+}
+
+/// One snapshot record as a foreign delegator wrote it, read through lenient typed accessors:
+/// the published schema constrains only a few record fields, so a field of the wrong shape
+/// reads as absent here instead of failing the whole record (as parsing it into the strict
+/// [`SnapshotRecord`](a2a_driver_contract::SnapshotRecord) would).
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a>(pub &'a Value);
+
+impl<'a> Record<'a> {
+    /// The delegation id.
+    pub fn id(&self) -> Option<&'a str> {
+        self.0.get("id").and_then(Value::as_str)
+    }
+    /// The remote task id, when recorded.
+    pub fn task_id(&self) -> Option<&'a str> {
+        self.0.get("task_id").and_then(Value::as_str)
+    }
+    /// The recorded state, when it is one of the contract's.
+    pub fn state(&self) -> Option<DelegationState> {
+        self.0
+            .get("state")
+            .and_then(Value::as_str)
+            .and_then(DelegationState::parse)
+    }
+    /// True when the record is in the dead-letter queue: `dlq` present and neither `null` nor
+    /// `false` (a delegator may put the dead-letter entry itself there).
+    pub fn in_dlq(&self) -> bool {
+        self.0
+            .get("dlq")
+            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false))
+    }
+    /// The recorded artifacts, as written (provenance fields are checked by name).
+    pub fn artifacts(&self) -> impl Iterator<Item = &'a Value> + use<'a> {
+        self.0
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    }
 }

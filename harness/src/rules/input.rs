@@ -3,6 +3,7 @@
 use super::evidence::*;
 use super::registry::{Check, fail};
 use crate::scenario::Delegation;
+use a2a_driver_contract::{EscalationKind, FromDelegator};
 use a2a_mock_agents::Event;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -98,11 +99,7 @@ pub(super) fn questions_answered_from_held_data(ev: &Evidence) -> Check {
                 );
             }
         }
-        let escalated = ev.messages.iter().any(|m| {
-            m.get("type").and_then(Value::as_str) == Some("escalate")
-                && m.get("id").and_then(Value::as_str) == Some(d.id.as_str())
-        });
-        if escalated {
+        if escalated(ev, &d.id) {
             return fail(
                 "the question answered from held data, not escalated",
                 "escalated",
@@ -129,13 +126,15 @@ pub(super) fn unknown_questions_escalated_not_guessed(ev: &Evidence) -> Check {
         let given: Vec<&str> = ev
             .given
             .iter()
-            .filter(|(id, k, _)| *id == d.id && k == "input")
+            .filter(|(id, k, _)| *id == d.id && *k == EscalationKind::Input)
             .map(|(_, _, v)| v.as_str())
             .collect();
         let vals = values_of(d);
         for r in conts {
             if ev.given.iter().any(|(id, k, v)| {
-                *id == d.id && k == "auth" && r.headers.get("authorization").is_some_and(|h| h == v)
+                *id == d.id
+                    && *k == EscalationKind::Auth
+                    && r.headers.get("authorization").is_some_and(|h| h == v)
             }) {
                 continue;
             }
@@ -151,12 +150,11 @@ pub(super) fn unknown_questions_escalated_not_guessed(ev: &Evidence) -> Check {
                 );
             }
         }
-        if d.expect.escalates.as_deref() == Some("input") {
+        if d.expect.escalates == Some(EscalationKind::Input) {
             any = true;
             let escalated = ev.messages.iter().any(|m| {
-                m.get("type").and_then(Value::as_str) == Some("escalate")
-                    && m.get("id").and_then(Value::as_str) == Some(d.id.as_str())
-                    && m.get("kind").and_then(Value::as_str) == Some("input")
+                matches!(m, FromDelegator::Escalate(e)
+                    if e.id == d.id && e.kind == EscalationKind::Input)
             });
             if !escalated {
                 return fail(
@@ -213,6 +211,7 @@ pub(super) fn input_rounds_capped(ev: &Evidence) -> Check {
 mod tests {
     use super::super::registry::Check;
     use crate::rules::test_support::*;
+    use a2a_driver_contract::EscalationKind;
     use serde_json::json;
 
     fn input_case(inputs: &str, escalates: bool) -> Case {
@@ -262,10 +261,9 @@ mod tests {
     #[test]
     fn input_03_guessed_answer_and_missing_escalation() {
         let mut c = input_case("{}", true);
-        c.messages
-            .push(json!({"type": "escalate", "id": "d1", "kind": "input"}));
+        c.escalated("d1", EscalationKind::Input);
         c.given
-            .push(("d1".into(), "input".into(), "business".into()));
+            .push(("d1".into(), EscalationKind::Input, "business".into()));
         c.j.answer("a", "m2", "t1", "c1", "business", &[]);
         assert_eq!(c.check(checker("DLG-INPUT-03")), Check::Pass);
         let mut c = input_case("{}", true);

@@ -3,6 +3,7 @@
 use super::evidence::*;
 use super::registry::{Check, fail};
 use super::state::outcome_expected;
+use a2a_driver_contract::Outcome;
 use a2a_protocol::Method;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -25,11 +26,11 @@ pub(super) fn refused_nothing_sent(ev: &Evidence) -> Check {
             );
         }
         match done_state(ev, &d.id) {
-            Some("REFUSED" | "REJECTED" | "FAILED") => {}
+            Some(Outcome::Refused | Outcome::Rejected | Outcome::Failed) => {}
             other => {
                 return fail(
                     format!("{} refused with a reason", d.id),
-                    format!("outcome {other:?}"),
+                    format!("outcome {:?}", other.map(Outcome::as_str)),
                     vec![],
                 );
             }
@@ -85,7 +86,7 @@ pub(super) fn cancel_at_local_deadline(ev: &Evidence) -> Check {
                 .expect
                 .state
                 .iter()
-                .any(|s| s == "CANCELED" || s == "FAILED")
+                .any(|s| matches!(s, Outcome::Canceled | Outcome::Failed))
         {
             continue;
         }

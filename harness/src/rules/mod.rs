@@ -26,6 +26,6 @@ mod wire;
 #[cfg(test)]
 mod test_support;
 
-pub use evidence::{Evidence, Req, requests};
+pub use evidence::{Evidence, Record, Req, requests};
 pub use limit::MIN_DEADLINE_MARGIN_MS;
 pub use registry::{Check, Level, Rule, registry};

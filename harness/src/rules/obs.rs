@@ -3,6 +3,7 @@
 use super::evidence::*;
 use super::registry::{Check, and_then, fail};
 use super::state::outcome_expected;
+use a2a_driver_contract::{FromDelegator, Outcome};
 use a2a_mock_agents::Event;
 use a2a_protocol::Method;
 use serde_json::Value;
@@ -70,12 +71,12 @@ pub(super) fn early_stream_end_followed_up(ev: &Evidence) -> Check {
 pub(super) fn only_completed_work_committed(ev: &Evidence) -> Check {
     let mut any = false;
     for (id, d) in ev.outcomes {
-        let state = d.get("state").and_then(Value::as_str).unwrap_or("");
-        let n = d
-            .get("artifacts")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        if state != "COMPLETED" {
+        // An `error` that declined the delegation counts as an outcome without artifacts.
+        let (state, n) = match d {
+            FromDelegator::Done(d) => (d.state.as_str(), d.artifacts.len()),
+            _ => ("", 0),
+        };
+        if state != Outcome::Completed.as_str() {
             any = true;
             if n > 0 {
                 return fail(

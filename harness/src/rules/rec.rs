@@ -3,6 +3,7 @@
 use super::evidence::*;
 use super::registry::{Check, and_then, fail};
 use super::state::outcome_expected;
+use a2a_driver_contract::Outcome;
 use a2a_mock_agents::Event;
 use a2a_protocol::Method;
 use serde_json::Value;
@@ -140,10 +141,10 @@ pub(super) fn purged_task_marked_lost(ev: &Evidence) -> Check {
         else {
             continue;
         };
-        if done_state(ev, &d.id) != Some("LOST") {
+        if done_state(ev, &d.id) != Some(Outcome::Lost) {
             return fail(
                 format!("{} marked LOST after -32001", d.id),
-                format!("outcome {:?}", done_state(ev, &d.id)),
+                format!("outcome {:?}", shown_state(ev, &d.id)),
                 vec![seq],
             );
         }

@@ -13,21 +13,8 @@ use super::route::*;
 use super::send::*;
 use super::state::*;
 use super::wire::*;
-use serde::Serialize;
-
-/// How binding a rule is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Level {
-    /// A violation fails the case.
-    #[serde(rename = "MUST")]
-    Must,
-    /// A violation makes the case NON-STRICT.
-    #[serde(rename = "SHOULD")]
-    Should,
-    /// Optional.
-    #[serde(rename = "MAY")]
-    May,
-}
+/// How binding a rule is: the report vocabulary of the driver contract.
+pub use a2a_driver_contract::report::Level;
 
 /// The result of one check.
 #[derive(Debug, Clone, PartialEq)]

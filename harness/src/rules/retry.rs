@@ -3,8 +3,8 @@
 use super::evidence::*;
 use super::registry::{Check, fail};
 use super::send::message_id_stable_across_resends;
+use a2a_driver_contract::Outcome;
 use a2a_mock_agents::{Entry, Event};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub(super) fn retries_bounded(ev: &Evidence) -> Check {
@@ -111,24 +111,22 @@ pub(super) fn indefinite_send_resent_with_same_id(ev: &Evidence) -> Check {
 pub(super) fn exhausted_retries_dead_lettered(ev: &Evidence) -> Check {
     let mut any = false;
     for d in &ev.scenario.delegations {
-        if !d.expect.state.iter().any(|s| s == "DEAD_LETTERED") {
+        if !d.expect.state.contains(&Outcome::DeadLettered) {
             continue;
         }
         any = true;
-        if done_state(ev, &d.id) != Some("DEAD_LETTERED") {
+        if done_state(ev, &d.id) != Some(Outcome::DeadLettered) {
             return fail(
                 format!("{} dead-lettered", d.id),
-                format!("outcome {:?}", done_state(ev, &d.id)),
+                format!("outcome {:?}", shown_state(ev, &d.id)),
                 vec![],
             );
         }
-        let rec = snapshot_records(ev)
+        let in_dlq = snapshot_records(ev)
             .into_iter()
-            .find(|r| r.get("id").and_then(Value::as_str) == Some(d.id.as_str()));
-        let dlq = rec
-            .and_then(|r| r.get("dlq"))
-            .filter(|v| !v.is_null() && *v != &Value::Bool(false));
-        if dlq.is_none() {
+            .find(|r| r.id() == Some(d.id.as_str()))
+            .is_some_and(|r| r.in_dlq());
+        if !in_dlq {
             return fail(
                 format!(
                     "{} in the dead-letter table with request, errors and chain",

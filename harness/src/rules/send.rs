@@ -2,6 +2,7 @@
 
 use super::evidence::*;
 use super::registry::{Check, fail};
+use a2a_driver_contract::Outcome;
 use a2a_mock_agents::Event;
 use a2a_protocol::Method;
 use serde_json::Value;
@@ -82,7 +83,8 @@ pub(super) fn version_header_on_every_request(ev: &Evidence) -> Check {
             .get("a2a-version")
             .map(String::as_str)
             .unwrap_or("");
-        if !(v == "1.0" || v.starts_with("1.0.")) {
+        // The same reading of the header as the agents' own negotiation: `1.0`, `1.0.2`, `1`.
+        if !a2a_protocol::version::is_v1(v) {
             return fail(
                 "A2A-Version: 1.0 on every request",
                 format!("{} request with A2A-Version {v:?}", r.method),
@@ -126,11 +128,11 @@ pub(super) fn message_reply_answers_directly(ev: &Evidence) -> Check {
         };
         any = true;
         match done_state(ev, &d.id) {
-            Some("ANSWERED_DIRECT") => {}
+            Some(Outcome::AnsweredDirect) => {}
             other => {
                 return fail(
                     "outcome ANSWERED_DIRECT after a Message reply",
-                    format!("outcome {other:?}"),
+                    format!("outcome {:?}", other.map(Outcome::as_str)),
                     vec![r.seq],
                 );
             }
@@ -179,10 +181,10 @@ pub(super) fn task_ids_recorded(ev: &Evidence) -> Check {
             continue;
         };
         any = true;
-        let rec = recs
+        let rec_tid = recs
             .iter()
-            .find(|r| r.get("id").and_then(Value::as_str) == Some(d.id.as_str()));
-        let rec_tid = rec.and_then(|r| r.get("task_id")).and_then(Value::as_str);
+            .find(|r| r.id() == Some(d.id.as_str()))
+            .and_then(|r| r.task_id());
         if rec_tid != Some(tid.as_str()) {
             return fail(
                 format!("snapshot record {} holds task id {tid}", d.id),
@@ -285,11 +287,16 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
         }
         if let Some(d) = delegation_of(ev, r) {
             match done_state(ev, &d.id) {
-                Some("SEND_FAILED" | "FAILED" | "REJECTED" | "DEAD_LETTERED") => {}
+                Some(
+                    Outcome::SendFailed
+                    | Outcome::Failed
+                    | Outcome::Rejected
+                    | Outcome::DeadLettered,
+                ) => {}
                 other => {
                     return fail(
                         "outcome SEND_FAILED (recorded with its code)",
-                        format!("outcome {other:?}"),
+                        format!("outcome {:?}", other.map(Outcome::as_str)),
                         vec![r.seq],
                     );
                 }
@@ -338,6 +345,15 @@ mod tests {
         let mut c = good("");
         c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[("a2a-version", "")]);
         assert!(fails(c.check(checker("DLG-SEND-04"))));
+    }
+
+    #[test]
+    fn send_04_reads_the_header_as_the_agents_negotiate_it() {
+        for (v, ok) in [("1.0.2", true), ("1", true), ("0.3", false), ("1.1", false)] {
+            let mut c = good("");
+            c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[("a2a-version", v)]);
+            assert_eq!(!fails(c.check(checker("DLG-SEND-04"))), ok, "{v}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use super::evidence::*;
 use super::registry::{Check, fail};
+use a2a_driver_contract::Outcome;
 use a2a_mock_agents::Event;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -16,14 +17,18 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
         match done_state(ev, &d.id) {
             None => {
                 return fail(
-                    format!("{} reaches an outcome in {:?}", d.id, d.expect.state),
+                    format!(
+                        "{} reaches an outcome in {:?}",
+                        d.id,
+                        names(&d.expect.state)
+                    ),
                     "no outcome reported before the bound".to_string(),
                     vec![],
                 );
             }
-            Some(s) if !d.expect.state.iter().any(|x| x == s) => {
+            Some(s) if !d.expect.state.contains(&s) => {
                 return fail(
-                    format!("{} ends in one of {:?}", d.id, d.expect.state),
+                    format!("{} ends in one of {:?}", d.id, names(&d.expect.state)),
                     format!("it ended in {s}"),
                     vec![],
                 );
@@ -35,7 +40,7 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
         // (FAILED and CANCELED may be the delegator's own decision: a rejected artifact, a
         // local deadline, a cap.) A fan-out parent has no task of its own.
         if let Some(s) = done_state(ev, &d.id)
-            && matches!(s, "COMPLETED" | "REJECTED")
+            && matches!(s, Outcome::Completed | Outcome::Rejected)
             && d.children.is_empty()
         {
             let truth = task_truth(ev.journal);
@@ -54,7 +59,7 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
                 .get(tid)
                 .map(|(st, seq)| (st.trim_start_matches("TASK_STATE_"), *seq))
                 .unwrap_or(("UNKNOWN", 0));
-            if agent_state != s {
+            if agent_state != s.as_str() {
                 return fail(
                     format!(
                         "{} reports the agent's final state ({agent_state} for task {tid})",

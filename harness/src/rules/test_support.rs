@@ -3,6 +3,7 @@
 use super::evidence::Evidence;
 use super::registry::{Check, registry};
 use crate::scenario::Scenario;
+use a2a_driver_contract::{Done, DoneArtifact, Escalate, EscalationKind, FromDelegator, Outcome};
 use a2a_mock_agents::{Entry, Event};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -173,10 +174,11 @@ pub(crate) fn merge(a: &mut Value, b: Value) {
 pub(crate) struct Case {
     pub(crate) s: Scenario,
     pub(crate) j: J,
-    pub(crate) messages: Vec<Value>,
-    pub(crate) outcomes: BTreeMap<String, Value>,
+    pub(crate) messages: Vec<FromDelegator>,
+    pub(crate) outcomes: BTreeMap<String, FromDelegator>,
+    /// A `snapshot_ok` message (its `records` are the evidence).
     pub(crate) snapshot: Option<Value>,
-    pub(crate) given: Vec<(String, String, String)>,
+    pub(crate) given: Vec<(String, EscalationKind, String)>,
     pub(crate) crash: Option<u64>,
     pub(crate) forged: Vec<u16>,
     pub(crate) rss: Option<u64>,
@@ -196,11 +198,41 @@ impl Case {
             rss: None,
         }
     }
+    /// Record a `done` for `id`; `artifacts` give `artifact_id`, `bytes` and `sha256`.
     pub(crate) fn done(&mut self, id: &str, state: &str, artifacts: Value) {
-        self.outcomes.insert(
-            id.into(),
-            json!({"type": "done", "id": id, "state": state, "artifacts": artifacts}),
-        );
+        let artifacts = artifacts
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| DoneArtifact {
+                artifact_id: a["artifact_id"].as_str().unwrap_or_default().into(),
+                name: None,
+                bytes: a["bytes"].as_u64().unwrap_or_default(),
+                sha256: a["sha256"].as_str().unwrap_or_default().into(),
+                media_type: "application/json".into(),
+                path: format!("/store/{id}"),
+            })
+            .collect();
+        let done = Done {
+            id: id.into(),
+            state: Outcome::parse(state).expect("an outcome"),
+            reason: None,
+            task_id: None,
+            context_id: None,
+            message: None,
+            artifacts,
+        };
+        self.outcomes.insert(id.into(), FromDelegator::Done(done));
+    }
+    /// Record that the delegator escalated `id`.
+    pub(crate) fn escalated(&mut self, id: &str, kind: EscalationKind) {
+        self.messages.push(FromDelegator::Escalate(Escalate {
+            id: id.into(),
+            kind,
+            question: "which one?".into(),
+            agent: "http://127.0.0.1:1/a".into(),
+            task_id: Some("t1".into()),
+        }));
     }
     pub(crate) fn check(&self, f: fn(&Evidence) -> Check) -> Check {
         let ev = Evidence {
@@ -208,7 +240,11 @@ impl Case {
             journal: &self.j.entries,
             messages: &self.messages,
             outcomes: &self.outcomes,
-            snapshot: self.snapshot.as_ref(),
+            snapshot: self
+                .snapshot
+                .as_ref()
+                .and_then(|s| s["records"].as_array())
+                .map(Vec::as_slice),
             self_url: SELF,
             credential: CRED,
             given: &self.given,

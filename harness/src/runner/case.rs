@@ -3,15 +3,19 @@
 //! crash and restarting it), collect the evidence (snapshot, stop), judge.
 
 use super::crash::{TriggerState, at_the_agent, crash_fired};
-use super::intake::{Intake, validators};
+use super::intake::{Intake, Received};
 use super::messages::{delegate_message, forge_push};
 use super::verdict::{CaseResult, Verdict, case_verdict, judge};
 use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
-use crate::driver::{DelegatorProcess, FromDelegator, init_message};
+use crate::delegator_process::{DelegatorOutput, DelegatorProcess, init_message};
 use crate::rules::Evidence;
 use crate::scenario::{Answer, CrashTrigger, Delegation, Scenario};
+use a2a_driver_contract::{
+    Cancel, Credential, DelegationState, DriverErrorCode, Escalate, EscalationKind, FromDelegator,
+    InitOptions, StateChange, ToDelegator,
+};
 use a2a_mock_agents::{Entry, Journal, Network};
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -72,9 +76,9 @@ struct Facts {
     start: time::OffsetDateTime,
     store: PathBuf,
     stderr: Arc<Mutex<Vec<u8>>>,
-    outcomes: BTreeMap<String, Value>,
-    given: Vec<(String, String, String)>,
-    snapshot: Option<Value>,
+    outcomes: BTreeMap<String, FromDelegator>,
+    given: Vec<(String, EscalationKind, String)>,
+    snapshot: Option<Vec<Value>>,
     crash_seq: Option<u64>,
     unsupported: bool,
     forged: Vec<u16>,
@@ -90,14 +94,14 @@ struct CaseRun<'a> {
     intake: Intake,
     facts: Facts,
     /// The `init` options (defaults overridden by the scenario's).
-    options: Value,
+    options: InitOptions,
     cards: Vec<String>,
     deadline: tokio::time::Instant,
     /// Journal sequence at which the tripwire killed the delegator (0: not yet).
     tripped: Arc<AtomicU64>,
     crashed: bool,
     /// Messages the killed process wrote before it died, handled after the restart.
-    backlog: VecDeque<Value>,
+    backlog: VecDeque<Received>,
     canceled: Vec<String>,
     webhook_url: Option<String>,
     forged_for: Vec<String>,
@@ -109,7 +113,7 @@ struct CaseRun<'a> {
 /// What the take-in loop does next.
 enum Next {
     /// Handle this message (`true`: written by the killed process before the restart).
-    Handle(Value, bool),
+    Handle(Received, bool),
     /// Nothing to handle this turn.
     Again,
     /// Stop taking in.
@@ -129,12 +133,7 @@ impl<'a> CaseRun<'a> {
         let store = cfg.work_dir.join(s.id.replace(['/', ' '], "_"));
         let _ = std::fs::remove_dir_all(&store);
         let _ = std::fs::create_dir_all(&store);
-        let mut options = json!({"seed": cfg.seed, "retry_base_ms": 50, "retry_cap_ms": 500, "poll_interval_ms": 50, "deadline_margin_ms": 200});
-        if let Some(o) = options.as_object_mut() {
-            for (k, v) in &s.options {
-                o.insert(k.clone(), v.clone());
-            }
-        }
+        let options = init_options(cfg.seed, &s.options);
         CaseRun {
             s,
             cfg,
@@ -168,11 +167,11 @@ impl<'a> CaseRun<'a> {
     }
 
     /// Send `msg`, bounded by the case deadline; a failure is noted. True when it was queued.
-    async fn send(&mut self, msg: &Value) -> bool {
+    async fn send(&mut self, msg: &ToDelegator) -> bool {
         self.send_until(msg, self.deadline).await
     }
 
-    async fn send_until(&mut self, msg: &Value, deadline: tokio::time::Instant) -> bool {
+    async fn send_until(&mut self, msg: &ToDelegator, deadline: tokio::time::Instant) -> bool {
         match self.proc.send(msg, deadline).await {
             Ok(()) => true,
             Err(e) => {
@@ -192,7 +191,7 @@ impl<'a> CaseRun<'a> {
         }
     }
 
-    fn init_message(&self, recovering: bool) -> Value {
+    fn init_message(&self, recovering: bool) -> ToDelegator {
         init_message(
             &self.facts.store.display().to_string(),
             recovering,
@@ -241,38 +240,34 @@ impl<'a> CaseRun<'a> {
             }
             match self.proc.recv(left).await {
                 None => {}
-                Some(FromDelegator::Message(m)) => {
-                    self.intake.message(&m);
-                    let ty = m.get("type").and_then(Value::as_str).unwrap_or_default();
-                    match ty {
-                        "init_ok" => {
-                            inited = true;
-                            self.webhook_url = m
-                                .get("webhook_url")
-                                .and_then(Value::as_str)
-                                .map(str::to_string);
-                        }
-                        "error" => {
-                            if m.get("code").and_then(Value::as_str) == Some("unsupported") {
-                                self.facts.unsupported = true;
-                            }
-                            self.intake.note(format!("init refused: {m}"));
-                            self.alive = false;
-                        }
-                        ty if validators().contains_key(ty) => {
-                            self.intake.note(format!("contract: {ty} before init_ok"))
-                        }
-                        // Already noted as an unknown type.
-                        _ => {}
+                Some(DelegatorOutput::Message(m)) => match self.intake.message(&m) {
+                    Some(Received::Message(FromDelegator::InitOk(ok))) => {
+                        inited = true;
+                        self.webhook_url = ok.webhook_url;
                     }
-                }
-                Some(FromDelegator::Garbage(g)) => {
+                    Some(Received::Message(FromDelegator::Error(e))) => {
+                        if e.code == DriverErrorCode::Unsupported {
+                            self.facts.unsupported = true;
+                        }
+                        self.intake.note(format!("init refused: {m}"));
+                        self.alive = false;
+                    }
+                    Some(Received::Message(other)) => self
+                        .intake
+                        .note(format!("contract: {} before init_ok", other.type_name())),
+                    Some(Received::Snapshot(_)) => self
+                        .intake
+                        .note("contract: snapshot_ok before init_ok".into()),
+                    // Already noted: an unknown type, or a message the contract does not accept.
+                    None => {}
+                },
+                Some(DelegatorOutput::Garbage(g)) => {
                     self.garbage(Some(&g));
                 }
-                Some(FromDelegator::TooLong) => {
+                Some(DelegatorOutput::TooLong) => {
                     self.garbage(None);
                 }
-                Some(FromDelegator::Eof) => {
+                Some(DelegatorOutput::Eof) => {
                     self.intake
                         .note("the delegator exited before init_ok".into());
                     self.alive = false;
@@ -288,7 +283,7 @@ impl<'a> CaseRun<'a> {
         if let Some(n) = note {
             self.intake.note(n);
         }
-        self.send(&msg).await;
+        self.send(&ToDelegator::Delegate(msg)).await;
     }
 
     /// The delegations that wait for no other.
@@ -353,21 +348,22 @@ impl<'a> CaseRun<'a> {
         loop {
             let left = until.saturating_duration_since(tokio::time::Instant::now());
             match self.proc.recv(left).await {
-                Some(FromDelegator::Message(m)) => {
-                    self.intake.message(&m);
-                    self.backlog.push_back(m);
+                Some(DelegatorOutput::Message(m)) => {
+                    if let Some(r) = self.intake.message(&m) {
+                        self.backlog.push_back(r);
+                    }
                 }
-                Some(FromDelegator::Garbage(g)) => {
+                Some(DelegatorOutput::Garbage(g)) => {
                     if !self.garbage(Some(&g)) {
                         return false;
                     }
                 }
-                Some(FromDelegator::TooLong) => {
+                Some(DelegatorOutput::TooLong) => {
                     if !self.garbage(None) {
                         return false;
                     }
                 }
-                Some(FromDelegator::Eof) | None => break,
+                Some(DelegatorOutput::Eof) | None => break,
             }
         }
         self.intake.new_life();
@@ -394,25 +390,25 @@ impl<'a> CaseRun<'a> {
             .min(Duration::from_millis(50));
         match self.proc.recv(left).await {
             None => Next::Again,
-            Some(FromDelegator::Eof) => self.exited().await,
-            Some(FromDelegator::Garbage(g)) => {
+            Some(DelegatorOutput::Eof) => self.exited().await,
+            Some(DelegatorOutput::Garbage(g)) => {
                 if self.garbage(Some(&g)) {
                     Next::Again
                 } else {
                     Next::Stop
                 }
             }
-            Some(FromDelegator::TooLong) => {
+            Some(DelegatorOutput::TooLong) => {
                 if self.garbage(None) {
                     Next::Again
                 } else {
                     Next::Stop
                 }
             }
-            Some(FromDelegator::Message(m)) => {
-                self.intake.message(&m);
-                Next::Handle(m, false)
-            }
+            Some(DelegatorOutput::Message(m)) => match self.intake.message(&m) {
+                Some(r) => Next::Handle(r, false),
+                None => Next::Again,
+            },
         }
     }
 
@@ -443,19 +439,20 @@ impl<'a> CaseRun<'a> {
 
     /// Act on one message: forge a push and send cancels on `state`, answer an `escalate`,
     /// record a `done` (and start the delegations waiting for it), note an `error`.
-    async fn handle(&mut self, msg: Value, old_life: bool) {
-        let ty = msg.get("type").and_then(Value::as_str).unwrap_or_default();
-        let id = msg
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        match ty {
-            "state" if !old_life => self.on_state(&msg, &id).await,
+    async fn handle(&mut self, msg: Received, old_life: bool) {
+        let Received::Message(msg) = msg else {
+            // A snapshot_ok nobody asked for needs no action.
+            return;
+        };
+        match msg {
+            FromDelegator::State(st) if !old_life => self.on_state(&st).await,
             // An escalation of the killed process is reported again by the restarted one.
-            "escalate" if !old_life => self.on_escalate(&msg, &id).await,
-            "done" => {
-                self.facts.outcomes.insert(id.clone(), msg.clone());
+            FromDelegator::Escalate(e) if !old_life => self.on_escalate(&e).await,
+            FromDelegator::Done(done) => {
+                let id = done.id.clone();
+                self.facts
+                    .outcomes
+                    .insert(id.clone(), FromDelegator::Done(done));
                 let s = self.s;
                 for d in s
                     .delegations
@@ -465,33 +462,30 @@ impl<'a> CaseRun<'a> {
                     self.delegate(d).await;
                 }
             }
-            "error" => {
-                if msg.get("code").and_then(Value::as_str) == Some("unsupported") {
+            FromDelegator::Error(e) => {
+                let line = serde_json::to_string(&e).unwrap_or_default();
+                if e.code == DriverErrorCode::Unsupported {
                     self.facts.unsupported = true;
-                    self.facts.outcomes.insert(id.clone(), msg.clone());
+                    self.facts
+                        .outcomes
+                        .insert(e.id.clone().unwrap_or_default(), FromDelegator::Error(e));
                 }
-                self.intake.note(format!("delegator error: {msg}"));
+                self.intake.note(format!("delegator error: {line}"));
             }
-            // Other types need no action (unknown ones were noted as contract breaks).
+            // Other types need no action.
             _ => {}
         }
     }
 
-    async fn on_state(&mut self, msg: &Value, id: &str) {
-        let st = msg.get("state").and_then(Value::as_str).unwrap_or_default();
+    async fn on_state(&mut self, msg: &StateChange) {
+        let id = msg.id.as_str();
         if self.s.forge_push
             && !self.forged_for.iter().any(|f| f == id)
-            && st.ends_with("WORKING")
-            && let (Some(url), Some(task)) = (
-                self.webhook_url.clone(),
-                msg.get("task_id").and_then(Value::as_str),
-            )
+            && msg.state == DelegationState::Working
+            && let (Some(url), Some(task)) = (self.webhook_url.clone(), msg.task_id.as_deref())
         {
             self.forged_for.push(id.to_string());
-            let ctx = msg
-                .get("context_id")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let ctx = msg.context_id.as_deref().unwrap_or_default();
             if let Some(code) = forge_push(&url, id, task, ctx).await {
                 self.facts.forged.push(code);
             }
@@ -501,22 +495,24 @@ impl<'a> CaseRun<'a> {
         for c in &s.cancels {
             if c.id == id
                 && !self.canceled.contains(&c.id)
-                && c.when_state.as_deref().is_none_or(|w| bare(w) == bare(st))
+                && c.when_state
+                    .as_deref()
+                    .is_none_or(|w| bare(w) == msg.state.as_str())
             {
                 self.canceled.push(c.id.clone());
-                let cancel = json!({"type": "cancel", "id": id});
+                let cancel = ToDelegator::Cancel(Cancel { id: id.to_string() });
                 self.send(&cancel).await;
             }
         }
     }
 
-    async fn on_escalate(&mut self, msg: &Value, id: &str) {
-        let kind = msg.get("kind").and_then(Value::as_str).unwrap_or_default();
+    async fn on_escalate(&mut self, msg: &Escalate) {
+        let (id, kind) = (msg.id.as_str(), msg.kind);
         let used = self
             .facts
             .given
             .iter()
-            .filter(|(i, k, _)| i == id && k == kind)
+            .filter(|(i, k, _)| i == id && *k == kind)
             .count();
         let answers: Vec<&Answer> = self
             .s
@@ -525,14 +521,19 @@ impl<'a> CaseRun<'a> {
             .filter(|a| a.id == id && a.kind == kind)
             .collect();
         if let Some(a) = answers.get(used).or(answers.last()) {
-            let reply = if kind == "auth" {
-                json!({"type": "credential", "id": id, "credential": a.value})
-            } else {
-                json!({"type": "answer", "id": id, "text": a.value})
+            let reply = match kind {
+                EscalationKind::Auth => ToDelegator::Credential(Credential {
+                    id: id.to_string(),
+                    credential: a.value.clone(),
+                }),
+                EscalationKind::Input => ToDelegator::Answer(a2a_driver_contract::Answer {
+                    id: id.to_string(),
+                    text: a.value.clone(),
+                }),
             };
             self.facts
                 .given
-                .push((id.to_string(), kind.to_string(), a.value.clone()));
+                .push((id.to_string(), kind, a.value.clone()));
             self.send(&reply).await;
         }
     }
@@ -579,7 +580,7 @@ impl<'a> CaseRun<'a> {
         if !self.facts.inited
             || self.flooded
             || stalled
-            || !self.send_until(&json!({"type": "snapshot"}), until).await
+            || !self.send_until(&ToDelegator::Snapshot, until).await
         {
             return;
         }
@@ -589,24 +590,23 @@ impl<'a> CaseRun<'a> {
                 break;
             }
             match self.proc.recv(left).await {
-                Some(FromDelegator::Message(m)) => {
-                    self.intake.message(&m);
-                    if m.get("type").and_then(Value::as_str) == Some("snapshot_ok") {
-                        self.facts.snapshot = Some(m);
+                Some(DelegatorOutput::Message(m)) => {
+                    if let Some(Received::Snapshot(records)) = self.intake.message(&m) {
+                        self.facts.snapshot = Some(records);
                         break;
                     }
                 }
-                Some(FromDelegator::Garbage(g)) => {
+                Some(DelegatorOutput::Garbage(g)) => {
                     if !self.garbage(Some(&g)) {
                         break;
                     }
                 }
-                Some(FromDelegator::TooLong) => {
+                Some(DelegatorOutput::TooLong) => {
                     if !self.garbage(None) {
                         break;
                     }
                 }
-                Some(FromDelegator::Eof) | None => break,
+                Some(DelegatorOutput::Eof) | None => break,
             }
         }
     }
@@ -639,12 +639,13 @@ fn verdict(
     t0: Instant,
 ) -> CaseResult {
     let messages = std::mem::take(&mut intake.messages);
+    let typed = std::mem::take(&mut intake.typed);
     let ev = Evidence {
         scenario: s,
         journal: &entries,
-        messages: &messages,
+        messages: &typed,
         outcomes: &facts.outcomes,
-        snapshot: facts.snapshot.as_ref(),
+        snapshot: facts.snapshot.as_deref(),
         self_url: SELF_URL,
         credential: OWN_CREDENTIAL,
         given: &facts.given,
@@ -671,4 +672,61 @@ fn verdict(
     result.duration_ms = t0.elapsed().as_millis() as u64;
     let _ = std::fs::remove_dir_all(&facts.store);
     result
+}
+
+/// The `init` options: the harness's fast timings, overridden by the scenario's `options`. A
+/// scenario option the typed contract does not accept (such as a string `seed`) is still sent
+/// as written, with every option passed through untyped.
+fn init_options(seed: u64, overrides: &BTreeMap<String, Value>) -> InitOptions {
+    let defaults = InitOptions {
+        seed: Some(seed),
+        retry_base_ms: Some(50),
+        retry_cap_ms: Some(500),
+        poll_interval_ms: Some(50),
+        deadline_margin_ms: Some(200),
+        ..InitOptions::default()
+    };
+    if overrides.is_empty() {
+        return defaults;
+    }
+    let mut options = match serde_json::to_value(&defaults) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    for (k, v) in overrides {
+        options.insert(k.clone(), v.clone());
+    }
+    serde_json::from_value(Value::Object(options.clone())).unwrap_or(InitOptions {
+        extra: options,
+        ..InitOptions::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn init_options_are_the_defaults_overridden_by_the_scenario() {
+        let o = init_options(7, &BTreeMap::from([("retry_base_ms".into(), json!(10))]));
+        assert_eq!(o.seed, Some(7));
+        assert_eq!(o.retry_base_ms, Some(10));
+        assert_eq!(o.poll_interval_ms, Some(50));
+        assert!(o.extra.is_empty());
+        let o = init_options(
+            7,
+            &BTreeMap::from([
+                ("max_event_bytes".into(), json!(4096)),
+                ("seed".into(), json!("not a number")),
+            ]),
+        );
+        let sent = serde_json::to_value(&o).unwrap();
+        assert_eq!(
+            sent["seed"], "not a number",
+            "sent as the scenario wrote it"
+        );
+        assert_eq!(sent["max_event_bytes"], 4096);
+        assert_eq!(sent["retry_cap_ms"], 500);
+    }
 }

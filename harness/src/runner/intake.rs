@@ -1,7 +1,9 @@
 //! What the harness keeps of a delegator's output: bounded notes and messages, every message
-//! checked against the driver schemas (`docs/driver-schema/`), garbage counted.
+//! checked against the driver schemas (`docs/driver-schema/`) as written, then parsed into the
+//! typed contract ([`Received`]), garbage counted.
 
-use crate::driver::DriverError;
+use crate::delegator_process::DelegatorProcessError;
+use a2a_driver_contract::FromDelegator;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -75,13 +77,45 @@ pub fn contract_problem(m: &Value) -> Option<String> {
     }
 }
 
+/// A message from the delegator as the harness uses it, after the schema check.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// Any message but `snapshot_ok`, in the contract's typed form.
+    Message(FromDelegator),
+    /// The records of a `snapshot_ok`, as written. The published schema constrains only a few
+    /// record fields and leaves the rest (described in prose) open, so a foreign delegator's
+    /// records are not parsed into the strict
+    /// [`SnapshotRecord`](a2a_driver_contract::SnapshotRecord) but read through the lenient
+    /// typed accessors of [`Record`](crate::rules::Record).
+    Snapshot(Vec<Value>),
+}
+
+/// Parse a message that passed [`contract_problem`] into its typed form; the error says why the
+/// typed contract does not accept it (for example a field the schema leaves open but the type
+/// constrains). Never panics, whatever the delegator wrote.
+pub fn parse_message(m: &Value) -> Result<Received, String> {
+    let ty = m.get("type").and_then(Value::as_str).unwrap_or_default();
+    if ty == "snapshot_ok" {
+        return match m.get("records").and_then(Value::as_array) {
+            Some(records) => Ok(Received::Snapshot(records.clone())),
+            None => Err("snapshot_ok message has no records array".into()),
+        };
+    }
+    serde_json::from_value::<FromDelegator>(m.clone())
+        .map(Received::Message)
+        .map_err(|e| format!("{ty} message does not parse as the typed driver contract: {e}"))
+}
+
 /// What the harness keeps of a case's delegator: bounded notes and messages, contract checks.
 #[derive(Default)]
 pub(super) struct Intake {
     pub(super) notes: Vec<String>,
     pub(super) notes_dropped: u64,
     pub(super) contract_broken: bool,
+    /// Every message as written (for the report).
     pub(super) messages: Vec<Value>,
+    /// The typed form of every kept message but `snapshot_ok` (for the rules).
+    pub(super) typed: Vec<FromDelegator>,
     pub(super) messages_dropped: u64,
     pub(super) garbage: u64,
     /// Delegations that reported `done` in this process life.
@@ -101,24 +135,41 @@ impl Intake {
         }
     }
 
-    /// Check a protocol message against the contract and keep it.
-    pub(super) fn message(&mut self, m: &Value) {
-        if let Some(p) = contract_problem(m) {
+    /// Check a protocol message against the contract's schemas as written, keep it, and parse
+    /// it into its typed form: `None` when it does not parse (a contract note, unless the
+    /// schema check already noted the message).
+    pub(super) fn message(&mut self, m: &Value) -> Option<Received> {
+        let schema_problem = contract_problem(m);
+        let schema_broken = schema_problem.is_some();
+        if let Some(p) = schema_problem {
             self.note(format!("contract: {p}"));
         }
-        if m.get("type").and_then(Value::as_str) == Some("done")
-            && let Some(id) = m.get("id").and_then(Value::as_str)
-            && !self.done.insert(id.to_string())
+        let received = match parse_message(m) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                if !schema_broken {
+                    self.note(format!("contract: {e}"));
+                }
+                None
+            }
+        };
+        if let Some(Received::Message(FromDelegator::Done(d))) = &received
+            && !self.done.insert(d.id.clone())
         {
             self.note(format!(
-                "contract: a second done for {id:?} in the same process life"
+                "contract: a second done for {:?} in the same process life",
+                d.id
             ));
         }
         if self.messages.len() < MAX_MESSAGES {
             self.messages.push(m.clone());
+            if let Some(Received::Message(t)) = &received {
+                self.typed.push(t.clone());
+            }
         } else {
             self.messages_dropped += 1;
         }
+        received
     }
 
     /// A non-protocol line (or an over-long one); false once the harness should stop reading.
@@ -129,7 +180,7 @@ impl Intake {
                 Some(g) => format!("contract: non-protocol stdout line: {g}"),
                 None => format!(
                     "contract: line longer than {} MiB (discarded up to its newline)",
-                    crate::driver::MAX_LINE >> 20
+                    crate::delegator_process::MAX_LINE >> 20
                 ),
             });
         }
@@ -143,9 +194,9 @@ impl Intake {
     }
 
     /// A send failed: a stalled stdin is a contract break (noted once), other errors a note.
-    pub(super) fn send_failed(&mut self, e: &DriverError) {
+    pub(super) fn send_failed(&mut self, e: &DelegatorProcessError) {
         match e {
-            DriverError::Stalled { .. } => {
+            DelegatorProcessError::Stalled { .. } => {
                 if !std::mem::replace(&mut self.stalled_noted, true) {
                     self.note(format!("contract: {e}"));
                 }
@@ -209,6 +260,72 @@ mod tests {
             contract_problem(&json!({"type": "bogus"}))
                 .is_some_and(|p| p.contains("unknown message type"))
         );
+    }
+
+    fn done_with_bytes(bytes: Value) -> Value {
+        json!({"type": "done", "id": "d1", "state": "COMPLETED", "reason": null, "task_id": "t1",
+            "context_id": null, "message": null, "artifacts": [{"artifact_id": "a1", "bytes": bytes,
+            "sha256": "0".repeat(64), "media_type": "application/json", "path": "/s/a1"}]})
+    }
+
+    #[test]
+    fn a_line_that_passes_the_schema_is_parsed_into_the_typed_contract() {
+        let m = done_with_bytes(json!(10));
+        assert_eq!(contract_problem(&m), None);
+        let Ok(Received::Message(FromDelegator::Done(d))) = parse_message(&m) else {
+            panic!("{:?}", parse_message(&m));
+        };
+        assert_eq!(d.state, a2a_driver_contract::Outcome::Completed);
+        assert_eq!(d.artifacts[0].bytes, 10);
+        let mut i = Intake::default();
+        assert!(i.message(&m).is_some());
+        assert!(!i.contract_broken, "{:?}", i.notes);
+        assert_eq!((i.messages.len(), i.typed.len()), (1, 1));
+    }
+
+    #[test]
+    fn a_line_that_passes_the_schema_but_not_the_typed_contract_is_a_contract_note() {
+        // 10.0 is an integer to JSON Schema but not a u64 to the typed contract.
+        let m = done_with_bytes(json!(10.0));
+        assert_eq!(contract_problem(&m), None, "the schema accepts it");
+        let e = parse_message(&m).unwrap_err();
+        assert!(
+            e.contains("does not parse as the typed driver contract"),
+            "{e}"
+        );
+        let mut i = Intake::default();
+        assert_eq!(i.message(&m), None);
+        assert!(i.contract_broken);
+        assert_eq!(i.notes.len(), 1, "{:?}", i.notes);
+        assert!(i.notes[0].starts_with("contract: done message does not parse"));
+        // Kept as written for the report, not for the rules.
+        assert_eq!((i.messages.len(), i.typed.len()), (1, 0));
+        // A line the schema already rejects is noted once, not twice.
+        let mut i = Intake::default();
+        assert_eq!(i.message(&done_with_bytes(json!("ten"))), None);
+        assert_eq!(i.notes.len(), 1, "{:?}", i.notes);
+        assert!(i.notes[0].contains("violates docs/driver-schema/done.json"));
+    }
+
+    #[test]
+    fn snapshot_records_are_kept_as_written() {
+        // Record fields the schema leaves open may have any shape: no contract note.
+        let m = json!({"type": "snapshot_ok", "records": [{"id": "d1", "message_ids": {},
+            "task_id": null, "context_id": null, "state": "COMPLETED", "attempts": 1, "dlq": false,
+            "input_rounds": [], "artifacts": [], "errors": [{"what": "no at, op or message"}]}]});
+        assert_eq!(contract_problem(&m), None);
+        let mut i = Intake::default();
+        let Some(Received::Snapshot(records)) = i.message(&m) else {
+            panic!("{:?}", i.notes);
+        };
+        assert_eq!(records[0]["id"], "d1");
+        assert!(
+            serde_json::from_value::<a2a_driver_contract::SnapshotRecord>(records[0].clone())
+                .is_err(),
+            "the strict record type would have refused it"
+        );
+        assert!(!i.contract_broken, "{:?}", i.notes);
+        assert!(parse_message(&json!({"type": "snapshot_ok"})).is_err());
     }
 
     #[test]

@@ -3,7 +3,8 @@
 
 use super::SELF_URL;
 use crate::scenario::Delegation;
-use serde_json::{Value, json};
+use a2a_driver_contract::{ArtifactSpec, ChildDelegate, Delegate, Priority};
+use serde_json::json;
 use std::time::Duration;
 
 /// The latest and earliest instants a delegation deadline is sent as (RFC 3339, 4-digit year).
@@ -20,7 +21,7 @@ fn deadline_bounds() -> (time::OffsetDateTime, time::OffsetDateTime) {
 pub(super) fn delegate_message(
     d: &Delegation,
     start: time::OffsetDateTime,
-) -> (Value, Option<String>) {
+) -> (Delegate, Option<String>) {
     let mut note = None;
     let deadline = d.deadline_in_ms.map(|ms| {
         let (lo, hi) = deadline_bounds();
@@ -47,23 +48,33 @@ pub(super) fn delegate_message(
             }
         })
         .collect();
-    let msg = json!({
-        "type": "delegate",
-        "id": d.id,
-        "capability": d.capability,
-        "text": d.text,
-        "inputs": d.inputs,
-        "artifact_spec": {"mime_types": d.mime_types, "max_size_bytes": d.max_size_bytes, "streaming_preferred": d.streaming_preferred, "schema": d.schema},
-        "timeout_seconds": d.timeout_seconds,
-        "deadline": deadline,
-        "budget_usd": d.budget_usd,
-        "max_retries": d.max_retries,
-        "priority": "normal",
-        "depth": d.depth,
-        "chain": chain,
-        "children": if d.children.is_empty() { Value::Null } else { json!(d.children.iter().map(|c| json!({"id": c.id, "capability": c.capability, "text": c.text})).collect::<Vec<_>>()) },
-        "refine_of": d.refine_of,
-    });
+    let msg = Delegate {
+        id: d.id.clone(),
+        capability: d.capability.clone(),
+        text: d.text.clone(),
+        inputs: d.inputs.clone(),
+        artifact_spec: ArtifactSpec {
+            mime_types: d.mime_types.clone(),
+            max_size_bytes: d.max_size_bytes,
+            streaming_preferred: d.streaming_preferred,
+            schema: d.schema.clone(),
+        },
+        timeout_seconds: d.timeout_seconds,
+        deadline,
+        budget_usd: d.budget_usd,
+        max_retries: d.max_retries,
+        priority: Priority::Normal,
+        depth: d.depth,
+        chain,
+        children: (!d.children.is_empty()).then(|| {
+            d.children
+                .iter()
+                .map(|c| ChildDelegate::new(&c.id, &c.capability, &c.text))
+                .collect()
+        }),
+        refine_of: d.refine_of.clone(),
+        agent: None,
+    };
     (msg, note)
 }
 
@@ -130,14 +141,14 @@ mod tests {
         .unwrap();
         let start = time::OffsetDateTime::now_utc();
         let (m, note) = delegate_message(&d, start);
-        assert_eq!(m["deadline"], "9999-12-31T23:59:59.999Z");
+        assert_eq!(m.deadline.as_deref(), Some("9999-12-31T23:59:59.999Z"));
         assert!(note.is_some_and(|n| n.contains("out of range")));
         let d = Delegation {
             deadline_in_ms: Some(i64::MIN),
             ..d
         };
         let (m, _) = delegate_message(&d, start);
-        assert_eq!(m["deadline"], "0001-01-01T00:00:00.000Z");
+        assert_eq!(m.deadline.as_deref(), Some("0001-01-01T00:00:00.000Z"));
         let d = Delegation {
             deadline_in_ms: Some(-1000),
             ..d

@@ -3,8 +3,10 @@
 //!
 //! - `case`: [`run_case`] as named phases over one case's state;
 //! - `crash`: crash triggers, the journal tripwire and the kill-and-restart;
-//! - `intake`: what is kept of the delegator's output, checked against the contract schemas;
-//! - `messages`: the messages the harness writes (`delegate`) and the forged push;
+//! - `intake`: what is kept of the delegator's output, checked against the contract schemas as
+//!   written and then parsed into the typed contract ([`Received`]);
+//! - `messages`: the `delegate` the harness writes (a typed
+//!   [`Delegate`](a2a_driver_contract::Delegate)) and the forged push;
 //! - `verdict`: case results, the judgement of the rules, known-failing lists.
 
 mod case;
@@ -14,7 +16,7 @@ mod messages;
 mod verdict;
 
 pub use case::run_case;
-pub use intake::{MAX_GARBAGE, MAX_MESSAGES, MAX_NOTES, contract_problem};
+pub use intake::{MAX_GARBAGE, MAX_MESSAGES, MAX_NOTES, Received, contract_problem, parse_message};
 pub use verdict::{CaseResult, RuleVerdict, Verdict, apply_known_failing, repro_command};
 
 use std::path::PathBuf;

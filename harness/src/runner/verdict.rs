@@ -5,55 +5,14 @@ use super::RunSettings;
 use crate::catalog::CaseGlob;
 use crate::rules::{Check, Evidence, Level, registry};
 use crate::scenario::Scenario;
+use a2a_driver_contract::FromDelegator;
 use a2a_mock_agents::Entry;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The verdict of a case or a rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Verdict {
-    /// Every rule held.
-    #[serde(rename = "PASS")]
-    Pass,
-    /// A MUST rule was broken.
-    #[serde(rename = "FAIL")]
-    Fail,
-    /// Only SHOULD rules were broken.
-    #[serde(rename = "NON-STRICT")]
-    NonStrict,
-    /// The delegator declined through the contract.
-    #[serde(rename = "UNSUPPORTED")]
-    Unsupported,
-    /// Failed, and listed as known-failing.
-    #[serde(rename = "XFAIL")]
-    XFail,
-    /// Passed, but listed as known-failing: the list is stale.
-    #[serde(rename = "XPASS")]
-    XPass,
-    /// Nothing observed before the bound.
-    #[serde(rename = "UNKNOWN")]
-    Unknown,
-}
-
-impl Verdict {
-    /// The label used in reports.
-    pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-            Verdict::NonStrict => "NON-STRICT",
-            Verdict::Unsupported => "UNSUPPORTED",
-            Verdict::XFail => "XFAIL",
-            Verdict::XPass => "XPASS",
-            Verdict::Unknown => "UNKNOWN",
-        }
-    }
-    /// True when this verdict fails the run.
-    pub fn fails_run(self) -> bool {
-        matches!(self, Verdict::Fail | Verdict::XPass | Verdict::Unknown)
-    }
-}
+/// The verdict of a case or a rule: the report vocabulary of the driver contract.
+pub use a2a_driver_contract::report::Verdict;
 
 /// The verdict of one rule in one case.
 #[derive(Debug, Clone, Serialize)]
@@ -94,8 +53,9 @@ pub struct CaseResult {
     pub duration_ms: u64,
     /// Harness notes (contract violations, crashes, timeouts).
     pub notes: Vec<String>,
-    /// Outcomes reported by the delegator.
-    pub outcomes: BTreeMap<String, Value>,
+    /// How each delegation ended, as the delegator reported it (`done`, or the `error` that
+    /// declined it).
+    pub outcomes: BTreeMap<String, FromDelegator>,
     /// Every protocol message from the delegator.
     pub messages: Vec<Value>,
     /// The delegator's stderr (tail).
@@ -108,9 +68,9 @@ pub struct CaseResult {
 pub fn repro_command(s: &Scenario, cfg: &RunSettings) -> String {
     format!(
         "a2a-harness run --case {} --seed {} --delegator {}",
-        crate::driver::shell_quote(&s.id),
+        crate::delegator_process::shell_quote(&s.id),
         cfg.seed,
-        crate::driver::shell_quote(&cfg.delegator)
+        crate::delegator_process::shell_quote(&cfg.delegator)
     )
 }
 

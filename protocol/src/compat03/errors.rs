@@ -7,7 +7,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {kind}")]
 pub struct AdaptError {
-    /// JSONPath of the problem, rooted at `$` (the object passed to [`to_v1`]/[`to_v03`]).
+    /// JSONPath of the problem, rooted at `$` (the object passed to [`to_v1`](super::to_v1)/[`to_v03`](super::to_v03)).
     pub path: String,
     /// What is wrong there.
     pub kind: AdaptErrorKind,

@@ -1,9 +1,15 @@
-//! The driver contract, harness side: start any delegator command, speak newline-delimited JSON
-//! over its stdin/stdout (see `docs/driver-protocol.md`), capture its stderr, and kill its whole
-//! process group for crash injection.
+//! The delegator under test as a process: start any delegator command, write the typed driver
+//! contract's [`ToDelegator`] lines to its stdin, read its stdout lines (see
+//! `docs/driver-protocol.md`), capture its stderr, and kill its whole process group for crash
+//! injection.
+//!
+//! Lines from the delegator are handed on as raw JSON ([`DelegatorOutput::Message`]): the runner
+//! checks what a foreign delegator wrote against the contract's schemas before it parses it into
+//! the typed [`FromDelegator`](a2a_driver_contract::FromDelegator).
 
+use a2a_driver_contract::{Init, InitOptions, ToDelegator};
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,10 +31,11 @@ const READ_QUEUE: usize = 256;
 /// Longest excerpt of a non-protocol line kept.
 const GARBAGE_EXCERPT: usize = 500;
 
-/// What the delegator said, or what happened to it.
+/// What the delegator wrote on its stdout, or what happened to it.
 #[derive(Debug, Clone)]
-pub enum FromDelegator {
-    /// A protocol message (parsed JSON with a `type`).
+pub enum DelegatorOutput {
+    /// A protocol message: a JSON object with a string `type`, not yet checked against the
+    /// contract.
     Message(Value),
     /// A line that is not a protocol message (an excerpt).
     Garbage(String),
@@ -75,7 +82,7 @@ pub struct DelegatorProcess {
     /// When the writer task began the write it is blocked in, if any.
     writing_since: Arc<Mutex<Option<std::time::Instant>>>,
     /// Messages and events from the delegator.
-    pub rx: mpsc::Receiver<FromDelegator>,
+    pub rx: mpsc::Receiver<DelegatorOutput>,
     stderr: Arc<Mutex<Vec<u8>>>,
     pgid: Option<i32>,
     killer: GroupKiller,
@@ -83,9 +90,10 @@ pub struct DelegatorProcess {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// The delegator could not be started or talked to.
+/// The delegator process could not be started or written to (not to be confused with an `error`
+/// line the delegator writes, [`ErrorReply`](a2a_driver_contract::ErrorReply)).
 #[derive(Debug, thiserror::Error)]
-pub enum DriverError {
+pub enum DelegatorProcessError {
     /// The command line is empty or malformed.
     #[error("bad delegator command {cmd:?}: {reason}")]
     BadCommand {
@@ -128,8 +136,8 @@ pub struct CommandLine {
 /// Split a command line the way a POSIX shell splits words (quotes and backslash escapes, no
 /// expansion); leading `NAME=value` words set the delegator's environment, as in
 /// `A2A_LOG=debug a2a-delegator drive`.
-pub fn split_command(cmd: &str) -> Result<CommandLine, DriverError> {
-    let bad = |reason: &str| DriverError::BadCommand {
+pub fn split_command(cmd: &str) -> Result<CommandLine, DelegatorProcessError> {
+    let bad = |reason: &str| DelegatorProcessError::BadCommand {
         cmd: cmd.to_string(),
         reason: reason.to_string(),
     };
@@ -193,7 +201,7 @@ pub fn resolve_program(program: &str) -> Result<std::path::PathBuf, ProgramError
 }
 
 /// Read lines of at most [`MAX_LINE`] bytes and classify them, until EOF or the receiver is gone.
-async fn read_lines(out: tokio::process::ChildStdout, tx: mpsc::Sender<FromDelegator>) {
+async fn read_lines(out: tokio::process::ChildStdout, tx: mpsc::Sender<DelegatorOutput>) {
     let codec = LinesCodec::new_with_max_length(MAX_LINE);
     let mut lines = FramedRead::with_capacity(out, codec, 64 * 1024);
     // After a decoder error `FramedRead` yields `None` once and then reads on.
@@ -207,12 +215,12 @@ async fn read_lines(out: tokio::process::ChildStdout, tx: mpsc::Sender<FromDeleg
             // The codec discards the rest of the line up to its newline.
             Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
                 after_error = true;
-                Some(FromDelegator::TooLong)
+                Some(DelegatorOutput::TooLong)
             }
             // The line (consumed) is not UTF-8: garbage, not a protocol message.
             Some(Err(LinesCodecError::Io(e))) if e.kind() == std::io::ErrorKind::InvalidData => {
                 after_error = true;
-                Some(FromDelegator::Garbage(format!(
+                Some(DelegatorOutput::Garbage(format!(
                     "(a line that is not UTF-8: {e})"
                 )))
             }
@@ -222,7 +230,7 @@ async fn read_lines(out: tokio::process::ChildStdout, tx: mpsc::Sender<FromDeleg
             }
             // A read error ends the stream like EOF does.
             Some(Err(LinesCodecError::Io(_))) | None => {
-                let _ = tx.send(FromDelegator::Eof).await;
+                let _ = tx.send(DelegatorOutput::Eof).await;
                 return;
             }
         };
@@ -235,20 +243,23 @@ async fn read_lines(out: tokio::process::ChildStdout, tx: mpsc::Sender<FromDeleg
 }
 
 /// A protocol message or garbage; `None` for an empty line (ignored).
-fn classify(line: &str) -> Option<FromDelegator> {
+fn classify(line: &str) -> Option<DelegatorOutput> {
     let text = line.trim();
     if text.is_empty() {
         return None;
     }
     Some(match serde_json::from_str::<Value>(text) {
-        Ok(v) if v.get("type").and_then(Value::as_str).is_some() => FromDelegator::Message(v),
-        _ => FromDelegator::Garbage(text.chars().take(GARBAGE_EXCERPT).collect()),
+        Ok(v) if v.get("type").and_then(Value::as_str).is_some() => DelegatorOutput::Message(v),
+        _ => DelegatorOutput::Garbage(text.chars().take(GARBAGE_EXCERPT).collect()),
     })
 }
 
 impl DelegatorProcess {
     /// Start `cmd` in its own process group.
-    pub fn spawn(cmd: &str, stderr: Arc<Mutex<Vec<u8>>>) -> Result<DelegatorProcess, DriverError> {
+    pub fn spawn(
+        cmd: &str,
+        stderr: Arc<Mutex<Vec<u8>>>,
+    ) -> Result<DelegatorProcess, DelegatorProcessError> {
         let line = split_command(cmd)?;
         let mut c = Command::new(&line.program);
         c.args(&line.args)
@@ -258,7 +269,7 @@ impl DelegatorProcess {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
-        let mut child = c.spawn().map_err(|source| DriverError::Spawn {
+        let mut child = c.spawn().map_err(|source| DelegatorProcessError::Spawn {
             cmd: cmd.to_string(),
             source,
         })?;
@@ -328,24 +339,26 @@ impl DelegatorProcess {
 
     /// Send one protocol message. It is queued for a writer task, waiting at most until
     /// `deadline` for room in the queue: a delegator that does not read its stdin never blocks
-    /// the harness past the deadline ([`DriverError::Stalled`]).
+    /// the harness past the deadline ([`DelegatorProcessError::Stalled`]).
     pub async fn send(
         &mut self,
-        msg: &Value,
+        msg: &ToDelegator,
         deadline: tokio::time::Instant,
-    ) -> Result<(), DriverError> {
+    ) -> Result<(), DelegatorProcessError> {
         let Some(stdin) = self.stdin.as_ref() else {
-            return Err(DriverError::Write(std::io::Error::other("stdin closed")));
+            return Err(DelegatorProcessError::Write(std::io::Error::other(
+                "stdin closed",
+            )));
         };
-        let mut line =
-            serde_json::to_vec(msg).map_err(|e| DriverError::Write(std::io::Error::other(e)))?;
-        line.push(b'\n');
-        match tokio::time::timeout_at(deadline, stdin.send(line)).await {
+        let line = msg
+            .to_line()
+            .map_err(|e| DelegatorProcessError::Write(std::io::Error::other(e)))?;
+        match tokio::time::timeout_at(deadline, stdin.send(line.into_bytes())).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(DriverError::Write(std::io::Error::other(
+            Ok(Err(_)) => Err(DelegatorProcessError::Write(std::io::Error::other(
                 "its stdin is closed",
             ))),
-            Err(_) => Err(DriverError::Stalled {
+            Err(_) => Err(DelegatorProcessError::Stalled {
                 queued: WRITE_QUEUE - stdin.capacity(),
             }),
         }
@@ -364,10 +377,10 @@ impl DelegatorProcess {
 
     /// Wait for the next message, bounded: `None` when nothing came in time. After stdout
     /// closed this returns `Eof` again at once.
-    pub async fn recv(&mut self, timeout: Duration) -> Option<FromDelegator> {
+    pub async fn recv(&mut self, timeout: Duration) -> Option<DelegatorOutput> {
         match tokio::time::timeout(timeout, self.rx.recv()).await {
             Err(_) => None,
-            Ok(None) => Some(FromDelegator::Eof),
+            Ok(None) => Some(DelegatorOutput::Eof),
             Ok(Some(m)) => Some(m),
         }
     }
@@ -454,17 +467,17 @@ pub fn init_message(
     webhook: Option<&str>,
     self_url: &str,
     credential: &str,
-    options: Value,
-) -> Value {
-    json!({
-        "type": "init",
-        "store_dir": store_dir,
-        "recovering": recovering,
-        "agents": agents,
-        "webhook_base_url": webhook,
-        "self_url": self_url,
-        "credential": credential,
-        "options": options,
+    options: InitOptions,
+) -> ToDelegator {
+    ToDelegator::Init(Init {
+        store_dir: Some(store_dir.to_string()),
+        recovering,
+        agents: agents.to_vec(),
+        webhook_base_url: webhook.map(str::to_string),
+        webhook_listen: None,
+        self_url: self_url.to_string(),
+        credential: Some(credential.to_string()),
+        options,
     })
 }
 
@@ -491,7 +504,7 @@ mod tests {
         assert_eq!(words("a ''"), vec!["a", ""]);
         assert!(matches!(
             split_command("  "),
-            Err(DriverError::BadCommand { .. })
+            Err(DelegatorProcessError::BadCommand { .. })
         ));
         let err = split_command("a 'b").unwrap_err().to_string();
         assert!(err.starts_with("bad delegator command \"a 'b\": "), "{err}");
@@ -531,7 +544,7 @@ mod tests {
         .unwrap();
         let got = p.recv(Duration::from_secs(10)).await;
         assert!(
-            matches!(&got, Some(FromDelegator::Message(v)) if v["v"] == "hi there"),
+            matches!(&got, Some(DelegatorOutput::Message(v)) if v["v"] == "hi there"),
             "{got:?}"
         );
         p.finish(Duration::from_secs(5)).await;
@@ -596,9 +609,9 @@ mod tests {
             got.push(m);
         }
         let _ = child.wait().await;
-        assert!(matches!(got[0], FromDelegator::TooLong), "{got:?}");
-        assert!(matches!(&got[1], FromDelegator::Message(v) if v["type"] == "x"));
-        assert!(matches!(got[2], FromDelegator::Eof));
+        assert!(matches!(got[0], DelegatorOutput::TooLong), "{got:?}");
+        assert!(matches!(&got[1], DelegatorOutput::Message(v) if v["type"] == "x"));
+        assert!(matches!(got[2], DelegatorOutput::Eof));
         assert_eq!(got.len(), 3);
     }
 
@@ -621,19 +634,19 @@ mod tests {
         }
         let _ = child.wait().await;
         assert!(
-            matches!(&got[0], FromDelegator::Garbage(g) if g.contains("not UTF-8")),
+            matches!(&got[0], DelegatorOutput::Garbage(g) if g.contains("not UTF-8")),
             "{got:?}"
         );
         assert!(
-            matches!(&got[1], FromDelegator::Message(v) if v["type"] == "x"),
+            matches!(&got[1], DelegatorOutput::Message(v) if v["type"] == "x"),
             "{got:?}"
         );
         // The last line needs no newline.
         assert!(
-            matches!(&got[2], FromDelegator::Message(v) if v["type"] == "y"),
+            matches!(&got[2], DelegatorOutput::Message(v) if v["type"] == "y"),
             "{got:?}"
         );
-        assert!(matches!(got[3], FromDelegator::Eof));
+        assert!(matches!(got[3], DelegatorOutput::Eof));
         assert_eq!(got.len(), 4);
     }
 }
