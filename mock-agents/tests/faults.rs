@@ -146,19 +146,7 @@ async fn stall_delays_processing() {
     assert!(started.elapsed() >= Duration::from_millis(300));
     assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     // A caller with a shorter timeout gives up.
-    let impatient = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_millis(100))
-        .build()
-        .unwrap();
-    let e = post(
-        &impatient,
-        url,
-        &envelope("SendMessage", send_params("stall")),
-        &[],
-    )
-    .await
-    .unwrap_err();
+    let e = send_impatiently(url, "stall", 100).await;
     assert!(e.is_timeout());
     assert!(has_fault(j, reqs_with_text(j, "stall")[0], "stall"));
     f.shutdown().await;
@@ -523,19 +511,7 @@ async fn stall_response_processes_then_holds_the_answer() {
     .await;
     let j = f.j();
     // A caller that gives up first sees no answer, yet the task exists.
-    let impatient = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_millis(100))
-        .build()
-        .unwrap();
-    let e = post(
-        &impatient,
-        &f.url,
-        &envelope("SendMessage", send_params("a")),
-        &[],
-    )
-    .await
-    .unwrap_err();
+    let e = send_impatiently(&f.url, "a", 100).await;
     assert!(e.is_timeout());
     assert_eq!(tasks_created(j).len(), 1, "processed before the hold");
     let first = reqs_of(j, "SendMessage")[0];

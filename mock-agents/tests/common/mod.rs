@@ -22,11 +22,29 @@ pub async fn start(toml: &str) -> Network {
 
 /// An HTTP client that never uses a proxy and bounds every request.
 pub fn client() -> reqwest::Client {
+    client_with_timeout(Duration::from_secs(20))
+}
+
+/// [`client`] with another bound.
+pub fn client_with_timeout(t: Duration) -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
-        .timeout(Duration::from_secs(20))
+        .timeout(t)
         .build()
         .expect("client")
+}
+
+/// Send `text` to `url` with a client that gives up after `ms`; the error it gets.
+pub async fn send_impatiently(url: &str, text: &str, ms: u64) -> reqwest::Error {
+    let impatient = client_with_timeout(Duration::from_millis(ms));
+    post(
+        &impatient,
+        url,
+        &envelope("SendMessage", send_params(text)),
+        &[],
+    )
+    .await
+    .expect_err("no answer in time")
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
