@@ -104,8 +104,7 @@ mod sending {
         let mut r = req("d1");
         r.inputs = json!({"k": "v"}).as_object().cloned().unwrap();
         r.budget_usd = 2.0;
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Completed, "{o:?}");
         assert_eq!(o.artifacts.len(), 1);
         assert_eq!(o.artifacts[0].bytes, 11);
@@ -149,8 +148,7 @@ mod sending {
     async fn message_reply_is_answered_direct() {
         let net = scripted(agent("a"), vec![Step::reply("hi there")]).await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::AnsweredDirect);
         assert_eq!(o.message.as_deref(), Some("hi there"));
         assert_eq!(o.task_id, None);
@@ -172,8 +170,7 @@ mod sending {
         )
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Completed, "{o:?}");
         let get = |id: &str| o.artifacts.iter().find(|x| x.artifact_id == id).unwrap();
         assert_eq!(get("a").sha256, sha(b"123"));
@@ -195,8 +192,7 @@ mod sending {
         )
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, expect);
         assert_eq!(o.message.as_deref(), Some("because"));
         // Nothing more is sent to a task in a final state.
@@ -263,14 +259,12 @@ mod sending {
         let mut h = start(&net, opts(), false).await;
         let mut r = req("d1");
         r.capability = "unknown-skill".into();
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Refused);
         assert!(o.reason.unwrap().contains("no capable agent"));
         let mut r = req("d2");
         r.artifact_spec = spec(&["image/png"], 10);
-        h.engine.delegate(r).await.unwrap();
-        assert_eq!(h.done("d2").await.state, DelegationState::Refused);
+        assert_eq!(h.run(r).await.state, DelegationState::Refused);
         assert!(calls(&net, "a").is_empty());
     }
 
@@ -307,8 +301,7 @@ mod sending {
                 })
                 .collect(),
         );
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("p").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Completed, "{o:?}");
         let sends = requests(&net, "a", "SendMessage");
         assert_eq!(sends.len(), 3);
@@ -330,12 +323,10 @@ mod sending {
     async fn refinement_is_a_new_task_in_the_same_context() {
         let net = network(vec![agent("a").build()]).await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d0")).await.unwrap();
-        let first = h.done("d0").await;
+        let first = h.run(req("d0")).await;
         let mut r = req("d1");
         r.refine_of = Some("d0".into());
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Completed);
         let sends = requests(&net, "a", "SendMessage");
         let m = &sends[1].params["message"];
@@ -364,8 +355,7 @@ mod sending {
             )
             .await;
             let mut h = start(&net, opts(), false).await;
-            h.engine.delegate(req("d1")).await.unwrap();
-            let o = h.done("d1").await;
+            let o = h.run(req("d1")).await;
             assert_eq!(
                 o.state,
                 DelegationState::Completed,
@@ -401,8 +391,7 @@ mod limits {
             (close, "deadline"),
         ] {
             let id = r.id.clone();
-            h.engine.delegate(r).await.unwrap();
-            let o = h.done(&id).await;
+            let o = h.run(r).await;
             assert_eq!(o.state, DelegationState::Refused, "{id}");
             assert!(
                 o.reason.as_deref().unwrap_or_default().contains(word),
@@ -418,8 +407,7 @@ mod limits {
         // Depth at the limit is accepted.
         let mut ok = req("ok");
         ok.depth = 3;
-        h.engine.delegate(ok).await.unwrap();
-        assert_eq!(h.done("ok").await.state, DelegationState::Completed);
+        assert_eq!(h.run(ok).await.state, DelegationState::Completed);
         assert_eq!(
             requests(&net, "a", "SendMessage")[0].params["metadata"]["x-deleg"]["depth"],
             4
@@ -436,8 +424,7 @@ mod limits {
         let mut h = start(&net, opts(), false).await;
         let mut r = req("d1");
         r.deadline = future_deadline(1500);
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Canceled, "{o:?}");
         assert_eq!(requests(&net, "a", "CancelTask").len(), 1);
         // The child deadline was shrunk by the margin.
@@ -467,8 +454,7 @@ mod interrupts {
             )
             .await;
             let mut h = start(&net, opts(), false).await;
-            h.engine.delegate(with_jurisdiction("d1")).await.unwrap();
-            let o = h.done("d1").await;
+            let o = h.run(with_jurisdiction("d1")).await;
             assert_eq!(
                 o.state,
                 DelegationState::Completed,
@@ -541,8 +527,7 @@ mod interrupts {
             ..opts()
         };
         let mut h = start(&net, o, false).await;
-        h.engine.delegate(with_jurisdiction("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(with_jurisdiction("d1")).await;
         assert_eq!(o.state, DelegationState::Failed);
         assert!(o.reason.unwrap().contains("cap"));
         // Three answers, then no fourth: the task is canceled instead.
@@ -589,8 +574,7 @@ mod interrupts {
         // A second delegation to another agent carries no credential at all.
         let mut r = req("d2");
         r.capability = "other".into();
-        h.engine.delegate(r).await.unwrap();
-        h.done("d2").await;
+        h.run(r).await;
         let to_other = calls(&net, "other");
         assert!(!to_other.is_empty());
         for r in to_other {
@@ -663,8 +647,7 @@ mod retries {
         .await;
         let mut h = start(&net, opts(), false).await;
         let t0 = std::time::Instant::now();
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Completed, "{o:?}");
         assert!(t0.elapsed() >= Duration::from_secs(1));
         let sends = requests(&net, "a", "SendMessage");
@@ -684,8 +667,7 @@ mod retries {
         ])
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::SendFailed);
         assert_eq!(requests(&net, "a", "SendMessage").len(), 1);
         let rec = h.store().get("d1").unwrap().unwrap();
@@ -703,8 +685,7 @@ mod retries {
         ])
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Lost);
         assert_eq!(
             requests(&net, "a", "SendMessage").len(),
@@ -724,8 +705,7 @@ mod retries {
         ])
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Completed, "{o:?}");
         let sends = requests(&net, "a", "SendMessage");
         assert_eq!(sends.len(), 2);
@@ -735,8 +715,7 @@ mod retries {
         // Only garbage: dead-lettered after max_retries, with the errors kept.
         net.queue_fault("a", Method::SendMessage, garbage, 3)
             .unwrap();
-        h.engine.delegate(req("d2")).await.unwrap();
-        let o = h.done("d2").await;
+        let o = h.run(req("d2")).await;
         assert_eq!(o.state, DelegationState::DeadLettered);
     }
 
@@ -816,8 +795,7 @@ mod push {
         ])
         .await;
         let mut h = start(&net, opts(), true).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Completed);
         let sends = requests(&net, "a", "SendMessage");
         assert_eq!(sends.len(), 2);
@@ -858,8 +836,7 @@ mod artifacts {
         let mut h = start(&net, opts(), false).await;
         let mut r = req("d1");
         r.artifact_spec = spec(&["text/plain"], 5);
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Failed);
         assert!(o.reason.unwrap().contains("max_size_bytes"));
         assert!(o.artifacts.is_empty());
@@ -902,8 +879,7 @@ mod artifacts {
         let mut h = start(&net, opts(), false).await;
         let mut r = req("d1");
         r.artifact_spec = spec(&["application/octet-stream", "text/plain"], 1000);
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Completed, "{o:?}");
         // What the agent served, from its journal.
         let served = net
@@ -920,8 +896,7 @@ mod artifacts {
         assert_eq!(o.artifacts[0].sha256, served.1);
         let mut r = req("d2");
         r.artifact_spec = spec(&["application/octet-stream", "text/plain"], 100);
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("d2").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Failed);
         assert!(o.reason.unwrap().contains("max_size_bytes"));
     }
@@ -966,8 +941,7 @@ mod artifacts {
         )
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Failed, "{o:?}");
         assert!(o.reason.unwrap().contains("after the task's final state"));
         assert!(o.artifacts.is_empty());
@@ -997,8 +971,7 @@ mod hostile {
                 });
             let net = network(vec![agent("a").streaming(streaming).mount(rule).build()]).await;
             let mut h = start(&net, opts(), false).await;
-            h.engine.delegate(req("d1")).await.unwrap();
-            let o = h.done("d1").await;
+            let o = h.run(req("d1")).await;
             assert_eq!(
                 o.state,
                 DelegationState::Failed,
@@ -1047,8 +1020,7 @@ mod hostile {
         )
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Failed, "{o:?}");
         assert!(o.reason.unwrap_or_default().contains("not JSON"));
         assert!(o.artifacts.is_empty());
@@ -1075,8 +1047,7 @@ mod hostile {
         )
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Failed, "{o:?}");
         assert!(
             o.reason
@@ -1106,8 +1077,7 @@ mod hostile {
         let mut h = start(&net, o, false).await;
         let mut r = req("d1");
         r.artifact_spec.max_size_bytes = 1 << 20;
-        h.engine.delegate(r).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(r).await;
         assert_eq!(o.state, DelegationState::Failed, "{o:?}");
         assert!(
             o.reason
@@ -1129,8 +1099,7 @@ mod hostile {
         )
         .await;
         let mut h = start(&net, opts(), false).await;
-        h.engine.delegate(req("d1")).await.unwrap();
-        let o = h.done("d1").await;
+        let o = h.run(req("d1")).await;
         assert_eq!(o.state, DelegationState::Failed, "{o:?}");
         assert!(
             o.reason

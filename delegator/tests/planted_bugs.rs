@@ -56,8 +56,7 @@ async fn random_message_id_on_retry() {
     ])
     .await;
     let mut h = start(&net, Bug::RandomMessageIdOnRetry, opts()).await;
-    h.engine.delegate(req("d1")).await.unwrap();
-    h.done("d1").await;
+    h.run(req("d1")).await;
     let s = requests(&net, "a", "SendMessage");
     assert_ne!(
         s[0].params["message"]["messageId"],
@@ -69,8 +68,7 @@ async fn random_message_id_on_retry() {
 async fn blocking_send() {
     let net = network(vec![agent("a").build()]).await;
     let mut h = start(&net, Bug::BlockingSend, opts()).await;
-    h.engine.delegate(req("d1")).await.unwrap();
-    h.done("d1").await;
+    h.run(req("d1")).await;
     let sends = requests(&net, "a", "SendMessage");
     assert!(sends[0].params["configuration"]["returnImmediately"].is_null());
 }
@@ -79,20 +77,17 @@ async fn blocking_send() {
 async fn assume_task() {
     let net = scripted(agent("a"), vec![Step::reply("hi")]).await;
     let mut h = start(&net, Bug::AssumeTask, opts()).await;
-    h.engine.delegate(req("d1")).await.unwrap();
-    assert_eq!(h.done("d1").await.state, DelegationState::Failed);
+    assert_eq!(h.run(req("d1")).await.state, DelegationState::Failed);
 }
 
 #[tokio::test]
 async fn message_terminal_task() {
     let net = network(vec![agent("a").build()]).await;
     let mut h = start(&net, Bug::MessageTerminalTask, opts()).await;
-    h.engine.delegate(req("d0")).await.unwrap();
-    let first = h.done("d0").await;
+    let first = h.run(req("d0")).await;
     let mut r = req("d1");
     r.refine_of = Some("d0".into());
-    h.engine.delegate(r).await.unwrap();
-    let o = h.done("d1").await;
+    let o = h.run(r).await;
     assert_eq!(o.state, DelegationState::SendFailed);
     assert_eq!(
         requests(&net, "a", "SendMessage")[1].params["message"]["taskId"],
@@ -108,8 +103,7 @@ async fn guess_inputs() {
     )
     .await;
     let mut h = start(&net, Bug::GuessInputs, opts()).await;
-    h.engine.delegate(req("d1")).await.unwrap();
-    assert_eq!(h.done("d1").await.state, DelegationState::Completed);
+    assert_eq!(h.run(req("d1")).await.state, DelegationState::Completed);
     assert_eq!(
         requests(&net, "a", "SendMessage")[1].params["message"]["parts"][0]["text"],
         "yes"
@@ -120,8 +114,7 @@ async fn guess_inputs() {
 async fn forward_own_credential() {
     let net = scripted(agent("a"), vec![Step::auth_required(OWN), completed()]).await;
     let mut h = start(&net, Bug::ForwardOwnCredential, opts()).await;
-    h.engine.delegate(req("d1")).await.unwrap();
-    assert_eq!(h.done("d1").await.state, DelegationState::Completed);
+    assert_eq!(h.run(req("d1")).await.state, DelegationState::Completed);
     assert_eq!(
         requests(&net, "a", "SendMessage")[1].header("authorization"),
         Some(OWN)
@@ -135,8 +128,7 @@ async fn no_limit_checks() {
     let mut h = start(&net, Bug::NoLimitChecks, opts()).await;
     let mut r = req("d1");
     r.depth = 9;
-    h.engine.delegate(r).await.unwrap();
-    h.done("d1").await;
+    h.run(r).await;
     assert_eq!(requests(&net, "a", "SendMessage").len(), 1);
 }
 
@@ -152,8 +144,7 @@ async fn ignore_append() {
     )
     .await;
     let mut h = start(&net, Bug::IgnoreAppend, opts()).await;
-    h.engine.delegate(req("d1")).await.unwrap();
-    assert_eq!(h.done("d1").await.artifacts[0].sha256, sha(b"2"));
+    assert_eq!(h.run(req("d1")).await.artifacts[0].sha256, sha(b"2"));
 }
 
 #[tokio::test]
@@ -169,8 +160,7 @@ async fn keep_last_chunk_only() {
     )
     .await;
     let mut h = start(&net, Bug::KeepLastChunkOnly, opts()).await;
-    h.engine.delegate(req("d1")).await.unwrap();
-    assert_eq!(h.done("d1").await.artifacts[0].sha256, sha(b"3"));
+    assert_eq!(h.run(req("d1")).await.artifacts[0].sha256, sha(b"3"));
 }
 
 #[tokio::test]
@@ -197,8 +187,7 @@ async fn no_local_deadline() {
 async fn misreport_sha256() {
     let net = scripted(agent("a"), vec![chunk("a", "x", false, true), completed()]).await;
     let mut h = start(&net, Bug::MisreportSha256, opts()).await;
-    h.engine.delegate(req("d1")).await.unwrap();
-    let o = h.done("d1").await;
+    let o = h.run(req("d1")).await;
     assert_ne!(o.artifacts[0].sha256, sha(b"x"));
     assert_eq!(std::fs::read(&o.artifacts[0].path).unwrap(), b"x");
 }
@@ -250,7 +239,6 @@ async fn no_input_cap() {
         .as_object()
         .cloned()
         .unwrap();
-    h.engine.delegate(r).await.unwrap();
-    assert_eq!(h.done("d1").await.state, DelegationState::Completed);
+    assert_eq!(h.run(r).await.state, DelegationState::Completed);
     assert_eq!(requests(&net, "a", "SendMessage").len(), 5);
 }

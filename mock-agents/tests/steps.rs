@@ -1102,19 +1102,16 @@ async fn chunk_steps_append_and_replace_as_chosen_on_both_sides_of_a_gate() {
 
 #[tokio::test]
 async fn unknown_state_reaches_streams_without_changing_the_task() {
-    let f = Fixture::toml(
-        r#"
-        [[agent]]
-        name = "paused"
-        [[agent.rule]]
-        steps = [
-          { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "unknown_state", state = "TASK_STATE_PAUSED" },
-          { do = "state", state = "TASK_STATE_COMPLETED" },
-        ]
-        "#,
-        "paused",
-    )
+    let f = Fixture::agents(vec![
+        MockAgent::builder("paused")
+            .mount(
+                MockAgent::when()
+                    .state(TaskState::Working)
+                    .step(Step::unknown_state("TASK_STATE_PAUSED"))
+                    .state(TaskState::Completed),
+            )
+            .build(),
+    ])
     .await;
     let s = f.stream("SendStreamingMessage", send_params("go")).await;
     let tid = task_id_of(&s);

@@ -51,6 +51,13 @@ impl EngineRun {
         }
     }
 
+    /// Delegate `r` and wait for its outcome.
+    pub async fn run(&mut self, r: DelegationRequest) -> Done {
+        let id = r.id.clone();
+        self.engine.delegate(r).await.unwrap();
+        self.done(&id).await
+    }
+
     /// The next escalation: (delegation, kind, question).
     pub async fn escalation(&mut self) -> (String, EscalationKind, String) {
         loop {
