@@ -70,7 +70,7 @@ impl Totals {
     pub fn add(&mut self, v: Verdict) {
         if v.fails_run() {
             self.failed += 1;
-        } else if v == Verdict::Unsupported {
+        } else if matches!(v, Verdict::Unsupported | Verdict::NotExercised) {
             self.skipped += 1;
         } else {
             self.passed += 1;
@@ -186,11 +186,15 @@ pub enum Verdict {
     /// Nothing observed before the bound.
     #[serde(rename = "UNKNOWN")]
     Unknown,
+    /// A rule the case lists was not exercised because the delegator legitimately took another
+    /// path (for example push instead of polling); it does not fail the run.
+    #[serde(rename = "NOT EXERCISED")]
+    NotExercised,
 }
 
 impl Verdict {
     /// Every verdict.
-    pub const ALL: [Verdict; 7] = [
+    pub const ALL: [Verdict; 8] = [
         Verdict::Pass,
         Verdict::Fail,
         Verdict::NonStrict,
@@ -198,6 +202,7 @@ impl Verdict {
         Verdict::XFail,
         Verdict::XPass,
         Verdict::Unknown,
+        Verdict::NotExercised,
     ];
 
     /// The label used in reports, such as `NON-STRICT`.
@@ -210,6 +215,7 @@ impl Verdict {
             Verdict::XFail => "XFAIL",
             Verdict::XPass => "XPASS",
             Verdict::Unknown => "UNKNOWN",
+            Verdict::NotExercised => "NOT EXERCISED",
         }
     }
 
@@ -252,7 +258,7 @@ mod tests {
             Totals {
                 passed: 3,
                 failed: 3,
-                skipped: 1
+                skipped: 2
             }
         );
         assert_eq!(Coverage::of(0), Coverage::NotTested);

@@ -187,13 +187,13 @@ fn junit(delegator: &str, results: &[CaseResult]) -> String {
     for r in results {
         let status = match r.verdict {
             Verdict::Pass | Verdict::XFail | Verdict::NonStrict => TestCaseStatus::success(),
-            Verdict::Unsupported => TestCaseStatus::skipped(),
+            Verdict::Unsupported | Verdict::NotExercised => TestCaseStatus::skipped(),
             _ => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 let first = r
                     .rules
                     .iter()
-                    .find(|v| v.verdict != Verdict::Pass)
+                    .find(|v| !matches!(v.verdict, Verdict::Pass | Verdict::NotExercised))
                     .map(|v| format!("{} {}", v.verdict.label(), v.id))
                     .unwrap_or_else(|| r.verdict.label().to_string());
                 s.set_message(first);

@@ -32,6 +32,13 @@ pub enum Check {
     },
     /// Nothing in this case bears on the rule.
     NotApplicable,
+    /// The situation the rule is about did not arise because the delegator legitimately took
+    /// another path (for example push instead of polling): reported NOT EXERCISED, never a
+    /// failure.
+    NotExercised {
+        /// Which path the delegator took instead.
+        why: String,
+    },
 }
 
 pub(super) fn fail(

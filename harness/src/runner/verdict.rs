@@ -122,6 +122,12 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
                 vec![],
             ),
             Check::NotApplicable => continue,
+            Check::NotExercised { why } => (
+                Verdict::NotExercised,
+                Some("the situation this rule is about".to_string()),
+                Some(why),
+                vec![],
+            ),
             Check::Fail {
                 expected,
                 observed,
@@ -216,5 +222,25 @@ mod tests {
         assert_eq!(case_verdict(&[], false, true, false), Verdict::Unsupported);
         assert_eq!(case_verdict(&[], false, false, false), Verdict::Fail);
         assert_eq!(case_verdict(&unknown, false, false, true), Verdict::Unknown);
+    }
+
+    #[test]
+    fn a_rule_not_exercised_neither_fails_nor_passes_a_case_alone() {
+        let rule = |verdict| RuleVerdict {
+            id: "X".into(),
+            level: Level::Must,
+            verdict,
+            expected: None,
+            observed: None,
+            witnesses: vec![],
+        };
+        let other_path = [rule(Verdict::Pass), rule(Verdict::NotExercised)];
+        assert_eq!(case_verdict(&other_path, false, false, true), Verdict::Pass);
+        let with_failure = [rule(Verdict::NotExercised), rule(Verdict::Fail)];
+        assert_eq!(
+            case_verdict(&with_failure, false, false, true),
+            Verdict::Fail
+        );
+        assert!(!Verdict::NotExercised.fails_run());
     }
 }
