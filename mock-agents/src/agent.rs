@@ -5,7 +5,7 @@
 //! Everything it receives and sends goes into the network's [`Journal`].
 
 use crate::journal::{Event, Journal};
-use crate::script::{AgentSpec, CancelBehaviour, Mutation, ProtocolVersionSpec, QueuedFault};
+use crate::script::{AgentSpec, CancelBehaviour, Mutation, ProtocolVersion, QueuedFault};
 use a2a_protocol::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill, Message,
     StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus, Timestamp,
@@ -207,10 +207,7 @@ impl AgentState {
                 url: self.rpc_url(),
                 protocol_binding: a2a_protocol::BINDING_JSONRPC.into(),
                 tenant: None,
-                protocol_version: match self.spec.protocol {
-                    ProtocolVersionSpec::V1_0 => "1.0".into(),
-                    ProtocolVersionSpec::V0_3 => "0.3".into(),
-                },
+                protocol_version: self.spec.protocol.header_value().into(),
             }],
             provider: Some(AgentProvider {
                 url: "https://example.invalid".into(),
@@ -231,7 +228,7 @@ impl AgentState {
     }
 
     pub(crate) fn is_v03(&self) -> bool {
-        self.spec.protocol == ProtocolVersionSpec::V0_3
+        self.spec.protocol == ProtocolVersion::V0_3
     }
 
     pub(crate) fn task(&self, id: &str) -> Option<Arc<TaskEntry>> {

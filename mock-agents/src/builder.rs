@@ -28,7 +28,7 @@
 use crate::expect::Times;
 use crate::script::{
     AgentSpec, CancelBehaviour, ContentKind, Fault, JournalSpec, Matcher, Mutation, NetworkSpec,
-    OnWrongAnswer, ProtocolVersionSpec, QueuedFault, Rule, ScriptStep, SkillSpec,
+    OnWrongAnswer, ProtocolVersion, QueuedFault, Rule, ScriptStep, SkillSpec,
 };
 use a2a_protocol::{ErrorCode, Method, TaskState};
 use serde_json::Value;
@@ -82,7 +82,7 @@ impl MockAgentBuilder {
     }
     /// Speak A2A 0.3.
     pub fn v03(mut self) -> Self {
-        self.spec.protocol = ProtocolVersionSpec::V0_3;
+        self.spec.protocol = ProtocolVersion::V0_3;
         self
     }
     /// Set `capabilities.streaming`.

@@ -68,7 +68,7 @@ enum Cmd {
     /// Start the network of FILE, print each agent's card URL, serve until Ctrl-C (or SIGTERM),
     /// then write the journal.
     ///
-    /// Prints one line per agent: NAME<TAB>CARD_URL. Example:
+    /// Prints one line per agent: `NAME<TAB>CARD_URL`. Example:
     /// a2a-mock serve mock-agents/examples/flights.toml --journal journal.jsonl
     Serve {
         /// The network script (TOML).

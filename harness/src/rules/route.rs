@@ -84,7 +84,7 @@ pub(super) fn v03_agents_spoken_to_in_v03(ev: &Evidence) -> Check {
         let Some(a) = agent_spec(ev, r.agent) else {
             continue;
         };
-        if a.protocol != a2a_mock_agents::script::ProtocolVersionSpec::V0_3 {
+        if a.protocol != a2a_mock_agents::script::ProtocolVersion::V0_3 {
             continue;
         }
         any = true;

@@ -73,7 +73,7 @@ pub(super) fn version_header_on_every_request(ev: &Evidence) -> Check {
     let mut any = false;
     for r in requests(ev.journal) {
         let v1 = agent_spec(ev, r.agent)
-            .is_some_and(|a| a.protocol == a2a_mock_agents::script::ProtocolVersionSpec::V1_0);
+            .is_some_and(|a| a.protocol == a2a_mock_agents::script::ProtocolVersion::V1_0);
         if !v1 {
             continue;
         }

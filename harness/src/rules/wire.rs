@@ -7,7 +7,7 @@ pub(super) fn requests_conform_to_v1(ev: &Evidence) -> Check {
     let mut any = false;
     for r in requests(ev.journal) {
         let v1 = agent_spec(ev, r.agent)
-            .is_some_and(|a| a.protocol == a2a_mock_agents::script::ProtocolVersionSpec::V1_0);
+            .is_some_and(|a| a.protocol == a2a_mock_agents::script::ProtocolVersion::V1_0);
         if !v1 {
             continue;
         }

@@ -42,19 +42,9 @@ impl Default for JournalSpec {
     }
 }
 
-/// Which protocol version an agent speaks.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
-)]
-pub enum ProtocolVersionSpec {
-    /// A2A 1.0 (default).
-    #[default]
-    #[serde(rename = "1.0")]
-    V1_0,
-    /// A2A 0.3, through the protocol crate's adapter.
-    #[serde(rename = "0.3")]
-    V0_3,
-}
+/// Which protocol version an agent speaks: the protocol crate's one version type (`"1.0"`,
+/// the default, or `"0.3"`, spoken through the protocol crate's adapter).
+pub use a2a_protocol::ProtocolVersion;
 
 /// One mock agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -64,7 +54,7 @@ pub struct AgentSpec {
     pub name: String,
     /// Protocol version served.
     #[serde(default)]
-    pub protocol: ProtocolVersionSpec,
+    pub protocol: ProtocolVersion,
     /// `capabilities.streaming` on the card; streaming methods answer -32004 when false.
     #[serde(default = "yes")]
     pub streaming: bool,
@@ -113,7 +103,7 @@ impl Default for AgentSpec {
     fn default() -> Self {
         AgentSpec {
             name: String::new(),
-            protocol: ProtocolVersionSpec::default(),
+            protocol: ProtocolVersion::default(),
             streaming: yes(),
             push_notifications: yes(),
             dedup_message_id: yes(),
