@@ -7,18 +7,7 @@ use sha2::{Digest, Sha256};
 
 /// Hex sha256 of some bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-/// Lowercase hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    const D: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(D[(b >> 4) as usize] as char);
-        s.push(D[(b & 15) as usize] as char);
-    }
-    s
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// Mix several values into one seed (FNV-1a over their bytes), so each artifact has its own stream.
@@ -99,7 +88,7 @@ pub fn expected(seed: u64, text: bool, len: u64) -> (u64, String) {
         h.update(&buf[..n]);
         left -= n as u64;
     }
-    (len, hex(&h.finalize()))
+    (len, hex::encode(h.finalize()))
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! continuations.
 
 use crate::agent::*;
-use crate::content::hex;
 use crate::journal::Event;
 use a2a_protocol::*;
 use sha2::{Digest, Sha256};
@@ -134,7 +133,7 @@ impl ArtifactTruth {
     pub(crate) fn finish(&mut self, id: &str) -> Option<(u64, String)> {
         self.hashers
             .remove(id)
-            .map(|(h, n)| (n, hex(&h.finalize())))
+            .map(|(h, n)| (n, hex::encode(h.finalize())))
     }
 }
 
