@@ -8,9 +8,9 @@
 //! Stdout carries only protocol lines; logs go to stderr. At EOF on stdin the delegator finishes
 //! its open delegations (each bounded by its deadline), flushes and exits 0.
 
-use crate::bugs::CrashPoint;
 #[cfg(feature = "planted-bugs")]
 use crate::bugs::Bugs;
+use crate::bugs::CrashPoint;
 use crate::engine::{Engine, EngineConfig, EngineError, Event, Options};
 use crate::store::StoreHandle;
 use a2a_driver_contract::{

@@ -161,12 +161,30 @@ mod tests {
         assert_eq!(post(&http, url.clone(), xtoken, BODY).await.0, 200);
         // A wrong token, no token, and an unknown delegation (even with a token that is right
         // elsewhere, or with a garbage body) all get one and the same answer.
-        let wrong = post(&http, url.clone(), Some(("Authorization", "Bearer nope")), BODY).await;
+        let wrong = post(
+            &http,
+            url.clone(),
+            Some(("Authorization", "Bearer nope")),
+            BODY,
+        )
+        .await;
         assert_eq!(wrong.0, 401);
         for other in [
             post(&http, url.clone(), None, BODY).await,
-            post(&http, url.clone(), Some(("Authorization", "Bearer tok2")), BODY).await,
-            post(&http, url.clone(), Some(("Authorization", "Bearer nope")), "garbage").await,
+            post(
+                &http,
+                url.clone(),
+                Some(("Authorization", "Bearer tok2")),
+                BODY,
+            )
+            .await,
+            post(
+                &http,
+                url.clone(),
+                Some(("Authorization", "Bearer nope")),
+                "garbage",
+            )
+            .await,
             post(&http, unknown.clone(), bearer, BODY).await,
             post(&http, unknown.clone(), None, BODY).await,
             post(&http, unknown.clone(), bearer, "garbage").await,
@@ -192,7 +210,10 @@ mod tests {
             (None, None),
             // No expected token must not be matched by presenting the placeholder compared
             // against in its place.
-            (None, Some("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0")),
+            (
+                None,
+                Some("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"),
+            ),
             (Some(""), None),
         ] {
             assert!(

@@ -120,7 +120,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl WebhookSink for Inner {
     fn expected_token(&self, id: &str) -> Option<String> {
-        lock(&self.running).get(id).and_then(|r| r.push_token.clone())
+        lock(&self.running)
+            .get(id)
+            .and_then(|r| r.push_token.clone())
     }
 
     fn notify(&self, id: &str, _event: StreamResponse) {

@@ -841,7 +841,10 @@ mod tests {
         let s = SqliteStore::open_dir(dir.path()).unwrap();
         let mut a = sample("a");
         s.insert(&a).unwrap();
-        assert!(s.unreported().unwrap().is_empty(), "an open record owes nothing");
+        assert!(
+            s.unreported().unwrap().is_empty(),
+            "an open record owes nothing"
+        );
         let mut r = sample("r");
         r.state = DelegationState::Refused;
         s.insert(&r).unwrap();
@@ -912,7 +915,11 @@ mod tests {
         };
         s.dead_letter(&a, &e).unwrap();
         assert_eq!(s.dlq_list().unwrap(), vec![e]);
-        assert_eq!(s.unreported().unwrap().len(), 1, "a dead letter owes its done");
+        assert_eq!(
+            s.unreported().unwrap().len(),
+            1,
+            "a dead letter owes its done"
+        );
         s.dlq_mark_resubmitted("a", "a.r1").unwrap();
         assert_eq!(
             s.dlq_list().unwrap()[0].resubmitted_as.as_deref(),
