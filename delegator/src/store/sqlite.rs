@@ -112,6 +112,32 @@ CREATE TABLE dlq (
 ALTER TABLE delegations ADD COLUMN unreported INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX delegations_unreported ON delegations(unreported) WHERE unreported = 1;
 "#,
+    // 3: an artifact is keyed by its task too. A fan-out parent holds its children's artifacts,
+    // and two children's tasks may well name their artifacts alike; keyed by
+    // (delegation, artifact id) alone, the parent's final save failed.
+    r#"
+CREATE TABLE artifacts_v3 (
+    delegation_id TEXT NOT NULL REFERENCES delegations(id) ON DELETE CASCADE,
+    artifact_id TEXT NOT NULL,
+    name TEXT,
+    media_type TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    path TEXT NOT NULL,
+    agent_url TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    committed INTEGER NOT NULL,
+    PRIMARY KEY (delegation_id, task_id, artifact_id)
+);
+INSERT INTO artifacts_v3 (delegation_id, artifact_id, name, media_type, bytes, sha256, path,
+    agent_url, skill, task_id, committed)
+SELECT delegation_id, artifact_id, name, media_type, bytes, sha256, path, agent_url, skill,
+    task_id, committed
+FROM artifacts ORDER BY rowid;
+DROP TABLE artifacts;
+ALTER TABLE artifacts_v3 RENAME TO artifacts;
+"#,
 ];
 
 /// The SQLite store. One connection behind a mutex; callers on an async runtime go through
@@ -886,12 +912,54 @@ mod tests {
                 params![req],
             )
             .unwrap();
+            for a in ["b", "a"] {
+                conn.execute(
+                    "INSERT INTO artifacts (delegation_id, artifact_id, media_type, bytes, sha256,
+                        path, agent_url, skill, task_id, committed)
+                     VALUES ('old', ?1, 'text/plain', 1, '00', '/p', 'u', 's', 't', 1)",
+                    params![a],
+                )
+                .unwrap();
+            }
         }
         let s = SqliteStore::open_dir(dir.path()).unwrap();
-        assert_eq!(SqliteStore::schema_version(), 2);
+        assert_eq!(SqliteStore::schema_version(), 3);
         let old = s.get("old").unwrap().unwrap();
         assert_eq!(old.state, DelegationState::Completed);
+        assert_eq!(
+            old.artifacts
+                .iter()
+                .map(|a| a.artifact_id.as_str())
+                .collect::<Vec<_>>(),
+            vec!["b", "a"],
+            "artifacts kept, in order"
+        );
         assert!(s.unreported().unwrap().is_empty());
+    }
+
+    #[test]
+    fn artifacts_of_different_tasks_may_share_an_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        let mut p = sample("parent");
+        s.insert(&p).unwrap();
+        p.state = DelegationState::Completed;
+        for task in ["t-child-1", "t-child-2"] {
+            p.artifacts.push(ArtifactRecord {
+                artifact_id: "a-1".into(),
+                name: None,
+                media_type: "text/plain".into(),
+                bytes: 1,
+                sha256: "00".into(),
+                path: format!("/p/{task}"),
+                agent_url: "u".into(),
+                skill: "skill".into(),
+                task_id: task.into(),
+                committed: true,
+            });
+        }
+        s.save(&p).unwrap();
+        assert_eq!(s.get("parent").unwrap().unwrap(), p);
     }
 
     #[test]
