@@ -4,6 +4,9 @@
 //! They can be switched on only in a binary built with the cargo feature `planted-bugs`
 //! (`a2a-delegator drive --bug NAME`); in a normal build [`Bugs::has`] is always false and the
 //! `--bug` option does not exist.
+//!
+//! [`CrashPoint`]s are the crash tests' fault injection, under the same feature: a named point
+//! where the process aborts when the environment variable [`CrashPoint::ENV`] names it.
 
 /// One planted bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,6 +112,58 @@ impl Bugs {
     }
 }
 
+/// A point where a test build aborts the process, to prove what survives a crash there.
+///
+/// Armed by the environment variable [`CrashPoint::ENV`] holding the point's
+/// [name](CrashPoint::name), and only in a binary built with the feature `planted-bugs`; in a
+/// normal build [`CrashPoint::hit`] does nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CrashPoint {
+    /// Right after a final record was saved, before its `done` is handed to the writer.
+    AfterFinalSave,
+    /// Right after a `done` line was written and flushed, before it is marked reported.
+    AfterDoneWritten,
+}
+
+impl CrashPoint {
+    /// The environment variable that arms a crash point.
+    pub const ENV: &'static str = "A2A_DELEGATOR_CRASH_AT";
+
+    /// Every crash point.
+    pub const ALL: &'static [CrashPoint] =
+        &[CrashPoint::AfterFinalSave, CrashPoint::AfterDoneWritten];
+
+    /// The name [`CrashPoint::ENV`] holds to arm it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashPoint::AfterFinalSave => "after-final-save",
+            CrashPoint::AfterDoneWritten => "after-done-written",
+        }
+    }
+
+    /// The crash point with this name.
+    pub fn parse(name: &str) -> Option<CrashPoint> {
+        CrashPoint::ALL.iter().copied().find(|p| p.name() == name)
+    }
+
+    /// True when this point is armed (always false without the `planted-bugs` feature).
+    pub fn armed(self) -> bool {
+        cfg!(feature = "planted-bugs")
+            && std::env::var(Self::ENV).is_ok_and(|v| CrashPoint::parse(v.trim()) == Some(self))
+    }
+
+    /// Abort the process at once (no unwinding, no flush) when this point is armed.
+    pub fn hit(self, delegation_id: &str) {
+        if self.armed() {
+            eprintln!(
+                "crash point {} armed: aborting at delegation {delegation_id:?}",
+                self.name()
+            );
+            std::process::abort();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +182,13 @@ mod tests {
         let b = Bugs::none().with(Bug::BlockingSend);
         assert_eq!(b.has(Bug::BlockingSend), cfg!(feature = "planted-bugs"));
         assert!(!b.has(Bug::NoRecovery));
+    }
+
+    #[test]
+    fn crash_point_names_round_trip() {
+        for p in CrashPoint::ALL {
+            assert_eq!(CrashPoint::parse(p.name()), Some(*p));
+        }
+        assert_eq!(CrashPoint::parse("nope"), None);
     }
 }

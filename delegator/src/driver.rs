@@ -10,7 +10,9 @@
 
 #[cfg(feature = "planted-bugs")]
 use crate::bugs::Bugs;
+use crate::bugs::CrashPoint;
 use crate::engine::{Engine, EngineConfig, EngineError, Event, Options};
+use crate::store::StoreHandle;
 use a2a_driver_contract::{
     AgentStatus, Answer, Cancel, Credential, Delegate, DriverErrorCode, ErrorReply, Escalate,
     FromDelegator, Init, InitOk, MAX_LINE_BYTES, SnapshotOk, StateChange, ToDelegator,
@@ -106,6 +108,11 @@ pub fn event_message(ev: &Event) -> FromDelegator {
             task_id: task_id.clone(),
         }),
         Event::Done(done) => FromDelegator::Done(done.clone()),
+        Event::Error { id, message } => FromDelegator::Error(error_reply(
+            Some(id),
+            DriverErrorCode::Internal,
+            message.clone(),
+        )),
     }
 }
 
@@ -352,21 +359,47 @@ async fn handle(e: &Engine, msg: ToDelegator) -> Option<FromDelegator> {
     }
 }
 
+/// Write each message as one line and flush it. Once a `done` line is flushed, its delegation
+/// id goes to `written`, so that the store marks it reported (the outbox): a `done` is marked
+/// only after it really reached stdout, and one lost to a crash is reported again after the
+/// restart.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut output: W,
+    mut out_rx: mpsc::UnboundedReceiver<FromDelegator>,
+    written: mpsc::UnboundedSender<String>,
+) -> std::io::Result<()> {
+    while let Some(msg) = out_rx.recv().await {
+        output.write_all(line_of(&msg).as_bytes()).await?;
+        output.flush().await?;
+        if let FromDelegator::Done(done) = &msg {
+            CrashPoint::AfterDoneWritten.hit(&done.id);
+            let _ = written.send(done.id.clone());
+        }
+    }
+    Ok(())
+}
+
+/// Mark each written `done` reported in the store, in the order written.
+async fn mark_reported(store: StoreHandle, mut written: mpsc::UnboundedReceiver<String>) {
+    while let Some(id) = written.recv().await {
+        if let Err(e) = store.mark_reported(&id).await {
+            // Still unreported: the `done` is reported again after a restart (harmless).
+            tracing::warn!(delegation = %id, "store: marking done reported: {e}");
+        }
+    }
+}
+
 /// Run the driver protocol on `input`/`output` until EOF.
 pub async fn drive<R, W>(mut input: R, output: W, opts: DriveOptions) -> Result<(), DriverError>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<FromDelegator>();
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(msg) = out_rx.recv().await {
-            output.write_all(line_of(&msg).as_bytes()).await?;
-            output.flush().await?;
-        }
-        Ok::<(), std::io::Error>(())
-    });
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<FromDelegator>();
+    let (written_tx, written_rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(write_lines(output, out_rx, written_tx));
+    let mut written_rx = Some(written_rx);
+    let mut marker: Option<tokio::task::JoinHandle<()>> = None;
     let mut engine: Option<Engine> = None;
     let mut forwarder: Option<Forwarder> = None;
     let send = |m: FromDelegator| {
@@ -398,6 +431,9 @@ where
             match decode_message(&env) {
                 Ok(ToDelegator::Init(init)) => {
                     if let Some((e, f)) = start_engine(init, &opts, &out_tx).await {
+                        if let Some(rx) = written_rx.take() {
+                            marker = Some(tokio::spawn(mark_reported(e.store(), rx)));
+                        }
                         engine = Some(e);
                         forwarder = Some(f);
                     }
@@ -432,7 +468,12 @@ where
         let _ = f.await;
     }
     drop(out_tx);
-    match writer.await {
+    let written = writer.await;
+    // The writer is gone, so is the sender of written ids: the marker finishes its queue.
+    if let Some(m) = marker {
+        let _ = m.await;
+    }
+    match written {
         Ok(r) => r?,
         Err(e) => return Err(DriverError::Io(std::io::Error::other(e.to_string()))),
     }

@@ -2,9 +2,11 @@
 //!
 //! Route: `POST /a2a-webhook/{delegation_id}` with a bare `StreamResponse` body. The per-delegation
 //! token is accepted as `Authorization: Bearer <token>` (spec 1.0.1) or
-//! `X-A2A-Notification-Token: <token>` (Python SDK); anything else is 401, an unknown delegation
-//! 404, a body that is not a `StreamResponse` 400. A valid notification is only a hint: the
-//! delegation reads the task with `GetTask`, so duplicates and reordering are harmless.
+//! `X-A2A-Notification-Token: <token>` (Python SDK). The token is checked first, in constant
+//! time ([`token_matches`]): a wrong or missing token and an unknown delegation get the same
+//! answer (401, empty body), so delegation ids cannot be probed. Only then is the body read; one
+//! that is not a `StreamResponse` is 400. A valid notification is only a hint: the delegation
+//! reads the task with `GetTask`, so duplicates and reordering are harmless.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -13,6 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use subtle::ConstantTimeEq;
 
 /// The path prefix of webhook URLs.
 pub const WEBHOOK_PATH: &str = "/a2a-webhook";
@@ -20,26 +23,27 @@ pub const WEBHOOK_PATH: &str = "/a2a-webhook";
 /// The largest accepted notification body.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// What the receiver decides about a notification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Accepted (2xx).
-    Accepted,
-    /// Wrong or missing token (401).
-    BadToken,
-    /// No such delegation (404).
-    Unknown,
-}
-
 /// Where the receiver sends notifications.
 pub trait WebhookSink: Send + Sync + 'static {
-    /// Check the token and deliver the event hint.
-    fn notify(
-        &self,
-        delegation_id: &str,
-        token: Option<&str>,
-        event: a2a_protocol::StreamResponse,
-    ) -> Verdict;
+    /// The push token expected for `delegation_id`: `None` when the delegation is unknown, not
+    /// running, or not observed by push. The receiver compares it with [`token_matches`].
+    fn expected_token(&self, delegation_id: &str) -> Option<String>;
+    /// Deliver the event of an authorized notification (a hint).
+    fn notify(&self, delegation_id: &str, event: a2a_protocol::StreamResponse);
+}
+
+/// Compared with the presented token when no token is expected, so that an unknown delegation
+/// costs the same comparison as a known one.
+const NO_TOKEN: &[u8] = &[0u8; 32];
+
+/// True when `presented` equals `expected`, compared in constant time (for tokens of equal
+/// length). No expected token (an unknown delegation) and no presented token never match, after
+/// the same comparison.
+pub fn token_matches(expected: Option<&str>, presented: Option<&str>) -> bool {
+    let want = expected.map_or(NO_TOKEN, str::as_bytes);
+    let got = presented.unwrap_or_default().as_bytes();
+    let equal: bool = want.ct_eq(got).into();
+    equal && expected.is_some() && presented.is_some()
 }
 
 fn token_of(headers: &HeaderMap) -> Option<String> {
@@ -63,17 +67,20 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> StatusCode {
-    let event = match a2a_protocol::codec::decode::<a2a_protocol::StreamResponse>(&body) {
-        Ok(e) => e,
+    // The token first: nothing about the delegation or the body is revealed without it.
+    let expected = sink.expected_token(&id);
+    if !token_matches(expected.as_deref(), token_of(&headers).as_deref()) {
+        return StatusCode::UNAUTHORIZED;
+    }
+    match a2a_protocol::codec::decode::<a2a_protocol::StreamResponse>(&body) {
+        Ok(event) => {
+            sink.notify(&id, event);
+            StatusCode::OK
+        }
         Err(e) => {
             tracing::warn!(delegation = %id, "webhook: bad body: {e}");
-            return StatusCode::BAD_REQUEST;
+            StatusCode::BAD_REQUEST
         }
-    };
-    match sink.notify(&id, token_of(&headers).as_deref(), event) {
-        Verdict::Accepted => StatusCode::OK,
-        Verdict::BadToken => StatusCode::UNAUTHORIZED,
-        Verdict::Unknown => StatusCode::NOT_FOUND,
     }
 }
 
@@ -102,67 +109,117 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
+    /// One running delegation, `d1`, with token `tok`.
     struct Sink(Mutex<Vec<String>>);
     impl WebhookSink for Sink {
-        fn notify(
-            &self,
-            id: &str,
-            token: Option<&str>,
-            event: a2a_protocol::StreamResponse,
-        ) -> Verdict {
-            if id != "d1" {
-                return Verdict::Unknown;
-            }
-            if token != Some("tok") {
-                return Verdict::BadToken;
-            }
+        fn expected_token(&self, id: &str) -> Option<String> {
+            (id == "d1").then(|| "tok".to_string())
+        }
+        fn notify(&self, _id: &str, event: a2a_protocol::StreamResponse) {
             self.0
                 .lock()
                 .unwrap()
                 .push(event.task_id().unwrap_or_default().to_string());
-            Verdict::Accepted
         }
     }
 
+    const BODY: &str = r#"{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
+
+    /// Status, content type and body of one POST.
+    async fn post(
+        http: &reqwest::Client,
+        url: String,
+        auth: Option<(&str, &str)>,
+        body: &'static str,
+    ) -> (u16, Option<String>, Vec<u8>) {
+        let mut rb = http.post(url).body(body);
+        if let Some((k, v)) = auth {
+            rb = rb.header(k, v);
+        }
+        let r = rb.send().await.unwrap();
+        let status = r.status().as_u16();
+        let ct = r
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string());
+        (status, ct, r.bytes().await.unwrap().to_vec())
+    }
+
     #[tokio::test]
-    async fn tokens_are_checked_and_duplicates_accepted() {
+    async fn the_token_is_checked_first_and_unknown_ids_look_like_wrong_tokens() {
         let sink = Arc::new(Sink(Mutex::new(vec![])));
         let (addr, _h) = serve("127.0.0.1:0".parse().unwrap(), sink.clone())
             .await
             .unwrap();
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
-        let body = r#"{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
         let url = format!("http://{addr}{WEBHOOK_PATH}/d1");
-        let send = |auth: Option<(&'static str, &'static str)>, url: String| {
-            let mut rb = http.post(url).body(body);
-            if let Some((k, v)) = auth {
-                rb = rb.header(k, v);
-            }
-            rb.send()
-        };
-        let r = send(Some(("Authorization", "Bearer tok")), url.clone())
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
-        let r = send(Some(("X-A2A-Notification-Token", "tok")), url.clone())
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
-        let r = send(Some(("Authorization", "Bearer nope")), url.clone())
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 401);
-        let r = send(None, url.clone()).await.unwrap();
-        assert_eq!(r.status(), 401);
-        let r = send(
-            Some(("Authorization", "Bearer tok")),
-            format!("http://{addr}{WEBHOOK_PATH}/zz"),
+        let unknown = format!("http://{addr}{WEBHOOK_PATH}/zz");
+        let bearer = Some(("Authorization", "Bearer tok"));
+        // The right token, in either header, is accepted (duplicates too).
+        assert_eq!(post(&http, url.clone(), bearer, BODY).await.0, 200);
+        let xtoken = Some(("X-A2A-Notification-Token", "tok"));
+        assert_eq!(post(&http, url.clone(), xtoken, BODY).await.0, 200);
+        // A wrong token, no token, and an unknown delegation (even with a token that is right
+        // elsewhere, or with a garbage body) all get one and the same answer.
+        let wrong = post(
+            &http,
+            url.clone(),
+            Some(("Authorization", "Bearer nope")),
+            BODY,
         )
-        .await
-        .unwrap();
-        assert_eq!(r.status(), 404);
-        let r = http.post(url).body("garbage").send().await.unwrap();
-        assert_eq!(r.status(), 400);
+        .await;
+        assert_eq!(wrong.0, 401);
+        for other in [
+            post(&http, url.clone(), None, BODY).await,
+            post(
+                &http,
+                url.clone(),
+                Some(("Authorization", "Bearer tok2")),
+                BODY,
+            )
+            .await,
+            post(
+                &http,
+                url.clone(),
+                Some(("Authorization", "Bearer nope")),
+                "garbage",
+            )
+            .await,
+            post(&http, unknown.clone(), bearer, BODY).await,
+            post(&http, unknown.clone(), None, BODY).await,
+            post(&http, unknown.clone(), bearer, "garbage").await,
+        ] {
+            assert_eq!(other, wrong);
+        }
+        // The body is read only with the right token.
+        assert_eq!(post(&http, url, bearer, "garbage").await.0, 400);
         assert_eq!(*sink.0.lock().unwrap(), vec!["t1", "t1"]);
+    }
+
+    #[test]
+    fn tokens_match_only_when_equal_and_both_present() {
+        assert!(token_matches(Some("tok"), Some("tok")));
+        for (expected, presented) in [
+            (Some("tok"), Some("tok ")),
+            (Some("tok"), Some("to")),
+            (Some("tok"), Some("tokk")),
+            (Some("tok"), Some("TOK")),
+            (Some("tok"), Some("")),
+            (Some("tok"), None),
+            (None, Some("tok")),
+            (None, None),
+            // No expected token must not be matched by presenting the placeholder compared
+            // against in its place.
+            (
+                None,
+                Some("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"),
+            ),
+            (Some(""), None),
+        ] {
+            assert!(
+                !token_matches(expected, presented),
+                "{expected:?} vs {presented:?}"
+            );
+        }
     }
 }

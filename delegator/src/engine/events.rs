@@ -32,8 +32,17 @@ pub enum Event {
         /// Task id.
         task_id: Option<String>,
     },
-    /// A delegation is finished.
+    /// A delegation is finished (its final record is durable).
     Done(Done),
+    /// The delegator failed on a delegation: its final state could not be made durable, so no
+    /// `done` follows in this process (a restart resumes it from its last durable state). The
+    /// driver reports it as `error` with code `internal`.
+    Error {
+        /// Delegation id.
+        id: String,
+        /// What failed.
+        message: String,
+    },
 }
 
 /// A committed artifact as `done` reports it.

@@ -38,11 +38,14 @@ pub use config::{EngineConfig, Options};
 pub use events::{Done, DoneArtifact, EscalationKind, Event, Outcome, done_artifact, outcome_of};
 
 use crate::agents::{AgentInfo, CardError};
-use crate::bugs::Bug;
+use crate::bugs::{Bug, CrashPoint};
 use crate::client::RpcClient;
 use crate::request::{DelegationRequest, RequestError};
-use crate::store::{DelegationRecord, SnapshotRecord, SqliteStore, StoreError, StoreHandle};
-use crate::webhook::{self, Verdict, WebhookSink};
+use crate::store::{
+    DelegationRecord, DelegationStore, DlqEntry, SnapshotRecord, SqliteStore, StoreError,
+    StoreHandle,
+};
+use crate::webhook::{self, WebhookSink};
 use a2a_protocol::StreamResponse;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -116,25 +119,27 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl WebhookSink for Inner {
-    fn notify(&self, id: &str, token: Option<&str>, _event: StreamResponse) -> Verdict {
-        let running = lock(&self.running);
-        match running.get(id) {
-            None => Verdict::Unknown,
-            Some(r) => match (&r.push_token, token) {
-                (Some(expected), Some(got)) if expected == got => {
-                    let _ = r.ctl.send(Control::PushHint);
-                    Verdict::Accepted
-                }
-                _ => Verdict::BadToken,
-            },
+    fn expected_token(&self, id: &str) -> Option<String> {
+        lock(&self.running)
+            .get(id)
+            .and_then(|r| r.push_token.clone())
+    }
+
+    fn notify(&self, id: &str, _event: StreamResponse) {
+        if let Some(r) = lock(&self.running).get(id) {
+            let _ = r.ctl.send(Control::PushHint);
         }
     }
 }
 
 struct SinkRef(Arc<Inner>);
 impl WebhookSink for SinkRef {
-    fn notify(&self, id: &str, token: Option<&str>, event: StreamResponse) -> Verdict {
-        self.0.notify(id, token, event)
+    fn expected_token(&self, id: &str) -> Option<String> {
+        self.0.expected_token(id)
+    }
+
+    fn notify(&self, id: &str, event: StreamResponse) {
+        self.0.notify(id, event)
     }
 }
 
@@ -174,10 +179,20 @@ impl Engine {
         let store = tokio::task::spawn_blocking(move || SqliteStore::open_dir(&dir))
             .await
             .map_err(|e| EngineError::Internal(e.to_string()))??;
+        Self::start_with_store(cfg, Arc::new(store), events).await
+    }
+
+    /// [`Engine::start`] on a store of the caller's choosing instead of the SQLite store in
+    /// `cfg.store_dir` (artifact files still go under `cfg.store_dir`).
+    pub async fn start_with_store(
+        cfg: EngineConfig,
+        store: Arc<dyn DelegationStore>,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Result<Engine, EngineError> {
         let client = RpcClient::new(cfg.options.max_event_bytes)
             .map_err(|e| EngineError::Internal(e.to_string()))?;
         let inner = Arc::new(Inner {
-            store: StoreHandle::new(Arc::new(store)),
+            store: StoreHandle::new(store),
             client,
             agents: tokio::sync::RwLock::new(Vec::new()),
             card_errors: Mutex::new(Vec::new()),
@@ -231,10 +246,15 @@ impl Engine {
         self.inner.agents.read().await.clone()
     }
 
-    /// Resume every open delegation (after a restart). Returns how many were resumed.
+    /// After a restart: report again the `done` of every final record whose `done` was never
+    /// acknowledged as written (the outbox, [`DelegationStore::unreported`]), then resume every
+    /// open delegation. Returns how many were resumed.
     pub async fn recover(&self) -> Result<usize, EngineError> {
         if self.inner.cfg.bugs.has(Bug::NoRecovery) {
             return Ok(0);
+        }
+        for rec in self.inner.store.unreported().await? {
+            self.inner.emit_done(&rec);
         }
         let open = self.inner.store.open_delegations().await?;
         let n = open.len();
@@ -350,7 +370,52 @@ fn listen_addr_of(base: &str) -> Option<String> {
     ))
 }
 
+/// Attempts at saving a final record before the delegation is reported as an internal error.
+const FINAL_SAVE_ATTEMPTS: u32 = 3;
+
+/// The pause before the second attempt at a final save (×4 before each further one).
+const FINAL_SAVE_RETRY: Duration = Duration::from_millis(50);
+
 impl Inner {
+    /// Make the final record `rec` durable (with its dead-letter entry, if any), then report its
+    /// state and `done`. The save is tried [`FINAL_SAVE_ATTEMPTS`] times; when it still fails,
+    /// no `done` is reported (it would not be durable): an [`Event::Error`] is, and the record
+    /// stays as last saved, so a restart resumes the delegation.
+    async fn report_final(&self, rec: &DelegationRecord, dlq: Option<&DlqEntry>) {
+        let mut pause = FINAL_SAVE_RETRY;
+        let mut attempt = 1;
+        loop {
+            let saved = match dlq {
+                Some(entry) => self.store.dead_letter(rec.clone(), entry.clone()).await,
+                None => self.store.save(rec.clone()).await,
+            };
+            match saved {
+                Ok(()) => break,
+                Err(e) if attempt < FINAL_SAVE_ATTEMPTS => {
+                    tracing::warn!(delegation = %rec.id, attempt, "store: final save: {e}");
+                    tokio::time::sleep(pause).await;
+                    pause *= 4;
+                    attempt += 1;
+                }
+                Err(e) => {
+                    tracing::error!(delegation = %rec.id, attempt, "store: final save: {e}");
+                    let _ = self.events.send(Event::Error {
+                        id: rec.id.clone(),
+                        message: format!(
+                            "the final state {} could not be saved ({attempt} attempts, last: \
+                             {e}); no done is reported, a restart resumes the delegation",
+                            rec.state
+                        ),
+                    });
+                    return;
+                }
+            }
+        }
+        CrashPoint::AfterFinalSave.hit(&rec.id);
+        self.emit_state(rec);
+        self.emit_done(rec);
+    }
+
     fn emit_state(&self, rec: &DelegationRecord) {
         let _ = self.events.send(Event::State {
             id: rec.id.clone(),
@@ -371,5 +436,132 @@ impl Inner {
         if let Some(r) = lock(&self.running).get_mut(id) {
             r.pending = kind;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::DelegationRequest;
+    use crate::store::DelegationState;
+    use a2a_mock_agents::{MockAgent, Network, Step};
+    use std::sync::atomic::AtomicU32;
+
+    /// A SQLite store whose writes of a final record always fail (a full disk, say).
+    struct FailingFinalSaves {
+        inner: SqliteStore,
+        failed: AtomicU32,
+    }
+
+    impl FailingFinalSaves {
+        fn check(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
+            if rec.state.is_final() {
+                self.failed.fetch_add(1, Ordering::SeqCst);
+                return Err(StoreError::Io {
+                    path: "delegations.sqlite3".into(),
+                    message: "no space left on device".into(),
+                });
+            }
+            Ok(())
+        }
+    }
+
+    impl DelegationStore for FailingFinalSaves {
+        fn insert(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
+            self.check(rec)?;
+            self.inner.insert(rec)
+        }
+        fn save(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
+            self.check(rec)?;
+            self.inner.save(rec)
+        }
+        fn dead_letter(&self, rec: &DelegationRecord, e: &DlqEntry) -> Result<(), StoreError> {
+            self.check(rec)?;
+            self.inner.dead_letter(rec, e)
+        }
+        fn get(&self, id: &str) -> Result<Option<DelegationRecord>, StoreError> {
+            self.inner.get(id)
+        }
+        fn list(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+            self.inner.list()
+        }
+        fn open_delegations(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+            self.inner.open_delegations()
+        }
+        fn unreported(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+            self.inner.unreported()
+        }
+        fn mark_reported(&self, id: &str) -> Result<(), StoreError> {
+            self.inner.mark_reported(id)
+        }
+        fn dlq_list(&self) -> Result<Vec<DlqEntry>, StoreError> {
+            self.inner.dlq_list()
+        }
+        fn dlq_mark_resubmitted(&self, id: &str, new_id: &str) -> Result<(), StoreError> {
+            self.inner.dlq_mark_resubmitted(id, new_id)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_final_record_that_cannot_be_saved_is_never_reported_done() {
+        let net = Network::start(MockAgent::network(
+            1,
+            vec![
+                MockAgent::builder("echo")
+                    .skill("work")
+                    .mount(MockAgent::when().step(Step::reply("answered")).expect(1))
+                    .build(),
+            ],
+        ))
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(FailingFinalSaves {
+            inner: SqliteStore::open_dir(dir.path()).unwrap(),
+            failed: AtomicU32::new(0),
+        });
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let cfg = EngineConfig::new(dir.path(), "http://127.0.0.1:1/delegator")
+            .agents(vec![net.card_url("echo").unwrap()]);
+        let engine = Engine::start_with_store(cfg, store.clone(), tx)
+            .await
+            .unwrap();
+        let mut req = DelegationRequest::new("d1", "work", "go");
+        req.artifact_spec.mime_types = vec!["text/plain".into()];
+        engine.delegate(req).await.unwrap();
+        let mut events = Vec::new();
+        let message = loop {
+            let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+                .await
+                .expect("an event in time")
+                .expect("the engine runs");
+            if let Event::Error { id, message } = &ev {
+                assert_eq!(id, "d1");
+                break message.clone();
+            }
+            events.push(ev);
+        };
+        tokio::time::timeout(Duration::from_secs(20), engine.wait_idle())
+            .await
+            .expect("the run ends");
+        while let Ok(ev) = rx.try_recv() {
+            events.push(ev);
+        }
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Done(_))),
+            "no done for a final state that is not durable: {events:?}"
+        );
+        assert!(
+            message.contains("ANSWERED_DIRECT") && message.contains("no space left"),
+            "{message}"
+        );
+        // Every attempt was made, the record is as last saved (open, so a restart resumes it)
+        // and nothing is owed by the outbox.
+        assert_eq!(store.failed.load(Ordering::SeqCst), FINAL_SAVE_ATTEMPTS);
+        let rec = store.get("d1").unwrap().unwrap();
+        assert!(!rec.state.is_final(), "{:?}", rec.state);
+        assert_ne!(rec.state, DelegationState::AnsweredDirect);
+        assert!(store.unreported().unwrap().is_empty());
+        net.shutdown().await;
     }
 }

@@ -150,11 +150,7 @@ impl Engine {
         }
         rec.terminal_at = Some(now_text());
         rec.updated_at = now_text();
-        if let Err(e) = inner.store.save(rec.clone()).await {
-            tracing::error!("store: {e}");
-        }
-        inner.emit_state(&rec);
-        inner.emit_done(&rec);
+        inner.report_final(&rec, None).await;
     }
 
     /// [`Engine::delegate_with_parent`], boxed (a child may itself be a parent).

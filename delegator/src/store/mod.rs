@@ -283,14 +283,27 @@ pub struct DlqEntry {
 }
 
 /// The store interface. Each method is one transaction.
+///
+/// The store is also the outbox of `done` lines: every write of a record in a final state
+/// ([`insert`](Self::insert), [`save`](Self::save), [`dead_letter`](Self::dead_letter)) marks it
+/// *unreported* in the same transaction, and it stays so until
+/// [`mark_reported`](Self::mark_reported), which the driver calls only once the `done` line was
+/// written and flushed. After a restart, [`unreported`](Self::unreported) lists the `done` lines
+/// still owed.
 pub trait DelegationStore: Send + Sync {
     /// Insert a new record (with its rounds, artifacts and errors); fails with
-    /// [`StoreError::Duplicate`] when the id exists.
+    /// [`StoreError::Duplicate`] when the id exists. A final record is marked unreported.
     fn insert(&self, rec: &DelegationRecord) -> Result<(), StoreError>;
-    /// Write the whole record, replacing its rounds, artifacts and errors.
+    /// Write the whole record, replacing its rounds, artifacts and errors. A final record is
+    /// marked unreported.
     fn save(&self, rec: &DelegationRecord) -> Result<(), StoreError>;
-    /// Write the record and its dead-letter entry together.
+    /// Write the record and its dead-letter entry together (the record is marked unreported).
     fn dead_letter(&self, rec: &DelegationRecord, entry: &DlqEntry) -> Result<(), StoreError>;
+    /// Final records whose `done` was not reported yet, oldest first.
+    fn unreported(&self) -> Result<Vec<DelegationRecord>, StoreError>;
+    /// Note that the `done` of delegation `id` was written and flushed; fails with
+    /// [`StoreError::NotFound`] when the id is unknown.
+    fn mark_reported(&self, id: &str) -> Result<(), StoreError>;
     /// One record.
     fn get(&self, id: &str) -> Result<Option<DelegationRecord>, StoreError>;
     /// Every record, oldest first.
@@ -358,6 +371,17 @@ impl StoreHandle {
     /// See [`DelegationStore::list`].
     pub async fn list(&self) -> Result<Vec<DelegationRecord>, StoreError> {
         self.run(|s| s.list()).await
+    }
+
+    /// See [`DelegationStore::unreported`].
+    pub async fn unreported(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+        self.run(|s| s.unreported()).await
+    }
+
+    /// See [`DelegationStore::mark_reported`].
+    pub async fn mark_reported(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.run(move |s| s.mark_reported(&id)).await
     }
 
     /// See [`DelegationStore::open_delegations`].

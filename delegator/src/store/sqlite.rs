@@ -12,8 +12,10 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use std::path::Path;
 use std::sync::Mutex;
 
-/// Schema migrations; index `i` upgrades version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+/// Schema migrations; index `i` upgrades version `i` to `i + 1`. Only ever append: a store
+/// written by an older version is migrated forward on open.
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE delegations (
     id TEXT PRIMARY KEY,
     parent_id TEXT,
@@ -102,7 +104,41 @@ CREATE TABLE dlq (
     agent_url TEXT,
     resubmitted_as TEXT
 );
-"#];
+"#,
+    // 2: the outbox. `unreported` = 1 on a final record whose `done` line has not been written
+    // and flushed yet. Records of a version-1 store count as reported (that version kept no
+    // trace of it), so an upgrade does not report old delegations a second time.
+    r#"
+ALTER TABLE delegations ADD COLUMN unreported INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX delegations_unreported ON delegations(unreported) WHERE unreported = 1;
+"#,
+    // 3: an artifact is keyed by its task too. A fan-out parent holds its children's artifacts,
+    // and two children's tasks may well name their artifacts alike; keyed by
+    // (delegation, artifact id) alone, the parent's final save failed.
+    r#"
+CREATE TABLE artifacts_v3 (
+    delegation_id TEXT NOT NULL REFERENCES delegations(id) ON DELETE CASCADE,
+    artifact_id TEXT NOT NULL,
+    name TEXT,
+    media_type TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    path TEXT NOT NULL,
+    agent_url TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    committed INTEGER NOT NULL,
+    PRIMARY KEY (delegation_id, task_id, artifact_id)
+);
+INSERT INTO artifacts_v3 (delegation_id, artifact_id, name, media_type, bytes, sha256, path,
+    agent_url, skill, task_id, committed)
+SELECT delegation_id, artifact_id, name, media_type, bytes, sha256, path, agent_url, skill,
+    task_id, committed
+FROM artifacts ORDER BY rowid;
+DROP TABLE artifacts;
+ALTER TABLE artifacts_v3 RENAME TO artifacts;
+"#,
+];
 
 /// The SQLite store. One connection behind a mutex; callers on an async runtime go through
 /// [`super::StoreHandle`], which runs each call on the blocking pool.
@@ -185,9 +221,9 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
             context_id, state, reason, budget_usd, budget_share, spend_usd, deadline, depth,
             chain_json, refine_of, reference_task_ids_json, streaming, push_token,
             scoped_credential, attempts, last_error, error_code, final_message, priority,
-            created_at, updated_at, terminal_at, dlq)
+            created_at, updated_at, terminal_at, dlq, unreported)
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,
-                 ?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34)
+                 ?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)
          ON CONFLICT(id) DO UPDATE SET parent_id=excluded.parent_id,
             request_json=excluded.request_json, agent_url=excluded.agent_url,
             rpc_url=excluded.rpc_url, protocol_version=excluded.protocol_version,
@@ -202,7 +238,8 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
             scoped_credential=excluded.scoped_credential, attempts=excluded.attempts,
             last_error=excluded.last_error, error_code=excluded.error_code,
             final_message=excluded.final_message, priority=excluded.priority,
-            updated_at=excluded.updated_at, terminal_at=excluded.terminal_at, dlq=excluded.dlq",
+            updated_at=excluded.updated_at, terminal_at=excluded.terminal_at, dlq=excluded.dlq,
+            unreported=excluded.unreported",
         params![
             r.id,
             r.parent_id,
@@ -238,6 +275,8 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
             r.updated_at,
             r.terminal_at,
             r.dlq,
+            // Every write of a final state owes its `done` until `mark_reported`.
+            r.state.is_final(),
         ],
     )?;
     tx.execute(
@@ -611,6 +650,23 @@ impl DelegationStore for SqliteStore {
         )
     }
 
+    fn unreported(&self) -> Result<Vec<DelegationRecord>, StoreError> {
+        let conn = self.lock();
+        query_records(&conn, "WHERE unreported = 1", &[])
+    }
+
+    fn mark_reported(&self, id: &str) -> Result<(), StoreError> {
+        let conn = self.lock();
+        let n = conn.execute(
+            "UPDATE delegations SET unreported = 0 WHERE id = ?1",
+            params![id],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NotFound(id.to_string()));
+        }
+        Ok(())
+    }
+
     fn dlq_list(&self) -> Result<Vec<DlqEntry>, StoreError> {
         let conn = self.lock();
         let mut stmt = conn.prepare(
@@ -806,6 +862,107 @@ mod tests {
     }
 
     #[test]
+    fn final_writes_are_unreported_until_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        let mut a = sample("a");
+        s.insert(&a).unwrap();
+        assert!(
+            s.unreported().unwrap().is_empty(),
+            "an open record owes nothing"
+        );
+        let mut r = sample("r");
+        r.state = DelegationState::Refused;
+        s.insert(&r).unwrap();
+        a.state = DelegationState::Completed;
+        s.save(&a).unwrap();
+        let ids = |v: Vec<DelegationRecord>| v.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(s.unreported().unwrap()), vec!["a", "r"]);
+        s.mark_reported("a").unwrap();
+        assert_eq!(ids(s.unreported().unwrap()), vec!["r"]);
+        // The mark survives a reopen; an unknown id is an error.
+        drop(s);
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        assert_eq!(ids(s.unreported().unwrap()), vec!["r"]);
+        assert!(matches!(
+            s.mark_reported("zz"),
+            Err(StoreError::NotFound(_))
+        ));
+        // Writing the final record again owes its `done` again.
+        s.save(&a).unwrap();
+        assert_eq!(ids(s.unreported().unwrap()), vec!["a", "r"]);
+    }
+
+    #[test]
+    fn a_version_1_store_migrates_with_its_records_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            let req = serde_json::to_string(&DelegationRequest::new("old", "s", "t")).unwrap();
+            conn.execute(
+                "INSERT INTO delegations (id, request_json, skill, instructions, inputs_json,
+                    message_ids_json, state, budget_usd, budget_share, spend_usd, deadline, depth,
+                    chain_json, reference_task_ids_json, streaming, attempts, priority,
+                    created_at, updated_at)
+                 VALUES ('old', ?1, 's', 't', '{}', '{}', 'COMPLETED', 1.0, 0.9, 0.0,
+                    '2030-01-01T00:00:00Z', 0, '[]', '[]', 0, 1, 'normal',
+                    '2030-01-01T00:00:00Z', '2030-01-01T00:00:00Z')",
+                params![req],
+            )
+            .unwrap();
+            for a in ["b", "a"] {
+                conn.execute(
+                    "INSERT INTO artifacts (delegation_id, artifact_id, media_type, bytes, sha256,
+                        path, agent_url, skill, task_id, committed)
+                     VALUES ('old', ?1, 'text/plain', 1, '00', '/p', 'u', 's', 't', 1)",
+                    params![a],
+                )
+                .unwrap();
+            }
+        }
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        assert_eq!(SqliteStore::schema_version(), 3);
+        let old = s.get("old").unwrap().unwrap();
+        assert_eq!(old.state, DelegationState::Completed);
+        assert_eq!(
+            old.artifacts
+                .iter()
+                .map(|a| a.artifact_id.as_str())
+                .collect::<Vec<_>>(),
+            vec!["b", "a"],
+            "artifacts kept, in order"
+        );
+        assert!(s.unreported().unwrap().is_empty());
+    }
+
+    #[test]
+    fn artifacts_of_different_tasks_may_share_an_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        let mut p = sample("parent");
+        s.insert(&p).unwrap();
+        p.state = DelegationState::Completed;
+        for task in ["t-child-1", "t-child-2"] {
+            p.artifacts.push(ArtifactRecord {
+                artifact_id: "a-1".into(),
+                name: None,
+                media_type: "text/plain".into(),
+                bytes: 1,
+                sha256: "00".into(),
+                path: format!("/p/{task}"),
+                agent_url: "u".into(),
+                skill: "skill".into(),
+                task_id: task.into(),
+                committed: true,
+            });
+        }
+        s.save(&p).unwrap();
+        assert_eq!(s.get("parent").unwrap().unwrap(), p);
+    }
+
+    #[test]
     fn dlq_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let s = SqliteStore::open_dir(dir.path()).unwrap();
@@ -826,6 +983,11 @@ mod tests {
         };
         s.dead_letter(&a, &e).unwrap();
         assert_eq!(s.dlq_list().unwrap(), vec![e]);
+        assert_eq!(
+            s.unreported().unwrap().len(),
+            1,
+            "a dead letter owes its done"
+        );
         s.dlq_mark_resubmitted("a", "a.r1").unwrap();
         assert_eq!(
             s.dlq_list().unwrap()[0].resubmitted_as.as_deref(),

@@ -45,7 +45,8 @@ impl Run {
     }
 
     /// End the run: validate and commit artifacts of a completed task (keep partial ones of a
-    /// dead-lettered delegation), save the final record (with its dead-letter entry) and report.
+    /// dead-lettered delegation), save the final record (with its dead-letter entry) and report
+    /// it; a final record that cannot be saved is never reported as `done`.
     pub(super) async fn finish(mut self, mut f: Final) {
         let prov = Provenance {
             agent_url: self.rec.agent_url.clone().unwrap_or_default(),
@@ -82,11 +83,11 @@ impl Run {
         }
         self.rec.terminal_at = Some(now_text());
         self.rec.updated_at = now_text();
-        let saved = if f.state == DelegationState::DeadLettered {
+        let dlq = (f.state == DelegationState::DeadLettered).then(|| {
             self.rec.dlq = true;
             let mut chain = self.rec.chain.clone();
             chain.push(self.inner.cfg.self_url.clone());
-            let entry = DlqEntry {
+            DlqEntry {
                 delegation_id: self.rec.id.clone(),
                 at: now_text(),
                 request: self.rec.request.clone(),
@@ -96,15 +97,8 @@ impl Run {
                 task_id: self.rec.task_id.clone(),
                 agent_url: self.rec.agent_url.clone(),
                 resubmitted_as: None,
-            };
-            self.inner.store.dead_letter(self.rec.clone(), entry).await
-        } else {
-            self.inner.store.save(self.rec.clone()).await
-        };
-        if let Err(e) = saved {
-            tracing::error!(delegation = %self.rec.id, "store: {e}");
-        }
-        self.inner.emit_state(&self.rec);
-        self.inner.emit_done(&self.rec);
+            }
+        });
+        self.inner.report_final(&self.rec, dlq.as_ref()).await;
     }
 }
