@@ -85,14 +85,9 @@ pub fn safe_name(id: &str) -> String {
     out
 }
 
-/// Lowercase hex.
+/// Lowercase hex (the `hex` crate), as `done.artifacts[].sha256` carries it.
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
+    hex::encode(bytes)
 }
 
 /// The media type of a part: its `mediaType`, else `text/plain` for text, `application/json` for
