@@ -53,16 +53,20 @@ async fn a_wrapper_whose_child_holds_300_mib_fails_art_10() {
     .await;
     let (verdict, detail) = art_10(&r);
     assert_eq!(verdict, Verdict::NonStrict, "{detail}; notes {:?}", r.notes);
-    assert!(detail.contains("processes"), "{detail}");
-    // The other rules hold: only the memory is wrong.
-    assert!(
-        r.rules
-            .iter()
-            .filter(|v| v.id != "DLG-ART-10")
-            .all(|v| v.verdict == Verdict::Pass),
-        "{:?}",
-        r.rules
-    );
+    // Judged on the peak of the whole group (the 300 MiB child counted), not on a payload that
+    // never streamed.
+    let observed = r
+        .rules
+        .iter()
+        .find(|v| v.id == "DLG-ART-10")
+        .and_then(|v| v.observed.clone())
+        .unwrap_or_default();
+    let peak_mib: f64 = observed
+        .split(" MiB over ")
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{observed}"));
+    assert!(peak_mib >= 300.0, "{observed}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
