@@ -15,7 +15,6 @@ use a2a_driver_contract::{
     InitOptions, StateChange, ToDelegator,
 };
 use a2a_mock_agents::{Entry, Journal, Network};
-
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
