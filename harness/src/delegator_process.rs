@@ -10,7 +10,9 @@
 use a2a_driver_contract::{Init, InitOptions, ToDelegator};
 use futures::StreamExt;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -30,6 +32,136 @@ pub const WRITE_QUEUE: usize = 64;
 const READ_QUEUE: usize = 256;
 /// Longest excerpt of a non-protocol line kept.
 const GARBAGE_EXCERPT: usize = 500;
+/// How often a watched process group's memory is sampled ([`DelegatorProcess::watch_memory`]).
+pub const MEMORY_SAMPLE_INTERVAL: Duration = Duration::from_millis(20);
+/// Processes of one group followed at most (more are counted in the reading).
+const MAX_GROUP_PROCESSES: usize = 256;
+
+/// The memory of a delegator's whole process group while it ran: every process whose process
+/// group is the delegator's, found in `/proc` every [`MEMORY_SAMPLE_INTERVAL`]. (This machine
+/// has no cgroup v2 memory controller to read `memory.peak` from; see `scenarios/README.md`.)
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MemoryReading {
+    /// The group's resident memory at `init_ok` (KiB): the baseline.
+    pub baseline_kib: Option<u64>,
+    /// The group's peak (KiB): the sum, over every process of the group seen, of its own peak
+    /// resident set (`VmHWM`, kept after it exits). An upper bound of the group's peak that no
+    /// sampling gap can miss for a process seen once.
+    pub peak_kib: u64,
+    /// The highest sampled sum of the group's resident sets (KiB).
+    pub sampled_peak_kib: u64,
+    /// Processes of the group seen.
+    pub processes: usize,
+    /// Samples taken.
+    pub samples: u64,
+}
+
+/// What the sampler has seen of a process group.
+#[derive(Debug, Default)]
+struct GroupMemory {
+    /// Peak resident set (KiB) of each process seen.
+    hwm: BTreeMap<i32, u64>,
+    sampled_peak_kib: u64,
+    samples: u64,
+}
+
+/// The pids of every process in process group `pgid` (from `/proc/<pid>/stat`).
+fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|d| d.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| process_group(*pid) == Some(pgid))
+        .collect()
+}
+
+/// The process group of `pid`: the fifth field of `/proc/<pid>/stat`, counted after the
+/// command name (which may hold spaces and parentheses).
+fn process_group(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// `VmRSS` and `VmHWM` of `pid` (KiB).
+fn resident_kib(pid: i32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+impl GroupMemory {
+    /// One sample of the group; the current sum of its resident sets (KiB).
+    fn sample(&mut self, pgid: i32) -> u64 {
+        let mut rss_sum = 0;
+        for pid in group_members(pgid) {
+            let Some((rss, hwm)) = resident_kib(pid) else {
+                continue;
+            };
+            // A pid that left the group (and was reused) is not read again: process_group
+            // was checked just before.
+            if self.hwm.len() < MAX_GROUP_PROCESSES || self.hwm.contains_key(&pid) {
+                let e = self.hwm.entry(pid).or_default();
+                *e = (*e).max(hwm);
+            }
+            rss_sum += rss;
+        }
+        self.sampled_peak_kib = self.sampled_peak_kib.max(rss_sum);
+        self.samples += 1;
+        rss_sum
+    }
+
+    fn reading(&self) -> MemoryReading {
+        MemoryReading {
+            baseline_kib: None,
+            peak_kib: self.hwm.values().sum::<u64>().max(self.sampled_peak_kib),
+            sampled_peak_kib: self.sampled_peak_kib,
+            processes: self.hwm.len(),
+            samples: self.samples,
+        }
+    }
+}
+
+/// Samples a process group's memory on its own thread until stopped.
+struct MemoryWatch {
+    memory: Arc<Mutex<GroupMemory>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl MemoryWatch {
+    fn start(pgid: i32) -> MemoryWatch {
+        let memory = Arc::new(Mutex::new(GroupMemory::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (m, st) = (memory.clone(), stop.clone());
+        std::thread::spawn(move || {
+            // Bounded: stopped when the process is stopped, reaped or dropped.
+            while !st.load(Ordering::SeqCst) {
+                m.lock().unwrap_or_else(|p| p.into_inner()).sample(pgid);
+                std::thread::sleep(MEMORY_SAMPLE_INTERVAL);
+            }
+        });
+        MemoryWatch { memory, stop }
+    }
+
+    fn reading(&self) -> MemoryReading {
+        self.memory
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .reading()
+    }
+}
+
+impl Drop for MemoryWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
 
 /// What the delegator wrote on its stdout, or what happened to it.
 #[derive(Debug, Clone)]
@@ -88,6 +220,7 @@ pub struct DelegatorProcess {
     killer: GroupKiller,
     reaped: bool,
     tasks: Vec<JoinHandle<()>>,
+    memory: Option<MemoryWatch>,
 }
 
 /// The delegator process could not be started or written to (not to be confused with an `error`
@@ -329,6 +462,7 @@ impl DelegatorProcess {
             killer,
             reaped: false,
             tasks,
+            memory: None,
         })
     }
 
@@ -387,6 +521,7 @@ impl DelegatorProcess {
 
     /// SIGKILL the whole process group (crash injection) and reap the child.
     pub async fn kill_group(&mut self) {
+        self.stop_memory_watch();
         if let Some(pg) = self.pgid {
             killpg(pg, nix::sys::signal::Signal::SIGKILL);
         }
@@ -398,6 +533,7 @@ impl DelegatorProcess {
     /// Close stdin (EOF: finish and exit), wait up to `grace`, then SIGTERM, then SIGKILL.
     /// Whatever is left of the process group afterwards is killed.
     pub async fn finish(&mut self, grace: Duration) -> Option<i32> {
+        self.stop_memory_watch();
         self.stdin.take();
         self.killer.disarm();
         let code = if let Ok(Ok(s)) = tokio::time::timeout(grace, self.child.wait()).await {
@@ -426,15 +562,47 @@ impl DelegatorProcess {
         code
     }
 
-    /// Peak resident memory of the delegator process so far (`VmHWM`, KiB), where /proc exists.
-    pub fn peak_rss_kib(&self) -> Option<u64> {
-        let pid = self.pgid?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
+    /// Start sampling the memory of the whole process group (every process whose process
+    /// group is this one's, children included) until the process is stopped.
+    pub fn watch_memory(&mut self) {
+        if let (None, Some(pg)) = (&self.memory, self.pgid) {
+            self.memory = Some(MemoryWatch::start(pg));
+        }
+    }
+
+    /// The group's memory so far (after [`Self::watch_memory`]), with one more sample taken now
+    /// while the group is still there.
+    pub fn memory(&self) -> Option<MemoryReading> {
+        let w = self.memory.as_ref()?;
+        if let (Some(pg), false) = (self.pgid, self.reaped) {
+            w.memory
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .sample(pg);
+        }
+        Some(w.reading())
+    }
+
+    /// Stop sampling before the process is reaped: its group id may be reused afterwards.
+    fn stop_memory_watch(&self) {
+        if let Some(w) = &self.memory {
+            w.stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// The resident memory of the whole process group now (KiB), where /proc exists.
+    pub fn group_rss_kib(&self) -> Option<u64> {
+        let pg = self.pgid.filter(|_| !self.reaped)?;
+        let pids = group_members(pg);
+        if pids.is_empty() {
+            return None;
+        }
+        Some(
+            pids.into_iter()
+                .filter_map(resident_kib)
+                .map(|(rss, _)| rss)
+                .sum(),
+        )
     }
 
     /// The stderr captured so far (tail).

@@ -42,7 +42,9 @@ pub struct Scenario {
     /// A process fault: SIGKILL the delegator at a trigger and restart it on the same store.
     #[serde(default)]
     pub crash: Option<Crash>,
-    /// Bound on the delegator's peak resident memory (MiB) for DLG-ART-10.
+    /// DLG-ART-10: how far (MiB) the peak memory of the delegator's whole process group may rise
+    /// above its baseline at `init_ok` while the case's large payload streams (which must be
+    /// larger, so that buffering it would cross the bound).
     #[serde(default)]
     pub memory_bound_mib: Option<u64>,
     /// Post a forged push notification (wrong token) for each delegation once it is WORKING.

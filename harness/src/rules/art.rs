@@ -129,33 +129,88 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
     }
 }
 
+/// Bytes the agents sent of large payloads: artifact chunks and huge SSE events (the mock
+/// journals a huge event as `<huge event of N bytes>`), with the last entry that sent any.
+fn streamed_bytes(journal: &[a2a_mock_agents::Entry]) -> (u64, Option<u64>) {
+    let mut total = 0u64;
+    let mut last = None;
+    for e in journal {
+        let n = match &e.event {
+            Event::ArtifactChunk { bytes, .. } => *bytes,
+            Event::SseEvent { data, .. } => data
+                .as_str()
+                .and_then(|d| d.strip_prefix("<huge event of "))
+                .and_then(|d| d.strip_suffix(" bytes>"))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+            _ => 0,
+        };
+        if n > 0 {
+            total = total.saturating_add(n);
+            last = Some(e.seq);
+        }
+    }
+    (total, last)
+}
+
+/// DLG-ART-10: the whole process group's peak memory stays within its baseline at `init_ok`
+/// plus the case's allowance (`memory_bound_mib`), while more than the allowance streamed in:
+/// buffering the payload would cross the bound. A payload that never streamed is a FAIL, since
+/// streaming it is the case's purpose.
 pub(super) fn memory_bounded_while_streaming(ev: &Evidence) -> Check {
-    let Some(bound) = ev.scenario.memory_bound_mib else {
+    let Some(allowance_mib) = ev.scenario.memory_bound_mib else {
         return Check::NotApplicable;
     };
-    let streamed: u64 = ev
-        .journal
-        .iter()
-        .map(|e| match &e.event {
-            Event::ArtifactChunk { bytes, .. } => *bytes,
-            _ => 0,
-        })
-        .sum();
-    let Some(peak) = ev.peak_rss_kib else {
+    let (streamed, last) = streamed_bytes(ev.journal);
+    let witnesses: Vec<u64> = last.into_iter().collect();
+    let mib = |kib: u64| format!("{:.1} MiB", kib as f64 / 1024.0);
+    if streamed == 0 {
         return fail(
-            "a peak memory reading of the delegator",
+            "the large payload streamed to the delegator",
+            "the artifact never streamed: the agent sent no chunk or event of it",
+            vec![],
+        );
+    }
+    if streamed <= allowance_mib << 20 {
+        return fail(
+            format!(
+                "more than the {allowance_mib} MiB allowance streamed, so that buffering it would show"
+            ),
+            format!("only {streamed} bytes streamed"),
+            witnesses,
+        );
+    }
+    let Some(m) = ev.memory.as_ref() else {
+        return fail(
+            "a reading of the delegator's process-group memory",
             "none (no /proc on this machine)",
             vec![],
         );
     };
-    if peak > bound * 1024 {
+    let Some(base) = m.baseline_kib else {
+        return fail(
+            "the delegator's process-group memory at init_ok (the baseline)",
+            "none (no init_ok, or no /proc)",
+            vec![],
+        );
+    };
+    let bound = base.saturating_add(allowance_mib * 1024);
+    if m.peak_kib > bound {
         return fail(
             format!(
-                "peak memory at most {bound} MiB while {} MiB streamed",
-                streamed >> 20
+                "peak memory of the process group at most {} (baseline {} at init_ok + {allowance_mib} MiB) while {} streamed",
+                mib(bound),
+                mib(base),
+                mib(streamed >> 10)
             ),
-            format!("{} MiB", peak / 1024),
-            vec![],
+            format!(
+                "{} over {} processes (highest sampled sum {}, {} samples)",
+                mib(m.peak_kib),
+                m.processes,
+                mib(m.sampled_peak_kib),
+                m.samples
+            ),
+            witnesses,
         );
     }
     Check::Pass
@@ -164,6 +219,7 @@ pub(super) fn memory_bounded_while_streaming(ev: &Evidence) -> Check {
 #[cfg(test)]
 mod tests {
     use super::super::registry::Check;
+    use crate::delegator_process::MemoryReading;
     use crate::rules::test_support::*;
     use crate::scenario::Scenario;
     use a2a_mock_agents::Event;
@@ -246,15 +302,78 @@ mod tests {
         assert!(fails(c.check(checker("DLG-ART-08"))));
     }
 
+    fn chunks(c: &mut Case, n: u64, bytes: u64) {
+        for _ in 0..n {
+            c.j.push(
+                "a",
+                Event::ArtifactChunk {
+                    task_id: "t1".into(),
+                    artifact_id: "artifact-1".into(),
+                    append: true,
+                    last_chunk: false,
+                    bytes,
+                },
+            );
+        }
+    }
+
+    fn reading(baseline_mib: u64, peak_mib: u64) -> MemoryReading {
+        MemoryReading {
+            baseline_kib: Some(baseline_mib * 1024),
+            peak_kib: peak_mib * 1024,
+            sampled_peak_kib: peak_mib * 1024,
+            processes: 2,
+            samples: 10,
+        }
+    }
+
     #[test]
-    fn art_10_memory_grows_with_the_artifact() {
+    fn art_10_bound_is_the_baseline_plus_the_allowance_over_the_whole_group() {
         let mut c = good("");
-        c.s.memory_bound_mib = Some(64);
-        assert!(fails(c.check(checker("DLG-ART-10"))), "no reading");
-        c.rss = Some(30 * 1024);
+        c.s.memory_bound_mib = Some(32);
+        chunks(&mut c, 96, 1 << 20);
+        c.memory = Some(reading(10, 40));
         assert_eq!(c.check(checker("DLG-ART-10")), Check::Pass);
-        c.rss = Some(300 * 1024);
+        // A group that held the artifact (baseline 10 + 96 MiB) fails, whatever the leader's share.
+        c.memory = Some(reading(10, 106));
         assert!(fails(c.check(checker("DLG-ART-10"))));
+        // The bound moves with the baseline: 43 MiB is over 10 + 32.
+        c.memory = Some(reading(10, 43));
+        assert!(fails(c.check(checker("DLG-ART-10"))));
+        c.memory = Some(reading(12, 43));
+        assert_eq!(c.check(checker("DLG-ART-10")), Check::Pass);
+        c.memory = Some(MemoryReading {
+            baseline_kib: None,
+            ..reading(10, 20)
+        });
+        assert!(fails(c.check(checker("DLG-ART-10"))), "no baseline");
+        c.memory = None;
+        assert!(fails(c.check(checker("DLG-ART-10"))), "no reading");
+    }
+
+    #[test]
+    fn art_10_needs_the_payload_to_have_streamed() {
+        let mut c = good("");
+        c.j = J::new();
+        c.s.memory_bound_mib = Some(32);
+        c.memory = Some(reading(10, 11));
+        let Check::Fail { observed, .. } = c.check(checker("DLG-ART-10")) else {
+            panic!("a delegator that never fetched the artifact has no PASS");
+        };
+        assert!(observed.contains("never streamed"), "{observed}");
+        // Less than the allowance proves nothing about buffering.
+        chunks(&mut c, 16, 1 << 20);
+        assert!(fails(c.check(checker("DLG-ART-10"))));
+        // A huge SSE event counts as streamed.
+        c.j.push(
+            "a",
+            Event::SseEvent {
+                req: 1,
+                index: 1,
+                data: json!("<huge event of 33554432 bytes>"),
+            },
+        );
+        assert_eq!(c.check(checker("DLG-ART-10")), Check::Pass);
     }
 
     #[test]

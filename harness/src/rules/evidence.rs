@@ -34,8 +34,9 @@ pub struct Evidence<'a> {
     pub start: time::OffsetDateTime,
     /// HTTP statuses the delegator's webhook gave to forged push notifications.
     pub forged_pushes: &'a [u16],
-    /// Peak resident memory of the delegator (KiB), sampled before it was stopped.
-    pub peak_rss_kib: Option<u64>,
+    /// The memory of the delegator's whole process group (memory cases only), read before it
+    /// was stopped.
+    pub memory: Option<crate::delegator_process::MemoryReading>,
 }
 
 /// A JSON-RPC request as recorded.

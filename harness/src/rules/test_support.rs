@@ -181,7 +181,7 @@ pub(crate) struct Case {
     pub(crate) given: Vec<(String, EscalationKind, String)>,
     pub(crate) crash: Option<u64>,
     pub(crate) forged: Vec<u16>,
-    pub(crate) rss: Option<u64>,
+    pub(crate) memory: Option<crate::delegator_process::MemoryReading>,
 }
 
 impl Case {
@@ -195,7 +195,7 @@ impl Case {
             given: Vec::new(),
             crash: None,
             forged: Vec::new(),
-            rss: None,
+            memory: None,
         }
     }
     /// Record a `done` for `id`; `artifacts` give `artifact_id`, `bytes` and `sha256`.
@@ -251,7 +251,7 @@ impl Case {
             crash_seq: self.crash,
             start: time::OffsetDateTime::now_utc(),
             forged_pushes: &self.forged,
-            peak_rss_kib: self.rss,
+            memory: self.memory.clone(),
         };
         f(&ev)
     }

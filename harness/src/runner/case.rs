@@ -2,12 +2,12 @@
 //! the delegations, take in what it says (answering escalations, sending cancels, injecting the
 //! crash and restarting it), collect the evidence (snapshot, stop), judge.
 
-use super::crash::{TriggerState, at_the_agent, crash_fired};
+use super::crash::{BACKOFF_SETTLE, CrashInjector, CrashRecord};
 use super::intake::{Intake, Received};
 use super::messages::{delegate_message, forge_push};
 use super::verdict::{CaseResult, Verdict, case_verdict, judge};
 use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
-use crate::delegator_process::{DelegatorOutput, DelegatorProcess, init_message};
+use crate::delegator_process::{DelegatorOutput, DelegatorProcess, MemoryReading, init_message};
 use crate::rules::Evidence;
 use crate::scenario::{Answer, CrashTrigger, Delegation, Scenario};
 use a2a_driver_contract::{
@@ -18,7 +18,6 @@ use a2a_mock_agents::{Entry, Journal, Network};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -46,7 +45,7 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
         }
     };
     let mut run = CaseRun::new(s, cfg, &net, proc, stderr, start, deadline);
-    run.arm_tripwire();
+    run.arm_crash();
     run.initialise().await;
     run.send_first_delegations().await;
     run.take_in().await;
@@ -54,11 +53,11 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
     run.note_time_bound();
     let stalled = run.note_stdin_stall();
     run.take_snapshot(stalled).await;
-    let peak_rss_kib = run.proc.peak_rss_kib();
+    let memory = run.memory_reading();
     let (mut intake, facts) = run.stop(stalled).await;
     let entries = net.journal().entries();
     net.shutdown().await;
-    verdict(s, &mut intake, facts, entries, peak_rss_kib, result, t0)
+    verdict(s, &mut intake, facts, entries, memory, result, t0)
 }
 
 /// Start the case's network, its seed XORed with the run's.
@@ -79,7 +78,7 @@ struct Facts {
     outcomes: BTreeMap<String, FromDelegator>,
     given: Vec<(String, EscalationKind, String)>,
     snapshot: Option<Vec<Value>>,
-    crash_seq: Option<u64>,
+    crash: Option<CrashRecord>,
     unsupported: bool,
     forged: Vec<u16>,
     inited: bool,
@@ -97,9 +96,11 @@ struct CaseRun<'a> {
     options: InitOptions,
     cards: Vec<String>,
     deadline: tokio::time::Instant,
-    /// Journal sequence at which the tripwire killed the delegator (0: not yet).
-    tripped: Arc<AtomicU64>,
+    /// The case's crash injection, if it has one.
+    crash: Option<Arc<CrashInjector>>,
     crashed: bool,
+    /// The delegator's process-group memory at `init_ok` (KiB), for DLG-ART-10.
+    memory_baseline_kib: Option<u64>,
     /// Messages the killed process wrote before it died, handled after the restart.
     backlog: VecDeque<Received>,
     canceled: Vec<String>,
@@ -147,7 +148,7 @@ impl<'a> CaseRun<'a> {
                 outcomes: BTreeMap::new(),
                 given: Vec::new(),
                 snapshot: None,
-                crash_seq: None,
+                crash: None,
                 unsupported: false,
                 forged: Vec::new(),
                 inited: false,
@@ -155,8 +156,9 @@ impl<'a> CaseRun<'a> {
             options,
             cards: net.names().filter_map(|n| net.card_url(n)).collect(),
             deadline,
-            tripped: Arc::new(AtomicU64::new(0)),
+            crash: None,
             crashed: false,
+            memory_baseline_kib: None,
             backlog: VecDeque::new(),
             canceled: Vec::new(),
             webhook_url: None,
@@ -203,24 +205,34 @@ impl<'a> CaseRun<'a> {
         )
     }
 
-    /// Crash injection: a tripwire inside the journal SIGKILLs the delegator's process group at
-    /// the trigger, before the agent that recorded it answers; [`Self::take_in`] then restarts
-    /// it. Triggers that mean "the delegator has seen it and waits" are found by polling instead.
-    fn arm_tripwire(&self) {
-        let Some(c) = self.s.crash.as_ref().filter(|c| at_the_agent(c.trigger)) else {
+    /// Crash injection: the injector watches the journal as its tripwire and SIGKILLs the
+    /// delegator's process group at the trigger's named point (see [`super::crash`]);
+    /// [`Self::take_in`] then restarts it. Memory cases watch the process group's memory.
+    fn arm_crash(&mut self) {
+        if self.s.memory_bound_mib.is_some() {
+            self.proc.watch_memory();
+        }
+        let Some(c) = self.s.crash.as_ref() else {
             return;
         };
-        let state = Mutex::new(TriggerState::new(c.trigger, c.chunks));
         let killer = self.proc.killer();
-        let fired = self.tripped.clone();
-        self.journal.set_tripwire(Arc::new(move |e: &Entry| {
-            let hit = state.lock().unwrap_or_else(|p| p.into_inner()).observe(e);
-            if hit {
-                fired.store(e.seq, Ordering::SeqCst);
-                killer.kill();
-            }
-            hit
-        }));
+        let injector = CrashInjector::new(
+            c.trigger,
+            c.chunks,
+            self.journal.clone(),
+            Arc::new(move || killer.kill()),
+            BACKOFF_SETTLE,
+        );
+        injector.arm();
+        self.crash = Some(injector);
+    }
+
+    /// The process group's memory while it ran, with the baseline taken at `init_ok` (memory
+    /// cases only).
+    fn memory_reading(&self) -> Option<MemoryReading> {
+        let mut m = self.proc.memory()?;
+        m.baseline_kib = self.memory_baseline_kib;
+        Some(m)
     }
 
     /// Send `init` and wait for `init_ok`, bounded by [`INIT_WAIT`] and the case deadline.
@@ -244,6 +256,7 @@ impl<'a> CaseRun<'a> {
                     Some(Received::Message(FromDelegator::InitOk(ok))) => {
                         inited = true;
                         self.webhook_url = ok.webhook_url;
+                        self.memory_baseline_kib = self.proc.group_rss_kib();
                     }
                     Some(Received::Message(FromDelegator::Error(e))) => {
                         if e.code == DriverErrorCode::Unsupported {
@@ -307,8 +320,8 @@ impl<'a> CaseRun<'a> {
     /// deadline passes, injecting the crash when its trigger fires.
     async fn take_in(&mut self) {
         while self.facts.inited && !self.all_done() && tokio::time::Instant::now() < self.deadline {
-            if let Some((trigger, seq, how)) = self.crash_due() {
-                if self.crash_and_restart(trigger, seq, how).await {
+            if let Some(record) = self.crash_due() {
+                if self.crash_and_restart(record).await {
                     continue;
                 }
                 break;
@@ -321,28 +334,27 @@ impl<'a> CaseRun<'a> {
         }
     }
 
-    /// The journal sequence at which the crash trigger fired, if it did and the crash is still
-    /// to be injected, and how it was found.
-    fn crash_due(&self) -> Option<(CrashTrigger, u64, &'static str)> {
-        let c = self.s.crash.as_ref().filter(|_| !self.crashed)?;
-        match self.tripped.load(Ordering::SeqCst) {
-            0 => self
-                .journal
-                .with_entries(|j| crash_fired(c.trigger, c.chunks, j))
-                .map(|seq| (c.trigger, seq, "found by polling the journal")),
-            seq => Some((c.trigger, seq, "by the journal tripwire")),
-        }
+    /// The crash, once the injector killed the delegator and it is still to be restarted.
+    fn crash_due(&self) -> Option<CrashRecord> {
+        self.crash.as_ref().filter(|_| !self.crashed)?.record()
     }
 
     /// SIGKILL the delegator, keep what it wrote before it died, and restart it on the same
     /// store with `recovering: true`. False when the case cannot go on.
-    async fn crash_and_restart(&mut self, trigger: CrashTrigger, seq: u64, how: &str) -> bool {
+    async fn crash_and_restart(&mut self, record: CrashRecord) -> bool {
         self.crashed = true;
-        self.facts.crash_seq = Some(seq);
         self.proc.kill_group().await;
         self.intake.note(format!(
-            "crash injected: SIGKILL at journal seq {seq} ({trigger:?}, {how})"
+            "crash injected: SIGKILL after journal seq {} ({:?} fired at seq {}: {})",
+            record.last_seq_before_kill, record.trigger, record.fired_seq, record.point
         ));
+        if !record.at_named_point {
+            self.intake.note(format!(
+                "crash point missed: the delegator went past the point {:?} names before the kill landed, so the case did not test it",
+                record.trigger
+            ));
+        }
+        self.facts.crash = Some(record);
         // What the killed process wrote before it died is evidence too.
         let until = (tokio::time::Instant::now() + Duration::from_secs(1)).min(self.deadline);
         loop {
@@ -412,23 +424,18 @@ impl<'a> CaseRun<'a> {
         }
     }
 
-    /// The delegator's stdout closed: our own kill (restart next turn), a crash trigger about
-    /// to fire, or an exit before the work was done.
+    /// The delegator's stdout closed: our own kill (restart next turn), a kill about to land
+    /// (the wait its trigger names has begun), or an exit before the work was done.
     async fn exited(&mut self) -> Next {
-        if self.s.crash.is_some() && !self.crashed {
-            // Our own SIGKILL from the tripwire: restart at the top of the loop.
-            if self.tripped.load(Ordering::SeqCst) != 0 {
-                return Next::Again;
+        if let Some(inj) = self.crash.clone().filter(|_| !self.crashed) {
+            if inj.pending() {
+                // The backoff kill lands within its settle time.
+                let until = tokio::time::Instant::now() + BACKOFF_SETTLE * 4;
+                while inj.pending() && tokio::time::Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
             }
-            // It died on its own: give a pending crash trigger a chance.
-            let wait = self
-                .deadline
-                .saturating_duration_since(tokio::time::Instant::now())
-                .min(Duration::from_millis(2000));
-            let c = self.s.crash.as_ref().map(|c| (c.trigger, c.chunks));
-            let fired = |j: &[Entry]| c.is_some_and(|(t, k)| crash_fired(t, k, j).is_some());
-            let _ = self.journal.wait_for(wait, fired).await;
-            if self.tripped.load(Ordering::SeqCst) != 0 || self.journal.with_entries(fired) {
+            if inj.record().is_some() {
                 return Next::Again;
             }
         }
@@ -447,7 +454,21 @@ impl<'a> CaseRun<'a> {
         match msg {
             FromDelegator::State(st) if !old_life => self.on_state(&st).await,
             // An escalation of the killed process is reported again by the restarted one.
-            FromDelegator::Escalate(e) if !old_life => self.on_escalate(&e).await,
+            FromDelegator::Escalate(e) if !old_life => {
+                // The `input_round` crash point: the delegator has seen the question and no
+                // answer has been given. The restarted delegator reports it again.
+                let at_crash_point = e.kind == EscalationKind::Input
+                    && !self.crashed
+                    && self.crash.as_ref().is_some_and(|c| {
+                        c.trigger() == CrashTrigger::InputRound
+                            && c.kill_at_point(
+                                "the delegator escalated the question and the harness had not answered",
+                            )
+                    });
+                if !at_crash_point {
+                    self.on_escalate(&e).await;
+                }
+            }
             FromDelegator::Done(done) => {
                 let id = done.id.clone();
                 self.facts
@@ -540,6 +561,12 @@ impl<'a> CaseRun<'a> {
 
     /// Note the delegations without an outcome when the case deadline passed.
     fn note_time_bound(&mut self) {
+        if let Some(c) = self.crash.as_ref().filter(|c| c.record().is_none()) {
+            self.intake.note(format!(
+                "crash trigger {:?} never reached its point: no crash was injected",
+                c.trigger()
+            ));
+        }
         if self.facts.inited && !self.flooded && !self.all_done() {
             let missing = self
                 .s
@@ -634,7 +661,7 @@ fn verdict(
     intake: &mut Intake,
     facts: Facts,
     entries: Vec<Entry>,
-    peak_rss_kib: Option<u64>,
+    memory: Option<MemoryReading>,
     mut result: CaseResult,
     t0: Instant,
 ) -> CaseResult {
@@ -649,10 +676,10 @@ fn verdict(
         self_url: SELF_URL,
         credential: OWN_CREDENTIAL,
         given: &facts.given,
-        crash_seq: facts.crash_seq,
+        crash_seq: facts.crash.as_ref().map(|c| c.last_seq_before_kill),
         start: facts.start,
         forged_pushes: &facts.forged,
-        peak_rss_kib,
+        memory,
     };
     let verdicts = judge(s, &ev, &entries);
     result.verdict = case_verdict(
@@ -661,6 +688,11 @@ fn verdict(
         facts.unsupported,
         facts.inited,
     );
+    if facts.crash.as_ref().is_some_and(|c| !c.at_named_point) && result.verdict == Verdict::Pass {
+        // The case did not test what it names (a note says why): no PASS.
+        result.verdict = Verdict::Unknown;
+    }
+    result.crash = facts.crash.clone();
     result.rules = verdicts;
     result.notes = intake.closing_notes();
     result.outcomes = facts.outcomes;

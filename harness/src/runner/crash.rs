@@ -1,67 +1,521 @@
-//! Crash injection: triggers evaluated over the journal, the tripwire that SIGKILLs the
-//! delegator's process group at the trigger, and finding a trigger by polling.
+//! Crash injection: each trigger's named point, the journal tripwire that watches for it, and the
+//! SIGKILL of the delegator's process group exactly there (see `scenarios/README.md`, "Crash
+//! points").
+//!
+//! Three triggers name an event at an agent, and the kill is synchronous with its journal entry
+//! (inside [`Journal::record`](a2a_mock_agents::Journal::record), before the agent goes on):
+//!
+//! - `first_request`: the first send of a message reached an agent (its `request` entry); the
+//!   agent has not processed it yet.
+//! - `indefinite_send`: a send was processed and its response dropped (`connection_dropped`
+//!   `after_processing`): the delegator cannot know whether it landed.
+//! - `after_chunks`: the K-th artifact chunk was handed to the stream (its `artifact_chunk`
+//!   entry), before the next one.
+//!
+//! Two name a point where the delegator has seen something and waits; the kill lands inside the
+//! wait, and a tripwire guards its far end so the kill can never land after the wait ended:
+//!
+//! - `retry_backoff`: the agent answered a send with a transient HTTP error (the `response` entry
+//!   of an `http_status` fault) and no resend has reached an agent. The kill lands
+//!   [`BACKOFF_SETTLE`] after that response was handed to the connection (the delegator has read
+//!   it and sleeps: the case asks for a backoff of a second or more); a resend arriving before
+//!   then is killed synchronously at its `request` entry and the record says the point was missed.
+//! - `input_round`: the agent sent INPUT_REQUIRED (its `task_state` entry) and no answer has
+//!   arrived. The kill lands when the delegator reports the question to the harness (its
+//!   `escalate` of kind input), before the harness answers; an answer reaching the agent first is
+//!   killed synchronously at its `request` entry and the record says the point was missed.
 
 use crate::scenario::CrashTrigger;
-use a2a_mock_agents::{Entry, Event};
+use a2a_mock_agents::{Entry, Event, Journal};
+use serde::Serialize;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How long after the agent's transient-error response the `retry_backoff` kill lands: time
+/// for the response to reach the delegator and be read. Backoff cases ask for a first backoff
+/// of at least a second (`Retry-After` and `retry_base_ms`), so this is well inside it.
+pub(super) const BACKOFF_SETTLE: Duration = Duration::from_millis(150);
+
+/// Where the delegator was killed: the entry that fired the trigger and the last journal entry
+/// before the SIGKILL (`cases/<id>.json`, field `crash`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CrashRecord {
+    /// The trigger.
+    pub trigger: CrashTrigger,
+    /// Journal sequence of the entry that fired the trigger (reached its named point).
+    pub fired_seq: u64,
+    /// The last journal sequence recorded before the SIGKILL was sent.
+    pub last_seq_before_kill: u64,
+    /// The point, in words: what had happened when the kill landed.
+    pub point: String,
+    /// False when the delegator went past the named point before the kill could land there
+    /// (then the case did not test what it names).
+    pub at_named_point: bool,
+}
+
+/// What one journal entry does to a trigger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    /// Nothing.
+    None,
+    /// The named point: kill now, synchronously.
+    KillNow(String),
+    /// The wait the trigger names has begun: kill inside it.
+    Armed(String),
+    /// The wait ended before the kill landed: kill now, the point was missed.
+    Overrun(String),
+}
 
 /// A crash trigger evaluated one journal entry at a time.
 #[derive(Debug, Clone)]
-pub(super) struct TriggerState {
+struct TriggerState {
     trigger: CrashTrigger,
     k: u64,
     chunks: u64,
+    /// `retry_backoff`: the request number of the injected transient error.
+    fault_req: Option<u64>,
+    /// The wait has begun (`retry_backoff`, `input_round`): the task waiting for input, if any.
+    waiting: Option<Option<String>>,
+}
+
+/// A request that sends a message (1.0 or 0.3 method names).
+fn sends_message(e: &Entry) -> Option<(u64, &serde_json::Value)> {
+    match &e.event {
+        Event::Request {
+            req,
+            method: Some(m),
+            params,
+            ..
+        } if m.contains("Message") || m.starts_with("message/") => Some((*req, params)),
+        _ => None,
+    }
 }
 
 impl TriggerState {
-    pub(super) fn new(trigger: CrashTrigger, k: u64) -> Self {
+    fn new(trigger: CrashTrigger, k: u64) -> Self {
         TriggerState {
             trigger,
             k,
             chunks: 0,
+            fault_req: None,
+            waiting: None,
         }
     }
 
-    /// True when `e` fires the trigger.
-    pub(super) fn observe(&mut self, e: &Entry) -> bool {
+    fn observe(&mut self, e: &Entry) -> Step {
+        if let Some(task) = &self.waiting {
+            return match sends_message(e) {
+                Some((req, params)) => {
+                    let for_task = params
+                        .pointer("/message/taskId")
+                        .and_then(serde_json::Value::as_str);
+                    match task {
+                        // An input answer continues the waiting task.
+                        Some(t) if for_task != Some(t.as_str()) => Step::None,
+                        Some(_) => Step::Overrun(format!(
+                            "the delegator's answer (req {req}) reached the agent first"
+                        )),
+                        None => {
+                            Step::Overrun(format!("a resend (req {req}) reached the agent first"))
+                        }
+                    }
+                }
+                None => Step::None,
+            };
+        }
         match (&e.event, self.trigger) {
-            (
-                Event::Request {
-                    method: Some(m), ..
-                },
-                CrashTrigger::FirstRequest,
-            ) => m.contains("Message") || m.starts_with("message/"),
-            (Event::ConnectionDropped { phase, .. }, CrashTrigger::IndefiniteSend) => {
-                phase == "after_processing"
+            (_, CrashTrigger::FirstRequest) => match sends_message(e) {
+                Some((req, _)) => Step::KillNow(format!(
+                    "the first send (req {req}) reached {} before it was processed",
+                    e.agent
+                )),
+                None => Step::None,
+            },
+            (Event::ConnectionDropped { phase, req }, CrashTrigger::IndefiniteSend)
+                if phase == "after_processing" =>
+            {
+                Step::KillNow(format!(
+                    "{} processed the send (req {req}) and dropped its response",
+                    e.agent
+                ))
             }
             (Event::ArtifactChunk { .. }, CrashTrigger::AfterChunks) => {
                 self.chunks += 1;
-                self.chunks >= self.k.max(1)
+                if self.chunks >= self.k.max(1) {
+                    Step::KillNow(format!(
+                        "{} sent artifact chunk {} and not the next",
+                        e.agent, self.chunks
+                    ))
+                } else {
+                    Step::None
+                }
             }
-            (Event::TaskState { state, .. }, CrashTrigger::InputRound) => {
-                state == "TASK_STATE_INPUT_REQUIRED"
+            (Event::Fault { kind, req }, CrashTrigger::RetryBackoff)
+                if kind.starts_with("http_status") =>
+            {
+                self.fault_req = Some(*req);
+                Step::None
             }
-            (Event::Fault { kind, .. }, CrashTrigger::RetryBackoff) => {
-                kind.starts_with("http_status")
+            (Event::Response { req, status, .. }, CrashTrigger::RetryBackoff)
+                if self.fault_req == Some(*req) =>
+            {
+                self.waiting = Some(None);
+                Step::Armed(format!(
+                    "{} answered the send (req {req}) with HTTP {status}; no resend had reached it",
+                    e.agent
+                ))
             }
-            _ => false,
+            (Event::TaskState { task_id, state }, CrashTrigger::InputRound)
+                if state == "TASK_STATE_INPUT_REQUIRED" =>
+            {
+                self.waiting = Some(Some(task_id.clone()));
+                Step::Armed(format!(
+                    "{} sent INPUT_REQUIRED for task {task_id}; no answer had arrived",
+                    e.agent
+                ))
+            }
+            _ => Step::None,
         }
     }
 }
 
-/// True for crash triggers that must strike before the delegator sees the agent's next
-/// output (the request reached the agent; the response was dropped; the K-th chunk left), so
-/// they are injected synchronously by a journal tripwire. The other two (an input round, a
-/// retry backoff) mean that the delegator has seen the question or the error and waits: a kill
-/// before it could see them would test the first request again. They keep the journal polling
-/// (up to 50 ms after the event).
-pub(super) fn at_the_agent(trigger: CrashTrigger) -> bool {
-    matches!(
-        trigger,
-        CrashTrigger::FirstRequest | CrashTrigger::IndefiniteSend | CrashTrigger::AfterChunks
-    )
+/// SIGKILLs the delegator's process group; false when there was nothing to kill.
+pub(super) type Kill = Arc<dyn Fn() -> bool + Send + Sync>;
+
+struct Inner {
+    state: TriggerState,
+    /// The wait has begun: the entry that began it and the point in words.
+    armed: Option<(u64, String)>,
+    record: Option<CrashRecord>,
 }
 
-pub(super) fn crash_fired(trigger: CrashTrigger, k: u64, j: &[Entry]) -> Option<u64> {
-    let mut t = TriggerState::new(trigger, k);
-    j.iter().find(|e| t.observe(e)).map(|e| e.seq)
+/// One case's crash: watches the journal (as its tripwire), kills the delegator at the
+/// trigger's named point, and keeps the [`CrashRecord`].
+pub(super) struct CrashInjector {
+    trigger: CrashTrigger,
+    journal: Journal,
+    kill: Kill,
+    settle: Duration,
+    inner: Mutex<Inner>,
+}
+
+impl CrashInjector {
+    pub(super) fn new(
+        trigger: CrashTrigger,
+        k: u64,
+        journal: Journal,
+        kill: Kill,
+        settle: Duration,
+    ) -> Arc<Self> {
+        Arc::new(CrashInjector {
+            trigger,
+            journal,
+            kill,
+            settle,
+            inner: Mutex::new(Inner {
+                state: TriggerState::new(trigger, k),
+                armed: None,
+                record: None,
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Install the injector as the journal's tripwire.
+    pub(super) fn arm(self: &Arc<Self>) {
+        let me = self.clone();
+        self.journal
+            .set_tripwire(Arc::new(move |e: &Entry| me.observe(e)));
+    }
+
+    /// Watch one journal entry (synchronously, inside `Journal::record`); true once nothing more
+    /// is to be watched.
+    pub(super) fn observe(self: &Arc<Self>, e: &Entry) -> bool {
+        let mut g = self.lock();
+        if g.record.is_some() {
+            return true;
+        }
+        match g.state.observe(e) {
+            Step::None => false,
+            Step::KillNow(point) => {
+                self.kill_locked(&mut g, e.seq, point, true);
+                true
+            }
+            Step::Armed(point) => {
+                g.armed = Some((e.seq, point));
+                if self.trigger == CrashTrigger::RetryBackoff {
+                    let me = self.clone();
+                    let settle = self.settle;
+                    std::thread::spawn(move || {
+                        std::thread::sleep(settle);
+                        me.kill_at_point(&format!(
+                            "killed {} ms later, in the backoff",
+                            settle.as_millis()
+                        ));
+                    });
+                }
+                false
+            }
+            Step::Overrun(what) => {
+                let (fired, point) = g.armed.take().unwrap_or((e.seq, String::new()));
+                self.kill_locked(
+                    &mut g,
+                    fired,
+                    format!("{point}; but {what}: killed at seq {}", e.seq),
+                    false,
+                );
+                true
+            }
+        }
+    }
+
+    /// Kill inside the wait the trigger names (the backoff timer, the delegator's `escalate`);
+    /// false when the wait has not begun or the kill already happened.
+    pub(super) fn kill_at_point(&self, how: &str) -> bool {
+        let mut g = self.lock();
+        if g.record.is_some() {
+            return false;
+        }
+        let Some((fired, point)) = g.armed.take() else {
+            return false;
+        };
+        self.kill_locked(&mut g, fired, format!("{point}; {how}"), true);
+        true
+    }
+
+    fn kill_locked(&self, g: &mut Inner, fired_seq: u64, point: String, at_named_point: bool) {
+        // Read before the kill: every entry up to here happened before it.
+        let last = self
+            .journal
+            .with_entries(|j| j.last().map(|e| e.seq))
+            .unwrap_or(0)
+            .max(fired_seq);
+        g.record = Some(CrashRecord {
+            trigger: self.trigger,
+            fired_seq,
+            last_seq_before_kill: last,
+            point,
+            at_named_point,
+        });
+        (self.kill)();
+    }
+
+    /// The kill, once it happened.
+    pub(super) fn record(&self) -> Option<CrashRecord> {
+        self.lock().record.clone()
+    }
+
+    /// True while the wait has begun and the kill is still to land.
+    pub(super) fn pending(&self) -> bool {
+        let g = self.lock();
+        g.record.is_none() && g.armed.is_some()
+    }
+
+    /// The trigger.
+    pub(super) fn trigger(&self) -> CrashTrigger {
+        self.trigger
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2a_mock_agents::script::JournalSpec;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    fn request(req: u64, params: serde_json::Value) -> Event {
+        Event::Request {
+            req,
+            http_method: "POST".into(),
+            path: "/".into(),
+            method: Some("SendMessage".into()),
+            rpc_id: None,
+            params,
+            headers: BTreeMap::new(),
+        }
+    }
+
+    /// A journal with an injector whose kill counts calls and notes the last seq it saw.
+    fn setup(
+        trigger: CrashTrigger,
+        k: u64,
+        settle: Duration,
+    ) -> (Journal, Arc<CrashInjector>, Arc<AtomicU64>) {
+        let j = Journal::new(JournalSpec::default());
+        let killed_at = Arc::new(AtomicU64::new(0));
+        let (k2, j2) = (killed_at.clone(), j.clone());
+        let kill: Kill = Arc::new(move || {
+            k2.store(
+                j2.with_entries(|e| e.last().map(|e| e.seq)).unwrap_or(0),
+                Ordering::SeqCst,
+            );
+            true
+        });
+        let inj = CrashInjector::new(trigger, k, j.clone(), kill, settle);
+        inj.arm();
+        (j, inj, killed_at)
+    }
+
+    fn backoff_fault(j: &Journal) -> u64 {
+        j.record("flaky", request(1, json!({"message": {"messageId": "m1"}})));
+        j.record(
+            "flaky",
+            Event::Fault {
+                req: 1,
+                kind: "http_status_503".into(),
+            },
+        );
+        j.record(
+            "flaky",
+            Event::Response {
+                req: 1,
+                status: 503,
+                rpc_error: None,
+                body: serde_json::Value::Null,
+            },
+        )
+    }
+
+    #[test]
+    fn retry_backoff_arms_at_the_error_response_and_kills_inside_the_backoff() {
+        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0, Duration::from_secs(3600));
+        let response = backoff_fault(&j);
+        // Armed synchronously at the response, not killed yet: the delegator must see the 503.
+        assert!(inj.pending());
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        // Other traffic (a card fetch) does not end the backoff.
+        j.record(
+            "flaky",
+            Event::Request {
+                req: 2,
+                http_method: "GET".into(),
+                path: "/.well-known/agent-card.json".into(),
+                method: None,
+                rpc_id: None,
+                params: serde_json::Value::Null,
+                headers: BTreeMap::new(),
+            },
+        );
+        assert!(inj.kill_at_point("in the backoff"));
+        let r = inj.record().unwrap();
+        assert_eq!(r.fired_seq, response);
+        assert_eq!(r.last_seq_before_kill, response + 1);
+        assert_eq!(killed_at.load(Ordering::SeqCst), r.last_seq_before_kill);
+        assert!(r.at_named_point);
+        assert!(r.point.contains("HTTP 503"), "{}", r.point);
+        // Once only.
+        assert!(!inj.kill_at_point("again"));
+        j.record("flaky", request(3, json!({})));
+        assert_eq!(inj.record(), Some(r));
+    }
+
+    #[test]
+    fn retry_backoff_kill_lands_by_itself_after_the_settle_time() {
+        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0, Duration::from_millis(20));
+        let response = backoff_fault(&j);
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while inj.record().is_none() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let r = inj.record().expect("the settle timer killed");
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (response, response));
+        assert_eq!(killed_at.load(Ordering::SeqCst), response);
+        assert!(r.at_named_point);
+    }
+
+    #[test]
+    fn a_resend_before_the_backoff_kill_is_killed_synchronously_and_marked_missed() {
+        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0, Duration::from_secs(3600));
+        let response = backoff_fault(&j);
+        let resend = j.record("flaky", request(2, json!({"message": {"messageId": "m1"}})));
+        // Killed inside `record`, before the agent could process the resend.
+        assert_eq!(killed_at.load(Ordering::SeqCst), resend);
+        let r = inj.record().unwrap();
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (response, resend));
+        assert!(!r.at_named_point);
+        assert!(r.point.contains("resend"), "{}", r.point);
+    }
+
+    #[test]
+    fn input_round_kills_at_the_escalation_or_at_an_answer_that_arrives_first() {
+        let input = |j: &Journal| {
+            j.record(
+                "flights",
+                Event::TaskState {
+                    task_id: "t1".into(),
+                    state: "TASK_STATE_INPUT_REQUIRED".into(),
+                },
+            )
+        };
+        let (j, inj, killed_at) = setup(CrashTrigger::InputRound, 0, Duration::ZERO);
+        assert!(!inj.kill_at_point("escalated"), "no question yet");
+        let q = input(&j);
+        // A send for another task is not the answer.
+        j.record(
+            "flights",
+            request(5, json!({"message": {"taskId": "t9", "messageId": "x"}})),
+        );
+        assert!(inj.pending());
+        assert!(inj.kill_at_point("the delegator escalated it"));
+        let r = inj.record().unwrap();
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (q, q + 1));
+        assert_eq!(killed_at.load(Ordering::SeqCst), q + 1);
+        assert!(r.at_named_point);
+
+        let (j, inj, killed_at) = setup(CrashTrigger::InputRound, 0, Duration::ZERO);
+        let q = input(&j);
+        let answer = j.record(
+            "flights",
+            request(6, json!({"message": {"taskId": "t1", "messageId": "a"}})),
+        );
+        assert_eq!(killed_at.load(Ordering::SeqCst), answer);
+        let r = inj.record().unwrap();
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (q, answer));
+        assert!(!r.at_named_point);
+    }
+
+    #[test]
+    fn agent_side_triggers_kill_synchronously_at_their_entry() {
+        let (j, inj, killed_at) = setup(CrashTrigger::FirstRequest, 0, Duration::ZERO);
+        j.record(
+            "w",
+            Event::TaskPurged {
+                task_id: "x".into(),
+            },
+        );
+        let first = j.record("w", request(1, json!({})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), first);
+        let r = inj.record().unwrap();
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (first, first));
+
+        let (j, inj, killed_at) = setup(CrashTrigger::AfterChunks, 2, Duration::ZERO);
+        let chunk = || Event::ArtifactChunk {
+            task_id: "t".into(),
+            artifact_id: "a".into(),
+            append: true,
+            last_chunk: false,
+            bytes: 1,
+        };
+        j.record("s", chunk());
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        let second = j.record("s", chunk());
+        assert_eq!(killed_at.load(Ordering::SeqCst), second);
+        assert_eq!(inj.record().unwrap().fired_seq, second);
+
+        let (j, inj, killed_at) = setup(CrashTrigger::IndefiniteSend, 0, Duration::ZERO);
+        let drop = j.record(
+            "l",
+            Event::ConnectionDropped {
+                req: 1,
+                phase: "after_processing".into(),
+            },
+        );
+        assert_eq!(killed_at.load(Ordering::SeqCst), drop);
+        assert!(inj.record().unwrap().at_named_point);
+    }
 }

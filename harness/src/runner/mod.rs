@@ -16,6 +16,7 @@ mod messages;
 mod verdict;
 
 pub use case::run_case;
+pub use crash::CrashRecord;
 pub use intake::{MAX_GARBAGE, MAX_MESSAGES, MAX_NOTES, Received, contract_problem, parse_message};
 pub use verdict::{CaseResult, RuleVerdict, Verdict, apply_known_failing, repro_command};
 

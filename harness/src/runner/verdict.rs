@@ -62,6 +62,9 @@ pub struct CaseResult {
     pub stderr: String,
     /// The case's journal.
     pub journal: Vec<Entry>,
+    /// Where the crash was injected, for a case with a crash trigger that fired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash: Option<super::CrashRecord>,
 }
 
 /// The command that reproduces a case (shell-quoted).
@@ -89,6 +92,7 @@ impl CaseResult {
             messages: Vec::new(),
             stderr: String::new(),
             journal: Vec::new(),
+            crash: None,
         }
     }
 
