@@ -219,25 +219,6 @@ mod tests {
     }
 
     #[test]
-    fn rejections_must_not_complete() {
-        for rule in [
-            "DLG-ART-05",
-            "DLG-ART-06",
-            "DLG-ART-07",
-            "DLG-ART-09",
-            "DLG-STATE-04",
-        ] {
-            let mut c = good("expect = { state = [\"FAILED\"] }");
-            assert!(
-                fails(c.check(checker(rule))),
-                "{rule}: COMPLETED where FAILED was required"
-            );
-            c.done("d1", "FAILED", json!([]));
-            assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
-        }
-    }
-
-    #[test]
     fn art_08_no_provenance() {
         let mut c = good("");
         assert_eq!(c.check(checker("DLG-ART-08")), Check::Pass);

@@ -12,6 +12,11 @@ pub(super) fn own_credential_never_forwarded(ev: &Evidence) -> Check {
         .split_whitespace()
         .last()
         .unwrap_or(ev.credential);
+    // Only requests the delegator sent can show the credential was kept: an empty journal
+    // shows nothing.
+    if requests(ev.journal).is_empty() {
+        return Check::NotApplicable;
+    }
     for e in ev.journal {
         // Headers, and anywhere in the request body (a token smuggled into metadata or text).
         if let Event::Request {
@@ -131,6 +136,13 @@ mod tests {
     use serde_json::Value;
     use serde_json::json;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn auth_01_an_empty_journal_shows_nothing() {
+        let mut c = Case::new(&delegation(""));
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-AUTH-01")), Check::NotApplicable);
+    }
 
     #[test]
     fn auth_01_own_credential_forwarded() {

@@ -83,6 +83,8 @@ struct Facts {
     unsupported: bool,
     forged: Vec<u16>,
     inited: bool,
+    /// Per delegation, the last journal sequence when its outcome was received.
+    done_at: BTreeMap<String, u64>,
 }
 
 /// The state of one case while it runs.
@@ -151,6 +153,7 @@ impl<'a> CaseRun<'a> {
                 unsupported: false,
                 forged: Vec::new(),
                 inited: false,
+                done_at: BTreeMap::new(),
             },
             options,
             cards: net.names().filter_map(|n| net.card_url(n)).collect(),
@@ -450,6 +453,7 @@ impl<'a> CaseRun<'a> {
             FromDelegator::Escalate(e) if !old_life => self.on_escalate(&e).await,
             FromDelegator::Done(done) => {
                 let id = done.id.clone();
+                self.note_outcome_seq(&id);
                 self.facts
                     .outcomes
                     .insert(id.clone(), FromDelegator::Done(done));
@@ -466,6 +470,7 @@ impl<'a> CaseRun<'a> {
                 let line = serde_json::to_string(&e).unwrap_or_default();
                 if e.code == DriverErrorCode::Unsupported {
                     self.facts.unsupported = true;
+                    self.note_outcome_seq(e.id.as_deref().unwrap_or_default());
                     self.facts
                         .outcomes
                         .insert(e.id.clone().unwrap_or_default(), FromDelegator::Error(e));
@@ -475,6 +480,13 @@ impl<'a> CaseRun<'a> {
             // Other types need no action.
             _ => {}
         }
+    }
+
+    /// Evidence: the journal as it stood when the outcome of `id` arrived (only what is in it
+    /// can have caused that outcome).
+    fn note_outcome_seq(&mut self, id: &str) {
+        let last = self.journal.with_entries(|j| j.last().map_or(0, |e| e.seq));
+        self.facts.done_at.insert(id.to_string(), last);
     }
 
     async fn on_state(&mut self, msg: &StateChange) {
@@ -653,6 +665,7 @@ fn verdict(
         start: facts.start,
         forged_pushes: &facts.forged,
         peak_rss_kib,
+        done_at: &facts.done_at,
     };
     let verdicts = judge(s, &ev, &entries);
     result.verdict = case_verdict(
