@@ -215,11 +215,26 @@ pub(super) fn forged_push_rejected(ev: &Evidence) -> Check {
         return Check::NotApplicable;
     }
     if ev.forged_pushes.is_empty() {
-        return fail(
-            "a forged push notification delivered to the webhook",
-            "the webhook was never reached (no webhook_url in init_ok?)",
-            vec![],
-        );
+        // The harness forges only once the delegator gave an agent a push config.
+        let configured = requests(ev.journal).iter().any(|r| {
+            r.params
+                .pointer("/configuration/taskPushNotificationConfig")
+                .or_else(|| r.params.pointer("/configuration/pushNotificationConfig"))
+                .or_else(|| r.params.get("pushNotificationConfig"))
+                .is_some_and(|v| !v.is_null())
+        });
+        return if configured {
+            fail(
+                "a forged push notification delivered to the webhook of the push config",
+                "the webhook was never reached",
+                vec![],
+            )
+        } else {
+            Check::NotExercised {
+                why: "the delegator configured no push notifications (it streamed or polled)"
+                    .into(),
+            }
+        };
     }
     if let Some(code) = ev.forged_pushes.iter().find(|c| (200..300).contains(*c)) {
         return fail(
@@ -247,7 +262,24 @@ pub(super) fn polling_backs_off(ev: &Evidence) -> Check {
         }
     }
     if per_task.is_empty() {
-        return Check::NotApplicable;
+        // Observed by a stream or push instead of polling: another correct path.
+        let observed = ev.journal.iter().any(|e| {
+            matches!(
+                &e.event,
+                Event::SseEvent { .. }
+                    | Event::Push {
+                        status: Some(200..=299),
+                        ..
+                    }
+            )
+        });
+        return if observed {
+            Check::NotExercised {
+                why: "the delegator observed its tasks by streaming or push, not by polling".into(),
+            }
+        } else {
+            Check::NotApplicable
+        };
     }
     for (t, mut times) in per_task {
         // A handful of polls is not hammering, whatever their spacing.
@@ -348,6 +380,16 @@ mod tests {
     fn obs_04_forged_push_believed() {
         let mut c = good("expect = { state = [\"COMPLETED\"] }");
         c.s.forge_push = true;
+        assert!(
+            matches!(c.check(checker("DLG-OBS-04")), Check::NotExercised { .. }),
+            "no push config: nothing to forge"
+        );
+        c.j.send(
+            "a",
+            "m2",
+            "do the thing",
+            json!({"configuration": {"taskPushNotificationConfig": {"url": "http://127.0.0.1:1/h"}}}),
+        );
         assert!(fails(c.check(checker("DLG-OBS-04"))), "never delivered");
         c.forged.push(401);
         assert_eq!(c.check(checker("DLG-OBS-04")), Check::Pass);
@@ -364,5 +406,23 @@ mod tests {
         c.s.forge_push = true;
         c.forged.push(204);
         assert!(fails(c.check(checker("DLG-OBS-04"))));
+    }
+
+    #[test]
+    fn obs_05_push_instead_of_polling_is_not_exercised() {
+        let mut c = Case::new(&delegation(""));
+        c.j.push(
+            "a",
+            Event::Push {
+                task_id: "t1".into(),
+                url: "http://127.0.0.1:1/a2a-webhook/d1".into(),
+                status: Some(200),
+                error: None,
+            },
+        );
+        assert!(matches!(
+            c.check(checker("DLG-OBS-05")),
+            Check::NotExercised { .. }
+        ));
     }
 }

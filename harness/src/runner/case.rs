@@ -4,15 +4,15 @@
 
 use super::crash::{TriggerState, at_the_agent, crash_fired};
 use super::intake::{Intake, Received};
-use super::messages::{delegate_message, forge_push};
+use super::messages::{delegate_message, forge_push, push_target};
 use super::verdict::{CaseResult, Verdict, case_verdict, judge};
 use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
 use crate::delegator_process::{DelegatorOutput, DelegatorProcess, init_message};
 use crate::rules::Evidence;
 use crate::scenario::{Answer, CrashTrigger, Delegation, Scenario};
 use a2a_driver_contract::{
-    Cancel, Credential, DelegationState, DriverErrorCode, Escalate, EscalationKind, FromDelegator,
-    InitOptions, StateChange, ToDelegator,
+    Cancel, Credential, DriverErrorCode, Escalate, EscalationKind, FromDelegator, InitOptions,
+    StateChange, ToDelegator,
 };
 use a2a_mock_agents::{Entry, Journal, Network};
 use serde_json::{Map, Value};
@@ -105,7 +105,6 @@ struct CaseRun<'a> {
     /// Messages the killed process wrote before it died, handled after the restart.
     backlog: VecDeque<Received>,
     canceled: Vec<String>,
-    webhook_url: Option<String>,
     forged_for: Vec<String>,
     /// True once the harness stopped reading the delegator (a flood of garbage).
     flooded: bool,
@@ -162,7 +161,6 @@ impl<'a> CaseRun<'a> {
             crashed: false,
             backlog: VecDeque::new(),
             canceled: Vec::new(),
-            webhook_url: None,
             forged_for: Vec::new(),
             flooded: false,
             alive: true,
@@ -244,10 +242,7 @@ impl<'a> CaseRun<'a> {
             match self.proc.recv(left).await {
                 None => {}
                 Some(DelegatorOutput::Message(m)) => match self.intake.message(&m) {
-                    Some(Received::Message(FromDelegator::InitOk(ok))) => {
-                        inited = true;
-                        self.webhook_url = ok.webhook_url;
-                    }
+                    Some(Received::Message(FromDelegator::InitOk(_))) => inited = true,
                     Some(Received::Message(FromDelegator::Error(e))) => {
                         if e.code == DriverErrorCode::Unsupported {
                             self.facts.unsupported = true;
@@ -320,6 +315,28 @@ impl<'a> CaseRun<'a> {
                 Next::Handle(msg, old_life) => self.handle(msg, old_life).await,
                 Next::Again => {}
                 Next::Stop => break,
+            }
+            self.forge_when_push_configured().await;
+        }
+    }
+
+    /// `forge_push` cases: once the journal shows the push config the delegator gave an agent
+    /// for a delegation's task, post one notification with a wrong token to that webhook.
+    async fn forge_when_push_configured(&mut self) {
+        if !self.s.forge_push {
+            return;
+        }
+        let s = self.s;
+        for d in &s.delegations {
+            if self.forged_for.contains(&d.id) {
+                continue;
+            }
+            let Some(t) = self.journal.with_entries(|j| push_target(j, &d.text)) else {
+                continue;
+            };
+            self.forged_for.push(d.id.clone());
+            if let Some(code) = forge_push(&t.url, &t.task, &t.context).await {
+                self.facts.forged.push(code);
             }
         }
     }
@@ -491,17 +508,6 @@ impl<'a> CaseRun<'a> {
 
     async fn on_state(&mut self, msg: &StateChange) {
         let id = msg.id.as_str();
-        if self.s.forge_push
-            && !self.forged_for.iter().any(|f| f == id)
-            && msg.state == DelegationState::Working
-            && let (Some(url), Some(task)) = (self.webhook_url.clone(), msg.task_id.as_deref())
-        {
-            self.forged_for.push(id.to_string());
-            let ctx = msg.context_id.as_deref().unwrap_or_default();
-            if let Some(code) = forge_push(&url, id, task, ctx).await {
-                self.facts.forged.push(code);
-            }
-        }
         let bare = |x: &str| x.trim_start_matches("TASK_STATE_").to_ascii_uppercase();
         let s = self.s;
         for c in &s.cancels {
