@@ -41,6 +41,62 @@ pub struct Evidence<'a> {
     /// (`done`, or the `error` that declined it): only entries up to it can have caused it. A
     /// delegation absent here is judged on the whole journal.
     pub done_at: &'a BTreeMap<String, u64>,
+    /// What the harness read on disk, before the store was cleaned up, of each file a `done`
+    /// reported: (delegation, artifact id) -> the file's facts.
+    pub artifact_files: &'a BTreeMap<(String, String), FileFact>,
+}
+
+/// What a reported artifact file held when the harness hashed it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileFact {
+    /// The file was read: its length and lowercase hex sha256.
+    Read {
+        /// Bytes in the file.
+        bytes: u64,
+        /// Hex sha256 of them.
+        sha256: String,
+    },
+    /// It could not be read (missing, not a regular file, I/O error): why.
+    Unreadable(String),
+}
+
+/// Hash every artifact file the `done`s report (path from `done.artifacts`), streaming.
+pub fn hash_reported_files(
+    outcomes: &BTreeMap<String, FromDelegator>,
+) -> BTreeMap<(String, String), FileFact> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut m = BTreeMap::new();
+    for o in outcomes.values() {
+        let FromDelegator::Done(d) = o else { continue };
+        for a in &d.artifacts {
+            let fact = (|| {
+                let meta = std::fs::metadata(&a.path).map_err(|e| e.to_string())?;
+                if !meta.is_file() {
+                    return Err("not a regular file".to_string());
+                }
+                let mut f = std::fs::File::open(&a.path).map_err(|e| e.to_string())?;
+                let mut h = sha2::Sha256::new();
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut bytes = 0u64;
+                loop {
+                    let n = f.read(&mut buf).map_err(|e| e.to_string())?;
+                    if n == 0 {
+                        break;
+                    }
+                    bytes += n as u64;
+                    h.update(&buf[..n]);
+                }
+                Ok(FileFact::Read {
+                    bytes,
+                    sha256: format!("{:x}", h.finalize()),
+                })
+            })()
+            .unwrap_or_else(FileFact::Unreadable);
+            m.insert((d.id.clone(), a.artifact_id.clone()), fact);
+        }
+    }
+    m
 }
 
 /// A JSON-RPC request as recorded.
@@ -437,4 +493,30 @@ pub(super) fn artifact_truth<'a>(
         }
     }
     truth
+}
+
+/// The delegations whose work the case needs at an agent (not refused by design, not declined
+/// with `unsupported`) for which the delegator never sent a request to any agent: the case's
+/// purpose was not exercised.
+pub fn unsent_work(ev: &Evidence) -> Vec<String> {
+    let reqs = requests(ev.journal);
+    ev.scenario
+        .delegations
+        .iter()
+        .filter(|d| {
+            !d.expect.nothing_sent
+                && !d
+                    .expect
+                    .state
+                    .contains(&a2a_driver_contract::Outcome::Refused)
+        })
+        .filter(|d| d.children.is_empty())
+        .filter(|d| !matches!(ev.outcomes.get(&d.id), Some(FromDelegator::Error(_))))
+        .filter(|d| {
+            !reqs
+                .iter()
+                .any(|r| r.is_send() && delegation_of(ev, r).is_some_and(|x| x.id == d.id))
+        })
+        .map(|d| d.id.clone())
+        .collect()
 }

@@ -26,8 +26,9 @@ mod state;
 mod wire;
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
-pub use evidence::{Evidence, Record, Req, requests};
+pub use evidence::{Evidence, FileFact, Record, Req, hash_reported_files, requests, unsent_work};
 pub use limit::MIN_DEADLINE_MARGIN_MS;
 pub use registry::{Check, Level, Rule, registry};
+pub use retry::{DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_CAP_MS};

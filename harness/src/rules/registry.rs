@@ -127,10 +127,10 @@ pub fn registry() -> Vec<Rule> {
         "DLG-OBS-03", Must, true, Some(only_completed_work_committed), "000 Accepting results (streaming)", "Only what a completed task delivers is committed; streamed chunks before that are progress.";
         "DLG-OBS-04", Must, false, Some(forged_push_rejected), "000 Sending (push config); R52", "Push notifications are accepted only with the configured token; duplicates are harmless.";
         "DLG-OBS-05", Should, true, Some(polling_backs_off), "000 Operations and trade-offs", "Polling backs off; it does not hammer GetTask.";
-        "DLG-ART-01", Must, false, Some(artifacts_exact), "001 Do 2", "Chunks with append: true are joined in order by artifactId; a chunk without it starts or replaces that artifact.";
-        "DLG-ART-02", Must, false, Some(artifacts_exact), "001 Don't 2", "Every chunk counts: the result is not the last event alone.";
+        "DLG-ART-01", Must, false, Some(appends_joined_in_order), "001 Do 2", "Chunks with append: true are joined in order by artifactId; a chunk without it starts or replaces that artifact.";
+        "DLG-ART-02", Must, false, Some(every_chunk_counts), "001 Don't 2", "Every chunk counts: the result is not the last event alone.";
         "DLG-ART-03", Must, false, Some(url_parts_fetched), "001 Do 3; Handling large artifacts", "A url part is fetched on its own path and its size bound is enforced while reading.";
-        "DLG-ART-04", Must, true, Some(artifacts_exact), "001 Code walkthrough (byte-length check)", "The byte length and sha256 the delegator reports equal the bytes the agent sent.";
+        "DLG-ART-04", Must, true, Some(reported_bytes_match), "001 Code walkthrough (byte-length check)", "The byte length and sha256 the delegator reports equal the bytes the agent sent.";
         "DLG-ART-05", Must, false, Some(wrong_media_type_rejected), "000 Accepting results", "An artifact of a media type the request did not accept is rejected: it is never released as an accepted result. The delegation may fail, complete without it, or refine; the rejection and its reason are reported.";
         "DLG-ART-06", Must, false, Some(oversize_rejected), "001 ArtifactSpec.max_size_bytes; 000 bound sizes", "An artifact over max_size_bytes is rejected once the bound is crossed, without buffering the rest; as in DLG-ART-05 it is never released, and the rejection is reported.";
         "DLG-ART-07", Must, false, Some(schema_violation_rejected), "000 Accepting results", "Structured data parts are validated against the expected schema before use; an invalid one is never released (fail, complete without it, or refine), and the rejection is reported.";
@@ -138,7 +138,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-ART-09", Must, false, Some(protocol_error_not_garbage), "R34; 001 Don'ts", "An agent protocol error in the stream never produces silent garbage: the delegator either fails the delegation visibly, or reports the problem and recovers the result from a fresh GetTask snapshot that it then reports byte-exact.";
         "DLG-ART-10", Should, false, Some(memory_bounded_while_streaming), "001 Handling large artifacts", "Memory stays bounded while a large artifact streams in.";
         "DLG-RETRY-01", Must, true, Some(retries_bounded), "001 Retry and dead letter", "A transient failure (connection dropped, 5xx, 429) is retried at most max_retries times.";
-        "DLG-RETRY-02", Should, false, Some(retry_after_honoured), "001 Backoff strategy", "Retries back off exponentially with jitter (successive gaps grow, within the configured base and cap), and honour Retry-After.";
+        "DLG-RETRY-02", Should, false, Some(retries_back_off), "001 Backoff strategy", "Retries back off exponentially with jitter (successive gaps grow, within the configured base and cap), and honour Retry-After.";
         "DLG-RETRY-03", Must, false, Some(indefinite_send_resent_with_same_id), "000 Sending; Recovery", "A send whose response was lost (indefinite) is resent only with the same messageId.";
         "DLG-RETRY-04", Must, false, Some(exhausted_retries_dead_lettered), "001 Retry and dead letter; Chain-aware DLQ", "When retries are exhausted the delegation is dead-lettered with its request, errors, partial artifacts and chain.";
         "DLG-REC-01", Must, false, Some(nothing_lost_across_restart), "000 Observing and recovering", "After a restart every delegation that was open is still known and is driven to an outcome.";
@@ -146,7 +146,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-REC-03", Must, false, Some(open_tasks_reconciled_after_restart), "000 Recovery", "A record with an open task id is reconciled with GetTask, then observed again.";
         "DLG-REC-04", Must, false, Some(purged_task_marked_lost), "000 Recovery", "-32001 for a task it created marks the delegation LOST; it is not silently recreated.";
         "DLG-REC-05", Must, true, Some(one_task_per_intent), "000 Sending; Recovery", "No intent ever creates two remote tasks when the agent deduplicates messageId.";
-        "DLG-REC-06", Must, false, Some(artifacts_exact), "000; 001", "Artifacts completed after a recovery are byte-exact.";
+        "DLG-REC-06", Must, false, Some(artifacts_exact_after_recovery), "000; 001", "Artifacts completed after a recovery are byte-exact.";
     }
 }
 

@@ -239,6 +239,8 @@ pub(crate) struct Case {
     pub(crate) rss: Option<u64>,
     /// Journal sequence when each outcome was received (absent: the whole journal).
     pub(crate) done_at: BTreeMap<String, u64>,
+    /// What the reported artifact files held (absent: not read).
+    pub(crate) files: BTreeMap<(String, String), super::evidence::FileFact>,
 }
 
 impl Case {
@@ -254,6 +256,7 @@ impl Case {
             forged: Vec::new(),
             rss: None,
             done_at: BTreeMap::new(),
+            files: BTreeMap::new(),
         }
     }
     /// Record a `done` for `id`; `artifacts` give `artifact_id`, `bytes` and `sha256`.
@@ -293,6 +296,10 @@ impl Case {
         }));
     }
     pub(crate) fn check(&self, f: fn(&Evidence) -> Check) -> Check {
+        self.with_evidence(f)
+    }
+    /// Run `f` over this case's evidence.
+    pub(crate) fn with_evidence<R>(&self, f: impl FnOnce(&Evidence) -> R) -> R {
         let ev = Evidence {
             scenario: &self.s,
             journal: &self.j.entries,
@@ -311,6 +318,7 @@ impl Case {
             forged_pushes: &self.forged,
             peak_rss_kib: self.rss,
             done_at: &self.done_at,
+            artifact_files: &self.files,
         };
         f(&ev)
     }

@@ -57,8 +57,26 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
     let peak_rss_kib = run.proc.peak_rss_kib();
     let (mut intake, facts) = run.stop(stalled).await;
     let entries = net.journal().entries();
+    let dropped = net.journal().dropped();
     net.shutdown().await;
-    verdict(s, &mut intake, facts, entries, peak_rss_kib, result, t0)
+    let mut result = verdict(s, &mut intake, facts, entries, peak_rss_kib, result, t0);
+    journal_incomplete(&mut result, dropped);
+    result
+}
+
+/// A journal that dropped entries at its bound cannot show everything a PASS rests on: such a
+/// case is UNKNOWN, with a note (a FAIL, witnessed in the kept entries or the contract, and an
+/// UNSUPPORTED stand).
+fn journal_incomplete(result: &mut CaseResult, dropped: u64) {
+    if dropped == 0 {
+        return;
+    }
+    result.notes.push(format!(
+        "journal incomplete: {dropped} entries past its max_entries bound were dropped; the verdict cannot rest on it"
+    ));
+    if matches!(result.verdict, Verdict::Pass | Verdict::NonStrict) {
+        result.verdict = Verdict::Unknown;
+    }
 }
 
 /// Start the case's network, its seed XORed with the run's.
@@ -68,7 +86,14 @@ async fn start_network(
 ) -> Result<Network, a2a_mock_agents::NetworkError> {
     let mut spec = s.network.clone();
     spec.seed ^= cfg.seed;
-    Network::start(spec).await
+    let net = Network::start(spec).await?;
+    // DLG-AUTH-01 evidence: the credential (and its bare token) is searched for before long
+    // strings are summarised.
+    net.journal().watch(OWN_CREDENTIAL);
+    if let Some(token) = OWN_CREDENTIAL.split_whitespace().last() {
+        net.journal().watch(token);
+    }
+    Ok(net)
 }
 
 /// What a case run learnt that the judgement needs.
@@ -658,6 +683,8 @@ fn verdict(
 ) -> CaseResult {
     let messages = std::mem::take(&mut intake.messages);
     let typed = std::mem::take(&mut intake.typed);
+    // Before the store is removed below: what the reported files hold.
+    let files = crate::rules::hash_reported_files(&facts.outcomes);
     let ev = Evidence {
         scenario: s,
         journal: &entries,
@@ -672,6 +699,7 @@ fn verdict(
         forged_pushes: &facts.forged,
         peak_rss_kib,
         done_at: &facts.done_at,
+        artifact_files: &files,
     };
     let verdicts = judge(s, &ev, &entries);
     result.verdict = case_verdict(
@@ -699,8 +727,8 @@ fn verdict(
 fn init_options(seed: u64, overrides: &BTreeMap<String, Value>) -> InitOptions {
     let defaults = InitOptions {
         seed: Some(seed),
-        retry_base_ms: Some(50),
-        retry_cap_ms: Some(500),
+        retry_base_ms: Some(crate::rules::DEFAULT_RETRY_BASE_MS),
+        retry_cap_ms: Some(crate::rules::DEFAULT_RETRY_CAP_MS),
         poll_interval_ms: Some(50),
         deadline_margin_ms: Some(200),
         ..InitOptions::default()
@@ -725,6 +753,31 @@ fn init_options(seed: u64, overrides: &BTreeMap<String, Value>) -> InitOptions {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_journal_that_dropped_entries_makes_the_case_unknown() {
+        let s = Scenario::from_toml(
+            std::path::Path::new("t.toml"),
+            "id = \"t\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n[[network.agent.skill]]\nid = \"s\"\n[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"x\"\n",
+        )
+        .unwrap();
+        let cfg = RunSettings {
+            delegator: "x".into(),
+            seed: 1,
+            work_dir: std::env::temp_dir(),
+        };
+        let mut r = CaseResult::empty(&s, &cfg);
+        r.verdict = Verdict::Pass;
+        journal_incomplete(&mut r, 0);
+        assert_eq!(r.verdict, Verdict::Pass);
+        journal_incomplete(&mut r, 3);
+        assert_eq!(r.verdict, Verdict::Unknown);
+        assert!(r.notes.iter().any(|n| n.contains("3 entries")));
+        let mut r = CaseResult::empty(&s, &cfg);
+        r.verdict = Verdict::Unsupported;
+        journal_incomplete(&mut r, 3);
+        assert_eq!(r.verdict, Verdict::Unsupported);
+    }
 
     #[test]
     fn init_options_are_the_defaults_overridden_by_the_scenario() {

@@ -102,8 +102,12 @@ impl CaseResult {
 }
 
 /// Judge every rule the case lists, and every always-on rule, over the evidence: a listed rule
-/// with nothing to judge is UNKNOWN, a broken MUST is FAIL, a broken SHOULD NON-STRICT.
+/// with nothing to judge is UNKNOWN, a broken MUST is FAIL, a broken SHOULD NON-STRICT. A listed
+/// rule with nothing to judge because the delegator never sent the case's work to any agent is
+/// not unknown: the case's purpose was not exercised, a FAIL (whatever the rule's level) naming
+/// that.
 pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleVerdict> {
+    let unsent = crate::rules::unsent_work(ev);
     let mut verdicts = Vec::new();
     for r in registry() {
         let listed = s.rules.iter().any(|x| x == r.id);
@@ -115,6 +119,18 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
         };
         let (verdict, expected, observed, witnesses) = match check(ev) {
             Check::Pass => (Verdict::Pass, None, None, vec![]),
+            Check::NotApplicable if listed && !unsent.is_empty() => (
+                Verdict::Fail,
+                Some(format!(
+                    "the situation of this case: {} sent to an agent",
+                    unsent.join(", ")
+                )),
+                Some(format!(
+                    "not exercised: the delegator never sent {} to any agent",
+                    unsent.join(", ")
+                )),
+                vec![],
+            ),
             Check::NotApplicable if listed => (
                 Verdict::Unknown,
                 Some("evidence for this rule".to_string()),
@@ -242,5 +258,38 @@ mod tests {
             Verdict::Fail
         );
         assert!(!Verdict::NotExercised.fails_run());
+    }
+
+    #[test]
+    fn a_listed_rule_unexercised_because_nothing_was_sent_fails_naming_that() {
+        use crate::rules::test_support::{Case, delegation};
+        let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+        c.s.rules = vec!["DLG-SEND-08".into()];
+        c.done("d1", "FAILED", serde_json::json!([]));
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        let send08 = v.iter().find(|r| r.id == "DLG-SEND-08").unwrap();
+        assert_eq!(
+            send08.verdict,
+            Verdict::Fail,
+            "the case, not the SHOULD, failed"
+        );
+        assert!(
+            send08
+                .observed
+                .as_deref()
+                .unwrap()
+                .contains("never sent d1")
+        );
+        assert_eq!(case_verdict(&v, false, false, true), Verdict::Fail);
+        // Sent: the listed rule with nothing to judge is merely UNKNOWN.
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            serde_json::json!({"configuration": {"acceptedOutputModes": null}}),
+        );
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        let send08 = v.iter().find(|r| r.id == "DLG-SEND-08").unwrap();
+        assert_ne!(send08.verdict, Verdict::Fail);
     }
 }
