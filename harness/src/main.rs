@@ -371,19 +371,6 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn help_documents_every_exit_code() {
-        for c in HarnessExitCode::ALL {
-            assert!(EXIT_HELP.contains(&format!(" {c} ")), "{c}: {EXIT_HELP}");
-        }
-        assert_eq!(HarnessExitCode::for_run(1).code(), 1);
-    }
-}
-
 /// How many catalog cases list each rule.
 fn listed_counts(
     cat: &[a2a_harness::scenario::Scenario],
@@ -415,4 +402,17 @@ fn evaluated_counts(
         .into_iter()
         .map(|r| (r.id, r.evaluated))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_documents_every_exit_code() {
+        for c in HarnessExitCode::ALL {
+            assert!(EXIT_HELP.contains(&format!(" {c} ")), "{c}: {EXIT_HELP}");
+        }
+        assert_eq!(HarnessExitCode::for_run(1).code(), 1);
+    }
 }

@@ -70,9 +70,11 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
             "DLG-REC-06",
         ],
     ),
+    // The file and the report disagree as well (the report names the last chunk only):
+    // DLG-ART-04 is broken too, by the file the harness hashes.
     (
         "keep-last-chunk-only",
-        &["DLG-ART-01", "DLG-ART-02"],
+        &["DLG-ART-01", "DLG-ART-02", "DLG-ART-04"],
         &["DLG-REC-06", "DLG-ART-06", "DLG-OBS-01"],
     ),
     (

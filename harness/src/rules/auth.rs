@@ -254,6 +254,20 @@ mod tests {
     }
 
     #[test]
+    fn auth_01_token_in_a_long_text_is_seen_through_the_summary() {
+        // What the journal keeps of a 5 KB text holding the watched credential.
+        let mut c = good("");
+        let kept = a2a_mock_agents::Journal::new(a2a_mock_agents::script::JournalSpec::default());
+        kept.watch(CRED);
+        let long = format!("{}{CRED}{}", "a".repeat(3000), "b".repeat(2000));
+        let params =
+            kept.summarise(&json!({"message": {"messageId": "m7", "parts": [{"text": long}]}}));
+        assert!(!params.to_string().contains(&"a".repeat(100)), "summarised");
+        c.j.rpc("a", "SendMessage", params, &[]);
+        assert!(fails(c.check(checker("DLG-AUTH-01"))));
+    }
+
+    #[test]
     fn auth_01_token_smuggled_in_the_body() {
         let mut c = good("");
         c.j.send("a", "m5", "use own-secret please", json!({}));

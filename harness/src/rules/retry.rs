@@ -85,7 +85,9 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
     let cap = option_ms(ev, "retry_cap_ms", DEFAULT_RETRY_CAP_MS).max(base);
     let ra_ms = retry_after_s(ev).map(|s| s * 1000);
     let reqs = requests(ev.journal);
-    let mut intents: BTreeMap<(&str, &str), Vec<(u64, u64, u64)>> = BTreeMap::new();
+    // Per intent (agent, messageId): its sends as (seq, request number, time in µs).
+    type Sends = Vec<(u64, u64, u64)>;
+    let mut intents: BTreeMap<(&str, &str), Sends> = BTreeMap::new();
     for r in &reqs {
         if r.is_new_send()
             && let Some(m) = r.message_id()
