@@ -119,7 +119,7 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
         };
         let (verdict, expected, observed, witnesses) = match check(ev) {
             Check::Pass => (Verdict::Pass, None, None, vec![]),
-            Check::NotApplicable if listed && !unsent.is_empty() => (
+            Check::NotApplicable | Check::NotExercised { .. } if listed && !unsent.is_empty() => (
                 Verdict::Fail,
                 Some(format!(
                     "the situation of this case: {} sent to an agent",
@@ -291,5 +291,13 @@ mod tests {
         let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
         let send08 = v.iter().find(|r| r.id == "DLG-SEND-08").unwrap();
         assert_ne!(send08.verdict, Verdict::Fail);
+        // "Another path" needs a path: nothing sent is no push-instead-of-polling.
+        let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+        c.s.rules = vec!["DLG-OBS-04".into()];
+        c.s.forge_push = true;
+        c.done("d1", "FAILED", serde_json::json!([]));
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        let obs04 = v.iter().find(|r| r.id == "DLG-OBS-04").unwrap();
+        assert_eq!(obs04.verdict, Verdict::Fail);
     }
 }
