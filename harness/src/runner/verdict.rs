@@ -137,6 +137,9 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
                 Some("nothing observed that bears on it".to_string()),
                 vec![],
             ),
+            // An always-on rule about a path the delegator did not take, in a case not about
+            // it, is simply not applicable there.
+            Check::NotApplicable | Check::NotExercised { .. } if !listed => continue,
             Check::NotApplicable => continue,
             Check::NotExercised { why } => (
                 Verdict::NotExercised,
@@ -299,5 +302,15 @@ mod tests {
         let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
         let obs04 = v.iter().find(|r| r.id == "DLG-OBS-04").unwrap();
         assert_eq!(obs04.verdict, Verdict::Fail);
+        // An always-on rule not exercised in a case that does not list it is left out.
+        let mut c = Case::new(&delegation(""));
+        let (_, r) = c.j.send("a", "m1", "do the thing", serde_json::json!({}));
+        c.j.sse("a", r);
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        assert!(!v.iter().any(|r| r.id == "DLG-OBS-05"), "{v:?}");
+        c.s.rules.push("DLG-OBS-05".into());
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        let obs05 = v.iter().find(|r| r.id == "DLG-OBS-05").unwrap();
+        assert_eq!(obs05.verdict, Verdict::NotExercised);
     }
 }
