@@ -121,6 +121,11 @@ pub struct RuleSummary {
     pub cases: u64,
     /// `TESTED`, or `NOT TESTED` when `cases` is 0.
     pub status: Coverage,
+    /// In how many cases of this run the rule was actually evaluated: judged PASS, FAIL or
+    /// NON-STRICT on evidence that its situation arose (an always-on rule is evaluated only
+    /// where that evidence appears; NOT EXERCISED, UNKNOWN and not-applicable do not count).
+    #[serde(default)]
+    pub evaluated: u64,
 }
 
 /// Whether any catalog case exercises a rule.

@@ -9,6 +9,7 @@ use a2a_harness::run::{RunOptions, default_jobs, run_with_progress};
 use a2a_harness::scenario::Scenario;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -64,14 +65,25 @@ enum Cmd {
     },
     /// List the cases of the catalog.
     List,
-    /// List the rules with how many cases exercise each (NOT TESTED when none).
-    Rules,
+    /// List the rules with how many catalog cases list each (NOT TESTED when none; always-on
+    /// rules are judged wherever their situation arises), and with `--report`, in how many cases
+    /// of that run each was actually evaluated.
+    ///
+    /// Example: a2a-harness rules --report reports/20260101-120000
+    Rules {
+        /// A report directory (or its index.json) whose per-rule evaluated counts to show.
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
     /// Explain a rule (by id) or a case (by id).
     ///
     /// Example: a2a-harness explain DLG-SEND-02
     Explain {
         /// A rule id such as DLG-SEND-02, or a case id.
         what: String,
+        /// A report directory (or its index.json) whose evaluated count of the rule to show.
+        #[arg(long)]
+        report: Option<PathBuf>,
     },
     /// Print the JSON Schema of the scenario format (generated from the types), for editors.
     ///
@@ -158,18 +170,28 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
             }
             Ok(HarnessExitCode::Success)
         }
-        Cmd::Rules => {
+        Cmd::Rules { report: from } => {
             let cat = catalog(&cli.scenarios)?;
-            let cov = report::coverage(&cat);
+            let listed = listed_counts(&cat);
+            let judged = from.as_deref().map(evaluated_counts).transpose()?;
             for r in registry() {
-                let n = cov.get(r.id).copied().unwrap_or(0);
-                let status = if n == 0 {
+                let n = listed.get(r.id).copied().unwrap_or(0);
+                let mut status = if r.check.is_none() || (n == 0 && !r.always) {
                     "NOT TESTED".to_string()
+                } else if r.always {
+                    format!("always-on, listed in {n}")
                 } else {
                     format!("{n} cases")
                 };
+                if let Some(j) = &judged {
+                    let _ = write!(
+                        status,
+                        ", evaluated in {}",
+                        j.get(r.id).copied().unwrap_or(0)
+                    );
+                }
                 println!(
-                    "{:<18} {:<6} {:<11} {}",
+                    "{:<18} {:<6} {:<24} {}",
                     r.id,
                     format!("{:?}", r.level).to_uppercase(),
                     status,
@@ -178,7 +200,7 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
             }
             Ok(HarnessExitCode::Success)
         }
-        Cmd::Explain { what } => {
+        Cmd::Explain { what, report: from } => {
             if let Some(r) = registry().into_iter().find(|r| r.id == what) {
                 println!(
                     "{} ({:?})\n  {}\n  source: {}\n  checker: {}",
@@ -193,8 +215,22 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
                     }
                 );
                 let cat = catalog(&cli.scenarios)?;
+                if r.always {
+                    println!(
+                        "  always-on: judged in every case where its situation arises (of {} catalog cases); listed in:",
+                        cat.len()
+                    );
+                }
                 for s in cat.iter().filter(|s| s.rules.contains(&what)) {
                     println!("  case {}: {}", s.id, s.title);
+                }
+                if let Some(from) = from.as_deref() {
+                    let j = evaluated_counts(from)?;
+                    println!(
+                        "  evaluated in {} cases of the run in {}",
+                        j.get(r.id).copied().unwrap_or(0),
+                        from.display()
+                    );
                 }
                 return Ok(HarnessExitCode::Success);
             }
@@ -333,6 +369,39 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
             Ok(HarnessExitCode::for_run(t.failed))
         }
     }
+}
+
+/// How many catalog cases list each rule.
+fn listed_counts(
+    cat: &[a2a_harness::scenario::Scenario],
+) -> std::collections::BTreeMap<String, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for s in cat {
+        for r in &s.rules {
+            *m.entry(r.clone()).or_default() += 1;
+        }
+    }
+    m
+}
+
+/// The per-rule evaluated counts of a run's `index.json` (a report directory or the file).
+fn evaluated_counts(
+    from: &std::path::Path,
+) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
+    let file = if from.is_dir() {
+        from.join("index.json")
+    } else {
+        from.to_path_buf()
+    };
+    let text =
+        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let index: a2a_driver_contract::report::RunIndex = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a run index", file.display()))?;
+    Ok(index
+        .rules
+        .into_iter()
+        .map(|r| (r.id, r.evaluated))
+        .collect())
 }
 
 #[cfg(test)]

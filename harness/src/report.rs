@@ -60,6 +60,22 @@ pub fn stamp() -> String {
     stamp_of(time::OffsetDateTime::now_utc())
 }
 
+/// In how many of `results` each rule was actually evaluated (judged PASS, FAIL or NON-STRICT).
+pub fn evaluated(results: &[CaseResult]) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for r in results {
+        for v in &r.rules {
+            if matches!(
+                v.verdict,
+                Verdict::Pass | Verdict::Fail | Verdict::NonStrict
+            ) {
+                *m.entry(v.id.clone()).or_default() += 1;
+            }
+        }
+    }
+    m
+}
+
 /// The run index `index.json` of a run.
 pub fn run_index(
     delegator: &str,
@@ -68,6 +84,7 @@ pub fn run_index(
     results: &[CaseResult],
     wall_ms: u64,
 ) -> RunIndex {
+    let judged = evaluated(results);
     let rules = registry()
         .iter()
         .map(|r| {
@@ -79,6 +96,7 @@ pub fn run_index(
                 source: r.source.to_string(),
                 cases,
                 status: Coverage::of(cases),
+                evaluated: judged.get(r.id).copied().unwrap_or(0),
             }
         })
         .collect();
@@ -250,6 +268,24 @@ fn summary(
         not_tested.len(),
         not_tested.join(", ")
     );
+    let judged = evaluated(results);
+    let _ = writeln!(
+        s,
+        "## Rules\n\n| rule | catalog cases | evaluated in this run |\n| --- | --- | --- |"
+    );
+    for (id, n) in cov {
+        let _ = writeln!(
+            s,
+            "| {id} | {} | {} |",
+            if *n == 0 {
+                "NOT TESTED".to_string()
+            } else {
+                n.to_string()
+            },
+            judged.get(*id).copied().unwrap_or(0)
+        );
+    }
+    let _ = writeln!(s);
     for r in results.iter().filter(|r| r.verdict.fails_run()) {
         let _ = writeln!(
             s,
@@ -366,16 +402,18 @@ fn html(
             esc(&failed.join(", "))
         );
     }
-    s.push_str("</table><h2>Rules</h2><table><tr><th>rule</th><th>cases</th></tr>");
+    s.push_str("</table><h2>Rules</h2><table><tr><th>rule</th><th>catalog cases</th><th>evaluated in this run</th></tr>");
+    let judged = evaluated(results);
     for (id, n) in cov {
         let _ = write!(
             s,
-            "<tr><td>{id}</td><td>{}</td></tr>",
+            "<tr><td>{id}</td><td>{}</td><td>{}</td></tr>",
             if *n == 0 {
                 "NOT TESTED".to_string()
             } else {
                 n.to_string()
-            }
+            },
+            judged.get(*id).copied().unwrap_or(0)
         );
     }
     s.push_str("</table><h2>Cases</h2>");

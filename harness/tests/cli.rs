@@ -32,14 +32,18 @@ fn list_and_rules_work() {
         .clone();
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("DLG-SEND-02"));
-    // Every rule shows how many cases exercise it, or NOT TESTED when none does (the catalog
-    // may well cover them all).
+    // Every rule shows how many cases list it, or that it is always-on (judged where its
+    // situation arises: never claimed for the whole catalog), or NOT TESTED when none does.
     for line in text.lines() {
         assert!(
-            line.contains(" cases ") || line.contains("NOT TESTED"),
+            line.contains(" cases ")
+                || line.contains("always-on, listed in")
+                || line.contains("NOT TESTED"),
             "{line}"
         );
     }
+    let send02 = text.lines().find(|l| l.starts_with("DLG-SEND-02")).unwrap();
+    assert!(send02.contains("always-on, listed in"), "{send02}");
 }
 
 #[test]

@@ -279,6 +279,8 @@ pub struct Journal {
     spec: JournalSpec,
     tripwire: Arc<Mutex<Option<Tripwire>>>,
     armed: Arc<AtomicBool>,
+    /// Strings searched for before long strings are summarised (see [`Journal::watch`]).
+    watched: Arc<Mutex<Vec<String>>>,
 }
 
 /// [`Journal::wait_for`] ran out of time.
@@ -300,6 +302,7 @@ impl Journal {
             spec,
             tripwire: Arc::new(Mutex::new(None)),
             armed: Arc::new(AtomicBool::new(false)),
+            watched: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
@@ -367,9 +370,28 @@ impl Journal {
         seq
     }
 
-    /// Summarise long strings in a payload so the journal stays bounded.
+    /// Watch for `s` (a secret such as the delegator's own credential): a long string that
+    /// contains it keeps it in its summary, so a check over the journal still finds it however
+    /// much text it was hidden in. Empty strings are ignored.
+    pub fn watch(&self, s: impl Into<String>) {
+        let s = s.into();
+        if !s.is_empty() {
+            self.watched
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(s);
+        }
+    }
+
+    /// Summarise long strings in a payload so the journal stays bounded (checking them for
+    /// watched strings first).
     pub fn summarise(&self, v: &Value) -> Value {
-        summarise(v, self.spec.max_string_bytes)
+        let watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        summarise_watching(v, self.spec.max_string_bytes, &watched)
     }
 
     /// A copy of every kept entry.
@@ -438,18 +460,31 @@ impl Journal {
     }
 }
 
-/// Replace strings longer than `max` bytes with a summary naming their length and sha256.
-pub fn summarise(v: &Value, max: usize) -> Value {
+/// Replace strings longer than `max` bytes with a summary naming their length and sha256; a
+/// long string that contains any of `watched` keeps each such string in its summary
+/// (`<N bytes, sha256 H, contains watched "W">`): the check happens before the text is dropped.
+fn summarise_watching(v: &Value, max: usize, watched: &[String]) -> Value {
     match v {
-        Value::String(s) if s.len() > max => Value::String(format!(
-            "<{} bytes, sha256 {}>",
-            s.len(),
-            crate::content::sha256_hex(s.as_bytes())
-        )),
-        Value::Array(a) => Value::Array(a.iter().map(|x| summarise(x, max)).collect()),
+        Value::String(s) if s.len() > max => {
+            let mut out = format!(
+                "<{} bytes, sha256 {}",
+                s.len(),
+                crate::content::sha256_hex(s.as_bytes())
+            );
+            for w in watched.iter().filter(|w| s.contains(w.as_str())) {
+                out.push_str(&format!(", contains watched {w:?}"));
+            }
+            out.push('>');
+            Value::String(out)
+        }
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| summarise_watching(x, max, watched))
+                .collect(),
+        ),
         Value::Object(o) => Value::Object(
             o.iter()
-                .map(|(k, x)| (k.clone(), summarise(x, max)))
+                .map(|(k, x)| (k.clone(), summarise_watching(x, max, watched)))
                 .collect(),
         ),
         _ => v.clone(),
@@ -509,6 +544,29 @@ mod tests {
         j.record("a", state("t2", "TASK_STATE_COMPLETED"));
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(j.len(), 4);
+    }
+
+    #[test]
+    fn a_watched_secret_survives_summarising() {
+        let j = Journal::new(JournalSpec {
+            max_entries: 10,
+            max_string_bytes: 16,
+        });
+        let long = format!("{}secret-token{}", "x".repeat(3000), "y".repeat(2000));
+        let plain = j.summarise(&serde_json::json!({"text": long}));
+        assert!(!plain.to_string().contains("secret-token"), "{plain}");
+        j.watch("secret-token");
+        j.watch("");
+        let s = j.summarise(&serde_json::json!({"text": long, "short": "ok"}));
+        assert!(
+            s["text"]
+                .as_str()
+                .unwrap()
+                .contains("contains watched \"secret-token\""),
+            "{s}"
+        );
+        assert!(s["text"].as_str().unwrap().starts_with("<5012 bytes"));
+        assert_eq!(s["short"], "ok");
     }
 
     #[test]

@@ -3,12 +3,45 @@
 use super::evidence::*;
 use super::registry::{Check, fail};
 use super::state::outcome_expected;
-use a2a_driver_contract::Outcome;
+use a2a_driver_contract::{Done, DoneArtifact, Outcome};
 use a2a_mock_agents::Event;
-use std::collections::BTreeMap;
 
-pub(super) fn artifacts_exact(ev: &Evidence) -> Check {
-    let mut any = false;
+/// How an artifact of a task arrived: number of chunks and whether any appended.
+fn chunk_history(ev: &Evidence, task: &str, aid: &str) -> (usize, bool) {
+    let mut n = 0;
+    let mut appended = false;
+    for e in ev.journal {
+        if let Event::ArtifactChunk {
+            task_id,
+            artifact_id,
+            append,
+            ..
+        } = &e.event
+            && task_id == task
+            && artifact_id == aid
+        {
+            n += 1;
+            appended |= *append;
+        }
+    }
+    (n, appended)
+}
+
+/// What the delegator committed for an artifact: the file it reported as read by the harness,
+/// else (no file read) what it reported.
+fn committed<'a>(ev: &'a Evidence, id: &str, a: &'a DoneArtifact) -> (u64, &'a str) {
+    match ev
+        .artifact_files
+        .get(&(id.to_string(), a.artifact_id.clone()))
+    {
+        Some(FileFact::Read { bytes, sha256 }) => (*bytes, sha256.as_str()),
+        _ => (a.bytes, a.sha256.as_str()),
+    }
+}
+
+/// The COMPLETED delegations with the task that delivered their result.
+fn completed_with_task<'a>(ev: &'a Evidence) -> Vec<(&'a Done, String)> {
+    let mut out = Vec::new();
     for d in &ev.scenario.delegations {
         let Some(done) = done_of(ev, &d.id) else {
             continue;
@@ -16,54 +49,120 @@ pub(super) fn artifacts_exact(ev: &Evidence) -> Check {
         if done.state != Outcome::Completed {
             continue;
         }
-        let reported = &done.artifacts;
-        let tasks = tasks_of(ev, &d.id);
-        let Some((tid, _)) = tasks.last() else {
-            continue;
-        };
-        let mut truth: BTreeMap<&str, (u64, &str, u64)> = BTreeMap::new();
-        for e in ev.journal {
-            if let Event::ArtifactSent {
-                task_id,
-                artifact_id,
-                bytes,
-                sha256,
-            } = &e.event
-                && task_id == tid
-            {
-                truth.insert(artifact_id, (*bytes, sha256, e.seq));
+        if let Some((tid, _)) = tasks_of(ev, &d.id).pop() {
+            out.push((done, tid));
+        }
+    }
+    out
+}
+
+/// The committed content of the artifacts `which` selects equals the agent's truth.
+fn committed_exact(ev: &Evidence, which: impl Fn(&str, &str, u64) -> bool) -> Check {
+    let mut any = false;
+    for (done, tid) in completed_with_task(ev) {
+        for (aid, (bytes, sha, seq)) in artifact_truth(ev.journal, &tid) {
+            if !which(&tid, aid, seq) {
+                continue;
+            }
+            any = true;
+            let Some(rep) = done.artifacts.iter().find(|r| r.artifact_id == aid) else {
+                return fail(
+                    format!("artifact {aid} committed ({bytes} bytes)"),
+                    "missing from the outcome",
+                    vec![seq],
+                );
+            };
+            let (cb, cs) = committed(ev, &done.id, rep);
+            if cb != bytes || cs != sha {
+                return fail(
+                    format!("{aid}: {bytes} bytes, sha256 {sha} as the agent sent them"),
+                    format!("{cb} bytes, sha256 {cs} committed"),
+                    vec![seq],
+                );
             }
         }
-        for (aid, (bytes, sha, seq)) in &truth {
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+/// DLG-ART-01: artifacts built with `append: true` chunks are joined in order.
+pub(super) fn appends_joined_in_order(ev: &Evidence) -> Check {
+    committed_exact(ev, |t, a, _| chunk_history(ev, t, a).1)
+}
+
+/// DLG-ART-02: artifacts sent in several chunks are committed whole, not as the last chunk.
+pub(super) fn every_chunk_counts(ev: &Evidence) -> Check {
+    committed_exact(ev, |t, a, _| chunk_history(ev, t, a).0 > 1)
+}
+
+/// DLG-REC-06: artifacts the agent completed after the crash are committed byte-exact.
+pub(super) fn artifacts_exact_after_recovery(ev: &Evidence) -> Check {
+    let Some(crash) = ev.crash_seq else {
+        return Check::NotApplicable;
+    };
+    committed_exact(ev, |_, _, seq| seq > crash)
+}
+
+/// DLG-ART-04: the byte length and sha256 the delegator reports are those of the file it
+/// committed, and (for artifacts whose assembly DLG-ART-01/02 do not judge: one chunk, no
+/// append) of what the agent sent; every delivered artifact is reported.
+pub(super) fn reported_bytes_match(ev: &Evidence) -> Check {
+    let mut any = false;
+    for (done, tid) in completed_with_task(ev) {
+        let truth = artifact_truth(ev.journal, &tid);
+        for rep in &done.artifacts {
             any = true;
-            let Some(rep) = reported.iter().find(|r| r.artifact_id == *aid) else {
+            let aid = rep.artifact_id.as_str();
+            match ev
+                .artifact_files
+                .get(&(done.id.clone(), rep.artifact_id.clone()))
+            {
+                Some(FileFact::Unreadable(why)) => {
+                    return fail(
+                        format!("{aid}: the reported file {} holds the artifact", rep.path),
+                        format!("it could not be read: {why}"),
+                        vec![],
+                    );
+                }
+                Some(FileFact::Read { bytes, sha256 })
+                    if *bytes != rep.bytes || *sha256 != rep.sha256 =>
+                {
+                    return fail(
+                        format!(
+                            "{aid}: reported {} bytes, sha256 {} as the file holds",
+                            rep.bytes, rep.sha256
+                        ),
+                        format!("the file holds {bytes} bytes, sha256 {sha256}"),
+                        vec![],
+                    );
+                }
+                _ => {}
+            }
+            // An artifact the agent never delivered in full is DLG-OBS-03's (only what a
+            // completed task delivers is committed), or DLG-ART-09's for a protocol error.
+            let Some((bytes, sha, seq)) = truth.get(aid) else {
+                continue;
+            };
+            let (n, appended) = chunk_history(ev, &tid, aid);
+            if n <= 1 && !appended && (rep.bytes != *bytes || rep.sha256 != *sha) {
+                return fail(
+                    format!("{aid}: {bytes} bytes, sha256 {sha}"),
+                    format!("{} bytes, sha256 {} reported", rep.bytes, rep.sha256),
+                    vec![*seq],
+                );
+            }
+        }
+        for (aid, (bytes, _, seq)) in &truth {
+            any = true;
+            if !done.artifacts.iter().any(|r| r.artifact_id == *aid) {
                 return fail(
                     format!("artifact {aid} reported ({bytes} bytes)"),
                     "missing from the outcome",
                     vec![*seq],
-                );
-            };
-            let (rb, rs) = (Some(rep.bytes), Some(rep.sha256.as_str()));
-            if rb != Some(*bytes) || rs != Some(*sha) {
-                return fail(
-                    format!("{aid}: {bytes} bytes, sha256 {sha}"),
-                    format!("{rb:?} bytes, sha256 {rs:?}"),
-                    vec![*seq],
-                );
-            }
-        }
-        // Nothing reported that the agent did not deliver in full (a late or orphan chunk
-        // committed as an artifact is garbage).
-        for r in reported {
-            let aid = r.artifact_id.as_str();
-            if !truth.contains_key(aid) {
-                return fail(
-                    format!(
-                        "only artifacts the agent delivered in full ({:?})",
-                        truth.keys().collect::<Vec<_>>()
-                    ),
-                    format!("{aid:?} reported as well"),
-                    vec![],
                 );
             }
         }
@@ -97,26 +196,88 @@ pub(super) fn url_parts_fetched(ev: &Evidence) -> Check {
     if !blobs {
         return fail("the url part fetched", "no GET of the blob", vec![]);
     }
-    match (artifacts_exact(ev), outcome_expected(ev)) {
+    match (committed_exact(ev, |_, _, _| true), outcome_expected(ev)) {
         (f @ Check::Fail { .. }, _) | (_, f @ Check::Fail { .. }) => f,
         _ => Check::Pass,
     }
 }
 
+/// DLG-ART-08: each recorded artifact names its provenance (agent, skill, task), and it agrees
+/// with the journal: the task was created for that delegation by the agent the record names
+/// (matched by the `host:port` its requests went to), the skill is the delegation's capability,
+/// and the agent sent that artifact in that task.
 pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
+    use serde_json::Value;
     let recs = snapshot_records(ev);
     let mut any = false;
+    // The `host:port` each agent was reached at.
+    let hosts: Vec<(String, &str)> = requests(ev.journal)
+        .iter()
+        .filter_map(|r| r.headers.get("host").map(|h| (h.clone(), r.agent)))
+        .collect();
     for r in recs {
+        let id = r.id().unwrap_or_default();
         for a in r.artifacts() {
             any = true;
-            let present = |k: &str| a.get(k).is_some_and(|v| !v.is_null());
-            let has = (present("agent") || present("agent_url"))
-                && present("skill")
-                && present("task_id");
-            if !has {
+            let text = |k: &str| a.get(k).and_then(Value::as_str);
+            let (Some(agent), Some(skill), Some(task)) = (
+                text("agent_url").or_else(|| text("agent")),
+                text("skill"),
+                text("task_id"),
+            ) else {
                 return fail(
                     "artifact provenance (agent, skill, task)",
                     format!("{a}"),
+                    vec![],
+                );
+            };
+            let aid = text("artifact_id").unwrap_or_default();
+            let tasks = tasks_of(ev, id);
+            let Some((_, task_agent)) = tasks.iter().find(|(t, _)| t == task) else {
+                return fail(
+                    format!("{id}: provenance task {task} is a task created for it"),
+                    format!(
+                        "its tasks: {:?}",
+                        tasks.iter().map(|t| &t.0).collect::<Vec<_>>()
+                    ),
+                    vec![],
+                );
+            };
+            let named = hosts
+                .iter()
+                .filter(|(h, _)| agent.contains(h.as_str()))
+                .map(|(_, n)| *n)
+                .next();
+            if named.is_some_and(|n| n != task_agent) || (named.is_none() && agent != task_agent) {
+                return fail(
+                    format!("{id}: provenance agent is {task_agent}, which holds task {task}"),
+                    format!("agent {agent:?}"),
+                    vec![],
+                );
+            }
+            let capability = ev
+                .scenario
+                .delegations
+                .iter()
+                .find(|d| d.id == id)
+                .map(|d| d.capability.as_str());
+            if capability.is_some_and(|c| c != skill) {
+                return fail(
+                    format!("{id}: provenance skill {capability:?}"),
+                    format!("skill {skill:?}"),
+                    vec![],
+                );
+            }
+            if !aid.is_empty()
+                && !ev.journal.iter().any(|e| {
+                    matches!(&e.event, Event::ArtifactChunk { task_id, artifact_id, .. }
+                        | Event::ArtifactSent { task_id, artifact_id, .. }
+                        if task_id == task && artifact_id == aid)
+                })
+            {
+                return fail(
+                    format!("{id}: artifact {aid} was sent in task {task}"),
+                    "the agent never sent it there",
                     vec![],
                 );
             }
@@ -218,6 +379,7 @@ pub(super) fn memory_bounded_while_streaming(ev: &Evidence) -> Check {
 
 #[cfg(test)]
 mod tests {
+    use super::super::evidence::FileFact;
     use super::super::registry::Check;
     use crate::delegator_process::MemoryReading;
     use crate::rules::test_support::*;
@@ -226,25 +388,114 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn artifact_checks_catch_wrong_bytes_or_hash() {
-        for rule in ["DLG-ART-01", "DLG-ART-02", "DLG-ART-04", "DLG-REC-06"] {
-            let mut c = good("");
-            assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
-            c.done(
-                "d1",
-                "COMPLETED",
-                json!([{"artifact_id": "artifact-1", "bytes": 5, "sha256": "abc"}]),
-            );
-            assert!(fails(c.check(checker(rule))), "{rule} bytes");
-            c.done(
-                "d1",
-                "COMPLETED",
-                json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "zzz"}]),
-            );
-            assert!(fails(c.check(checker(rule))), "{rule} sha");
-            c.done("d1", "COMPLETED", json!([]));
-            assert!(fails(c.check(checker(rule))), "{rule} missing");
-        }
+    fn art_04_catches_wrong_bytes_or_hash_of_a_single_chunk() {
+        let mut c = good("");
+        assert_eq!(c.check(checker("DLG-ART-04")), Check::Pass);
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 5, "sha256": "abc"}]),
+        );
+        assert!(fails(c.check(checker("DLG-ART-04"))), "bytes");
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "zzz"}]),
+        );
+        assert!(fails(c.check(checker("DLG-ART-04"))), "sha");
+        c.done("d1", "COMPLETED", json!([]));
+        assert!(fails(c.check(checker("DLG-ART-04"))), "missing");
+    }
+
+    /// A three-chunk appended artifact: the agent's truth is 30 bytes, sha "whole".
+    fn appended() -> Case {
+        let mut c = good("");
+        c.j.entries.clear();
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        c.j.chunk("a", "t1", "artifact-1", false, 10);
+        c.j.chunk("a", "t1", "artifact-1", true, 10);
+        c.j.chunk("a", "t1", "artifact-1", true, 10);
+        c.j.sent("a", "t1", "artifact-1", 30, "whole");
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g, 200, None, json!({}));
+        c
+    }
+
+    #[test]
+    fn an_append_bug_breaks_art_01_and_02_not_art_04() {
+        let mut c = appended();
+        // Only the last chunk committed, and reported honestly as what the file holds.
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "last"}]),
+        );
+        c.files.insert(
+            ("d1".into(), "artifact-1".into()),
+            FileFact::Read {
+                bytes: 10,
+                sha256: "last".into(),
+            },
+        );
+        assert!(fails(c.check(checker("DLG-ART-01"))));
+        assert!(fails(c.check(checker("DLG-ART-02"))));
+        assert_eq!(c.check(checker("DLG-ART-04")), Check::Pass);
+        assert_eq!(
+            c.check(checker("DLG-REC-06")),
+            Check::NotApplicable,
+            "no crash, no recovery to judge"
+        );
+    }
+
+    #[test]
+    fn a_misreported_hash_breaks_art_04_only() {
+        let mut c = appended();
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 30, "sha256": "misreported"}]),
+        );
+        c.files.insert(
+            ("d1".into(), "artifact-1".into()),
+            FileFact::Read {
+                bytes: 30,
+                sha256: "whole".into(),
+            },
+        );
+        assert_eq!(c.check(checker("DLG-ART-01")), Check::Pass);
+        assert_eq!(c.check(checker("DLG-ART-02")), Check::Pass);
+        assert!(fails(c.check(checker("DLG-ART-04"))));
+        c.files.insert(
+            ("d1".into(), "artifact-1".into()),
+            FileFact::Unreadable("No such file".into()),
+        );
+        assert!(
+            fails(c.check(checker("DLG-ART-04"))),
+            "no file behind the report"
+        );
+    }
+
+    #[test]
+    fn rec_06_judges_artifacts_completed_after_the_crash() {
+        let mut c = appended();
+        c.crash = Some(2);
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 30, "sha256": "whole"}]),
+        );
+        assert_eq!(c.check(checker("DLG-REC-06")), Check::Pass);
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 20, "sha256": "partial"}]),
+        );
+        assert!(fails(c.check(checker("DLG-REC-06"))));
+        c.crash = Some(99);
+        assert_eq!(c.check(checker("DLG-REC-06")), Check::NotApplicable);
     }
 
     #[test]
@@ -275,22 +526,23 @@ mod tests {
     }
 
     #[test]
-    fn rejections_must_not_complete() {
-        for rule in [
-            "DLG-ART-05",
-            "DLG-ART-06",
-            "DLG-ART-07",
-            "DLG-ART-09",
-            "DLG-STATE-04",
-        ] {
-            let mut c = good("expect = { state = [\"FAILED\"] }");
-            assert!(
-                fails(c.check(checker(rule))),
-                "{rule}: COMPLETED where FAILED was required"
-            );
-            c.done("d1", "FAILED", json!([]));
-            assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
-        }
+    fn art_08_provenance_must_agree_with_the_journal() {
+        let mut c = good("");
+        assert_eq!(c.check(checker("DLG-ART-08")), Check::Pass);
+        let rec = |agent: &str, skill: &str, task: &str| {
+            Some(
+                json!({"records": [{"id": "d1", "artifacts": [{"artifact_id": "artifact-1",
+                "agent_url": agent, "skill": skill, "task_id": task}]}]}),
+            )
+        };
+        c.snapshot = rec("a", "s", "t1");
+        assert_eq!(c.check(checker("DLG-ART-08")), Check::Pass);
+        c.snapshot = rec("a", "s", "t9");
+        assert!(fails(c.check(checker("DLG-ART-08"))), "a made-up task");
+        c.snapshot = rec("attacker", "s", "t1");
+        assert!(fails(c.check(checker("DLG-ART-08"))), "the wrong agent");
+        c.snapshot = rec("a", "other-skill", "t1");
+        assert!(fails(c.check(checker("DLG-ART-08"))), "the wrong skill");
     }
 
     #[test]
@@ -380,6 +632,14 @@ mod tests {
     fn extra_reported_artifact_fails() {
         let mut c = good("");
         c.done("d1", "COMPLETED", json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "abc"}, {"artifact_id": "artifact-9", "bytes": 1, "sha256": "x"}]));
-        assert!(fails(c.check(checker("DLG-ART-04"))));
+        assert!(
+            fails(c.check(checker("DLG-OBS-03"))),
+            "an artifact no task delivered"
+        );
+        assert_eq!(
+            c.check(checker("DLG-ART-04")),
+            Check::Pass,
+            "blamed on DLG-OBS-03"
+        );
     }
 }

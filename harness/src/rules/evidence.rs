@@ -1,6 +1,7 @@
 //! The evidence of a case and the helpers checkers read it with: the requests of the journal, the
 //! delegation a request belongs to, the tasks an agent created, the agent's truth about task states.
 
+use super::registry::Check;
 use crate::scenario::{Delegation, Scenario};
 use a2a_driver_contract::{DelegationState, Done, EscalationKind, FromDelegator, Outcome};
 use a2a_mock_agents::{Entry, Event};
@@ -37,6 +38,66 @@ pub struct Evidence<'a> {
     /// The memory of the delegator's whole process group (memory cases only), read before it
     /// was stopped.
     pub memory: Option<crate::delegator_process::MemoryReading>,
+    /// Per delegation, the last journal sequence recorded when the harness received its outcome
+    /// (`done`, or the `error` that declined it): only entries up to it can have caused it. A
+    /// delegation absent here is judged on the whole journal.
+    pub done_at: &'a BTreeMap<String, u64>,
+    /// What the harness read on disk, before the store was cleaned up, of each file a `done`
+    /// reported: (delegation, artifact id) -> the file's facts.
+    pub artifact_files: &'a BTreeMap<(String, String), FileFact>,
+}
+
+/// What a reported artifact file held when the harness hashed it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileFact {
+    /// The file was read: its length and lowercase hex sha256.
+    Read {
+        /// Bytes in the file.
+        bytes: u64,
+        /// Hex sha256 of them.
+        sha256: String,
+    },
+    /// It could not be read (missing, not a regular file, I/O error): why.
+    Unreadable(String),
+}
+
+/// Hash every artifact file the `done`s report (path from `done.artifacts`), streaming.
+pub fn hash_reported_files(
+    outcomes: &BTreeMap<String, FromDelegator>,
+) -> BTreeMap<(String, String), FileFact> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut m = BTreeMap::new();
+    for o in outcomes.values() {
+        let FromDelegator::Done(d) = o else { continue };
+        for a in &d.artifacts {
+            let fact = (|| {
+                let meta = std::fs::metadata(&a.path).map_err(|e| e.to_string())?;
+                if !meta.is_file() {
+                    return Err("not a regular file".to_string());
+                }
+                let mut f = std::fs::File::open(&a.path).map_err(|e| e.to_string())?;
+                let mut h = sha2::Sha256::new();
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut bytes = 0u64;
+                loop {
+                    let n = f.read(&mut buf).map_err(|e| e.to_string())?;
+                    if n == 0 {
+                        break;
+                    }
+                    bytes += n as u64;
+                    h.update(&buf[..n]);
+                }
+                Ok(FileFact::Read {
+                    bytes,
+                    sha256: format!("{:x}", h.finalize()),
+                })
+            })()
+            .unwrap_or_else(FileFact::Unreadable);
+            m.insert((d.id.clone(), a.artifact_id.clone()), fact);
+        }
+    }
+    m
 }
 
 /// A JSON-RPC request as recorded.
@@ -301,4 +362,162 @@ impl<'a> Record<'a> {
             .into_iter()
             .flatten()
     }
+}
+
+/// The last journal sequence that can have caused delegation `id`'s outcome.
+pub(super) fn seen_until(ev: &Evidence, id: &str) -> u64 {
+    ev.done_at.get(id).copied().unwrap_or(u64::MAX)
+}
+
+/// The task each JSON-RPC request is about: `params.id` (GetTask, SubscribeToTask, CancelTask),
+/// the task a message continues, or the task a send created.
+pub(super) fn request_tasks(j: &[Entry]) -> BTreeMap<u64, String> {
+    let mut m = BTreeMap::new();
+    for r in requests(j) {
+        let t = r
+            .task_id()
+            .map(str::to_string)
+            .or_else(|| {
+                (!r.is_send())
+                    .then(|| r.params.get("id").and_then(Value::as_str))
+                    .flatten()
+                    .map(str::to_string)
+            })
+            .or_else(|| {
+                r.message_id().and_then(|mid| {
+                    tasks_created_by(j, r.agent, mid)
+                        .first()
+                        .map(|t| t.0.clone())
+                })
+            });
+        if let Some(t) = t {
+            m.insert(r.req, t);
+        }
+    }
+    m
+}
+
+/// Journal sequences at which news of `task` reached the delegator: a response or stream event
+/// on a request about it, or a push notification its webhook accepted (2xx).
+pub(super) fn deliveries(j: &[Entry], task: &str) -> Vec<u64> {
+    let by_req = request_tasks(j);
+    j.iter()
+        .filter(|e| match &e.event {
+            Event::Response { req, .. } | Event::SseEvent { req, .. } => {
+                by_req.get(req).is_some_and(|t| t == task)
+            }
+            Event::Push {
+                task_id,
+                status: Some(s),
+                ..
+            } => task_id == task && (200..300).contains(s),
+            Event::BlobServed { .. } => false,
+            _ => false,
+        })
+        .map(|e| e.seq)
+        .collect()
+}
+
+/// The first delivery of `task` news after journal sequence `after` and no later than `until`.
+pub(super) fn delivered_between(j: &[Entry], task: &str, after: u64, until: u64) -> Option<u64> {
+    deliveries(j, task)
+        .into_iter()
+        .find(|s| *s > after && *s <= until)
+}
+
+/// The task the delegation's work went to (the last one created for it) with its agent and the
+/// sequence of its creation; or a failure naming that the delegator never sent the work.
+///
+/// A delegation the delegator declined (`error` code `unsupported`) did no work by the
+/// contract's choice: `Err(Check::NotApplicable)`, never a failure.
+pub(super) fn work_task(ev: &Evidence, id: &str) -> Result<(String, String, u64), Check> {
+    if matches!(ev.outcomes.get(id), Some(FromDelegator::Error(_))) {
+        return Err(Check::NotApplicable);
+    }
+    let Some((t, agent)) = tasks_of(ev, id).pop() else {
+        let sent = requests(ev.journal)
+            .iter()
+            .any(|r| r.is_new_send() && delegation_of(ev, r).is_some_and(|d| d.id == id));
+        return Err(super::registry::fail(
+            format!("{id} sent to an agent, which created a task (the situation of this rule)"),
+            if sent {
+                "no agent created a task for it".to_string()
+            } else {
+                "the delegator never sent the work to any agent".to_string()
+            },
+            vec![],
+        ));
+    };
+    let seq = ev
+        .journal
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::TaskCreated { task_id, .. } if *task_id == t => Some(e.seq),
+            _ => None,
+        })
+        .unwrap_or(0);
+    Ok((t, agent, seq))
+}
+
+/// The agent's final state of `task` (without the `TASK_STATE_` prefix) and its sequence, when
+/// the task reached a terminal state.
+pub(super) fn terminal_truth(j: &[Entry], task: &str) -> Option<(String, u64)> {
+    // The agent's last word counts.
+    j.iter().rev().find_map(|e| match &e.event {
+        Event::TaskState { task_id, state }
+            if task_id == task
+                && a2a_protocol::TaskState::parse_lenient(state)
+                    .is_some_and(|s| s.is_terminal()) =>
+        {
+            Some((state.trim_start_matches("TASK_STATE_").to_string(), e.seq))
+        }
+        _ => None,
+    })
+}
+
+/// The agent's truth about the artifacts of `task`: id -> (bytes, sha256, seq).
+pub(super) fn artifact_truth<'a>(
+    j: &'a [Entry],
+    task: &str,
+) -> BTreeMap<&'a str, (u64, &'a str, u64)> {
+    let mut truth = BTreeMap::new();
+    for e in j {
+        if let Event::ArtifactSent {
+            task_id,
+            artifact_id,
+            bytes,
+            sha256,
+        } = &e.event
+            && task_id == task
+        {
+            truth.insert(artifact_id.as_str(), (*bytes, sha256.as_str(), e.seq));
+        }
+    }
+    truth
+}
+
+/// The delegations whose work the case needs at an agent (not refused by design, not declined
+/// with `unsupported`) for which the delegator never sent a request to any agent: the case's
+/// purpose was not exercised.
+pub fn unsent_work(ev: &Evidence) -> Vec<String> {
+    let reqs = requests(ev.journal);
+    ev.scenario
+        .delegations
+        .iter()
+        .filter(|d| {
+            !d.expect.nothing_sent
+                && !d
+                    .expect
+                    .state
+                    .contains(&a2a_driver_contract::Outcome::Refused)
+        })
+        .filter(|d| d.children.is_empty())
+        .filter(|d| !matches!(ev.outcomes.get(&d.id), Some(FromDelegator::Error(_))))
+        .filter(|d| {
+            !reqs
+                .iter()
+                .any(|r| r.is_send() && delegation_of(ev, r).is_some_and(|x| x.id == d.id))
+        })
+        .map(|d| d.id.clone())
+        .collect()
 }

@@ -81,9 +81,19 @@ pub(super) fn questions_answered_from_held_data(ev: &Evidence) -> Check {
             continue;
         }
         let tasks = tasks_of(ev, &d.id);
+        // An input answer is a message to a task that the agent had put in INPUT_REQUIRED
+        // before it (any other continuation is not an answer to a question).
+        let asked_before = |t: &str, seq: u64| {
+            ev.journal.iter().any(|e| {
+                e.seq < seq
+                    && matches!(&e.event, a2a_mock_agents::Event::TaskState { task_id, state }
+                        if task_id == t && state.trim_start_matches("TASK_STATE_") == "INPUT_REQUIRED")
+            })
+        };
         let conts: Vec<Req> = continuations(ev)
             .into_iter()
             .filter(|r| tasks.iter().any(|(t, _)| Some(t.as_str()) == r.task_id()))
+            .filter(|r| r.task_id().is_some_and(|t| asked_before(t, r.seq)))
             .collect();
         if conts.is_empty() {
             continue;
@@ -118,9 +128,19 @@ pub(super) fn unknown_questions_escalated_not_guessed(ev: &Evidence) -> Check {
     let mut any = false;
     for d in &ev.scenario.delegations {
         let tasks = tasks_of(ev, &d.id);
+        // An input answer is a message to a task that the agent had put in INPUT_REQUIRED
+        // before it (any other continuation is not an answer to a question).
+        let asked_before = |t: &str, seq: u64| {
+            ev.journal.iter().any(|e| {
+                e.seq < seq
+                    && matches!(&e.event, a2a_mock_agents::Event::TaskState { task_id, state }
+                        if task_id == t && state.trim_start_matches("TASK_STATE_") == "INPUT_REQUIRED")
+            })
+        };
         let conts: Vec<Req> = continuations(ev)
             .into_iter()
             .filter(|r| tasks.iter().any(|(t, _)| Some(t.as_str()) == r.task_id()))
+            .filter(|r| r.task_id().is_some_and(|t| asked_before(t, r.seq)))
             .collect();
         // Only input answers: auth continuations carry the scoped credential instead.
         let given: Vec<&str> = ev
@@ -271,6 +291,19 @@ mod tests {
         assert!(fails(c.check(checker("DLG-INPUT-03"))), "guessed");
         let c = input_case("{}", true);
         assert!(fails(c.check(checker("DLG-INPUT-03"))), "never escalated");
+    }
+
+    #[test]
+    fn input_03_a_message_with_a_task_id_is_an_answer_only_after_input_required() {
+        // A refinement-like continuation of a task that never asked anything is not a guess.
+        let mut c = good("");
+        c.j.answer("a", "m2", "t1", "c1", "some follow-up", &[]);
+        assert!(!fails(c.check(checker("DLG-INPUT-03"))));
+        // After INPUT_REQUIRED the same message is an answer, and a guessed one.
+        let mut c = good("");
+        c.j.state("a", "t1", "TASK_STATE_INPUT_REQUIRED");
+        c.j.answer("a", "m2", "t1", "c1", "some follow-up", &[]);
+        assert!(fails(c.check(checker("DLG-INPUT-03"))));
     }
 
     #[test]

@@ -8,7 +8,10 @@ use a2a_protocol::Method;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-pub(super) fn refused_nothing_sent(ev: &Evidence) -> Check {
+/// The delegation broke a limit the delegator checks on incoming work: refused before anything
+/// is sent, with a `reason` that names the limit (one of `words`, case-insensitive), so that a
+/// delegator refusing everything does not pass by chance.
+fn refused_nothing_sent(ev: &Evidence, limit: &str, words: &[&str]) -> Check {
     let mut any = false;
     for d in &ev.scenario.delegations {
         if !d.expect.nothing_sent {
@@ -25,15 +28,30 @@ pub(super) fn refused_nothing_sent(ev: &Evidence) -> Check {
                 vec![r.seq],
             );
         }
-        match done_state(ev, &d.id) {
-            Some(Outcome::Refused | Outcome::Rejected | Outcome::Failed) => {}
-            other => {
-                return fail(
-                    format!("{} refused with a reason", d.id),
-                    format!("outcome {:?}", other.map(Outcome::as_str)),
-                    vec![],
-                );
-            }
+        let Some(done) = done_of(ev, &d.id) else {
+            return fail(
+                format!("{} refused with a reason", d.id),
+                "no outcome",
+                vec![],
+            );
+        };
+        if !matches!(
+            done.state,
+            Outcome::Refused | Outcome::Rejected | Outcome::Failed
+        ) {
+            return fail(
+                format!("{} refused with a reason", d.id),
+                format!("outcome {}", done.state),
+                vec![],
+            );
+        }
+        let reason = done.reason.as_deref().unwrap_or_default().to_lowercase();
+        if !words.iter().any(|w| reason.contains(w)) {
+            return fail(
+                format!("{}: done.reason names the {limit} (one of {words:?})", d.id),
+                format!("reason {:?}", done.reason),
+                vec![],
+            );
         }
     }
     if any {
@@ -41,6 +59,21 @@ pub(super) fn refused_nothing_sent(ev: &Evidence) -> Check {
     } else {
         Check::NotApplicable
     }
+}
+
+/// DLG-LIMIT-01: work whose deadline already passed.
+pub(super) fn past_deadline_refused(ev: &Evidence) -> Check {
+    refused_nothing_sent(ev, "deadline", &["deadline", "expired"])
+}
+
+/// DLG-LIMIT-07: work deeper than the limit.
+pub(super) fn too_deep_refused(ev: &Evidence) -> Check {
+    refused_nothing_sent(ev, "depth", &["depth", "deep"])
+}
+
+/// DLG-LIMIT-09: work whose chain holds the delegator's identity.
+pub(super) fn loop_refused(ev: &Evidence) -> Check {
+    refused_nothing_sent(ev, "loop", &["loop", "chain", "cycle"])
 }
 
 /// The smallest safety margin DLG-LIMIT-02 accepts between a parent's and a child's deadline.
@@ -289,11 +322,28 @@ mod tests {
 
     #[test]
     fn refusals_send_nothing() {
-        for rule in ["DLG-LIMIT-01", "DLG-LIMIT-07", "DLG-LIMIT-09"] {
+        for (rule, reason) in [
+            (
+                "DLG-LIMIT-01",
+                "deadline 2026-01-01T00:00:00Z has already passed",
+            ),
+            ("DLG-LIMIT-07", "depth 4 exceeds the limit of 3"),
+            (
+                "DLG-LIMIT-09",
+                "delegation loop: own URL already in the chain",
+            ),
+        ] {
             let mut c = Case::new(&delegation(
                 "expect = { state = [\"REFUSED\"], nothing_sent = true }",
             ));
             c.done("d1", "REFUSED", json!([]));
+            assert!(
+                fails(c.check(checker(rule))),
+                "{rule}: a refusal that does not name the limit (a delegator refusing everything)"
+            );
+            if let Some(a2a_driver_contract::FromDelegator::Done(d)) = c.outcomes.get_mut("d1") {
+                d.reason = Some(reason.into());
+            }
             assert_eq!(c.check(checker(rule)), Check::Pass);
             c.j.send("a", "m1", "do the thing", json!({}));
             assert!(fails(c.check(checker(rule))), "{rule}");

@@ -6,7 +6,8 @@
 //! - [`registry`](registry()): every rule in ID order, the rule ID being data;
 //! - `evidence`: [`Evidence`] and the helpers checkers read it with ([`requests`], [`Req`]);
 //! - one module per family: `send`, `wire`, `route`, `state`, `input`, `auth` (with untrusted
-//!   text), `limit`, `obs`, `art`, `retry`, `rec`.
+//!   text), `limit`, `obs`, `art` (with `rejection`: rejected artifacts and agent protocol errors),
+//!   `retry`, `rec`.
 
 mod evidence;
 pub mod registry;
@@ -17,6 +18,7 @@ mod input;
 mod limit;
 mod obs;
 mod rec;
+mod rejection;
 mod retry;
 mod route;
 mod send;
@@ -24,8 +26,9 @@ mod state;
 mod wire;
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
-pub use evidence::{Evidence, Record, Req, requests};
+pub use evidence::{Evidence, FileFact, Record, Req, hash_reported_files, requests, unsent_work};
 pub use limit::MIN_DEADLINE_MARGIN_MS;
 pub use registry::{Check, Level, Rule, registry};
+pub use retry::{DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_CAP_MS};

@@ -68,20 +68,136 @@ pub(super) fn early_stream_end_followed_up(ev: &Evidence) -> Check {
     }
 }
 
+/// DLG-OBS-01: every delegation reached an outcome, and every task it created was observed: its
+/// final state reached the delegator before the `done` (stream, poll or push), or the delegator
+/// canceled it or decided the outcome itself after observing it.
+pub(super) fn every_task_observed_until_final(ev: &Evidence) -> Check {
+    let mut any = false;
+    for d in &ev.scenario.delegations {
+        any = true;
+        match ev.outcomes.get(&d.id) {
+            None => {
+                return fail(
+                    format!("{} reaches an outcome", d.id),
+                    "no outcome reported before the bound",
+                    vec![],
+                );
+            }
+            // Declined with `unsupported`: nothing was left open by this delegator.
+            Some(FromDelegator::Error(_)) => continue,
+            Some(_) => {}
+        }
+        let tasks = tasks_of(ev, &d.id);
+        if tasks.is_empty() {
+            // No task: a REFUSED, a direct answer, a fan-out parent, a send that failed; but a
+            // completion needs a task at an agent.
+            if done_state(ev, &d.id) == Some(Outcome::Completed) && d.children.is_empty() {
+                return fail(
+                    format!(
+                        "{} reported COMPLETED only after a task for it existed at an agent",
+                        d.id
+                    ),
+                    "no task was ever created for it",
+                    vec![],
+                );
+            }
+            continue;
+        }
+        for (t, _) in &tasks {
+            if let Err(f) = super::state::observed_to_final(ev, &d.id, t, false) {
+                // An earlier task of the delegation (retried, refined, resumed) is fine as long
+                // as it was read at least once; the last one is the delegation's.
+                if Some(t) == tasks.last().map(|x| &x.0)
+                    || delivered_between(ev.journal, t, 0, seen_until(ev, &d.id)).is_none()
+                {
+                    return f;
+                }
+            }
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+/// DLG-OBS-03: artifacts are committed only from a task the agent completed (byte-exact checks
+/// are DLG-ART-04's); chunks streamed into a delegation that did not complete are not reported.
+/// Judged only where the journal shows chunks reached the delegator or artifacts were reported.
 pub(super) fn only_completed_work_committed(ev: &Evidence) -> Check {
     let mut any = false;
     for (id, d) in ev.outcomes {
-        // An `error` that declined the delegation counts as an outcome without artifacts.
-        let (state, n) = match d {
-            FromDelegator::Done(d) => (d.state.as_str(), d.artifacts.len()),
-            _ => ("", 0),
+        let FromDelegator::Done(done) = d else {
+            continue;
         };
-        if state != Outcome::Completed.as_str() {
+        let until = seen_until(ev, id);
+        let tasks = tasks_of(ev, id);
+        let streamed = tasks.iter().any(|(t, _)| {
+            ev.journal.iter().any(|e| {
+                matches!(&e.event, Event::ArtifactChunk { task_id, .. } if task_id == t)
+                    && delivered_between(ev.journal, t, e.seq, until).is_some()
+            })
+        });
+        let observed = tasks
+            .iter()
+            .any(|(t, _)| delivered_between(ev.journal, t, 0, until).is_some());
+        if done.state != Outcome::Completed {
+            if !streamed && !observed && done.artifacts.is_empty() {
+                continue;
+            }
             any = true;
-            if n > 0 {
+            if !done.artifacts.is_empty() {
                 return fail(
-                    format!("{id}: no artifacts committed from a {state} delegation"),
-                    format!("{n} artifacts reported"),
+                    format!(
+                        "{id}: no artifacts committed from a {} delegation",
+                        done.state
+                    ),
+                    format!("{} artifacts reported", done.artifacts.len()),
+                    vec![],
+                );
+            }
+            continue;
+        }
+        if done.artifacts.is_empty() && !streamed {
+            continue;
+        }
+        any = true;
+        // A fan-out parent commits what its children's tasks delivered.
+        let parent = ev
+            .scenario
+            .delegations
+            .iter()
+            .all(|d| d.id != *id || !d.children.is_empty());
+        let all: Vec<(String, String)> = if parent {
+            ev.journal
+                .iter()
+                .filter_map(|e| match &e.event {
+                    Event::TaskCreated { task_id, .. } => Some((task_id.clone(), e.agent.clone())),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            tasks.clone()
+        };
+        let completed: Vec<&String> = all
+            .iter()
+            .map(|(t, _)| t)
+            .filter(|t| {
+                terminal_truth(ev.journal, t).is_some_and(|(s, at)| s == "COMPLETED" && at <= until)
+            })
+            .collect();
+        for a in &done.artifacts {
+            let from_completed = completed
+                .iter()
+                .any(|t| artifact_truth(ev.journal, t).contains_key(a.artifact_id.as_str()));
+            if !from_completed {
+                return fail(
+                    format!(
+                        "{id}: artifact {} committed only as delivered by a completed task",
+                        a.artifact_id
+                    ),
+                    "no completed task of the delegation delivered it",
                     vec![],
                 );
             }
@@ -99,11 +215,26 @@ pub(super) fn forged_push_rejected(ev: &Evidence) -> Check {
         return Check::NotApplicable;
     }
     if ev.forged_pushes.is_empty() {
-        return fail(
-            "a forged push notification delivered to the webhook",
-            "the webhook was never reached (no webhook_url in init_ok?)",
-            vec![],
-        );
+        // The harness forges only once the delegator gave an agent a push config.
+        let configured = requests(ev.journal).iter().any(|r| {
+            r.params
+                .pointer("/configuration/taskPushNotificationConfig")
+                .or_else(|| r.params.pointer("/configuration/pushNotificationConfig"))
+                .or_else(|| r.params.get("pushNotificationConfig"))
+                .is_some_and(|v| !v.is_null())
+        });
+        return if configured {
+            fail(
+                "a forged push notification delivered to the webhook of the push config",
+                "the webhook was never reached",
+                vec![],
+            )
+        } else {
+            Check::NotExercised {
+                why: "the delegator configured no push notifications (it streamed or polled)"
+                    .into(),
+            }
+        };
     }
     if let Some(code) = ev.forged_pushes.iter().find(|c| (200..300).contains(*c)) {
         return fail(
@@ -131,7 +262,24 @@ pub(super) fn polling_backs_off(ev: &Evidence) -> Check {
         }
     }
     if per_task.is_empty() {
-        return Check::NotApplicable;
+        // Observed by a stream or push instead of polling: another correct path.
+        let observed = ev.journal.iter().any(|e| {
+            matches!(
+                &e.event,
+                Event::SseEvent { .. }
+                    | Event::Push {
+                        status: Some(200..=299),
+                        ..
+                    }
+            )
+        });
+        return if observed {
+            Check::NotExercised {
+                why: "the delegator observed its tasks by streaming or push, not by polling".into(),
+            }
+        } else {
+            Check::NotApplicable
+        };
     }
     for (t, mut times) in per_task {
         // A handful of polls is not hammering, whatever their spacing.
@@ -181,6 +329,37 @@ mod tests {
     }
 
     #[test]
+    fn obs_03_an_empty_journal_shows_nothing() {
+        let mut c = Case::new(&delegation(""));
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-OBS-03")), Check::NotApplicable);
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 3, "sha256": "x"}]),
+        );
+        assert!(
+            fails(c.check(checker("DLG-OBS-03"))),
+            "fabricated artifacts"
+        );
+    }
+
+    #[test]
+    fn obs_01_a_declined_delegation_has_an_outcome() {
+        let mut c = Case::new(&delegation(""));
+        assert!(fails(c.check(checker("DLG-OBS-01"))));
+        c.outcomes.insert(
+            "d1".into(),
+            a2a_driver_contract::FromDelegator::Error(a2a_driver_contract::ErrorReply {
+                id: Some("d1".into()),
+                code: a2a_driver_contract::DriverErrorCode::Unsupported,
+                message: "0.3 agents are not supported".into(),
+            }),
+        );
+        assert_eq!(c.check(checker("DLG-OBS-01")), Check::Pass);
+    }
+
+    #[test]
     fn obs_03_artifacts_committed_from_a_failed_task() {
         let mut c = good("");
         c.done("d1", "FAILED", json!([{"artifact_id": "artifact-1"}]));
@@ -191,7 +370,7 @@ mod tests {
     fn obs_05_polling_hammers() {
         let mut c = good("");
         for i in 0..40 {
-            let (seq, _) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+            let (seq, _) = c.j.rpc("a", "GetTask", json!({"id": "t9"}), &[]);
             c.j.at(seq, 1_000_000 + i * 1000);
         }
         assert!(fails(c.check(checker("DLG-OBS-05"))));
@@ -201,6 +380,16 @@ mod tests {
     fn obs_04_forged_push_believed() {
         let mut c = good("expect = { state = [\"COMPLETED\"] }");
         c.s.forge_push = true;
+        assert!(
+            matches!(c.check(checker("DLG-OBS-04")), Check::NotExercised { .. }),
+            "no push config: nothing to forge"
+        );
+        c.j.send(
+            "a",
+            "m2",
+            "do the thing",
+            json!({"configuration": {"taskPushNotificationConfig": {"url": "http://127.0.0.1:1/h"}}}),
+        );
         assert!(fails(c.check(checker("DLG-OBS-04"))), "never delivered");
         c.forged.push(401);
         assert_eq!(c.check(checker("DLG-OBS-04")), Check::Pass);
@@ -217,5 +406,23 @@ mod tests {
         c.s.forge_push = true;
         c.forged.push(204);
         assert!(fails(c.check(checker("DLG-OBS-04"))));
+    }
+
+    #[test]
+    fn obs_05_push_instead_of_polling_is_not_exercised() {
+        let mut c = Case::new(&delegation(""));
+        c.j.push(
+            "a",
+            Event::Push {
+                task_id: "t1".into(),
+                url: "http://127.0.0.1:1/a2a-webhook/d1".into(),
+                status: Some(200),
+                error: None,
+            },
+        );
+        assert!(matches!(
+            c.check(checker("DLG-OBS-05")),
+            Check::NotExercised { .. }
+        ));
     }
 }

@@ -4,7 +4,7 @@ use super::evidence::*;
 use super::registry::{Check, fail};
 use super::send::message_id_stable_across_resends;
 use a2a_driver_contract::Outcome;
-use a2a_mock_agents::{Entry, Event};
+use a2a_mock_agents::Event;
 use std::collections::BTreeMap;
 
 pub(super) fn retries_bounded(ev: &Evidence) -> Check {
@@ -44,51 +44,139 @@ pub(super) fn retries_bounded(ev: &Evidence) -> Check {
     Check::Pass
 }
 
-pub(super) fn retry_after_honoured(ev: &Evidence) -> Check {
+/// The `retry_base_ms` the harness gives a delegator unless the scenario overrides it.
+pub const DEFAULT_RETRY_BASE_MS: u64 = 50;
+/// The `retry_cap_ms` the harness gives a delegator unless the scenario overrides it.
+pub const DEFAULT_RETRY_CAP_MS: u64 = 500;
+
+/// Slack for scheduling and request handling in a measured gap, in ms.
+const GAP_SLACK_MS: u64 = 25;
+
+fn option_ms(ev: &Evidence, key: &str, default: u64) -> u64 {
+    ev.scenario
+        .options
+        .get(key)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(default)
+}
+
+/// The `Retry-After` (seconds) the scenario's 429 fault announces, if any.
+fn retry_after_s(ev: &Evidence) -> Option<u64> {
+    ev.scenario
+        .network
+        .agents
+        .iter()
+        .flat_map(|a| &a.rules)
+        .find_map(|ru| match &ru.fault {
+            Some(a2a_mock_agents::Fault::HttpStatus {
+                status: 429,
+                retry_after_s,
+            }) => *retry_after_s,
+            _ => None,
+        })
+}
+
+/// DLG-RETRY-02: resends of one intent after a transient failure back off exponentially: the
+/// i-th gap (from 0) is at least half of min(cap, base·2^i) (no retry without backoff; a
+/// constant delay fails once the envelope passes it) and at most about the cap; after a 429
+/// with `Retry-After` the resend waits that long.
+pub(super) fn retries_back_off(ev: &Evidence) -> Check {
+    let base = option_ms(ev, "retry_base_ms", DEFAULT_RETRY_BASE_MS);
+    let cap = option_ms(ev, "retry_cap_ms", DEFAULT_RETRY_CAP_MS).max(base);
+    let ra_ms = retry_after_s(ev).map(|s| s * 1000);
     let reqs = requests(ev.journal);
-    let mut any = false;
+    // Per intent (agent, messageId): its sends as (seq, request number, time in µs).
+    type Sends = Vec<(u64, u64, u64)>;
+    let mut intents: BTreeMap<(&str, &str), Sends> = BTreeMap::new();
     for r in &reqs {
-        let Some(Entry {
-            event: Event::Response { status: 429, .. },
-            ..
-        }) = response_of(ev.journal, r.req)
-        else {
-            continue;
-        };
-        let retry_after_ms = ev
-            .scenario
-            .network
-            .agents
-            .iter()
-            .flat_map(|a| &a.rules)
-            .find_map(|ru| match &ru.fault {
-                Some(a2a_mock_agents::Fault::HttpStatus {
-                    status: 429,
-                    retry_after_s,
-                }) => *retry_after_s,
-                _ => None,
-            });
-        let Some(ra) = retry_after_ms else { continue };
-        let at = ev
-            .journal
-            .iter()
-            .find(|e| e.seq == r.seq)
-            .map_or(0, |e| e.at_us);
-        if let Some(next) = reqs
-            .iter()
-            .find(|o| o.seq > r.seq && o.is_new_send() && o.message_id() == r.message_id())
+        if r.is_new_send()
+            && let Some(m) = r.message_id()
         {
-            any = true;
-            let next_at = ev
+            let at = ev
                 .journal
                 .iter()
-                .find(|e| e.seq == next.seq)
+                .find(|e| e.seq == r.seq)
                 .map_or(0, |e| e.at_us);
-            if next_at.saturating_sub(at) < ra * 1_000_000 * 9 / 10 {
+            intents
+                .entry((r.agent, m))
+                .or_default()
+                .push((r.seq, r.req, at));
+        }
+    }
+    let mut any = false;
+    for sends in intents.values() {
+        // The backoff gaps: from a send whose attempt failed transiently to the next send of the
+        // same intent within one process life.
+        let mut gaps: Vec<(u64, u64, u64, bool)> = Vec::new();
+        for w in sends.windows(2) {
+            let ((s0, req0, t0), (s1, _, t1)) = (w[0], w[1]);
+            if ev.crash_seq.is_some_and(|c| s0 <= c && c < s1) {
+                continue;
+            }
+            let status = response_of(ev.journal, req0).and_then(|e| match &e.event {
+                Event::Response { status, .. } => Some(*status),
+                _ => None,
+            });
+            let dropped = ev
+                .journal
+                .iter()
+                .any(|e| matches!(&e.event, Event::ConnectionDropped { req, .. } if *req == req0));
+            let transient = dropped || status.is_some_and(|s| s == 429 || s >= 500);
+            if transient {
+                gaps.push((s0, s1, t1.saturating_sub(t0) / 1000, status == Some(429)));
+            }
+        }
+        if gaps.is_empty() {
+            continue;
+        }
+        any = true;
+        for &(s0, s1, gap, after_429) in &gaps {
+            if after_429 && let Some(ra) = ra_ms {
+                if gap < ra * 9 / 10 {
+                    return fail(
+                        format!("the resend waits Retry-After {} s", ra / 1000),
+                        format!("it came after {gap} ms"),
+                        vec![s0, s1],
+                    );
+                }
+                continue;
+            }
+            // A measured gap (request to request) can only exceed the delegator's sleep.
+            if gap + 1 < base / 2 {
                 return fail(
-                    format!("the resend waits Retry-After {ra} s"),
-                    format!("it came after {} ms", next_at.saturating_sub(at) / 1000),
-                    vec![r.seq, next.seq],
+                    format!(
+                        "a retry waits at least half the base backoff ({} ms)",
+                        base / 2
+                    ),
+                    format!("it came after {gap} ms: no backoff"),
+                    vec![s0, s1],
+                );
+            }
+            if gap > cap + cap / 2 + 10 * GAP_SLACK_MS {
+                return fail(
+                    format!("a retry waits at most the cap ({cap} ms)"),
+                    format!("it came after {gap} ms"),
+                    vec![s0, s1],
+                );
+            }
+        }
+        // Exponential growth, whatever the jitter: the i-th backoff (from 0) waits at least half
+        // of min(cap, base·2^i). Measured gaps only exceed the sleep, so load cannot fail this.
+        let plain = gaps.iter().filter(|g| !(g.3 && ra_ms.is_some()));
+        for (i, &(s0, s1, gap, _)) in plain.enumerate() {
+            let envelope = base.saturating_mul(1u64 << (i as u32).min(40)).min(cap);
+            if gap + 1 < envelope / 2 {
+                return fail(
+                    format!(
+                        "retry {} waits at least half of min(cap {cap}, base {base}·2^{i}) = {} ms (the gaps grow)",
+                        i + 1,
+                        envelope / 2
+                    ),
+                    format!(
+                        "it came after {gap} ms (gaps {:?} ms)",
+                        gaps.iter().map(|g| g.2).collect::<Vec<_>>()
+                    ),
+                    vec![s0, s1],
                 );
             }
         }
@@ -106,6 +194,158 @@ pub(super) fn indefinite_send_resent_with_same_id(ev: &Evidence) -> Check {
         return Check::NotApplicable;
     }
     message_id_stable_across_resends(ev)
+}
+
+/// The dead-letter entry holds what the journal shows: the accepted request (its id and
+/// text), at least one error per failed attempt with the status the agent answered, the chain it
+/// was given, and every artifact that reached the delegator partially.
+fn dlq_entry_matches_journal(ev: &Evidence, d: &crate::scenario::Delegation) -> Result<(), Check> {
+    use serde_json::Value;
+    let Some(rec) = snapshot_records(ev)
+        .into_iter()
+        .find(|r| r.id() == Some(d.id.as_str()))
+    else {
+        return Ok(());
+    };
+    // The entry may be the record itself or an object under `dlq`.
+    let field = |k: &str| {
+        rec.0
+            .get("dlq")
+            .and_then(|q| q.get(k))
+            .filter(|v| !v.is_null())
+            .or_else(|| rec.0.get(k))
+    };
+    let request = field("request");
+    let same_request = request.is_some_and(|q| {
+        q.get("id").and_then(Value::as_str) == Some(d.id.as_str())
+            && q.get("text").and_then(Value::as_str) == Some(d.text.as_str())
+    });
+    if !same_request {
+        return Err(fail(
+            format!(
+                "the dead-letter entry of {} holds its request (id, text)",
+                d.id
+            ),
+            format!(
+                "request {}",
+                request.map_or("absent".to_string(), |q| q.to_string())
+            ),
+            vec![],
+        ));
+    }
+    let failed: Vec<(u64, Option<u16>)> = requests(ev.journal)
+        .iter()
+        .filter(|r| r.is_send() && delegation_of(ev, r).is_some_and(|x| x.id == d.id))
+        .filter_map(|r| {
+            let status = response_of(ev.journal, r.req).and_then(|e| match &e.event {
+                Event::Response { status, .. } => Some(*status),
+                _ => None,
+            });
+            let dropped = ev
+                .journal
+                .iter()
+                .any(|e| matches!(&e.event, Event::ConnectionDropped { req, .. } if *req == r.req));
+            (dropped || status.is_some_and(|s| s == 429 || s >= 500)).then_some((r.seq, status))
+        })
+        .collect();
+    let errors: Vec<&Value> = field("errors")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    if errors.len() < failed.len() {
+        return Err(fail(
+            format!(
+                "the dead-letter entry of {} lists the {} failed attempts the journal shows",
+                d.id,
+                failed.len()
+            ),
+            format!("{} errors", errors.len()),
+            failed.iter().map(|f| f.0).collect(),
+        ));
+    }
+    for (seq, status) in &failed {
+        let Some(s) = status else { continue };
+        let named = errors.iter().any(|e| {
+            e.get("http_status").and_then(Value::as_u64) == Some(u64::from(*s))
+                || e.to_string().contains(&s.to_string())
+        });
+        if !named {
+            return Err(fail(
+                format!(
+                    "the dead-letter errors of {} name the agent's HTTP {s}",
+                    d.id
+                ),
+                format!(
+                    "errors {}",
+                    Value::Array(errors.iter().map(|e| (*e).clone()).collect())
+                ),
+                vec![*seq],
+            ));
+        }
+    }
+    let given: Vec<String> = d
+        .chain
+        .iter()
+        .map(|c| {
+            if c == "$self" {
+                ev.self_url.to_string()
+            } else {
+                c.clone()
+            }
+        })
+        .collect();
+    let chain: Option<Vec<String>> = field("chain")
+        .or_else(|| request.and_then(|q| q.get("chain")))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        });
+    if chain.as_ref() != Some(&given) {
+        return Err(fail(
+            format!(
+                "the dead-letter entry of {} holds its chain {given:?}",
+                d.id
+            ),
+            format!("chain {chain:?}"),
+            vec![],
+        ));
+    }
+    let until = seen_until(ev, &d.id);
+    for (t, _) in tasks_of(ev, &d.id) {
+        for e in ev.journal {
+            if let Event::ArtifactChunk {
+                task_id,
+                artifact_id,
+                ..
+            } = &e.event
+                && *task_id == t
+                && delivered_between(ev.journal, &t, e.seq, until).is_some()
+            {
+                let kept = field("artifacts")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| {
+                        a.iter().any(|x| {
+                            x.get("artifact_id").and_then(Value::as_str)
+                                == Some(artifact_id.as_str())
+                        })
+                    });
+                if !kept {
+                    return Err(fail(
+                        format!(
+                            "the partial artifact {artifact_id} kept in {}'s dead-letter entry",
+                            d.id
+                        ),
+                        "missing",
+                        vec![e.seq],
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn exhausted_retries_dead_lettered(ev: &Evidence) -> Check {
@@ -135,6 +375,9 @@ pub(super) fn exhausted_retries_dead_lettered(ev: &Evidence) -> Check {
                 "no dlq entry in the snapshot",
                 vec![],
             );
+        }
+        if let Err(f) = dlq_entry_matches_journal(ev, d) {
+            return f;
         }
     }
     if any {
@@ -192,12 +435,87 @@ mod tests {
         assert_eq!(c.check(checker("DLG-RETRY-02")), Check::Pass);
     }
 
+    /// Sends of intent m1 after 503s, `gaps` ms apart.
+    fn resends(gaps: &[u64]) -> Case {
+        let mut c = good("");
+        c.j.entries.clear();
+        let mut t = 1_000_000;
+        let (s, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.at(s, t);
+        c.j.resp("a", r, 503, None, Value::Null);
+        for g in gaps {
+            t += g * 1000;
+            let (s, r) = c.j.send("a", "m1", "do the thing", json!({}));
+            c.j.at(s, t);
+            c.j.resp("a", r, 503, None, Value::Null);
+        }
+        c
+    }
+
+    #[test]
+    fn retry_02_gaps_grow_with_jitter_within_base_and_cap() {
+        // Equal jitter over base 50 ms, cap 500 ms: 40, 80, 170, 330, then capped.
+        let c = resends(&[40, 80, 170, 330, 300]);
+        assert_eq!(c.check(checker("DLG-RETRY-02")), Check::Pass);
+        let c = resends(&[2, 1, 3]);
+        assert!(fails(c.check(checker("DLG-RETRY-02"))), "no backoff at all");
+        let c = resends(&[100, 100, 100, 100]);
+        assert!(
+            fails(c.check(checker("DLG-RETRY-02"))),
+            "constant, not exponential"
+        );
+        let c = resends(&[40, 200, 60]);
+        assert!(
+            fails(c.check(checker("DLG-RETRY-02"))),
+            "shrinks below the cap"
+        );
+        let c = resends(&[40, 5000]);
+        assert!(fails(c.check(checker("DLG-RETRY-02"))), "far past the cap");
+    }
+
+    #[test]
+    fn retry_04_the_dead_letter_entry_must_match_the_journal() {
+        let mut c = resends(&[60, 120]);
+        c.s = crate::rules::test_support::scenario(&delegation(
+            "expect = { state = [\"DEAD_LETTERED\"] }\nchain = [\"http://up\"]",
+        ));
+        c.done("d1", "DEAD_LETTERED", json!([]));
+        let err = json!({"op": "SendMessage", "http_status": 503, "transient": true});
+        let request = json!({"id": "d1", "text": "do the thing", "chain": ["http://up"]});
+        c.snapshot = Some(
+            json!({"records": [{"id": "d1", "dlq": true, "request": request,
+            "errors": [err, err, err], "chain": ["http://up"], "artifacts": []}]}),
+        );
+        assert_eq!(c.check(checker("DLG-RETRY-04")), Check::Pass);
+        // A bare `dlq: true` proves nothing.
+        c.snapshot = Some(json!({"records": [{"id": "d1", "dlq": true}]}));
+        assert!(fails(c.check(checker("DLG-RETRY-04"))), "no request");
+        c.snapshot = Some(
+            json!({"records": [{"id": "d1", "dlq": true, "request": request,
+            "errors": [err], "chain": ["http://up"]}]}),
+        );
+        assert!(
+            fails(c.check(checker("DLG-RETRY-04"))),
+            "one error for three failures"
+        );
+        c.snapshot = Some(
+            json!({"records": [{"id": "d1", "dlq": true, "request": request,
+            "errors": [err, err, err], "chain": []}]}),
+        );
+        assert!(fails(c.check(checker("DLG-RETRY-04"))), "chain lost");
+    }
+
     #[test]
     fn retry_04_not_dead_lettered() {
         let mut c = Case::new(&delegation("expect = { state = [\"DEAD_LETTERED\"] }"));
         c.done("d1", "DEAD_LETTERED", json!([]));
-        c.snapshot = Some(json!({"records": [{"id": "d1", "dlq": {"chain": []}}]}));
-        assert_eq!(c.check(checker("DLG-RETRY-04")), Check::Pass);
+        c.snapshot = Some(json!({"records": [{"id": "d1", "dlq": {"chain": [],
+            "request": {"id": "d1", "text": "do the thing"}, "errors": []}}]}));
+        assert_eq!(
+            c.check(checker("DLG-RETRY-04")),
+            Check::Pass,
+            "the entry under dlq"
+        );
         c.snapshot = Some(json!({"records": [{"id": "d1", "dlq": false}]}));
         assert!(fails(c.check(checker("DLG-RETRY-04"))));
         c.done("d1", "FAILED", json!([]));

@@ -33,7 +33,10 @@ pub(super) fn routed_to_capable_agent(ev: &Evidence) -> Check {
                 "application/octet-stream".into(),
             ]
         };
-        if !modes.iter().any(|m| d.mime_types.contains(m)) {
+        if !modes
+            .iter()
+            .any(|m| d.mime_types.iter().any(|a| media_type_accepts(a, m)))
+        {
             return fail(
                 "an agent with an accepted output mode",
                 format!("{} produces only {modes:?}", r.agent),
@@ -45,6 +48,26 @@ pub(super) fn routed_to_capable_agent(ev: &Evidence) -> Check {
         Check::Pass
     } else {
         Check::NotApplicable
+    }
+}
+
+/// True when the accepted media type `accepted` (which may be `type/*` or `*/*`) covers the
+/// agent's output mode `mode` (compared without parameters, case-insensitively).
+pub(super) fn media_type_accepts(accepted: &str, mode: &str) -> bool {
+    let bare = |s: &str| {
+        s.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
+    let (a, m) = (bare(accepted), bare(mode));
+    if a == "*/*" || a == m {
+        return true;
+    }
+    match (a.split_once('/'), m.split_once('/')) {
+        (Some((at, "*")), Some((mt, _))) => at == mt,
+        _ => false,
     }
 }
 
@@ -127,5 +150,33 @@ mod tests {
         let mut c = Case::new(&delegation(""));
         c.j.send("old", "m1", "do the thing", json!({}));
         assert!(fails(c.check(checker("DLG-ROUTE-03"))));
+    }
+
+    #[test]
+    fn wildcard_accepted_modes_cover_the_agents_output() {
+        use super::super::registry::Check;
+        use super::media_type_accepts;
+        assert!(media_type_accepts("*/*", "application/pdf"));
+        assert!(media_type_accepts("text/*", "text/markdown"));
+        assert!(media_type_accepts(
+            "Application/JSON; charset=utf-8",
+            "application/json"
+        ));
+        assert!(!media_type_accepts("text/*", "application/json"));
+        assert!(!media_type_accepts("application/json", "application/pdf"));
+        let mut c = good("mime_types = [\"*/*\"]");
+        assert_eq!(
+            c.check(checker("DLG-ROUTE-01")),
+            Check::Pass,
+            "*/* accepts anything"
+        );
+        c.s.delegations[0].mime_types = vec!["image/png".into()];
+        assert!(fails(c.check(checker("DLG-ROUTE-01"))));
+        c.s.delegations[0].mime_types = vec!["text/*".into()];
+        assert_eq!(
+            c.check(checker("DLG-ROUTE-01")),
+            Check::Pass,
+            "text/* accepts text/plain"
+        );
     }
 }

@@ -2,11 +2,14 @@
 
 use super::evidence::*;
 use super::registry::{Check, fail};
-use a2a_driver_contract::Outcome;
+use a2a_driver_contract::{Done, Outcome};
 use a2a_mock_agents::Event;
+use a2a_protocol::Method;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The reported outcome is one the scenario expects and agrees with the agent's truth (the
+/// consequence check other rules build on; the DLG-STATE rules have their own checkers).
 pub(super) fn outcome_expected(ev: &Evidence) -> Check {
     let mut any = false;
     for d in &ev.scenario.delegations {
@@ -78,10 +81,298 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
     }
 }
 
+/// The `done` of delegation `id`, or a failure naming that none came before the bound.
+pub(super) fn reported_done<'a>(ev: &'a Evidence, id: &str) -> Result<&'a Done, Check> {
+    done_of(ev, id).ok_or_else(|| {
+        fail(
+            format!("{id} reaches an outcome"),
+            "no outcome reported before the bound",
+            vec![],
+        )
+    })
+}
+
+/// The delegation followed its task to the agent's final state: the final state reached the
+/// delegator (a stream event, a poll or a push after it) before its `done`, and the `done`
+/// reports it. Unless `agent_verdict` is required, a FAILED, CANCELED, DEAD_LETTERED or LOST
+/// `done` may also be the delegator's own decision (a rejected artifact, a protocol error, a
+/// local deadline) taken after it observed the task at least once or canceled it.
+pub(super) fn observed_to_final(
+    ev: &Evidence,
+    id: &str,
+    task: &str,
+    agent_verdict: bool,
+) -> Result<u64, Check> {
+    let done = reported_done(ev, id)?;
+    let until = seen_until(ev, id);
+    let cancel_sent = requests(ev.journal).iter().any(|r| {
+        r.seq <= until
+            && r.calls(&[Method::CancelTask])
+            && r.params.get("id").and_then(Value::as_str) == Some(task)
+    });
+    let observed = delivered_between(ev.journal, task, 0, until);
+    let own_decision = !agent_verdict
+        && matches!(
+            done.state,
+            Outcome::Failed | Outcome::Canceled | Outcome::DeadLettered | Outcome::Lost
+        )
+        && (cancel_sent || observed.is_some());
+    let Some((truth, at)) = terminal_truth(ev.journal, task).filter(|(_, at)| *at <= until) else {
+        return if own_decision {
+            Ok(observed.unwrap_or(until))
+        } else {
+            Err(fail(
+                format!("{id} observes task {task} until its final state"),
+                format!(
+                    "it reported {} while the task was still open at the agent{}",
+                    done.state,
+                    if cancel_sent || observed.is_some() {
+                        ""
+                    } else {
+                        " (never observed, never canceled)"
+                    }
+                ),
+                vec![],
+            ))
+        };
+    };
+    let Some(seen) = delivered_between(ev.journal, task, at, until) else {
+        return if own_decision && done.state.as_str() != "COMPLETED" {
+            Ok(observed.unwrap_or(until))
+        } else {
+            Err(fail(
+                format!(
+                    "the final state {truth} of task {task} reaches the delegator before {id}'s done"
+                ),
+                format!(
+                    "it reported {} without any stream event, poll or push after the final state",
+                    done.state
+                ),
+                vec![at],
+            ))
+        };
+    };
+    let agrees = done.state.as_str() == truth
+        // A delegator may reject a completed task's results (validation) or time out on its own:
+        // judged by the artifact and limit rules, not here.
+        || !agent_verdict
+            && matches!(done.state, Outcome::Failed | Outcome::DeadLettered | Outcome::Canceled);
+    if !agrees {
+        return Err(fail(
+            format!("{id} reports the agent's final state ({truth} for task {task})"),
+            format!("it reported {}", done.state),
+            vec![at, seen],
+        ));
+    }
+    Ok(seen)
+}
+
+/// DLG-STATE-01: while the agent's task was SUBMITTED or WORKING the delegation stayed open and
+/// was observed to the final state.
+pub(super) fn open_states_kept_observed(ev: &Evidence) -> Check {
+    let mut any = false;
+    for d in ev
+        .scenario
+        .delegations
+        .iter()
+        .filter(|d| d.children.is_empty())
+    {
+        if d.expect.state.is_empty() || d.expect.nothing_sent {
+            continue;
+        }
+        let (task, _, _) = match work_task(ev, &d.id) {
+            Ok(t) => t,
+            Err(f) => return f,
+        };
+        let open = ev.journal.iter().any(|e| {
+            matches!(&e.event, Event::TaskState { task_id, state } if *task_id == task
+                && matches!(state.trim_start_matches("TASK_STATE_"), "SUBMITTED" | "WORKING"))
+        });
+        if !open {
+            continue;
+        }
+        any = true;
+        if let Err(f) = observed_to_final(ev, &d.id, &task, false) {
+            return f;
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+/// DLG-STATE-02: the agent's task COMPLETED, the delegator learnt it, and reported COMPLETED with
+/// every artifact the agent delivered committed.
+pub(super) fn completed_committed(ev: &Evidence) -> Check {
+    let mut any = false;
+    for d in ev
+        .scenario
+        .delegations
+        .iter()
+        .filter(|d| d.children.is_empty())
+    {
+        if !d.expect.state.contains(&Outcome::Completed) {
+            continue;
+        }
+        any = true;
+        let (task, _, _) = match work_task(ev, &d.id) {
+            Ok(t) => t,
+            Err(f) => return f,
+        };
+        let done = match reported_done(ev, &d.id) {
+            Ok(x) => x,
+            Err(f) => return f,
+        };
+        match terminal_truth(ev.journal, &task) {
+            Some((t, at)) if t == "COMPLETED" => {
+                if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
+                    return f;
+                }
+                if done.state != Outcome::Completed {
+                    return fail(
+                        format!("{} reports COMPLETED (task {task} completed)", d.id),
+                        format!("it reported {}", done.state),
+                        vec![at],
+                    );
+                }
+                for (aid, (_, _, seq)) in artifact_truth(ev.journal, &task) {
+                    if !done.artifacts.iter().any(|a| a.artifact_id == aid) {
+                        return fail(
+                            format!("artifact {aid} of the completed task committed"),
+                            "missing from the outcome",
+                            vec![seq],
+                        );
+                    }
+                }
+            }
+            truth => {
+                if done.state == Outcome::Completed {
+                    return fail(
+                        format!(
+                            "{} reports COMPLETED only for a task the agent completed",
+                            d.id
+                        ),
+                        format!(
+                            "task {task} ended {}",
+                            truth.map_or("nowhere (still open)".to_string(), |t| t.0)
+                        ),
+                        vec![],
+                    );
+                }
+            }
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+/// DLG-STATE-04: an UNSPECIFIED or unknown state reached the delegator, which recorded it and
+/// went on observing the task to its final state (or its deadline).
+pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
+    let mut any = false;
+    for d in ev
+        .scenario
+        .delegations
+        .iter()
+        .filter(|d| d.children.is_empty())
+    {
+        if d.expect.state.is_empty() {
+            continue;
+        }
+        let (task, _, created) = match work_task(ev, &d.id) {
+            Ok(t) => t,
+            Err(f) => return f,
+        };
+        // The odd state: UNSPECIFIED or a name the protocol does not know, as recorded; a
+        // scenario may also mangle state names on the wire (then any delivery carries it).
+        let odd = ev.journal.iter().find_map(|e| match &e.event {
+            Event::TaskState { task_id, state }
+                if *task_id == task
+                    && a2a_protocol::TaskState::parse_lenient(state)
+                        .is_none_or(|s| s == a2a_protocol::TaskState::Unspecified) =>
+            {
+                Some(e.seq)
+            }
+            _ => None,
+        });
+        let cause = odd.unwrap_or(created);
+        any = true;
+        let until = seen_until(ev, &d.id);
+        if delivered_between(ev.journal, &task, cause, until).is_none() {
+            return fail(
+                format!(
+                    "the odd state of task {task} reaches the delegator before {}'s done",
+                    d.id
+                ),
+                "no stream event, poll or push delivered it: the situation never arose",
+                odd.into_iter().collect(),
+            );
+        }
+        let done = match observed_to_final(ev, &d.id, &task, false) {
+            Ok(_) => done_of(ev, &d.id),
+            Err(f) => return f,
+        };
+        if let Some(done) = done
+            && !d.expect.state.contains(&done.state)
+        {
+            return fail(
+                format!("{} ends in one of {:?}", d.id, names(&d.expect.state)),
+                format!("it ended in {}", done.state),
+                vec![],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
+    }
+}
+
+/// DLG-STATE-03: the agent's FAILED, CANCELED or REJECTED reached the delegator and was reported
+/// as final; nothing more was sent to the task.
 pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
-    match no_message_to_terminal_task(ev) {
-        Check::Pass | Check::NotApplicable => outcome_expected(ev),
-        f => f,
+    if let f @ Check::Fail { .. } = no_message_to_terminal_task(ev) {
+        return f;
+    }
+    let mut any = false;
+    for d in ev
+        .scenario
+        .delegations
+        .iter()
+        .filter(|d| d.children.is_empty())
+    {
+        let terminal = [Outcome::Failed, Outcome::Canceled, Outcome::Rejected];
+        if d.expect.state.is_empty() || !d.expect.state.iter().all(|s| terminal.contains(s)) {
+            continue;
+        }
+        any = true;
+        let (task, _, _) = match work_task(ev, &d.id) {
+            Ok(t) => t,
+            Err(f) => return f,
+        };
+        if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
+            return f;
+        }
+        if let Some(done) = done_of(ev, &d.id)
+            && !d.expect.state.contains(&done.state)
+        {
+            return fail(
+                format!("{} ends in one of {:?}", d.id, names(&d.expect.state)),
+                format!("it ended in {}", done.state),
+                vec![],
+            );
+        }
+    }
+    if any {
+        Check::Pass
+    } else {
+        Check::NotApplicable
     }
 }
 
@@ -235,5 +526,72 @@ mod tests {
             fails(c.check(checker("DLG-STATE-02"))),
             "the agent's task FAILED"
         );
+    }
+
+    #[test]
+    fn outcomes_without_a_journal_prove_no_state_rule() {
+        for (rule, state) in [
+            ("DLG-STATE-01", "COMPLETED"),
+            ("DLG-STATE-02", "COMPLETED"),
+            ("DLG-STATE-04", "COMPLETED"),
+            ("DLG-STATE-03", "FAILED"),
+            ("DLG-OBS-01", "COMPLETED"),
+        ] {
+            let mut c = Case::new(&delegation(&format!(
+                "expect = {{ state = [\"{state}\"] }}"
+            )));
+            c.done("d1", state, json!([]));
+            assert!(
+                fails(c.check(checker(rule))),
+                "{rule}: {state} with an empty journal"
+            );
+        }
+    }
+
+    #[test]
+    fn an_outcome_before_the_final_state_reached_the_delegator_has_no_cause() {
+        let mut c = good("expect = { state = [\"COMPLETED\"] }");
+        for rule in ["DLG-STATE-01", "DLG-STATE-02", "DLG-OBS-01"] {
+            assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
+        }
+        // The `done` came while the journal stood at the task's WORKING (seq 4).
+        c.done_at.insert("d1".into(), 4);
+        for rule in ["DLG-STATE-01", "DLG-STATE-02", "DLG-OBS-01"] {
+            assert!(fails(c.check(checker(rule))), "{rule}");
+        }
+    }
+
+    #[test]
+    fn state_03_the_agents_failure_must_have_reached_the_delegator() {
+        let mut c = Case::new(&delegation("expect = { state = [\"FAILED\"] }"));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        c.j.state("a", "t1", "TASK_STATE_FAILED");
+        c.done("d1", "FAILED", json!([]));
+        assert!(
+            fails(c.check(checker("DLG-STATE-03"))),
+            "never read after FAILED"
+        );
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g, 200, None, json!({}));
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
+    }
+
+    #[test]
+    fn state_04_the_odd_state_must_have_been_delivered() {
+        let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        let odd = c.j.state("a", "t1", "TASK_STATE_UNSPECIFIED");
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        c.done("d1", "COMPLETED", json!([]));
+        c.done_at.insert("d1".into(), odd);
+        assert!(fails(c.check(checker("DLG-STATE-04"))));
+        c.done_at.clear();
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g, 200, None, json!({}));
+        assert_eq!(c.check(checker("DLG-STATE-04")), Check::Pass);
     }
 }

@@ -158,6 +158,61 @@ impl J {
     }
 }
 
+impl J {
+    /// One artifact chunk produced by the agent for `task`.
+    pub(crate) fn chunk(
+        &mut self,
+        agent: &str,
+        task: &str,
+        aid: &str,
+        append: bool,
+        bytes: u64,
+    ) -> u64 {
+        self.push(
+            agent,
+            Event::ArtifactChunk {
+                task_id: task.into(),
+                artifact_id: aid.into(),
+                append,
+                last_chunk: true,
+                bytes,
+            },
+        )
+    }
+    /// A stream event on request `req` (delivered to the delegator).
+    pub(crate) fn sse(&mut self, agent: &str, req: u64) -> u64 {
+        self.push(
+            agent,
+            Event::SseEvent {
+                req,
+                index: 0,
+                data: json!({}),
+            },
+        )
+    }
+}
+
+/// A streaming delegation d1 on agent `a` whose task t1 gets one artifact (`bytes` long), delivered
+/// on the stream, then completes; no outcome yet. Returns the case and the chunk's sequence.
+pub(crate) fn streamed(extra: &str, bytes: u64) -> (Case, u64) {
+    let mut c = Case::new(&delegation(extra));
+    let (_, r) = c.j.rpc(
+        "a",
+        "SendStreamingMessage",
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]}}),
+        &[],
+    );
+    c.j.created("a", "t1", "c1", "m1", false);
+    c.j.state("a", "t1", "TASK_STATE_WORKING");
+    c.j.sse("a", r);
+    let chunk = c.j.chunk("a", "t1", "artifact-1", false, bytes);
+    c.j.sent("a", "t1", "artifact-1", bytes, "bad");
+    c.j.sse("a", r);
+    c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+    c.j.sse("a", r);
+    (c, chunk)
+}
+
 pub(crate) fn merge(a: &mut Value, b: Value) {
     if let (Value::Object(a), Value::Object(b)) = (a, b) {
         for (k, v) in b {
@@ -182,6 +237,10 @@ pub(crate) struct Case {
     pub(crate) crash: Option<u64>,
     pub(crate) forged: Vec<u16>,
     pub(crate) memory: Option<crate::delegator_process::MemoryReading>,
+    /// Journal sequence when each outcome was received (absent: the whole journal).
+    pub(crate) done_at: BTreeMap<String, u64>,
+    /// What the reported artifact files held (absent: not read).
+    pub(crate) files: BTreeMap<(String, String), super::evidence::FileFact>,
 }
 
 impl Case {
@@ -196,6 +255,8 @@ impl Case {
             crash: None,
             forged: Vec::new(),
             memory: None,
+            done_at: BTreeMap::new(),
+            files: BTreeMap::new(),
         }
     }
     /// Record a `done` for `id`; `artifacts` give `artifact_id`, `bytes` and `sha256`.
@@ -235,6 +296,10 @@ impl Case {
         }));
     }
     pub(crate) fn check(&self, f: fn(&Evidence) -> Check) -> Check {
+        self.with_evidence(f)
+    }
+    /// Run `f` over this case's evidence.
+    pub(crate) fn with_evidence<R>(&self, f: impl FnOnce(&Evidence) -> R) -> R {
         let ev = Evidence {
             scenario: &self.s,
             journal: &self.j.entries,
@@ -252,6 +317,8 @@ impl Case {
             start: time::OffsetDateTime::now_utc(),
             forged_pushes: &self.forged,
             memory: self.memory.clone(),
+            done_at: &self.done_at,
+            artifact_files: &self.files,
         };
         f(&ev)
     }
@@ -278,6 +345,9 @@ pub(crate) fn good(extra: &str) -> Case {
     c.j.state("a", "t1", "TASK_STATE_WORKING");
     c.j.sent("a", "t1", "artifact-1", 10, "abc");
     c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+    // The delegator read the final state (a poll after it).
+    let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+    c.j.resp("a", g, 200, None, json!({"result": {"id": "t1"}}));
     c.done(
         "d1",
         "COMPLETED",

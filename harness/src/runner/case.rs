@@ -4,15 +4,15 @@
 
 use super::crash::{BACKOFF_SETTLE, CrashInjector, CrashRecord};
 use super::intake::{Intake, Received};
-use super::messages::{delegate_message, forge_push};
+use super::messages::{delegate_message, forge_push, push_target};
 use super::verdict::{CaseResult, Verdict, case_verdict, judge};
 use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
 use crate::delegator_process::{DelegatorOutput, DelegatorProcess, MemoryReading, init_message};
 use crate::rules::Evidence;
 use crate::scenario::{Answer, CrashTrigger, Delegation, Scenario};
 use a2a_driver_contract::{
-    Cancel, Credential, DelegationState, DriverErrorCode, Escalate, EscalationKind, FromDelegator,
-    InitOptions, StateChange, ToDelegator,
+    Cancel, Credential, DriverErrorCode, Escalate, EscalationKind, FromDelegator, InitOptions,
+    StateChange, ToDelegator,
 };
 use a2a_mock_agents::{Entry, Journal, Network};
 use serde_json::{Map, Value};
@@ -56,8 +56,26 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
     let memory = run.memory_reading();
     let (mut intake, facts) = run.stop(stalled).await;
     let entries = net.journal().entries();
+    let dropped = net.journal().dropped();
     net.shutdown().await;
-    verdict(s, &mut intake, facts, entries, memory, result, t0)
+    let mut result = verdict(s, &mut intake, facts, entries, memory, result, t0);
+    journal_incomplete(&mut result, dropped);
+    result
+}
+
+/// A journal that dropped entries at its bound cannot show everything a PASS rests on: such a
+/// case is UNKNOWN, with a note (a FAIL, witnessed in the kept entries or the contract, and an
+/// UNSUPPORTED stand).
+fn journal_incomplete(result: &mut CaseResult, dropped: u64) {
+    if dropped == 0 {
+        return;
+    }
+    result.notes.push(format!(
+        "journal incomplete: {dropped} entries past its max_entries bound were dropped; the verdict cannot rest on it"
+    ));
+    if matches!(result.verdict, Verdict::Pass | Verdict::NonStrict) {
+        result.verdict = Verdict::Unknown;
+    }
 }
 
 /// Start the case's network, its seed XORed with the run's.
@@ -67,7 +85,14 @@ async fn start_network(
 ) -> Result<Network, a2a_mock_agents::NetworkError> {
     let mut spec = s.network.clone();
     spec.seed ^= cfg.seed;
-    Network::start(spec).await
+    let net = Network::start(spec).await?;
+    // DLG-AUTH-01 evidence: the credential (and its bare token) is searched for before long
+    // strings are summarised.
+    net.journal().watch(OWN_CREDENTIAL);
+    if let Some(token) = OWN_CREDENTIAL.split_whitespace().last() {
+        net.journal().watch(token);
+    }
+    Ok(net)
 }
 
 /// What a case run learnt that the judgement needs.
@@ -82,6 +107,8 @@ struct Facts {
     unsupported: bool,
     forged: Vec<u16>,
     inited: bool,
+    /// Per delegation, the last journal sequence when its outcome was received.
+    done_at: BTreeMap<String, u64>,
 }
 
 /// The state of one case while it runs.
@@ -104,7 +131,6 @@ struct CaseRun<'a> {
     /// Messages the killed process wrote before it died, handled after the restart.
     backlog: VecDeque<Received>,
     canceled: Vec<String>,
-    webhook_url: Option<String>,
     forged_for: Vec<String>,
     /// True once the harness stopped reading the delegator (a flood of garbage).
     flooded: bool,
@@ -152,6 +178,7 @@ impl<'a> CaseRun<'a> {
                 unsupported: false,
                 forged: Vec::new(),
                 inited: false,
+                done_at: BTreeMap::new(),
             },
             options,
             cards: net.names().filter_map(|n| net.card_url(n)).collect(),
@@ -161,7 +188,6 @@ impl<'a> CaseRun<'a> {
             memory_baseline_kib: None,
             backlog: VecDeque::new(),
             canceled: Vec::new(),
-            webhook_url: None,
             forged_for: Vec::new(),
             flooded: false,
             alive: true,
@@ -253,9 +279,8 @@ impl<'a> CaseRun<'a> {
             match self.proc.recv(left).await {
                 None => {}
                 Some(DelegatorOutput::Message(m)) => match self.intake.message(&m) {
-                    Some(Received::Message(FromDelegator::InitOk(ok))) => {
+                    Some(Received::Message(FromDelegator::InitOk(_))) => {
                         inited = true;
-                        self.webhook_url = ok.webhook_url;
                         self.memory_baseline_kib = self.proc.group_rss_kib();
                     }
                     Some(Received::Message(FromDelegator::Error(e))) => {
@@ -330,6 +355,28 @@ impl<'a> CaseRun<'a> {
                 Next::Handle(msg, old_life) => self.handle(msg, old_life).await,
                 Next::Again => {}
                 Next::Stop => break,
+            }
+            self.forge_when_push_configured().await;
+        }
+    }
+
+    /// `forge_push` cases: once the journal shows the push config the delegator gave an agent
+    /// for a delegation's task, post one notification with a wrong token to that webhook.
+    async fn forge_when_push_configured(&mut self) {
+        if !self.s.forge_push {
+            return;
+        }
+        let s = self.s;
+        for d in &s.delegations {
+            if self.forged_for.contains(&d.id) {
+                continue;
+            }
+            let Some(t) = self.journal.with_entries(|j| push_target(j, &d.text)) else {
+                continue;
+            };
+            self.forged_for.push(d.id.clone());
+            if let Some(code) = forge_push(&t.url, &t.task, &t.context).await {
+                self.facts.forged.push(code);
             }
         }
     }
@@ -471,6 +518,7 @@ impl<'a> CaseRun<'a> {
             }
             FromDelegator::Done(done) => {
                 let id = done.id.clone();
+                self.note_outcome_seq(&id);
                 self.facts
                     .outcomes
                     .insert(id.clone(), FromDelegator::Done(done));
@@ -487,6 +535,7 @@ impl<'a> CaseRun<'a> {
                 let line = serde_json::to_string(&e).unwrap_or_default();
                 if e.code == DriverErrorCode::Unsupported {
                     self.facts.unsupported = true;
+                    self.note_outcome_seq(e.id.as_deref().unwrap_or_default());
                     self.facts
                         .outcomes
                         .insert(e.id.clone().unwrap_or_default(), FromDelegator::Error(e));
@@ -498,19 +547,15 @@ impl<'a> CaseRun<'a> {
         }
     }
 
+    /// Evidence: the journal as it stood when the outcome of `id` arrived (only what is in it
+    /// can have caused that outcome).
+    fn note_outcome_seq(&mut self, id: &str) {
+        let last = self.journal.with_entries(|j| j.last().map_or(0, |e| e.seq));
+        self.facts.done_at.insert(id.to_string(), last);
+    }
+
     async fn on_state(&mut self, msg: &StateChange) {
         let id = msg.id.as_str();
-        if self.s.forge_push
-            && !self.forged_for.iter().any(|f| f == id)
-            && msg.state == DelegationState::Working
-            && let (Some(url), Some(task)) = (self.webhook_url.clone(), msg.task_id.as_deref())
-        {
-            self.forged_for.push(id.to_string());
-            let ctx = msg.context_id.as_deref().unwrap_or_default();
-            if let Some(code) = forge_push(&url, id, task, ctx).await {
-                self.facts.forged.push(code);
-            }
-        }
         let bare = |x: &str| x.trim_start_matches("TASK_STATE_").to_ascii_uppercase();
         let s = self.s;
         for c in &s.cancels {
@@ -667,6 +712,8 @@ fn verdict(
 ) -> CaseResult {
     let messages = std::mem::take(&mut intake.messages);
     let typed = std::mem::take(&mut intake.typed);
+    // Before the store is removed below: what the reported files hold.
+    let files = crate::rules::hash_reported_files(&facts.outcomes);
     let ev = Evidence {
         scenario: s,
         journal: &entries,
@@ -680,6 +727,8 @@ fn verdict(
         start: facts.start,
         forged_pushes: &facts.forged,
         memory,
+        done_at: &facts.done_at,
+        artifact_files: &files,
     };
     let verdicts = judge(s, &ev, &entries);
     result.verdict = case_verdict(
@@ -712,8 +761,8 @@ fn verdict(
 fn init_options(seed: u64, overrides: &BTreeMap<String, Value>) -> InitOptions {
     let defaults = InitOptions {
         seed: Some(seed),
-        retry_base_ms: Some(50),
-        retry_cap_ms: Some(500),
+        retry_base_ms: Some(crate::rules::DEFAULT_RETRY_BASE_MS),
+        retry_cap_ms: Some(crate::rules::DEFAULT_RETRY_CAP_MS),
         poll_interval_ms: Some(50),
         deadline_margin_ms: Some(200),
         ..InitOptions::default()
@@ -738,6 +787,31 @@ fn init_options(seed: u64, overrides: &BTreeMap<String, Value>) -> InitOptions {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_journal_that_dropped_entries_makes_the_case_unknown() {
+        let s = Scenario::from_toml(
+            std::path::Path::new("t.toml"),
+            "id = \"t\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n[[network.agent.skill]]\nid = \"s\"\n[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"x\"\n",
+        )
+        .unwrap();
+        let cfg = RunSettings {
+            delegator: "x".into(),
+            seed: 1,
+            work_dir: std::env::temp_dir(),
+        };
+        let mut r = CaseResult::empty(&s, &cfg);
+        r.verdict = Verdict::Pass;
+        journal_incomplete(&mut r, 0);
+        assert_eq!(r.verdict, Verdict::Pass);
+        journal_incomplete(&mut r, 3);
+        assert_eq!(r.verdict, Verdict::Unknown);
+        assert!(r.notes.iter().any(|n| n.contains("3 entries")));
+        let mut r = CaseResult::empty(&s, &cfg);
+        r.verdict = Verdict::Unsupported;
+        journal_incomplete(&mut r, 3);
+        assert_eq!(r.verdict, Verdict::Unsupported);
+    }
 
     #[test]
     fn init_options_are_the_defaults_overridden_by_the_scenario() {

@@ -4,7 +4,8 @@
 use super::SELF_URL;
 use crate::scenario::Delegation;
 use a2a_driver_contract::{ArtifactSpec, ChildDelegate, Delegate, Priority};
-use serde_json::json;
+use a2a_mock_agents::{Entry, Event};
+use serde_json::{Value, json};
 use std::time::Duration;
 
 /// The latest and earliest instants a delegation deadline is sent as (RFC 3339, 4-digit year).
@@ -78,23 +79,100 @@ pub(super) fn delegate_message(
     (msg, note)
 }
 
-/// The webhook URL of delegation `id` under the base URL the delegator reported in `init_ok`
-/// (`<base>/a2a-webhook/<id>`, the id percent-encoded); `None` when the base is not an http(s)
-/// URL.
-pub(super) fn webhook_url(base: &str, id: &str) -> Option<reqwest::Url> {
-    let mut url = reqwest::Url::parse(base).ok()?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    url.path_segments_mut()
-        .ok()?
-        .pop_if_empty()
-        .extend(["a2a-webhook", id]);
-    Some(url)
+/// Where a forged push for a delegation goes: the push config the delegator gave an agent for
+/// one of its tasks, read from the journal.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct PushTarget {
+    /// The webhook URL of the config.
+    pub url: String,
+    /// The task it is for.
+    pub task: String,
+    /// The task's context.
+    pub context: String,
 }
 
-/// POST a forged push notification (a FAILED status with a wrong token) to the delegator's webhook.
-pub(super) async fn forge_push(base: &str, id: &str, task: &str, ctx: &str) -> Option<u16> {
+/// The first push config the delegator sent for a task of the delegation whose text is
+/// `text` (in `configuration.taskPushNotificationConfig` of its send, or a push-config request
+/// naming the task), once the agent created that task: a forged notification needs no `state`
+/// line from the delegator, only the config it actually gave the agent.
+pub(super) fn push_target(entries: &[Entry], text: &str) -> Option<PushTarget> {
+    let created = |mid: &str| {
+        entries.iter().find_map(|e| match &e.event {
+            Event::TaskCreated {
+                task_id,
+                context_id,
+                message_id,
+                ..
+            } if message_id == mid => Some((task_id.clone(), context_id.clone())),
+            _ => None,
+        })
+    };
+    let context_of = |task: &str| {
+        entries.iter().find_map(|e| match &e.event {
+            Event::TaskCreated {
+                task_id,
+                context_id,
+                ..
+            } if task_id == task => Some(context_id.clone()),
+            _ => None,
+        })
+    };
+    let ours = |p: &Value| {
+        p.pointer("/message/parts")
+            .and_then(Value::as_array)
+            .is_some_and(|parts| {
+                parts
+                    .iter()
+                    .any(|x| x.get("text").and_then(Value::as_str) == Some(text))
+            })
+    };
+    let mut tasks: Vec<String> = Vec::new();
+    for e in entries {
+        let Event::Request { params, .. } = &e.event else {
+            continue;
+        };
+        if ours(params)
+            && let Some(mid) = params.pointer("/message/messageId").and_then(Value::as_str)
+            && let Some((task, context)) = created(mid)
+        {
+            if let Some(url) = params
+                .pointer("/configuration/taskPushNotificationConfig/url")
+                .or_else(|| params.pointer("/configuration/pushNotificationConfig/url"))
+                .and_then(Value::as_str)
+            {
+                return Some(PushTarget {
+                    url: url.to_string(),
+                    task,
+                    context,
+                });
+            }
+            tasks.push(task);
+        }
+        // A separate push-config request for one of the delegation's tasks.
+        let task = params
+            .get("taskId")
+            .or_else(|| params.get("task_id"))
+            .and_then(Value::as_str);
+        let url = params
+            .pointer("/pushNotificationConfig/url")
+            .or_else(|| params.pointer("/config/url"))
+            .or_else(|| params.get("url"))
+            .and_then(Value::as_str);
+        if let (Some(task), Some(url)) = (task, url)
+            && tasks.iter().any(|t| t == task)
+        {
+            return Some(PushTarget {
+                url: url.to_string(),
+                task: task.to_string(),
+                context: context_of(task).unwrap_or_default(),
+            });
+        }
+    }
+    None
+}
+
+/// POST a forged push notification (a FAILED status with a wrong token) to `url`.
+pub(super) async fn forge_push(url: &str, task: &str, ctx: &str) -> Option<u16> {
     let body = json!({"statusUpdate": {"taskId": task, "contextId": ctx,
         "status": {"state": "TASK_STATE_FAILED", "timestamp": a2a_protocol::Timestamp::now().to_rfc3339()}}});
     let client = reqwest::Client::builder()
@@ -102,7 +180,9 @@ pub(super) async fn forge_push(base: &str, id: &str, task: &str, ctx: &str) -> O
         .timeout(Duration::from_secs(5))
         .build()
         .ok()?;
-    let url = webhook_url(base, id)?;
+    let url = reqwest::Url::parse(url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))?;
     let r = client
         .post(url)
         .header("Authorization", "Bearer forged-token")
@@ -119,18 +199,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn webhook_urls_are_built_not_pasted() {
-        let u = |b: &str, id: &str| webhook_url(b, id).map(|u| u.to_string());
+    fn the_forged_push_target_comes_from_the_journal_not_a_state_line() {
+        let entry = |seq, event| Entry {
+            seq,
+            at_us: seq,
+            agent: "a".into(),
+            event,
+        };
+        let send = |params: Value| Event::Request {
+            req: 1,
+            http_method: "POST".into(),
+            path: "/a2a".into(),
+            method: Some("SendMessage".into()),
+            rpc_id: None,
+            params,
+            headers: Default::default(),
+        };
+        let created = Event::TaskCreated {
+            task_id: "t1".into(),
+            context_id: "c1".into(),
+            message_id: "m1".into(),
+            dedup: false,
+        };
+        let with_push = json!({"message": {"messageId": "m1", "parts": [{"text": "do it"}]},
+            "configuration": {"taskPushNotificationConfig": {"url": "http://127.0.0.1:5/hook/d1", "token": "x"}}});
+        let j = vec![entry(1, send(with_push.clone()))];
+        assert_eq!(push_target(&j, "do it"), None, "no task yet");
+        let j = vec![entry(1, send(with_push)), entry(2, created.clone())];
         assert_eq!(
-            u("http://127.0.0.1:5/", "d1").as_deref(),
-            Some("http://127.0.0.1:5/a2a-webhook/d1")
+            push_target(&j, "do it"),
+            Some(PushTarget {
+                url: "http://127.0.0.1:5/hook/d1".into(),
+                task: "t1".into(),
+                context: "c1".into()
+            })
         );
+        assert_eq!(push_target(&j, "other work"), None);
+        let no_push = json!({"message": {"messageId": "m1", "parts": [{"text": "do it"}]}});
+        let j = vec![entry(1, send(no_push)), entry(2, created)];
         assert_eq!(
-            u("http://127.0.0.1:5/hooks", "d 1/x").as_deref(),
-            Some("http://127.0.0.1:5/hooks/a2a-webhook/d%201%2Fx")
+            push_target(&j, "do it"),
+            None,
+            "streaming only: nothing to forge"
         );
-        assert_eq!(u("file:///tmp", "d1"), None);
-        assert_eq!(u("not a url", "d1"), None);
     }
 
     #[test]

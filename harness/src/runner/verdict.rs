@@ -106,8 +106,12 @@ impl CaseResult {
 }
 
 /// Judge every rule the case lists, and every always-on rule, over the evidence: a listed rule
-/// with nothing to judge is UNKNOWN, a broken MUST is FAIL, a broken SHOULD NON-STRICT.
+/// with nothing to judge is UNKNOWN, a broken MUST is FAIL, a broken SHOULD NON-STRICT. A listed
+/// rule with nothing to judge because the delegator never sent the case's work to any agent is
+/// not unknown: the case's purpose was not exercised, a FAIL (whatever the rule's level) naming
+/// that.
 pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleVerdict> {
+    let unsent = crate::rules::unsent_work(ev);
     let mut verdicts = Vec::new();
     for r in registry() {
         let listed = s.rules.iter().any(|x| x == r.id);
@@ -119,12 +123,27 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
         };
         let (verdict, expected, observed, witnesses) = match check(ev) {
             Check::Pass => (Verdict::Pass, None, None, vec![]),
+            Check::NotApplicable | Check::NotExercised { .. } if listed && !unsent.is_empty() => (
+                Verdict::Fail,
+                Some(format!(
+                    "the situation of this case: {} sent to an agent",
+                    unsent.join(", ")
+                )),
+                Some(format!(
+                    "not exercised: the delegator never sent {} to any agent",
+                    unsent.join(", ")
+                )),
+                vec![],
+            ),
             Check::NotApplicable if listed => (
                 Verdict::Unknown,
                 Some("evidence for this rule".to_string()),
                 Some("nothing observed that bears on it".to_string()),
                 vec![],
             ),
+            // An always-on rule about a path the delegator did not take, in a case not about
+            // it, is simply not applicable there.
+            Check::NotApplicable | Check::NotExercised { .. } if !listed => continue,
             Check::NotApplicable => continue,
             Check::NotExercised { why } => (
                 Verdict::NotExercised,
@@ -246,5 +265,56 @@ mod tests {
             Verdict::Fail
         );
         assert!(!Verdict::NotExercised.fails_run());
+    }
+
+    #[test]
+    fn a_listed_rule_unexercised_because_nothing_was_sent_fails_naming_that() {
+        use crate::rules::test_support::{Case, delegation};
+        let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+        c.s.rules = vec!["DLG-SEND-08".into()];
+        c.done("d1", "FAILED", serde_json::json!([]));
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        let send08 = v.iter().find(|r| r.id == "DLG-SEND-08").unwrap();
+        assert_eq!(
+            send08.verdict,
+            Verdict::Fail,
+            "the case, not the SHOULD, failed"
+        );
+        assert!(
+            send08
+                .observed
+                .as_deref()
+                .unwrap()
+                .contains("never sent d1")
+        );
+        assert_eq!(case_verdict(&v, false, false, true), Verdict::Fail);
+        // Sent: the listed rule with nothing to judge is merely UNKNOWN.
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            serde_json::json!({"configuration": {"acceptedOutputModes": null}}),
+        );
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        let send08 = v.iter().find(|r| r.id == "DLG-SEND-08").unwrap();
+        assert_ne!(send08.verdict, Verdict::Fail);
+        // "Another path" needs a path: nothing sent is no push-instead-of-polling.
+        let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+        c.s.rules = vec!["DLG-OBS-04".into()];
+        c.s.forge_push = true;
+        c.done("d1", "FAILED", serde_json::json!([]));
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        let obs04 = v.iter().find(|r| r.id == "DLG-OBS-04").unwrap();
+        assert_eq!(obs04.verdict, Verdict::Fail);
+        // An always-on rule not exercised in a case that does not list it is left out.
+        let mut c = Case::new(&delegation(""));
+        let (_, r) = c.j.send("a", "m1", "do the thing", serde_json::json!({}));
+        c.j.sse("a", r);
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        assert!(!v.iter().any(|r| r.id == "DLG-OBS-05"), "{v:?}");
+        c.s.rules.push("DLG-OBS-05".into());
+        let v = c.with_evidence(|ev| judge(&c.s, ev, &[]));
+        let obs05 = v.iter().find(|r| r.id == "DLG-OBS-05").unwrap();
+        assert_eq!(obs05.verdict, Verdict::NotExercised);
     }
 }
