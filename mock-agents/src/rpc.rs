@@ -28,9 +28,53 @@ pub(crate) fn router(state: Arc<AgentState>) -> Router {
     Router::new()
         .route(a2a_protocol::AGENT_CARD_PATH, get(card_handler))
         .route(RPC_PATH, post(rpc_handler))
+        .route(RPC_PATH_SLASH, post(rpc_handler))
         .route("/", post(rpc_handler))
         .route("/blobs/{key}", get(crate::blobs::blob_handler))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+}
+
+/// The JSON-RPC endpoint with a trailing slash (clients such as the official TCK append one).
+const RPC_PATH_SLASH: &str = "/a2a/";
+
+/// Any other path: HTTP 404 with a JSON body, journaled.
+async fn not_found(State(st): State<Arc<AgentState>>, request: Request) -> Response {
+    unrouted(&st, request, StatusCode::NOT_FOUND)
+}
+
+/// A known path with a method it does not serve (`GET /a2a`): HTTP 405 with a JSON body, journaled.
+async fn method_not_allowed(State(st): State<Arc<AgentState>>, request: Request) -> Response {
+    unrouted(&st, request, StatusCode::METHOD_NOT_ALLOWED)
+}
+
+fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
+    let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
+    let method = request.method().to_string();
+    let path = request.uri().path().to_string();
+    st.journal(Event::Request {
+        req,
+        http_method: method.clone(),
+        path: path.clone(),
+        method: None,
+        rpc_id: None,
+        params: Value::Null,
+        headers: header_map(request.headers()),
+    });
+    let body = json!({
+        "error": status.canonical_reason().unwrap_or("unrouted"),
+        "method": method,
+        "path": path,
+        "rpcEndpoint": RPC_PATH,
+    });
+    st.journal(Event::Response {
+        req,
+        status: status.as_u16(),
+        rpc_error: None,
+        body: body.clone(),
+    });
+    (status, axum::Json(body)).into_response()
 }
 
 pub(crate) async fn card_handler(
