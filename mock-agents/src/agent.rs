@@ -114,6 +114,8 @@ pub struct AgentState {
     pub(crate) order: Mutex<Vec<String>>,
     pub(crate) dedup: Mutex<HashMap<String, String>>,
     pub(crate) rule_hits: Mutex<Vec<u32>>,
+    /// The order rules are tried in ([`crate::matching::rule_order`]).
+    pub(crate) rule_order: Vec<usize>,
     /// Faults queued per method (from the script and [`crate::Network::queue_fault`]).
     pub(crate) queued: Mutex<Vec<QueuedFault>>,
     pub(crate) sends: AtomicU32,
@@ -131,6 +133,7 @@ impl AgentState {
     pub(crate) fn new(spec: AgentSpec, base_url: String, net: Arc<NetShared>) -> Self {
         let rules = spec.rules.len();
         let queued = spec.queued_faults.clone();
+        let rule_order = crate::matching::rule_order(&spec.rules);
         AgentState {
             spec,
             base_url,
@@ -139,6 +142,7 @@ impl AgentState {
             order: Mutex::new(Vec::new()),
             dedup: Mutex::new(HashMap::new()),
             rule_hits: Mutex::new(vec![0; rules]),
+            rule_order,
             queued: Mutex::new(queued),
             sends: AtomicU32::new(0),
             ordinals: AtomicU64::new(0),

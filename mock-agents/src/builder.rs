@@ -28,7 +28,7 @@
 use crate::expect::Times;
 use crate::script::{
     AgentSpec, CancelBehaviour, ContentKind, Fault, JournalSpec, Matcher, Mutation, NetworkSpec,
-    OnWrongAnswer, ProtocolVersion, QueuedFault, Rule, ScriptStep, SkillSpec,
+    OnWrongAnswer, Pattern, ProtocolVersion, QueuedFault, Rule, ScriptStep, SkillSpec,
 };
 use a2a_protocol::{ErrorCode, Method, TaskState};
 use serde_json::Value;
@@ -179,6 +179,56 @@ impl RuleBuilder {
     /// Match the n-th new send.
     pub fn round(mut self, n: u32) -> Self {
         self.rule.when.round = Some(n);
+        self
+    }
+    /// Match this exact `messageId`.
+    pub fn message_id(mut self, id: &str) -> Self {
+        self.rule.when.message_id = Some(id.into());
+        self
+    }
+    /// Match a `messageId` starting with this (the longest matching prefix wins).
+    pub fn message_id_prefix(mut self, prefix: &str) -> Self {
+        self.rule.when.message_id_prefix = Some(prefix.into());
+        self
+    }
+    /// Match a `messageId` against a regular expression (`regex` crate syntax, unanchored).
+    ///
+    /// # Panics
+    /// If `re` is not a valid regular expression (a bug in the test that builds the rule).
+    pub fn message_id_regex(mut self, re: &str) -> Self {
+        match Pattern::new(re) {
+            Ok(p) => self.rule.when.message_id_regex = Some(p),
+            Err(e) => panic!("message_id_regex({re:?}): {e}"),
+        }
+        self
+    }
+    /// Match this `contextId`.
+    pub fn context_id(mut self, id: &str) -> Self {
+        self.rule.when.context_id = Some(id.into());
+        self
+    }
+    /// Match messages that carry a `taskId` (`true`: continuations) or none (`false`).
+    pub fn has_task_id(mut self, present: bool) -> Self {
+        self.rule.when.has_task_id = Some(present);
+        self
+    }
+    /// Match requests whose message or request `metadata` has this key (repeatable: all keys).
+    pub fn metadata_key(mut self, key: &str) -> Self {
+        self.rule
+            .when
+            .metadata_keys
+            .get_or_insert_with(Vec::new)
+            .push(key.into());
+        self
+    }
+    /// Match messages that list `referenceTaskIds` (`true`) or none (`false`).
+    pub fn has_reference_task_ids(mut self, present: bool) -> Self {
+        self.rule.when.has_reference_task_ids = Some(present);
+        self
+    }
+    /// Try this rule before rules of lower priority (default 0).
+    pub fn priority(mut self, p: i32) -> Self {
+        self.rule.priority = p;
         self
     }
     /// Replace the whole matcher.

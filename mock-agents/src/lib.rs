@@ -48,8 +48,8 @@ pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
 pub use journal::{Entry, Event, Journal, RpcRequest, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
 pub use script::{
-    AgentSpec, Fault, Matcher, NetworkSpec, Problem, QueuedFault, Rule, ScriptError, ScriptStep,
-    ValidationError,
+    AgentSpec, Fault, Matcher, NetworkSpec, Pattern, Problem, QueuedFault, Rule, ScriptError,
+    ScriptStep, ValidationError,
 };
 
 /// The README's Rust examples, compiled as doctests.

@@ -180,6 +180,10 @@ pub struct Rule {
     /// Which requests this rule applies to (default: every new send).
     #[serde(default)]
     pub when: Matcher,
+    /// Rules are tried by descending priority (default 0); within one priority a rule with a
+    /// longer `when.message_id_prefix` goes first, otherwise file order.
+    #[serde(default)]
+    pub priority: i32,
     /// Apply this rule to at most this many requests, then fall through to later rules.
     #[serde(default)]
     pub times: Option<u32>,
@@ -223,6 +227,80 @@ pub struct Matcher {
     /// The n-th (1-based) new send this agent receives.
     #[serde(default)]
     pub round: Option<u32>,
+    /// The message's `messageId` equals this.
+    #[serde(default)]
+    pub message_id: Option<String>,
+    /// The message's `messageId` starts with this (the longest matching prefix wins, see
+    /// [`Rule::priority`]).
+    #[serde(default)]
+    pub message_id_prefix: Option<String>,
+    /// The message's `messageId` matches this regular expression (`regex` crate syntax,
+    /// unanchored: use `^…$` for a whole-id match).
+    #[serde(default)]
+    pub message_id_regex: Option<Pattern>,
+    /// The message's `contextId` equals this.
+    #[serde(default)]
+    pub context_id: Option<String>,
+    /// `true`: the message continues a task (any `taskId`); `false`: it carries no `taskId`.
+    /// Without it (and without `task_id`) only new sends match.
+    #[serde(default)]
+    pub has_task_id: Option<bool>,
+    /// Every one of these keys is present in the message's or the request's `metadata`.
+    #[serde(default)]
+    pub metadata_keys: Option<Vec<String>>,
+    /// `true`: the message lists at least one `referenceTaskIds` entry; `false`: none.
+    #[serde(default)]
+    pub has_reference_task_ids: Option<bool>,
+}
+
+/// A regular expression in a script, written as a string (`regex` crate syntax).
+#[derive(Debug, Clone)]
+pub struct Pattern(regex::Regex);
+
+impl Pattern {
+    /// Compile a pattern.
+    pub fn new(re: &str) -> Result<Self, regex::Error> {
+        regex::Regex::new(re).map(Pattern)
+    }
+
+    /// Does the pattern match somewhere in `s`?
+    pub fn is_match(&self, s: &str) -> bool {
+        self.0.is_match(s)
+    }
+
+    /// The pattern's source text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Pattern::new(&s).map_err(|e| serde::de::Error::custom(format!("invalid regex: {e}")))
+    }
+}
+
+impl schemars::JsonSchema for Pattern {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Pattern".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "format": "regex"})
+    }
 }
 
 impl Matcher {
@@ -249,6 +327,27 @@ impl Matcher {
         }
         if let Some(r) = self.round {
             parts.push(format!("round={r}"));
+        }
+        if let Some(m) = &self.message_id {
+            parts.push(format!("message_id={m:?}"));
+        }
+        if let Some(m) = &self.message_id_prefix {
+            parts.push(format!("message_id_prefix={m:?}"));
+        }
+        if let Some(m) = &self.message_id_regex {
+            parts.push(format!("message_id_regex={:?}", m.as_str()));
+        }
+        if let Some(c) = &self.context_id {
+            parts.push(format!("context_id={c:?}"));
+        }
+        if let Some(b) = self.has_task_id {
+            parts.push(format!("has_task_id={b}"));
+        }
+        if let Some(k) = &self.metadata_keys {
+            parts.push(format!("metadata_keys={k:?}"));
+        }
+        if let Some(b) = self.has_reference_task_ids {
+            parts.push(format!("has_reference_task_ids={b}"));
         }
         if parts.is_empty() {
             "every new send".into()
