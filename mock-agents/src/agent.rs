@@ -7,7 +7,7 @@
 use crate::journal::{Event, Journal};
 use crate::script::{AgentSpec, CancelBehaviour, Mutation, ProtocolVersion, QueuedFault};
 use a2a_protocol::{
-    AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill, Message,
+    AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill, Message, Part,
     StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus, Timestamp,
 };
 use serde_json::Value;
@@ -261,16 +261,17 @@ impl AgentState {
 /// A task's status, stamped now.
 pub(crate) fn status(
     state: TaskState,
-    text: Option<&str>,
+    parts: Vec<Part>,
     task: &Task,
     msg_id: String,
 ) -> TaskStatus {
     TaskStatus {
         state,
-        message: text.map(|t| Message {
+        message: (!parts.is_empty()).then(|| Message {
             context_id: Some(task.context_id.clone()),
             task_id: Some(task.id.clone()),
-            ..Message::agent_text(msg_id, t)
+            parts,
+            ..Message::agent_text(msg_id, "")
         }),
         timestamp: Some(Timestamp::now()),
     }

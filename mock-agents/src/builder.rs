@@ -28,7 +28,7 @@
 use crate::expect::Times;
 use crate::script::{
     AgentSpec, CancelBehaviour, ContentKind, Fault, JournalSpec, Matcher, Mutation, NetworkSpec,
-    OnWrongAnswer, Pattern, ProtocolVersion, QueuedFault, Rule, ScriptStep, SkillSpec,
+    OnWrongAnswer, PartSpec, Pattern, ProtocolVersion, QueuedFault, Rule, ScriptStep, SkillSpec,
 };
 use a2a_protocol::{ErrorCode, Method, TaskState};
 use serde_json::Value;
@@ -289,7 +289,22 @@ pub struct Step;
 impl Step {
     /// Answer with a `Message` and create no task (must be the only step).
     pub fn reply(text: &str) -> ScriptStep {
-        ScriptStep::Reply { text: text.into() }
+        ScriptStep::Reply {
+            text: text.into(),
+            parts: Vec::new(),
+        }
+    }
+    /// Answer with a `Message` of these literal parts and create no task (must be the only step).
+    pub fn reply_parts(parts: Vec<PartSpec>) -> ScriptStep {
+        ScriptStep::Reply {
+            text: String::new(),
+            parts,
+        }
+    }
+    /// An artifact of literal parts ([`ArtifactStep::part`], or chunked with
+    /// [`ArtifactStep::chunk`]).
+    pub fn artifact() -> ArtifactStep {
+        ArtifactStep::default()
     }
     /// Answer with this JSON-RPC error and do nothing else (must be the only step).
     pub fn error(code: ErrorCode) -> ScriptStep {
@@ -303,6 +318,7 @@ impl Step {
         StateStep {
             state,
             message: None,
+            parts: Vec::new(),
             delay: Duration::ZERO,
         }
     }
@@ -341,6 +357,7 @@ impl Step {
             expect: None,
             rounds: 1,
             on_wrong: OnWrongAnswer::Reask,
+            max_wrong: 3,
         }
     }
     /// Ask for credentials; only a message with `Authorization: <credential>` continues.
@@ -416,10 +433,16 @@ impl Step {
 pub struct StateStep {
     state: TaskState,
     message: Option<String>,
+    parts: Vec<PartSpec>,
     delay: Duration,
 }
 
 impl StateStep {
+    /// Add a literal part to the status message (after the `message` text, if any).
+    pub fn part(mut self, p: PartSpec) -> Self {
+        self.parts.push(p);
+        self
+    }
     /// The status message text.
     pub fn message(mut self, text: &str) -> Self {
         self.message = Some(text.into());
@@ -437,6 +460,66 @@ impl From<StateStep> for ScriptStep {
         ScriptStep::State {
             state: s.state.as_str().into(),
             message: s.message,
+            parts: s.parts,
+            delay_ms: millis(s.delay),
+        }
+    }
+}
+
+/// An `artifact` step being built ([`Step::artifact`]): literal parts, whole or chunked.
+#[derive(Debug, Clone, Default)]
+pub struct ArtifactStep {
+    artifact_id: Option<String>,
+    name: Option<String>,
+    description: Option<String>,
+    parts: Vec<PartSpec>,
+    chunks: Vec<Vec<PartSpec>>,
+    delay: Duration,
+}
+
+impl ArtifactStep {
+    /// The artifact id (default `artifact-N`).
+    pub fn id(mut self, id: &str) -> Self {
+        self.artifact_id = Some(id.into());
+        self
+    }
+    /// The artifact's name (default: its id).
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// The artifact's description.
+    pub fn description(mut self, d: &str) -> Self {
+        self.description = Some(d.into());
+        self
+    }
+    /// Add a part (the artifact is sent in one event).
+    pub fn part(mut self, p: PartSpec) -> Self {
+        self.parts.push(p);
+        self
+    }
+    /// Add a chunk of parts (one event each; the first starts the artifact, the last has
+    /// `lastChunk`).
+    pub fn chunk(mut self, parts: Vec<PartSpec>) -> Self {
+        self.chunks.push(parts);
+        self
+    }
+    /// Wait this long between chunks.
+    pub fn chunk_delay(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+}
+
+impl From<ArtifactStep> for ScriptStep {
+    fn from(s: ArtifactStep) -> ScriptStep {
+        ScriptStep::Artifact {
+            artifact_id: s.artifact_id,
+            name: s.name,
+            description: s.description,
+            metadata: None,
+            parts: s.parts,
+            chunks: s.chunks,
             delay_ms: millis(s.delay),
         }
     }
@@ -556,6 +639,7 @@ pub struct InputStep {
     expect: Option<Matcher>,
     rounds: u32,
     on_wrong: OnWrongAnswer,
+    max_wrong: u32,
 }
 
 impl InputStep {
@@ -565,6 +649,16 @@ impl InputStep {
             text_contains: Some(t.into()),
             ..Matcher::default()
         });
+        self
+    }
+    /// Only answers this matcher accepts are right (its message-level fields count).
+    pub fn expect(mut self, m: Matcher) -> Self {
+        self.expect = Some(m);
+        self
+    }
+    /// With the default "ask again", wrong answers tolerated before the task fails (default 3).
+    pub fn max_wrong(mut self, n: u32) -> Self {
+        self.max_wrong = n;
         self
     }
     /// Ask this many questions in a row.
@@ -586,7 +680,7 @@ impl From<InputStep> for ScriptStep {
             expect: s.expect,
             rounds: s.rounds,
             on_wrong: s.on_wrong,
-            max_wrong: 3,
+            max_wrong: s.max_wrong,
             timeout_ms: 30_000,
         }
     }

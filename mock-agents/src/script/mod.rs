@@ -480,8 +480,12 @@ pub enum OnWrongAnswer {
 pub enum ScriptStep {
     /// Answer with a `Message` and create no task (must be the only step).
     Reply {
-        /// The answer text.
+        /// The answer text (a first text part; may be empty when `parts` are given).
+        #[serde(default)]
         text: String,
+        /// Literal parts after the text.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartSpec>,
     },
     /// Answer the request with this JSON-RPC error and do nothing else (must be the only step).
     /// Applies to whatever method the rule matches (by default the two send methods); A2A codes
@@ -500,7 +504,35 @@ pub enum ScriptStep {
         /// The status message text (a reason or progress note).
         #[serde(default)]
         message: Option<String>,
+        /// Literal parts of the status message (after `message`'s text part, if any).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartSpec>,
         /// Milliseconds to wait first.
+        #[serde(default)]
+        delay_ms: u64,
+    },
+    /// An artifact of literal parts, sent whole (`parts`) or in chunks (`chunks`: the first
+    /// starts the artifact, later ones have `append`, the last has `lastChunk`).
+    Artifact {
+        /// The artifact id (default `artifact-N`, N counting this task's artifacts).
+        #[serde(default)]
+        artifact_id: Option<String>,
+        /// The artifact's `name` (default: its id).
+        #[serde(default)]
+        name: Option<String>,
+        /// The artifact's `description`.
+        #[serde(default)]
+        description: Option<String>,
+        /// The artifact's `metadata`.
+        #[serde(default)]
+        metadata: Option<serde_json::Map<String, Value>>,
+        /// The parts, sent in one event.
+        #[serde(default)]
+        parts: Vec<PartSpec>,
+        /// The parts of each chunk, one event per chunk.
+        #[serde(default)]
+        chunks: Vec<Vec<PartSpec>>,
+        /// Milliseconds between chunks.
         #[serde(default)]
         delay_ms: u64,
     },
@@ -680,7 +712,10 @@ fn half() -> f64 {
 }
 
 mod load;
+mod parts;
 mod validate;
+
+pub use parts::{Base64Bytes, PartSpec};
 
 pub use load::{ScriptError, line_col, toml_error};
 pub use validate::{Problem, ValidationError};
