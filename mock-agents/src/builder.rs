@@ -80,6 +80,25 @@ impl MockAgentBuilder {
         });
         self
     }
+    /// Add a skill shown only on the extended card (which this turns on).
+    pub fn extended_skill(mut self, id: &str) -> Self {
+        self.spec.extended_skills.push(SkillSpec {
+            id: id.into(),
+            output_modes: Vec::new(),
+            tags: Vec::new(),
+        });
+        self
+    }
+    /// Set the card's `defaultInputModes`.
+    pub fn input_modes(mut self, modes: &[&str]) -> Self {
+        self.spec.input_modes = modes.iter().map(|m| m.to_string()).collect();
+        self
+    }
+    /// Answer -32005 to parts whose `mediaType` is not an input mode.
+    pub fn reject_unsupported_input_modes(mut self, on: bool) -> Self {
+        self.spec.reject_unsupported_input_modes = on;
+        self
+    }
     /// Speak A2A 0.3.
     pub fn v03(mut self) -> Self {
         self.spec.protocol = ProtocolVersion::V0_3;

@@ -89,6 +89,18 @@ pub struct AgentSpec {
     /// Output modes on the card (default `text/plain`, `application/json`, `application/octet-stream`).
     #[serde(default)]
     pub output_modes: Vec<String>,
+    /// Input modes on the card (`defaultInputModes`; default `text/plain`, `application/json`).
+    #[serde(default)]
+    pub input_modes: Vec<String>,
+    /// Answer -32005 to a message with a part whose `mediaType` is not among the input modes
+    /// (`*/*` or `type/*` entries allowed); parts without a `mediaType` are always accepted.
+    #[serde(default)]
+    pub reject_unsupported_input_modes: bool,
+    /// Skills only on the extended card. With any, the card declares
+    /// `capabilities.extendedAgentCard` and `GetExtendedAgentCard` returns the card with them
+    /// added; without, `GetExtendedAgentCard` answers -32004.
+    #[serde(default, rename = "extended_skill")]
+    pub extended_skills: Vec<SkillSpec>,
     /// Behaviour rules, first match wins.
     #[serde(default, rename = "rule")]
     pub rules: Vec<Rule>,
@@ -115,6 +127,9 @@ impl Default for AgentSpec {
             max_block_ms: default_block_ms(),
             skills: Vec::new(),
             output_modes: Vec::new(),
+            input_modes: Vec::new(),
+            reject_unsupported_input_modes: false,
+            extended_skills: Vec::new(),
             rules: Vec::new(),
             queued_faults: Vec::new(),
         }
