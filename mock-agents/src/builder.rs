@@ -99,6 +99,21 @@ impl MockAgentBuilder {
         self.spec.reject_unsupported_input_modes = on;
         self
     }
+    /// Close connections that have not sent complete request headers within `d`.
+    pub fn header_timeout(mut self, d: Duration) -> Self {
+        self.spec.header_timeout_ms = millis(d);
+        self
+    }
+    /// Answer -32600 (HTTP 408) to a request whose body has not arrived within `d`.
+    pub fn body_timeout(mut self, d: Duration) -> Self {
+        self.spec.body_timeout_ms = millis(d);
+        self
+    }
+    /// Serve at most `n` connections at once (further ones wait in the listen backlog).
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.spec.max_connections = n;
+        self
+    }
     /// Speak A2A 0.3.
     pub fn v03(mut self) -> Self {
         self.spec.protocol = ProtocolVersion::V0_3;

@@ -246,9 +246,49 @@ pub(crate) async fn rpc_handler(
         q.split('&')
             .find_map(|kv| kv.strip_prefix("A2A-Version=").map(str::to_string))
     });
-    let bytes = match axum::body::to_bytes(body, st.spec.max_body_bytes).await {
-        Ok(b) => b,
+    let body_timeout = std::time::Duration::from_millis(st.spec.body_timeout_ms);
+    let read = tokio::time::timeout(
+        body_timeout,
+        axum::body::to_bytes(body, st.spec.max_body_bytes),
+    )
+    .await;
+    let bytes = match read {
+        Ok(Ok(b)) => b,
         Err(_) => {
+            // A body that trickles in (or never comes): cut it off and close the connection.
+            st.journal(Event::Request {
+                req,
+                http_method: "POST".into(),
+                path,
+                method: None,
+                rpc_id: None,
+                params: json!(format!(
+                    "<body not received within {} ms>",
+                    st.spec.body_timeout_ms
+                )),
+                headers: header_map(&headers),
+            });
+            let e =
+                ErrorCode::InvalidRequest.to_error(Some("request body not received in time"), &[]);
+            let body = serde_json::to_vec(&JsonRpcResponse::<Value>::error(Id::Null, e))
+                .unwrap_or_default();
+            st.journal(Event::Response {
+                req,
+                status: 408,
+                rpc_error: Some(-32600),
+                body: Value::Null,
+            });
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                [
+                    (header::CONTENT_TYPE, "application/json"),
+                    (header::CONNECTION, "close"),
+                ],
+                body,
+            )
+                .into_response();
+        }
+        Ok(Err(_)) => {
             st.journal(Event::Request {
                 req,
                 http_method: "POST".into(),

@@ -3,7 +3,7 @@
 //! vanishes before or after processing.
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use std::io;
 use std::pin::Pin;
@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tower::ServiceExt;
 
 /// Per-connection control, available to handlers as a request extension.
@@ -86,10 +86,50 @@ impl AsyncWrite for ResettableStream {
     }
 }
 
+/// What one agent's server tolerates from its peers.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Longest wait for a request's complete headers (from connect, or from the previous
+    /// response on a kept-alive connection).
+    pub header_timeout: Duration,
+    /// Connections served at once; the rest wait, unaccepted, in the listen backlog.
+    pub max_connections: usize,
+}
+
+/// The largest read buffer of an HTTP/1 connection (so the largest request head).
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Concurrent streams of one HTTP/2 connection.
+const MAX_H2_STREAMS: u32 = 64;
+
+impl Limits {
+    /// The limits an agent's script asks for.
+    pub fn of(spec: &crate::script::AgentSpec) -> Self {
+        Limits {
+            header_timeout: Duration::from_millis(spec.header_timeout_ms),
+            max_connections: spec.max_connections.max(1),
+        }
+    }
+}
+
 /// Serve `router` on `listener` until `shutdown` becomes true.
-pub async fn serve(listener: TcpListener, router: Router, mut shutdown: watch::Receiver<bool>) {
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let mut conns = tokio::task::JoinSet::new();
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
     loop {
+        // A free slot first: past the cap, new connections wait in the kernel's backlog and cost
+        // this process nothing.
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = shutdown.changed() => break,
+        };
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = shutdown.changed() => break,
@@ -108,6 +148,16 @@ pub async fn serve(listener: TcpListener, router: Router, mut shutdown: watch::R
         let router = router.clone();
         let mut shutdown = shutdown.clone();
         conns.spawn(async move {
+            let _permit = permit;
+            // hyper's header timer starts only once the protocol is detected from the first
+            // bytes: a connection that sends nothing at all is cut here.
+            let mut first = [0u8; 1];
+            if !matches!(
+                tokio::time::timeout(limits.header_timeout, stream.peek(&mut first)).await,
+                Ok(Ok(n)) if n > 0
+            ) {
+                return;
+            }
             let ctl = ConnControl::default();
             let abort = ctl.abort.clone();
             let io = ResettableStream {
@@ -120,7 +170,17 @@ pub async fn serve(listener: TcpListener, router: Router, mut shutdown: watch::R
                     router.clone().oneshot(req.map(axum::body::Body::new))
                 },
             );
-            let builder = Builder::new(TokioExecutor::new());
+            let mut builder = Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_timeout)
+                .max_buf_size(MAX_HEAD_BYTES);
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(MAX_H2_STREAMS)
+                .max_header_list_size(MAX_HEAD_BYTES as u32);
             let conn = builder.serve_connection(TokioIo::new(io), svc);
             tokio::pin!(conn);
             tokio::select! {

@@ -83,6 +83,18 @@ pub struct AgentSpec {
     /// Longest time a blocking `SendMessage` waits for a terminal or interrupted state.
     #[serde(default = "default_block_ms")]
     pub max_block_ms: u64,
+    /// A connection that has not sent a request's complete headers this long after it opened
+    /// (or after its previous response) is closed (slowloris).
+    #[serde(default = "default_header_timeout")]
+    pub header_timeout_ms: u64,
+    /// A request whose body has not fully arrived this long after its headers gets -32600
+    /// (HTTP 408) and its connection is closed.
+    #[serde(default = "default_body_timeout")]
+    pub body_timeout_ms: u64,
+    /// Connections served at once; further ones wait, unaccepted, in the listen backlog until
+    /// one closes.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
     /// Skills on the card.
     #[serde(default, rename = "skill")]
     pub skills: Vec<SkillSpec>,
@@ -125,6 +137,9 @@ impl Default for AgentSpec {
             push_duplicates: 0,
             max_body_bytes: default_body_limit(),
             max_block_ms: default_block_ms(),
+            header_timeout_ms: default_header_timeout(),
+            body_timeout_ms: default_body_timeout(),
+            max_connections: default_max_connections(),
             skills: Vec::new(),
             output_modes: Vec::new(),
             input_modes: Vec::new(),
@@ -164,6 +179,15 @@ fn default_body_limit() -> usize {
 }
 fn default_block_ms() -> u64 {
     30_000
+}
+fn default_header_timeout() -> u64 {
+    10_000
+}
+fn default_body_timeout() -> u64 {
+    30_000
+}
+fn default_max_connections() -> usize {
+    1024
 }
 
 /// A skill advertised on the card.

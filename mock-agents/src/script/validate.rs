@@ -31,6 +31,15 @@ impl NetworkSpec {
                 p.extend_from_slice(rest);
                 p
             };
+            for (field, value) in [
+                ("header_timeout_ms", a.header_timeout_ms),
+                ("body_timeout_ms", a.body_timeout_ms),
+                ("max_connections", a.max_connections as u64),
+            ] {
+                if value == 0 {
+                    return Err((agent(&[key(field)]), Problem::NotPositive(field)));
+                }
+            }
             if a.max_body_bytes == 0 {
                 return Err((
                     agent(&[key("max_body_bytes")]),
