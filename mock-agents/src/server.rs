@@ -111,7 +111,44 @@ impl Limits {
     }
 }
 
+/// Connections that have not sent their first request yet, oldest first: the ones to evict when
+/// the server is full (a flood of half-open connections then churns among itself while a client
+/// that sends its request at once gets in).
+#[derive(Default)]
+struct Waiting(std::sync::Mutex<std::collections::BTreeMap<u64, Arc<Notify>>>);
+
+impl Waiting {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<u64, Arc<Notify>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Evict the connection that has waited longest for its first request; false if none.
+    fn evict_oldest(&self) -> bool {
+        match self.lock().pop_first() {
+            Some((_, evict)) => {
+                evict.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Removes a connection from [`Waiting`] when it ends.
+struct Registered(Arc<Waiting>, u64);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.0.lock().remove(&self.1);
+    }
+}
+
 /// Serve `router` on `listener` until `shutdown` becomes true.
+///
+/// At most `limits.max_connections` connections are served at once. When a connection arrives at
+/// the cap, the connection that has waited longest without sending a request is closed to make
+/// room; if every connection is busy with a request, the new one waits for a slot (and the ones
+/// behind it wait, unaccepted, in the listen backlog).
 pub async fn serve(
     listener: TcpListener,
     router: Router,
@@ -120,16 +157,9 @@ pub async fn serve(
 ) {
     let mut conns = tokio::task::JoinSet::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let waiting = Arc::new(Waiting::default());
+    let mut next_conn = 0u64;
     loop {
-        // A free slot first: past the cap, new connections wait in the kernel's backlog and cost
-        // this process nothing.
-        let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            _ = shutdown.changed() => break,
-        };
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = shutdown.changed() => break,
@@ -144,18 +174,39 @@ pub async fn serve(
                 }
             }
         };
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(tokio::sync::TryAcquireError::Closed) => break,
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                waiting.evict_oldest();
+                tokio::select! {
+                    p = slots.clone().acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                    _ = shutdown.changed() => break,
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
         let mut shutdown = shutdown.clone();
+        let id = next_conn;
+        next_conn += 1;
+        let evict = Arc::new(Notify::new());
+        waiting.lock().insert(id, evict.clone());
+        let registered = Registered(waiting.clone(), id);
         conns.spawn(async move {
             let _permit = permit;
+            let registered = Arc::new(registered);
             // hyper's header timer starts only once the protocol is detected from the first
             // bytes: a connection that sends nothing at all is cut here.
             let mut first = [0u8; 1];
-            if !matches!(
-                tokio::time::timeout(limits.header_timeout, stream.peek(&mut first)).await,
-                Ok(Ok(n)) if n > 0
-            ) {
+            let peeked = tokio::select! {
+                p = tokio::time::timeout(limits.header_timeout, stream.peek(&mut first)) => p,
+                _ = evict.notified() => return,
+            };
+            if !matches!(peeked, Ok(Ok(n)) if n > 0) {
                 return;
             }
             let ctl = ConnControl::default();
@@ -164,8 +215,11 @@ pub async fn serve(
                 inner: stream,
                 reset: ctl.reset.clone(),
             };
+            let started = registered.clone();
             let svc = hyper::service::service_fn(
                 move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    // A request arrived: no longer a candidate for eviction.
+                    started.0.lock().remove(&started.1);
                     req.extensions_mut().insert(ctl.clone());
                     router.clone().oneshot(req.map(axum::body::Body::new))
                 },
@@ -186,6 +240,7 @@ pub async fn serve(
             tokio::select! {
                 _ = conn.as_mut() => {}
                 _ = abort.notified() => {}
+                _ = evict.notified() => {}
                 _ = shutdown.changed() => {}
             }
         });

@@ -105,7 +105,7 @@ async fn a_slow_body_gets_408_and_the_connection_is_closed() {
 }
 
 #[tokio::test]
-async fn past_the_connection_cap_new_connections_wait_unaccepted() {
+async fn at_the_cap_the_oldest_connection_without_a_request_makes_room() {
     let f = Fixture::agents(vec![
         MockAgent::builder("a")
             .max_connections(2)
@@ -114,22 +114,92 @@ async fn past_the_connection_cap_new_connections_wait_unaccepted() {
     ])
     .await;
     let addr = addr_of(&f.url);
-    let card = f.net.card_url("a").unwrap();
-    // Two idle connections take both slots.
-    let first = TcpStream::connect(&addr).await.unwrap();
-    let _second = TcpStream::connect(&addr).await.unwrap();
-    let http = f.http.clone();
+    let mut first = TcpStream::connect(&addr).await.unwrap();
+    // Make sure the first is accepted before the second.
+    first
+        .write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\n")
+        .await
+        .unwrap();
+    wait_for_conn(&f).await;
+    let mut second = TcpStream::connect(&addr).await.unwrap();
+    let t0 = Instant::now();
+    let v = f.rpc("GetTask", json!({"id": "x"})).await;
+    assert_eq!(code(&v), Some(-32001));
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    read_to_close(&mut first, Duration::from_secs(5))
+        .await
+        .expect("the oldest waiting connection was closed");
+    assert_eq!(
+        read_to_close(&mut second, Duration::from_millis(300)).await,
+        Err("still open"),
+        "only the oldest is evicted"
+    );
+    f.shutdown().await;
+}
+
+/// A fresh client's request on its own connection succeeds (so earlier connections are accepted).
+async fn wait_for_conn(f: &Fixture) {
+    // The card on a client without pooling: its connection closes right after.
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .pool_max_idle_per_host(0)
+        .timeout(WAIT)
+        .build()
+        .unwrap();
+    let r = http.get(f.net.card_url("a").unwrap()).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn at_the_cap_with_every_connection_busy_new_ones_wait_unaccepted() {
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .max_connections(2)
+            .mount(
+                MockAgent::when()
+                    .step(a2a_mock_agents::Step::gate("go"))
+                    .state(a2a_protocol::TaskState::Completed),
+            )
+            .build(),
+    ])
+    .await;
+    let one_shot = || {
+        reqwest::Client::builder()
+            .no_proxy()
+            .pool_max_idle_per_host(0)
+            .timeout(WAIT)
+            .build()
+            .unwrap()
+    };
+    // Two blocking sends hold both slots.
+    let busy: Vec<_> = (0..2)
+        .map(|_| {
+            let (http, url) = (one_shot(), f.url.clone());
+            tokio::spawn(async move { call(&http, &url, "SendMessage", send_params("hold")).await })
+        })
+        .collect();
+    wait_for(f.j(), "two tasks", |es| {
+        es.iter()
+            .filter(|e| matches!(e.event, Event::TaskCreated { .. }))
+            .count()
+            == 2
+    })
+    .await;
+    let (http, card) = (one_shot(), f.net.card_url("a").unwrap());
     let mut queued = tokio::spawn(async move { http.get(card).send().await.map(|r| r.status()) });
-    // The third waits: not served, not even journaled.
     assert!(
         tokio::time::timeout(Duration::from_millis(500), &mut queued)
             .await
             .is_err(),
         "served past the cap"
     );
-    assert!(f.j().entries().is_empty());
-    // A slot frees: the waiting client is served.
-    drop(first);
+    f.net.open_gate("go");
+    for b in busy {
+        assert_eq!(
+            b.await.unwrap()["task"]["status"]["state"],
+            "TASK_STATE_COMPLETED"
+        );
+    }
     let status = tokio::time::timeout(Duration::from_secs(5), queued)
         .await
         .expect("served once a slot is free")

@@ -91,8 +91,9 @@ pub struct AgentSpec {
     /// (HTTP 408) and its connection is closed.
     #[serde(default = "default_body_timeout")]
     pub body_timeout_ms: u64,
-    /// Connections served at once; further ones wait, unaccepted, in the listen backlog until
-    /// one closes.
+    /// Connections served at once. At the cap, the connection that has waited longest without
+    /// sending a request is closed to make room; if every one is busy with a request, new ones
+    /// wait (unaccepted, in the listen backlog) until one closes.
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
     /// Skills on the card.
