@@ -145,8 +145,9 @@ fn message_matches_in(m: &Matcher, msg: &Message, request_metadata: Option<&Valu
             return false;
         }
     }
+    let has_references = !msg.reference_task_ids.is_empty();
     if let Some(want) = m.has_reference_task_ids
-        && want != !msg.reference_task_ids.is_empty()
+        && want != has_references
     {
         return false;
     }
