@@ -32,6 +32,9 @@ concatenated in order; ``parts`` counts all parts (url/data parts add no bytes).
 ``append: true`` for an unknown id starts a new artifact and is reported in
 ``"warnings"``.
 
+``send`` and ``stream`` use a random UUID as ``messageId``; with A2A_MESSAGE_ID_PREFIX set
+they use ``<prefix>-<8 hex>`` instead (how the TCK tells a reference agent what to do).
+
 Every HTTP wait is bounded by A2A_CLIENT_TIMEOUT (default 20 s, per request /
 per SSE read) and the whole scenario by A2A_CLIENT_TOTAL_TIMEOUT (default 60 s).
 
@@ -165,9 +168,18 @@ class ArtifactAssembler:
         return out
 
 
+def message_id() -> str:
+    """A fresh messageId; with A2A_MESSAGE_ID_PREFIX set, ``<prefix>-<8 hex>`` (the TCK's
+    convention for telling a reference agent what to do)."""
+    prefix = os.environ.get('A2A_MESSAGE_ID_PREFIX')
+    if prefix:
+        return f'{prefix}-{uuid.uuid4().hex[:8]}'
+    return str(uuid.uuid4())
+
+
 def user_message(text: str) -> Message:
     return Message(
-        message_id=str(uuid.uuid4()),
+        message_id=message_id(),
         role=Role.ROLE_USER,
         parts=[Part(text=text)],
     )

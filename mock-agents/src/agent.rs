@@ -7,7 +7,7 @@
 use crate::journal::{Event, Journal};
 use crate::script::{AgentSpec, CancelBehaviour, Mutation, ProtocolVersion, QueuedFault};
 use a2a_protocol::{
-    AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill, Message,
+    AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill, Message, Part,
     StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus, Timestamp,
 };
 use serde_json::Value;
@@ -114,6 +114,10 @@ pub struct AgentState {
     pub(crate) order: Mutex<Vec<String>>,
     pub(crate) dedup: Mutex<HashMap<String, String>>,
     pub(crate) rule_hits: Mutex<Vec<u32>>,
+    /// The order rules are tried in ([`crate::matching::rule_order`]).
+    pub(crate) rule_order: Vec<usize>,
+    /// The card's `Last-Modified`: when the agent started (the card never changes after).
+    pub(crate) card_modified: std::time::SystemTime,
     /// Faults queued per method (from the script and [`crate::Network::queue_fault`]).
     pub(crate) queued: Mutex<Vec<QueuedFault>>,
     pub(crate) sends: AtomicU32,
@@ -131,6 +135,7 @@ impl AgentState {
     pub(crate) fn new(spec: AgentSpec, base_url: String, net: Arc<NetShared>) -> Self {
         let rules = spec.rules.len();
         let queued = spec.queued_faults.clone();
+        let rule_order = crate::matching::rule_order(&spec.rules);
         AgentState {
             spec,
             base_url,
@@ -139,6 +144,8 @@ impl AgentState {
             order: Mutex::new(Vec::new()),
             dedup: Mutex::new(HashMap::new()),
             rule_hits: Mutex::new(vec![0; rules]),
+            rule_order,
+            card_modified: std::time::SystemTime::now(),
             queued: Mutex::new(queued),
             sends: AtomicU32::new(0),
             ordinals: AtomicU64::new(0),
@@ -171,32 +178,8 @@ impl AgentState {
         } else {
             self.spec.output_modes.clone()
         };
-        let skills = if self.spec.skills.is_empty() {
-            vec![AgentSkill {
-                id: "default".into(),
-                name: "default".into(),
-                description: "Scripted mock behaviour".into(),
-                tags: vec!["mock".into()],
-                ..Default::default()
-            }]
-        } else {
-            self.spec
-                .skills
-                .iter()
-                .map(|s| AgentSkill {
-                    id: s.id.clone(),
-                    name: s.id.clone(),
-                    description: format!("Scripted mock skill {}", s.id),
-                    tags: if s.tags.is_empty() {
-                        vec!["mock".into()]
-                    } else {
-                        s.tags.clone()
-                    },
-                    output_modes: s.output_modes.clone(),
-                    ..Default::default()
-                })
-                .collect()
-        };
+        let skills = self.skills(&self.spec.skills);
+        let input_modes = self.input_modes();
         AgentCard {
             name: self.spec.name.clone(),
             description: format!(
@@ -217,13 +200,60 @@ impl AgentState {
             capabilities: AgentCapabilities {
                 streaming: Some(self.spec.streaming),
                 push_notifications: Some(self.spec.push_notifications),
-                extended_agent_card: Some(false),
+                extended_agent_card: Some(!self.spec.extended_skills.is_empty()),
                 ..Default::default()
             },
-            default_input_modes: vec!["text/plain".into(), "application/json".into()],
+            default_input_modes: input_modes,
             default_output_modes: modes,
             skills,
             ..Default::default()
+        }
+    }
+
+    /// The extended card: the card plus the extended skills (`None` when there are none).
+    pub fn extended_card(&self) -> Option<AgentCard> {
+        if self.spec.extended_skills.is_empty() {
+            return None;
+        }
+        let mut card = self.card();
+        card.skills.extend(self.skills(&self.spec.extended_skills));
+        Some(card)
+    }
+
+    /// The card's `defaultInputModes`.
+    pub(crate) fn input_modes(&self) -> Vec<String> {
+        if self.spec.input_modes.is_empty() {
+            vec!["text/plain".into(), "application/json".into()]
+        } else {
+            self.spec.input_modes.clone()
+        }
+    }
+
+    fn skills(&self, specs: &[crate::script::SkillSpec]) -> Vec<AgentSkill> {
+        if specs.is_empty() {
+            vec![AgentSkill {
+                id: "default".into(),
+                name: "default".into(),
+                description: "Scripted mock behaviour".into(),
+                tags: vec!["mock".into()],
+                ..Default::default()
+            }]
+        } else {
+            specs
+                .iter()
+                .map(|s| AgentSkill {
+                    id: s.id.clone(),
+                    name: s.id.clone(),
+                    description: format!("Scripted mock skill {}", s.id),
+                    tags: if s.tags.is_empty() {
+                        vec!["mock".into()]
+                    } else {
+                        s.tags.clone()
+                    },
+                    output_modes: s.output_modes.clone(),
+                    ..Default::default()
+                })
+                .collect()
         }
     }
 
@@ -257,16 +287,17 @@ impl AgentState {
 /// A task's status, stamped now.
 pub(crate) fn status(
     state: TaskState,
-    text: Option<&str>,
+    parts: Vec<Part>,
     task: &Task,
     msg_id: String,
 ) -> TaskStatus {
     TaskStatus {
         state,
-        message: text.map(|t| Message {
+        message: (!parts.is_empty()).then(|| Message {
             context_id: Some(task.context_id.clone()),
             task_id: Some(task.id.clone()),
-            ..Message::agent_text(msg_id, t)
+            parts,
+            ..Message::agent_text(msg_id, "")
         }),
         timestamp: Some(Timestamp::now()),
     }

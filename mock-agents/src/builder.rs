@@ -28,7 +28,7 @@
 use crate::expect::Times;
 use crate::script::{
     AgentSpec, CancelBehaviour, ContentKind, Fault, JournalSpec, Matcher, Mutation, NetworkSpec,
-    OnWrongAnswer, ProtocolVersion, QueuedFault, Rule, ScriptStep, SkillSpec,
+    OnWrongAnswer, PartSpec, Pattern, ProtocolVersion, QueuedFault, Rule, ScriptStep, SkillSpec,
 };
 use a2a_protocol::{ErrorCode, Method, TaskState};
 use serde_json::Value;
@@ -78,6 +78,40 @@ impl MockAgentBuilder {
             output_modes: Vec::new(),
             tags: Vec::new(),
         });
+        self
+    }
+    /// Add a skill shown only on the extended card (which this turns on).
+    pub fn extended_skill(mut self, id: &str) -> Self {
+        self.spec.extended_skills.push(SkillSpec {
+            id: id.into(),
+            output_modes: Vec::new(),
+            tags: Vec::new(),
+        });
+        self
+    }
+    /// Set the card's `defaultInputModes`.
+    pub fn input_modes(mut self, modes: &[&str]) -> Self {
+        self.spec.input_modes = modes.iter().map(|m| m.to_string()).collect();
+        self
+    }
+    /// Answer -32005 to parts whose `mediaType` is not an input mode.
+    pub fn reject_unsupported_input_modes(mut self, on: bool) -> Self {
+        self.spec.reject_unsupported_input_modes = on;
+        self
+    }
+    /// Close connections that have not sent complete request headers within `d`.
+    pub fn header_timeout(mut self, d: Duration) -> Self {
+        self.spec.header_timeout_ms = millis(d);
+        self
+    }
+    /// Answer -32600 (HTTP 408) to a request whose body has not arrived within `d`.
+    pub fn body_timeout(mut self, d: Duration) -> Self {
+        self.spec.body_timeout_ms = millis(d);
+        self
+    }
+    /// Serve at most `n` connections at once (further ones wait in the listen backlog).
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.spec.max_connections = n;
         self
     }
     /// Speak A2A 0.3.
@@ -181,6 +215,56 @@ impl RuleBuilder {
         self.rule.when.round = Some(n);
         self
     }
+    /// Match this exact `messageId`.
+    pub fn message_id(mut self, id: &str) -> Self {
+        self.rule.when.message_id = Some(id.into());
+        self
+    }
+    /// Match a `messageId` starting with this (the longest matching prefix wins).
+    pub fn message_id_prefix(mut self, prefix: &str) -> Self {
+        self.rule.when.message_id_prefix = Some(prefix.into());
+        self
+    }
+    /// Match a `messageId` against a regular expression (`regex` crate syntax, unanchored).
+    ///
+    /// # Panics
+    /// If `re` is not a valid regular expression (a bug in the test that builds the rule).
+    pub fn message_id_regex(mut self, re: &str) -> Self {
+        match Pattern::new(re) {
+            Ok(p) => self.rule.when.message_id_regex = Some(p),
+            Err(e) => panic!("message_id_regex({re:?}): {e}"),
+        }
+        self
+    }
+    /// Match this `contextId`.
+    pub fn context_id(mut self, id: &str) -> Self {
+        self.rule.when.context_id = Some(id.into());
+        self
+    }
+    /// Match messages that carry a `taskId` (`true`: continuations) or none (`false`).
+    pub fn has_task_id(mut self, present: bool) -> Self {
+        self.rule.when.has_task_id = Some(present);
+        self
+    }
+    /// Match requests whose message or request `metadata` has this key (repeatable: all keys).
+    pub fn metadata_key(mut self, key: &str) -> Self {
+        self.rule
+            .when
+            .metadata_keys
+            .get_or_insert_with(Vec::new)
+            .push(key.into());
+        self
+    }
+    /// Match messages that list `referenceTaskIds` (`true`) or none (`false`).
+    pub fn has_reference_task_ids(mut self, present: bool) -> Self {
+        self.rule.when.has_reference_task_ids = Some(present);
+        self
+    }
+    /// Try this rule before rules of lower priority (default 0).
+    pub fn priority(mut self, p: i32) -> Self {
+        self.rule.priority = p;
+        self
+    }
     /// Replace the whole matcher.
     pub fn matcher(mut self, m: Matcher) -> Self {
         self.rule.when = m;
@@ -239,7 +323,22 @@ pub struct Step;
 impl Step {
     /// Answer with a `Message` and create no task (must be the only step).
     pub fn reply(text: &str) -> ScriptStep {
-        ScriptStep::Reply { text: text.into() }
+        ScriptStep::Reply {
+            text: text.into(),
+            parts: Vec::new(),
+        }
+    }
+    /// Answer with a `Message` of these literal parts and create no task (must be the only step).
+    pub fn reply_parts(parts: Vec<PartSpec>) -> ScriptStep {
+        ScriptStep::Reply {
+            text: String::new(),
+            parts,
+        }
+    }
+    /// An artifact of literal parts ([`ArtifactStep::part`], or chunked with
+    /// [`ArtifactStep::chunk`]).
+    pub fn artifact() -> ArtifactStep {
+        ArtifactStep::default()
     }
     /// Answer with this JSON-RPC error and do nothing else (must be the only step).
     pub fn error(code: ErrorCode) -> ScriptStep {
@@ -253,6 +352,7 @@ impl Step {
         StateStep {
             state,
             message: None,
+            parts: Vec::new(),
             delay: Duration::ZERO,
         }
     }
@@ -291,6 +391,7 @@ impl Step {
             expect: None,
             rounds: 1,
             on_wrong: OnWrongAnswer::Reask,
+            max_wrong: 3,
         }
     }
     /// Ask for credentials; only a message with `Authorization: <credential>` continues.
@@ -366,10 +467,16 @@ impl Step {
 pub struct StateStep {
     state: TaskState,
     message: Option<String>,
+    parts: Vec<PartSpec>,
     delay: Duration,
 }
 
 impl StateStep {
+    /// Add a literal part to the status message (after the `message` text, if any).
+    pub fn part(mut self, p: PartSpec) -> Self {
+        self.parts.push(p);
+        self
+    }
     /// The status message text.
     pub fn message(mut self, text: &str) -> Self {
         self.message = Some(text.into());
@@ -387,6 +494,66 @@ impl From<StateStep> for ScriptStep {
         ScriptStep::State {
             state: s.state.as_str().into(),
             message: s.message,
+            parts: s.parts,
+            delay_ms: millis(s.delay),
+        }
+    }
+}
+
+/// An `artifact` step being built ([`Step::artifact`]): literal parts, whole or chunked.
+#[derive(Debug, Clone, Default)]
+pub struct ArtifactStep {
+    artifact_id: Option<String>,
+    name: Option<String>,
+    description: Option<String>,
+    parts: Vec<PartSpec>,
+    chunks: Vec<Vec<PartSpec>>,
+    delay: Duration,
+}
+
+impl ArtifactStep {
+    /// The artifact id (default `artifact-N`).
+    pub fn id(mut self, id: &str) -> Self {
+        self.artifact_id = Some(id.into());
+        self
+    }
+    /// The artifact's name (default: its id).
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// The artifact's description.
+    pub fn description(mut self, d: &str) -> Self {
+        self.description = Some(d.into());
+        self
+    }
+    /// Add a part (the artifact is sent in one event).
+    pub fn part(mut self, p: PartSpec) -> Self {
+        self.parts.push(p);
+        self
+    }
+    /// Add a chunk of parts (one event each; the first starts the artifact, the last has
+    /// `lastChunk`).
+    pub fn chunk(mut self, parts: Vec<PartSpec>) -> Self {
+        self.chunks.push(parts);
+        self
+    }
+    /// Wait this long between chunks.
+    pub fn chunk_delay(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+}
+
+impl From<ArtifactStep> for ScriptStep {
+    fn from(s: ArtifactStep) -> ScriptStep {
+        ScriptStep::Artifact {
+            artifact_id: s.artifact_id,
+            name: s.name,
+            description: s.description,
+            metadata: None,
+            parts: s.parts,
+            chunks: s.chunks,
             delay_ms: millis(s.delay),
         }
     }
@@ -506,6 +673,7 @@ pub struct InputStep {
     expect: Option<Matcher>,
     rounds: u32,
     on_wrong: OnWrongAnswer,
+    max_wrong: u32,
 }
 
 impl InputStep {
@@ -515,6 +683,16 @@ impl InputStep {
             text_contains: Some(t.into()),
             ..Matcher::default()
         });
+        self
+    }
+    /// Only answers this matcher accepts are right (its message-level fields count).
+    pub fn expect(mut self, m: Matcher) -> Self {
+        self.expect = Some(m);
+        self
+    }
+    /// With the default "ask again", wrong answers tolerated before the task fails (default 3).
+    pub fn max_wrong(mut self, n: u32) -> Self {
+        self.max_wrong = n;
         self
     }
     /// Ask this many questions in a row.
@@ -536,7 +714,7 @@ impl From<InputStep> for ScriptStep {
             expect: s.expect,
             rounds: s.rounds,
             on_wrong: s.on_wrong,
-            max_wrong: 3,
+            max_wrong: s.max_wrong,
             timeout_ms: 30_000,
         }
     }

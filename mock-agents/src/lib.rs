@@ -42,14 +42,15 @@ mod step_runner;
 mod task_events;
 
 pub use builder::{
-    ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder, StateStep, Step,
+    ArtifactStep, ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder,
+    StateStep, Step,
 };
 pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
 pub use journal::{Entry, Event, Journal, RpcRequest, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
 pub use script::{
-    AgentSpec, Fault, Matcher, NetworkSpec, Problem, QueuedFault, Rule, ScriptError, ScriptStep,
-    ValidationError,
+    AgentSpec, Fault, Matcher, NetworkSpec, PartSpec, Pattern, Problem, QueuedFault, Rule,
+    ScriptError, ScriptStep, ValidationError,
 };
 
 /// The README's Rust examples, compiled as doctests.

@@ -24,10 +24,21 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
   push_duplicates = 0               # extra deliveries of every push notification
   max_body_bytes = 4194304          # larger bodies: HTTP 413 with -32600
   max_block_ms = 30000              # longest wait of a blocking SendMessage
+  header_timeout_ms = 10000         # no complete request headers this long: connection closed
+  body_timeout_ms = 30000           # body not received this long: -32600 (HTTP 408), closed
+  max_connections = 1024            # at the cap the oldest connection without a request is closed
+  input_modes = ["text/plain", "application/json"]   # card defaultInputModes
+  reject_unsupported_input_modes = false             # true: other part mediaTypes get -32005
   [[agent.skill]]
   id = "book-flight"
-  [[agent.rule]]                    # first match wins; no match: WORKING, 64-byte artifact, COMPLETED
-  when = { text_contains = "book" } # method, skill, text_contains, text_equals, data, task_id, round
+  [[agent.extended_skill]]          # only on the extended card (GetExtendedAgentCard)
+  id = "premium"
+  [[agent.rule]]                    # first match wins (priority, then longest message_id_prefix,
+                                    # then file order); no match: WORKING, 64-byte artifact, COMPLETED
+  priority = 0
+  when = { text_contains = "book" } # method, skill, text_contains, text_equals, data, task_id, round,
+                                    # message_id, message_id_prefix, message_id_regex, context_id,
+                                    # has_task_id, metadata_keys, has_reference_task_ids
   times = 1                         # apply to this many requests, then fall through
   fault = { kind = "http_status", status = 503, retry_after_s = 1 }
   mutate = ["legacy_fields"]
@@ -39,7 +50,7 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
     { do = "state", state = "TASK_STATE_COMPLETED" },
   ]
 
-STEPS (do = ...): reply, error, state, artifacts, artifact_url, data_artifact, input_required,
+STEPS (do = ...): reply, error, state, artifact, artifacts, artifact_url, data_artifact, input_required,
   auth_required, delegate, wait, gate, chunk, unknown_state, raw_event, raw_sse, append_unknown,
   huge_event, purge, close_streams
 FAULTS (kind = ...): drop_before, drop_response, http_status, rpc_error, garbage_body, stall,
@@ -49,9 +60,13 @@ QUEUED FAULTS: [[agent.queued_fault]] method = "SendMessage", times = 2, fault =
 EXPECTATIONS: a rule's `name` and `expect = 2` (or "1..", "2..=4") are checked when the network
   stops; `serve` reports unmet ones
 MUTATIONS (mutate = [...]): wrong_rpc_id, legacy_fields, lowercase_enums, unknown_field
+PARTS (reply/state `parts`, artifact `parts`/`chunks`): { text | raw (UTF-8) | raw_base64 | url |
+  data = ..., filename, media_type, metadata }
 
 Each agent listens on 127.0.0.1 (ephemeral port): card at /.well-known/agent-card.json,
-JSON-RPC at /a2a (A2A-Version: 1.0 required by 1.0 agents), blobs at /blobs/{key}.
+JSON-RPC at /a2a and /a2a/ (A2A-Version: 1.0 required by 1.0 agents), blobs at /blobs/{key};
+any other path gets a JSON 404. The reference agent for A2A clients and conformance kits:
+mock-agents/examples/reference-agent.toml.
 The journal (JSON lines) records every request, response, stream event, state change,
 artifact (length and sha256), push delivery, delegation and fault, across all agents."#;
 

@@ -104,11 +104,13 @@ impl Network {
         for (a, l) in spec.agents.into_iter().zip(listeners) {
             let base = urls.get(&a.name).cloned().unwrap_or_default();
             let name = a.name.clone();
+            let limits = crate::server::Limits::of(&a);
             let st = Arc::new(AgentState::new(a, base, shared.clone()));
             agents.insert(name, st.clone());
             tasks.push(tokio::spawn(crate::server::serve(
                 l,
                 router(st),
+                limits,
                 rx.clone(),
             )));
         }

@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -28,9 +29,53 @@ pub(crate) fn router(state: Arc<AgentState>) -> Router {
     Router::new()
         .route(a2a_protocol::AGENT_CARD_PATH, get(card_handler))
         .route(RPC_PATH, post(rpc_handler))
+        .route(RPC_PATH_SLASH, post(rpc_handler))
         .route("/", post(rpc_handler))
         .route("/blobs/{key}", get(crate::blobs::blob_handler))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+}
+
+/// The JSON-RPC endpoint with a trailing slash (clients such as the official TCK append one).
+const RPC_PATH_SLASH: &str = "/a2a/";
+
+/// Any other path: HTTP 404 with a JSON body, journaled.
+async fn not_found(State(st): State<Arc<AgentState>>, request: Request) -> Response {
+    unrouted(&st, request, StatusCode::NOT_FOUND)
+}
+
+/// A known path with a method it does not serve (`GET /a2a`): HTTP 405 with a JSON body, journaled.
+async fn method_not_allowed(State(st): State<Arc<AgentState>>, request: Request) -> Response {
+    unrouted(&st, request, StatusCode::METHOD_NOT_ALLOWED)
+}
+
+fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
+    let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
+    let method = request.method().to_string();
+    let path = request.uri().path().to_string();
+    st.journal(Event::Request {
+        req,
+        http_method: method.clone(),
+        path: path.clone(),
+        method: None,
+        rpc_id: None,
+        params: Value::Null,
+        headers: header_map(request.headers()),
+    });
+    let body = json!({
+        "error": status.canonical_reason().unwrap_or("unrouted"),
+        "method": method,
+        "path": path,
+        "rpcEndpoint": RPC_PATH,
+    });
+    st.journal(Event::Response {
+        req,
+        status: status.as_u16(),
+        rpc_error: None,
+        body: body.clone(),
+    });
+    (status, axum::Json(body)).into_response()
 }
 
 pub(crate) async fn card_handler(
@@ -53,18 +98,56 @@ pub(crate) async fn card_handler(
     } else {
         card
     };
+    let body = serde_json::to_vec(&card).unwrap_or_default();
+    let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..32]);
+    let last_modified = httpdate::fmt_http_date(st.card_modified);
+    let not_modified = match headers.get(header::IF_NONE_MATCH) {
+        // If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2).
+        Some(inm) => etag_matches(inm.to_str().unwrap_or_default(), &etag),
+        None => headers
+            .get(header::IF_MODIFIED_SINCE)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| httpdate::parse_http_date(h).ok())
+            .and_then(|since| {
+                let modified = httpdate::parse_http_date(&last_modified).ok()?;
+                Some(modified <= since)
+            })
+            .unwrap_or(false),
+    };
+    let status = if not_modified {
+        StatusCode::NOT_MODIFIED
+    } else {
+        StatusCode::OK
+    };
     st.journal(Event::Response {
         req,
-        status: 200,
+        status: status.as_u16(),
         rpc_error: None,
         body: Value::Null,
     });
+    let cache = [
+        (header::CACHE_CONTROL, "max-age=60".to_string()),
+        (header::ETAG, etag),
+        (header::LAST_MODIFIED, last_modified),
+    ];
+    if not_modified {
+        return (status, cache).into_response();
+    }
     (
-        StatusCode::OK,
-        [(header::CACHE_CONTROL, "max-age=60")],
-        axum::Json(card),
+        status,
+        cache,
+        [(header::CONTENT_TYPE, "application/json")],
+        body,
     )
         .into_response()
+}
+
+/// Does an `If-None-Match` value (`*` or a list of entity tags, weak ones compared weakly) match?
+fn etag_matches(if_none_match: &str, etag: &str) -> bool {
+    if_none_match
+        .split(',')
+        .map(str::trim)
+        .any(|t| t == "*" || t.trim_start_matches("W/") == etag)
 }
 
 pub(crate) fn header_map(h: &HeaderMap) -> BTreeMap<String, String> {
@@ -90,6 +173,8 @@ pub(crate) struct Call {
     pub ctl: ConnControl,
     /// The response will be dropped (fault `drop_response`): do not journal it as sent.
     pub dropping: bool,
+    /// A JSON-RPC notification (no `id`): whatever the outcome, the answer is HTTP 204, no body.
+    pub notification: bool,
 }
 
 impl Call {
@@ -113,6 +198,17 @@ pub(crate) fn respond(
     mutations: &[Mutation],
 ) -> Response {
     let rpc_error = payload.as_ref().err().map(|e| e.code);
+    if call.notification {
+        if !call.dropping {
+            st.journal(Event::Response {
+                req: call.req,
+                status: 204,
+                rpc_error,
+                body: Value::Null,
+            });
+        }
+        return StatusCode::NO_CONTENT.into_response();
+    }
     let mut body = serde_json::to_value(JsonRpcResponse {
         id: call.id.clone(),
         payload,
@@ -150,9 +246,49 @@ pub(crate) async fn rpc_handler(
         q.split('&')
             .find_map(|kv| kv.strip_prefix("A2A-Version=").map(str::to_string))
     });
-    let bytes = match axum::body::to_bytes(body, st.spec.max_body_bytes).await {
-        Ok(b) => b,
+    let body_timeout = std::time::Duration::from_millis(st.spec.body_timeout_ms);
+    let read = tokio::time::timeout(
+        body_timeout,
+        axum::body::to_bytes(body, st.spec.max_body_bytes),
+    )
+    .await;
+    let bytes = match read {
+        Ok(Ok(b)) => b,
         Err(_) => {
+            // A body that trickles in (or never comes): cut it off and close the connection.
+            st.journal(Event::Request {
+                req,
+                http_method: "POST".into(),
+                path,
+                method: None,
+                rpc_id: None,
+                params: json!(format!(
+                    "<body not received within {} ms>",
+                    st.spec.body_timeout_ms
+                )),
+                headers: header_map(&headers),
+            });
+            let e =
+                ErrorCode::InvalidRequest.to_error(Some("request body not received in time"), &[]);
+            let body = serde_json::to_vec(&JsonRpcResponse::<Value>::error(Id::Null, e))
+                .unwrap_or_default();
+            st.journal(Event::Response {
+                req,
+                status: 408,
+                rpc_error: Some(-32600),
+                body: Value::Null,
+            });
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                [
+                    (header::CONTENT_TYPE, "application/json"),
+                    (header::CONNECTION, "close"),
+                ],
+                body,
+            )
+                .into_response();
+        }
+        Ok(Err(_)) => {
             st.journal(Event::Request {
                 req,
                 http_method: "POST".into(),
@@ -179,6 +315,38 @@ pub(crate) async fn rpc_handler(
                 .into_response();
         }
     };
+    // -32005 for a body that is not JSON by its Content-Type, before any parsing.
+    if let Some(ct) = headers.get(header::CONTENT_TYPE)
+        && !is_json_media_type(ct.to_str().unwrap_or_default())
+    {
+        let ct = String::from_utf8_lossy(ct.as_bytes()).into_owned();
+        st.journal(Event::Request {
+            req,
+            http_method: "POST".into(),
+            path,
+            method: None,
+            rpc_id: None,
+            params: json!(String::from_utf8_lossy(&bytes[..bytes.len().min(1024)])),
+            headers: header_map(&headers),
+        });
+        let call = Call {
+            req,
+            id: Id::Null,
+            v03: st.is_v03(),
+            headers,
+            ctl,
+            dropping: false,
+            notification: false,
+        };
+        return call.error(
+            &st,
+            ErrorCode::ContentTypeNotSupported,
+            Some(&format!(
+                "request Content-Type {ct:?} is not supported: send application/json"
+            )),
+            &[("contentType", &ct)],
+        );
+    }
     let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
     let (method, rpc_id, params) = match &parsed {
         Ok(v) => (
@@ -211,21 +379,31 @@ pub(crate) async fn rpc_handler(
             headers,
             ctl,
             dropping: false,
+            notification: false,
         };
         return call.error(&st, ErrorCode::JsonParse, None, &[]);
     };
-    let id: Id = v
-        .get("id")
+    // A JSON-RPC id is a string, a number or null; anything else makes the request invalid.
+    let raw_id = v.get("id");
+    let id_ok = matches!(
+        raw_id,
+        None | Some(Value::Null | Value::String(_) | Value::Number(_))
+    );
+    let id: Id = raw_id
         .cloned()
+        .filter(|_| id_ok)
         .and_then(|i| serde_json::from_value(i).ok())
         .unwrap_or(Id::Null);
-    let call = Call {
+    // A request without `id` is a notification: processed, never answered.
+    let notification = v.is_object() && raw_id.is_none();
+    let mut call = Call {
         req,
         id,
         v03: st.is_v03(),
         headers,
         ctl,
         dropping: false,
+        notification: false,
     };
     if !v.is_object() || v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return call.error(
@@ -235,6 +413,15 @@ pub(crate) async fn rpc_handler(
             &[],
         );
     }
+    if !id_ok {
+        return call.error(
+            &st,
+            ErrorCode::InvalidRequest,
+            Some("id must be a string, a number or null"),
+            &[],
+        );
+    }
+    call.notification = notification;
     let Some(method) = method else {
         return call.error(
             &st,
@@ -291,5 +478,31 @@ pub(crate) async fn rpc_handler(
         }
         method
     };
+    if notification {
+        // Answered now; the processing goes on without a listener (and is not journaled as sent).
+        st.journal(Event::Response {
+            req,
+            status: 204,
+            rpc_error: None,
+            body: Value::Null,
+        });
+        call.dropping = true;
+        tokio::spawn(crate::methods::dispatch(st, call, method_v1, params));
+        return StatusCode::NO_CONTENT.into_response();
+    }
     crate::methods::dispatch(st, call, method_v1, params).await
+}
+
+/// Is this `Content-Type` JSON (`application/json`, or any `+json` type, parameters allowed)?
+fn is_json_media_type(ct: &str) -> bool {
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || essence
+            .strip_prefix("application/")
+            .is_some_and(|sub| sub.ends_with("+json"))
 }

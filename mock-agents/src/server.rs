@@ -3,7 +3,7 @@
 //! vanishes before or after processing.
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use std::io;
 use std::pin::Pin;
@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tower::ServiceExt;
 
 /// Per-connection control, available to handlers as a request extension.
@@ -86,9 +86,79 @@ impl AsyncWrite for ResettableStream {
     }
 }
 
+/// What one agent's server tolerates from its peers.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Longest wait for a request's complete headers (from connect, or from the previous
+    /// response on a kept-alive connection).
+    pub header_timeout: Duration,
+    /// Connections served at once; the rest wait, unaccepted, in the listen backlog.
+    pub max_connections: usize,
+}
+
+/// The largest read buffer of an HTTP/1 connection (so the largest request head).
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Concurrent streams of one HTTP/2 connection.
+const MAX_H2_STREAMS: u32 = 64;
+
+impl Limits {
+    /// The limits an agent's script asks for.
+    pub fn of(spec: &crate::script::AgentSpec) -> Self {
+        Limits {
+            header_timeout: Duration::from_millis(spec.header_timeout_ms),
+            max_connections: spec.max_connections.max(1),
+        }
+    }
+}
+
+/// Connections that have not sent their first request yet, oldest first: the ones to evict when
+/// the server is full (a flood of half-open connections then churns among itself while a client
+/// that sends its request at once gets in).
+#[derive(Default)]
+struct Waiting(std::sync::Mutex<std::collections::BTreeMap<u64, Arc<Notify>>>);
+
+impl Waiting {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<u64, Arc<Notify>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Evict the connection that has waited longest for its first request; false if none.
+    fn evict_oldest(&self) -> bool {
+        match self.lock().pop_first() {
+            Some((_, evict)) => {
+                evict.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Removes a connection from [`Waiting`] when it ends.
+struct Registered(Arc<Waiting>, u64);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.0.lock().remove(&self.1);
+    }
+}
+
 /// Serve `router` on `listener` until `shutdown` becomes true.
-pub async fn serve(listener: TcpListener, router: Router, mut shutdown: watch::Receiver<bool>) {
+///
+/// At most `limits.max_connections` connections are served at once. When a connection arrives at
+/// the cap, the connection that has waited longest without sending a request is closed to make
+/// room; if every connection is busy with a request, the new one waits for a slot (and the ones
+/// behind it wait, unaccepted, in the listen backlog).
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let mut conns = tokio::task::JoinSet::new();
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let waiting = Arc::new(Waiting::default());
+    let mut next_conn = 0u64;
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -104,28 +174,73 @@ pub async fn serve(listener: TcpListener, router: Router, mut shutdown: watch::R
                 }
             }
         };
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(tokio::sync::TryAcquireError::Closed) => break,
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                waiting.evict_oldest();
+                tokio::select! {
+                    p = slots.clone().acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                    _ = shutdown.changed() => break,
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
         let mut shutdown = shutdown.clone();
+        let id = next_conn;
+        next_conn += 1;
+        let evict = Arc::new(Notify::new());
+        waiting.lock().insert(id, evict.clone());
+        let registered = Registered(waiting.clone(), id);
         conns.spawn(async move {
+            let _permit = permit;
+            let registered = Arc::new(registered);
+            // hyper's header timer starts only once the protocol is detected from the first
+            // bytes: a connection that sends nothing at all is cut here.
+            let mut first = [0u8; 1];
+            let peeked = tokio::select! {
+                p = tokio::time::timeout(limits.header_timeout, stream.peek(&mut first)) => p,
+                _ = evict.notified() => return,
+            };
+            if !matches!(peeked, Ok(Ok(n)) if n > 0) {
+                return;
+            }
             let ctl = ConnControl::default();
             let abort = ctl.abort.clone();
             let io = ResettableStream {
                 inner: stream,
                 reset: ctl.reset.clone(),
             };
+            let started = registered.clone();
             let svc = hyper::service::service_fn(
                 move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    // A request arrived: no longer a candidate for eviction.
+                    started.0.lock().remove(&started.1);
                     req.extensions_mut().insert(ctl.clone());
                     router.clone().oneshot(req.map(axum::body::Body::new))
                 },
             );
-            let builder = Builder::new(TokioExecutor::new());
+            let mut builder = Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_timeout)
+                .max_buf_size(MAX_HEAD_BYTES);
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(MAX_H2_STREAMS)
+                .max_header_list_size(MAX_HEAD_BYTES as u32);
             let conn = builder.serve_connection(TokioIo::new(io), svc);
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
                 _ = abort.notified() => {}
+                _ = evict.notified() => {}
                 _ = shutdown.changed() => {}
             }
         });

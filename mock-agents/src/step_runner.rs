@@ -53,13 +53,52 @@ pub(crate) async fn run_steps(
             ScriptStep::State {
                 state,
                 message,
+                parts,
                 delay_ms,
             } => {
                 if delay_ms > 0 {
                     tokio::time::sleep(Duration::from_millis(delay_ms)).await;
                 }
                 let s = TaskState::parse_lenient(&state).unwrap_or_default();
-                set_state(st, entry, s, message.as_deref()).await;
+                let mut all = text_parts(message.as_deref());
+                all.extend(parts.iter().map(PartSpec::to_part));
+                apply_state(st, entry, s, all, false).await;
+            }
+            ScriptStep::Artifact {
+                artifact_id,
+                name,
+                description,
+                metadata,
+                parts,
+                chunks,
+                delay_ms,
+            } => {
+                artifact_no += 1;
+                let aid = artifact_id.unwrap_or_else(|| format!("artifact-{artifact_no}"));
+                let chunks = if chunks.is_empty() {
+                    vec![parts]
+                } else {
+                    chunks
+                };
+                let n = chunks.len();
+                for (c, chunk) in chunks.into_iter().enumerate() {
+                    if delay_ms > 0 && c > 0 {
+                        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+                    }
+                    if frozen(entry) {
+                        return Some("terminal");
+                    }
+                    let first = c == 0;
+                    let artifact = Artifact {
+                        artifact_id: aid.clone(),
+                        name: first.then(|| name.clone().unwrap_or_else(|| aid.clone())),
+                        description: description.clone().filter(|_| first),
+                        metadata: metadata.clone().filter(|_| first),
+                        parts: chunk.iter().map(PartSpec::to_part).collect(),
+                        ..Default::default()
+                    };
+                    emit_chunk(st, entry, &mut truth, artifact, !first, c + 1 == n).await;
+                }
             }
             ScriptStep::Wait { ms } => tokio::time::sleep(Duration::from_millis(ms)).await,
             ScriptStep::Artifacts {

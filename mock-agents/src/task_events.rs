@@ -66,14 +66,20 @@ pub(crate) async fn set_state(
     state: TaskState,
     text: Option<&str>,
 ) -> bool {
-    apply_state(st, entry, state, text, false).await
+    apply_state(st, entry, state, text_parts(text), false).await
 }
 
+/// The parts of a status message with this text (none without one).
+pub(crate) fn text_parts(text: Option<&str>) -> Vec<Part> {
+    text.map(|t| vec![Part::text(t)]).unwrap_or_default()
+}
+
+/// Set the task's state with a status message of these parts (none: no status message).
 pub(crate) async fn apply_state(
     st: &AgentState,
     entry: &TaskEntry,
     state: TaskState,
-    text: Option<&str>,
+    parts: Vec<Part>,
     by_cancel: bool,
 ) -> bool {
     let ev = {
@@ -85,7 +91,7 @@ pub(crate) async fn apply_state(
         let k = g.task.history.len() as u64 + 1000 * n;
         let s = status(
             state,
-            text,
+            parts,
             &g.task,
             st.make_id("status", k + u64::from(state.number().unsigned_abs())),
         );

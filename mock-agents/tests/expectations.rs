@@ -281,6 +281,7 @@ fn builder_steps_convert_to_script_steps() {
         ScriptStep::State {
             state: "TASK_STATE_INPUT_REQUIRED".into(),
             message: None,
+            parts: Vec::new(),
             delay_ms: 0,
         }
     );

@@ -3,11 +3,14 @@
 //! artifacts must reassemble to the journal's byte lengths and sha256; and every payload the
 //! mock sent in the run must pass strict protobuf parsing (`interop/sdk_oracle.py check`).
 //!
+//! The same client also drives the reference agent (`examples/reference-agent.toml`) through the
+//! TCK's messageId prefixes: send, stream, subscribe, get, list and cancel, with no error.
+//!
 //! Needs the project's Python environment: `bash scripts/setup-python.sh`.
 
 mod common;
 
-use a2a_mock_agents::{Event, Journal};
+use a2a_mock_agents::{Event, Journal, Network, NetworkSpec};
 use common::*;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -53,8 +56,16 @@ fn command(script: &str) -> Command {
 
 /// Run `sdk_client.py CARD_URL SCENARIO [ARG]`; its stdout lines as JSON.
 async fn sdk(card: &str, scenario: &str, arg: Option<&str>) -> Vec<Value> {
+    sdk_as(card, scenario, arg, None).await
+}
+
+/// [`sdk`] with messageIds `<prefix>-<8 hex>` (the TCK's convention).
+async fn sdk_as(card: &str, scenario: &str, arg: Option<&str>, prefix: Option<&str>) -> Vec<Value> {
     let mut c = command("sdk_client.py");
     c.arg(card).arg(scenario).args(arg);
+    if let Some(p) = prefix {
+        c.env("A2A_MESSAGE_ID_PREFIX", p);
+    }
     let out = tokio::time::timeout(Duration::from_secs(60), c.output())
         .await
         .unwrap_or_else(|_| panic!("sdk_client.py {scenario} timed out"))
@@ -238,7 +249,17 @@ async fn the_python_sdk_client_works_against_a_well_behaved_mock() {
     assert_artifacts(j, &subscribed, &sub_id, 1);
 
     // Every payload the mock sent in this run, checked by strict protobuf parsing.
-    let card_json: Value = http.get(&card).send().await.unwrap().json().await.unwrap();
+    let checked = oracle_checks_every_payload(j, &http, &card).await;
+    // The card, 7 unary results, 11 events of the stream and 7 of the subscription.
+    assert_eq!(checked, 26, "payloads checked");
+    net.shutdown().await;
+}
+
+/// Check every payload the mock sent (the card, unary results, stream events) with the SDK's
+/// strict protobuf parser: each must parse, break no REQUIRED rule and already be canonical.
+/// How many were checked.
+async fn oracle_checks_every_payload(j: &Journal, http: &reqwest::Client, card: &str) -> usize {
+    let card_json: Value = http.get(card).send().await.unwrap().json().await.unwrap();
     let mut items = vec![json!({"type": "AgentCard", "json": card_json})];
     let mut methods = std::collections::BTreeMap::new();
     for e in j.entries() {
@@ -341,7 +362,119 @@ async fn the_python_sdk_client_works_against_a_well_behaved_mock() {
             item["type"]
         );
     }
-    // The card, 7 unary results, 11 events of the stream and 7 of the subscription.
-    assert_eq!(verdicts.len(), 26, "payloads checked");
+    verdicts.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_works_against_the_reference_agent() {
+    let _ = python();
+    let mut spec = NetworkSpec::load(&repo().join("mock-agents/examples/reference-agent.toml"))
+        .expect("the reference agent loads");
+    // Whole payloads in the journal, for the oracle.
+    spec.journal.max_string_bytes = 10_000_000;
+    let net = Network::start(spec).await.expect("starts");
+    let card = net.card_url("reference").unwrap();
+    let url = net.rpc_url("reference").unwrap();
+    let j = net.journal();
+    let http = client();
+
+    let (done, direct, data) = tokio::join!(
+        sdk_as(&card, "send", None, Some("tck-complete-task")),
+        sdk_as(&card, "send", None, Some("tck-message-response")),
+        sdk_as(&card, "send", None, Some("tck-artifact-data")),
+    );
+    assert_eq!(done[0]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        done[0]["task"]["status"]["message"]["parts"][0]["text"],
+        "Hello from TCK"
+    );
+    assert_eq!(direct[0]["message"]["role"], "ROLE_AGENT");
+    assert_eq!(
+        direct[0]["message"]["parts"][0]["text"],
+        "Direct message response"
+    );
+    // (protobuf's Value holds numbers as doubles: the SDK prints 42.0.)
+    let d = &data[0]["task"]["artifacts"][0]["parts"][0]["data"];
+    assert_eq!(
+        (d["key"].as_str(), d["count"].as_f64()),
+        (Some("value"), Some(42.0)),
+        "{d}"
+    );
+    let done_id = done[0]["task"]["id"].as_str().unwrap().to_string();
+
+    let (chunked, lifecycle) = tokio::join!(
+        sdk_as(&card, "stream", None, Some("tck-stream-artifact-chunked")),
+        sdk_as(&card, "stream", None, Some("tck-stream-003")),
+    );
+    let summary = &chunked.last().unwrap()["artifacts"];
+    let (_, art) = summary
+        .as_object()
+        .and_then(|o| o.iter().next())
+        .expect("one artifact");
+    assert_eq!(art["bytes"], "chunk-1 chunk-2".len(), "{summary}");
+    assert_eq!(art["parts"], 2);
+    let states: Vec<&Value> = lifecycle
+        .iter()
+        .filter_map(|l| l.pointer("/statusUpdate/status/state"))
+        .collect();
+    assert_eq!(
+        states,
+        [&json!("TASK_STATE_WORKING"), &json!("TASK_STATE_COMPLETED")]
+    );
+
+    // Two input-required tasks: the SDK cancels one and subscribes to the other.
+    let (a, b) = tokio::join!(
+        sdk_as(&card, "send", None, Some("tck-input-required")),
+        sdk_as(&card, "send", None, Some("tck-input-required")),
+    );
+    let (cancel_id, sub_id) = (
+        a[0]["task"]["id"].as_str().unwrap().to_string(),
+        b[0]["task"]["id"].as_str().unwrap().to_string(),
+    );
+    assert_eq!(b[0]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    let subscriber = {
+        let (card, sub_id) = (card.clone(), sub_id.clone());
+        tokio::spawn(async move { sdk(&card, "subscribe", Some(&sub_id)).await })
+    };
+    let (got, listed, canceled) = tokio::join!(
+        sdk(&card, "get", Some(&done_id)),
+        sdk(&card, "list", None),
+        sdk(&card, "cancel", Some(&cancel_id)),
+    );
+    assert_eq!(got[0]["status"]["state"], "TASK_STATE_COMPLETED");
+    // complete, data, two streams, two input-required (the direct message made no task).
+    assert_eq!(listed[0]["tasks"].as_array().unwrap().len(), 6);
+    assert_eq!(canceled[0]["status"]["state"], "TASK_STATE_CANCELED");
+    wait_for(j, "the SDK subscribed", |es| {
+        es.iter().any(|e| {
+            matches!(&e.event, Event::SseEvent { index: 0, data, .. }
+                if data.pointer("/result/task/id") == Some(&json!(sub_id)))
+        })
+    })
+    .await;
+    let follow_up = json!({"message": {"messageId": "tck-complete-task-0000ffff",
+        "role": "ROLE_USER", "taskId": sub_id, "parts": [{"text": "done"}]}});
+    let r = call(&http, &url, "SendMessage", follow_up).await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let subscribed = tokio::time::timeout(Duration::from_secs(60), subscriber)
+        .await
+        .expect("subscribe finished")
+        .unwrap();
+    let states: Vec<&Value> = subscribed
+        .iter()
+        .filter_map(|l| {
+            l.pointer("/task/status/state")
+                .or_else(|| l.pointer("/statusUpdate/status/state"))
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            &json!("TASK_STATE_INPUT_REQUIRED"),
+            &json!("TASK_STATE_WORKING"),
+            &json!("TASK_STATE_COMPLETED")
+        ]
+    );
+    oracle_checks_every_payload(j, &http, &card).await;
     net.shutdown().await;
 }

@@ -968,3 +968,86 @@ async fn message_id_dedup_on_and_off() {
     }
     net.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_follow_up_with_only_a_task_id_inherits_the_context_and_a_wrong_context_is_refused() {
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .mount(
+                MockAgent::when()
+                    .step(Step::input_required("more?"))
+                    .state(TaskState::Completed),
+            )
+            .build(),
+    ])
+    .await;
+    let mut first = send_params("first");
+    first["message"]["contextId"] = json!("ctx-given");
+    let t = f.call("SendMessage", first).await;
+    let tid = t["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(t["task"]["contextId"], "ctx-given");
+    let mut wrong = answer_params(&tid, "x");
+    wrong["message"]["contextId"] = json!("ctx-other");
+    let v = f.rpc("SendMessage", wrong).await;
+    assert_eq!(code(&v), Some(-32602), "{v}");
+    // The refused message changed nothing.
+    let t = f.call("GetTask", json!({"id": tid})).await;
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(t["history"].as_array().unwrap().len(), 1);
+    // Only the task id: the message joins the task's context.
+    let t = f.call("SendMessage", answer_params(&tid, "second")).await;
+    assert_eq!(t["task"]["contextId"], "ctx-given");
+    assert_eq!(t["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let t = f.call("GetTask", json!({"id": tid})).await;
+    assert_eq!(t["history"][1]["contextId"], "ctx-given");
+    assert_eq!(t["history"][1]["taskId"], tid.as_str());
+    f.shutdown().await;
+}
+
+#[tokio::test]
+async fn concurrent_subscribers_see_the_same_events_in_the_same_order() {
+    let f = Fixture::agents(vec![
+        MockAgent::builder("a")
+            .mount(
+                MockAgent::when()
+                    .state(TaskState::Working)
+                    .step(Step::gate("go"))
+                    .step(Step::artifacts(3).chunks(4).chunk_bytes(16))
+                    .step(Step::state(TaskState::Working).message("half way"))
+                    .step(Step::artifacts(1).chunks(2))
+                    .state(TaskState::Completed),
+            )
+            .build(),
+    ])
+    .await;
+    let mut p = send_params("go");
+    p["configuration"] = json!({"returnImmediately": true});
+    let t = f.call("SendMessage", p).await;
+    let tid = t["task"]["id"].as_str().unwrap().to_string();
+    wait_state(f.j(), &tid, "TASK_STATE_WORKING").await;
+    let (a, b) = (f.http.clone(), f.http.clone());
+    let (ua, ub) = (f.url.clone(), f.url.clone());
+    let (ta, tb) = (tid.clone(), tid.clone());
+    let sa =
+        tokio::spawn(async move { stream(&a, &ua, "SubscribeToTask", json!({"id": ta})).await });
+    let sb =
+        tokio::spawn(async move { stream(&b, &ub, "SubscribeToTask", json!({"id": tb})).await });
+    // Both subscriptions sent their snapshot (so are registered) before the events start.
+    wait_for(f.j(), "two subscriptions", |es| {
+        es.iter()
+            .filter(|e| matches!(&e.event, Event::SseEvent { index: 0, .. }))
+            .count()
+            == 2
+    })
+    .await;
+    f.net.open_gate("go");
+    let (sa, sb) = (sa.await.unwrap(), sb.await.unwrap());
+    let (ra, rb) = (sa.results(), sb.results());
+    assert_eq!(ra.len(), 1 + 12 + 1 + 2 + 1, "{ra:?}");
+    assert_eq!(ra, rb);
+    assert_eq!(
+        ra.last().unwrap()["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    f.shutdown().await;
+}

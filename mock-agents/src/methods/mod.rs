@@ -82,7 +82,7 @@ pub(crate) async fn dispatch(
             f
         }
     };
-    call.dropping = matches!(fault, Some(Fault::DropResponse));
+    call.dropping |= matches!(fault, Some(Fault::DropResponse));
     let resp = handle(
         &st,
         &call,
@@ -137,6 +137,16 @@ pub(crate) async fn handle(
                     ErrorCode::InvalidParams,
                     Some("message.messageId and message.parts are required"),
                     &[],
+                );
+            }
+            if st.spec.reject_unsupported_input_modes
+                && let Some(m) = unsupported_input(&st.input_modes(), &req.message)
+            {
+                return call.error(
+                    st,
+                    ErrorCode::ContentTypeNotSupported,
+                    Some(&format!("input media type {m:?} is not supported")),
+                    &[("mediaType", &m)],
                 );
             }
             if continues {
@@ -207,12 +217,15 @@ pub(crate) async fn handle(
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
         | "DeleteTaskPushNotificationConfig" => push_config(st, call, method, &params),
-        "GetExtendedAgentCard" => call.error(
-            st,
-            ErrorCode::UnsupportedOperation,
-            Some("no extended agent card"),
-            &[],
-        ),
+        "GetExtendedAgentCard" => match st.extended_card() {
+            Some(card) => ok(st, call, ObjectKind::AgentCard, to_value(&card), &[]),
+            None => call.error(
+                st,
+                ErrorCode::UnsupportedOperation,
+                Some("no extended agent card"),
+                &[],
+            ),
+        },
         other => call.error(
             st,
             ErrorCode::MethodNotFound,
@@ -220,6 +233,31 @@ pub(crate) async fn handle(
             &[],
         ),
     }
+}
+
+/// The first part `mediaType` of the message that no input mode accepts (`*/*` and `type/*`
+/// entries accept families; parameters are ignored).
+fn unsupported_input(modes: &[String], msg: &Message) -> Option<String> {
+    let essence = |m: &str| {
+        m.split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+    };
+    let accepted = |m: &str| {
+        let m = essence(m);
+        let family = m.split('/').next().unwrap_or_default().to_string();
+        modes.iter().any(|mode| {
+            let mode = essence(mode);
+            mode == m || mode == "*/*" || mode == format!("{family}/*")
+        })
+    };
+    msg.parts
+        .iter()
+        .filter_map(|p| p.media_type.as_deref())
+        .find(|m| !accepted(m))
+        .map(str::to_string)
 }
 
 pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Value {

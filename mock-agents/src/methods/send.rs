@@ -30,8 +30,14 @@ pub(crate) async fn new_work(
 ) -> Response {
     let msg = req.message.clone();
     // Direct answer: a Message, no task.
-    if let [ScriptStep::Reply { text }] = rule.steps.as_slice() {
+    if let [ScriptStep::Reply { text, parts }] = rule.steps.as_slice() {
         let n = st.ordinals.fetch_add(1, Ordering::Relaxed);
+        let mut all = if text.is_empty() && !parts.is_empty() {
+            Vec::new()
+        } else {
+            vec![Part::text(text.clone())]
+        };
+        all.extend(parts.iter().map(PartSpec::to_part));
         let reply = Message {
             context_id: Some(
                 msg.context_id
@@ -39,7 +45,8 @@ pub(crate) async fn new_work(
                     .filter(|c| !c.is_empty())
                     .unwrap_or_else(|| st.make_id("ctx", n)),
             ),
-            ..Message::agent_text(st.make_id("msg", n), text.clone())
+            parts: all,
+            ..Message::agent_text(st.make_id("msg", n), "")
         };
         if streaming {
             let (tx, rx) = mpsc::channel(1);

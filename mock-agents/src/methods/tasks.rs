@@ -123,7 +123,7 @@ pub(crate) async fn cancel_task(st: &Arc<AgentState>, call: &Call, params: &Valu
                 st,
                 &entry,
                 TaskState::Canceled,
-                Some("canceled by client"),
+                text_parts(Some("canceled by client")),
                 true,
             )
             .await;
@@ -136,7 +136,7 @@ pub(crate) async fn cancel_task(st: &Arc<AgentState>, call: &Call, params: &Valu
                 st,
                 &entry,
                 TaskState::Completed,
-                Some("completed before the cancel arrived"),
+                text_parts(Some("completed before the cancel arrived")),
                 true,
             )
             .await;

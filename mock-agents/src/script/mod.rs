@@ -83,12 +83,37 @@ pub struct AgentSpec {
     /// Longest time a blocking `SendMessage` waits for a terminal or interrupted state.
     #[serde(default = "default_block_ms")]
     pub max_block_ms: u64,
+    /// A connection that has not sent a request's complete headers this long after it opened
+    /// (or after its previous response) is closed (slowloris).
+    #[serde(default = "default_header_timeout")]
+    pub header_timeout_ms: u64,
+    /// A request whose body has not fully arrived this long after its headers gets -32600
+    /// (HTTP 408) and its connection is closed.
+    #[serde(default = "default_body_timeout")]
+    pub body_timeout_ms: u64,
+    /// Connections served at once. At the cap, the connection that has waited longest without
+    /// sending a request is closed to make room; if every one is busy with a request, new ones
+    /// wait (unaccepted, in the listen backlog) until one closes.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
     /// Skills on the card.
     #[serde(default, rename = "skill")]
     pub skills: Vec<SkillSpec>,
     /// Output modes on the card (default `text/plain`, `application/json`, `application/octet-stream`).
     #[serde(default)]
     pub output_modes: Vec<String>,
+    /// Input modes on the card (`defaultInputModes`; default `text/plain`, `application/json`).
+    #[serde(default)]
+    pub input_modes: Vec<String>,
+    /// Answer -32005 to a message with a part whose `mediaType` is not among the input modes
+    /// (`*/*` or `type/*` entries allowed); parts without a `mediaType` are always accepted.
+    #[serde(default)]
+    pub reject_unsupported_input_modes: bool,
+    /// Skills only on the extended card. With any, the card declares
+    /// `capabilities.extendedAgentCard` and `GetExtendedAgentCard` returns the card with them
+    /// added; without, `GetExtendedAgentCard` answers -32004.
+    #[serde(default, rename = "extended_skill")]
+    pub extended_skills: Vec<SkillSpec>,
     /// Behaviour rules, first match wins.
     #[serde(default, rename = "rule")]
     pub rules: Vec<Rule>,
@@ -113,8 +138,14 @@ impl Default for AgentSpec {
             push_duplicates: 0,
             max_body_bytes: default_body_limit(),
             max_block_ms: default_block_ms(),
+            header_timeout_ms: default_header_timeout(),
+            body_timeout_ms: default_body_timeout(),
+            max_connections: default_max_connections(),
             skills: Vec::new(),
             output_modes: Vec::new(),
+            input_modes: Vec::new(),
+            reject_unsupported_input_modes: false,
+            extended_skills: Vec::new(),
             rules: Vec::new(),
             queued_faults: Vec::new(),
         }
@@ -150,6 +181,15 @@ fn default_body_limit() -> usize {
 fn default_block_ms() -> u64 {
     30_000
 }
+fn default_header_timeout() -> u64 {
+    10_000
+}
+fn default_body_timeout() -> u64 {
+    30_000
+}
+fn default_max_connections() -> usize {
+    1024
+}
 
 /// A skill advertised on the card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -180,6 +220,10 @@ pub struct Rule {
     /// Which requests this rule applies to (default: every new send).
     #[serde(default)]
     pub when: Matcher,
+    /// Rules are tried by descending priority (default 0); within one priority a rule with a
+    /// longer `when.message_id_prefix` goes first, otherwise file order.
+    #[serde(default)]
+    pub priority: i32,
     /// Apply this rule to at most this many requests, then fall through to later rules.
     #[serde(default)]
     pub times: Option<u32>,
@@ -223,6 +267,80 @@ pub struct Matcher {
     /// The n-th (1-based) new send this agent receives.
     #[serde(default)]
     pub round: Option<u32>,
+    /// The message's `messageId` equals this.
+    #[serde(default)]
+    pub message_id: Option<String>,
+    /// The message's `messageId` starts with this (the longest matching prefix wins, see
+    /// [`Rule::priority`]).
+    #[serde(default)]
+    pub message_id_prefix: Option<String>,
+    /// The message's `messageId` matches this regular expression (`regex` crate syntax,
+    /// unanchored: use `^…$` for a whole-id match).
+    #[serde(default)]
+    pub message_id_regex: Option<Pattern>,
+    /// The message's `contextId` equals this.
+    #[serde(default)]
+    pub context_id: Option<String>,
+    /// `true`: the message continues a task (any `taskId`); `false`: it carries no `taskId`.
+    /// Without it (and without `task_id`) only new sends match.
+    #[serde(default)]
+    pub has_task_id: Option<bool>,
+    /// Every one of these keys is present in the message's or the request's `metadata`.
+    #[serde(default)]
+    pub metadata_keys: Option<Vec<String>>,
+    /// `true`: the message lists at least one `referenceTaskIds` entry; `false`: none.
+    #[serde(default)]
+    pub has_reference_task_ids: Option<bool>,
+}
+
+/// A regular expression in a script, written as a string (`regex` crate syntax).
+#[derive(Debug, Clone)]
+pub struct Pattern(regex::Regex);
+
+impl Pattern {
+    /// Compile a pattern.
+    pub fn new(re: &str) -> Result<Self, regex::Error> {
+        regex::Regex::new(re).map(Pattern)
+    }
+
+    /// Does the pattern match somewhere in `s`?
+    pub fn is_match(&self, s: &str) -> bool {
+        self.0.is_match(s)
+    }
+
+    /// The pattern's source text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Pattern::new(&s).map_err(|e| serde::de::Error::custom(format!("invalid regex: {e}")))
+    }
+}
+
+impl schemars::JsonSchema for Pattern {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Pattern".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "format": "regex"})
+    }
 }
 
 impl Matcher {
@@ -249,6 +367,27 @@ impl Matcher {
         }
         if let Some(r) = self.round {
             parts.push(format!("round={r}"));
+        }
+        if let Some(m) = &self.message_id {
+            parts.push(format!("message_id={m:?}"));
+        }
+        if let Some(m) = &self.message_id_prefix {
+            parts.push(format!("message_id_prefix={m:?}"));
+        }
+        if let Some(m) = &self.message_id_regex {
+            parts.push(format!("message_id_regex={:?}", m.as_str()));
+        }
+        if let Some(c) = &self.context_id {
+            parts.push(format!("context_id={c:?}"));
+        }
+        if let Some(b) = self.has_task_id {
+            parts.push(format!("has_task_id={b}"));
+        }
+        if let Some(k) = &self.metadata_keys {
+            parts.push(format!("metadata_keys={k:?}"));
+        }
+        if let Some(b) = self.has_reference_task_ids {
+            parts.push(format!("has_reference_task_ids={b}"));
         }
         if parts.is_empty() {
             "every new send".into()
@@ -381,8 +520,12 @@ pub enum OnWrongAnswer {
 pub enum ScriptStep {
     /// Answer with a `Message` and create no task (must be the only step).
     Reply {
-        /// The answer text.
+        /// The answer text (a first text part; may be empty when `parts` are given).
+        #[serde(default)]
         text: String,
+        /// Literal parts after the text.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartSpec>,
     },
     /// Answer the request with this JSON-RPC error and do nothing else (must be the only step).
     /// Applies to whatever method the rule matches (by default the two send methods); A2A codes
@@ -401,7 +544,35 @@ pub enum ScriptStep {
         /// The status message text (a reason or progress note).
         #[serde(default)]
         message: Option<String>,
+        /// Literal parts of the status message (after `message`'s text part, if any).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartSpec>,
         /// Milliseconds to wait first.
+        #[serde(default)]
+        delay_ms: u64,
+    },
+    /// An artifact of literal parts, sent whole (`parts`) or in chunks (`chunks`: the first
+    /// starts the artifact, later ones have `append`, the last has `lastChunk`).
+    Artifact {
+        /// The artifact id (default `artifact-N`, N counting this task's artifacts).
+        #[serde(default)]
+        artifact_id: Option<String>,
+        /// The artifact's `name` (default: its id).
+        #[serde(default)]
+        name: Option<String>,
+        /// The artifact's `description`.
+        #[serde(default)]
+        description: Option<String>,
+        /// The artifact's `metadata`.
+        #[serde(default)]
+        metadata: Option<serde_json::Map<String, Value>>,
+        /// The parts, sent in one event.
+        #[serde(default)]
+        parts: Vec<PartSpec>,
+        /// The parts of each chunk, one event per chunk.
+        #[serde(default)]
+        chunks: Vec<Vec<PartSpec>>,
+        /// Milliseconds between chunks.
         #[serde(default)]
         delay_ms: u64,
     },
@@ -581,7 +752,10 @@ fn half() -> f64 {
 }
 
 mod load;
+mod parts;
 mod validate;
+
+pub use parts::{Base64Bytes, PartSpec};
 
 pub use load::{ScriptError, line_col, toml_error};
 pub use validate::{Problem, ValidationError};

@@ -2,7 +2,7 @@
 //! numbers), reported as a typed [`ValidationError`] with the field's path.
 
 use super::load::{Located, Seg, path_text};
-use super::{Fault, NetworkSpec, ScriptStep};
+use super::{Fault, NetworkSpec, PartSpec, ScriptStep};
 
 impl NetworkSpec {
     /// Check what TOML cannot: unique names, known agents, states and methods, sane numbers.
@@ -31,6 +31,15 @@ impl NetworkSpec {
                 p.extend_from_slice(rest);
                 p
             };
+            for (field, value) in [
+                ("header_timeout_ms", a.header_timeout_ms),
+                ("body_timeout_ms", a.body_timeout_ms),
+                ("max_connections", a.max_connections as u64),
+            ] {
+                if value == 0 {
+                    return Err((agent(&[key(field)]), Problem::NotPositive(field)));
+                }
+            }
             if a.max_body_bytes == 0 {
                 return Err((
                     agent(&[key("max_body_bytes")]),
@@ -69,6 +78,47 @@ impl NetworkSpec {
                 }
                 for (si, s) in r.steps.iter().enumerate() {
                     let step = |field: &'static str| rule(&[key("steps"), Index(si), key(field)]);
+                    let parts_at = |field: &'static str, parts: &[PartSpec]| {
+                        check_parts(parts).map_err(|(i, p)| {
+                            (rule(&[key("steps"), Index(si), key(field), Index(i)]), p)
+                        })
+                    };
+                    match s {
+                        ScriptStep::Reply { text, parts } => {
+                            if text.is_empty() && parts.is_empty() {
+                                return Err((step("text"), Problem::Empty("text or parts")));
+                            }
+                            parts_at("parts", parts)?;
+                        }
+                        ScriptStep::State { parts, .. } => parts_at("parts", parts)?,
+                        ScriptStep::Artifact { parts, chunks, .. } => {
+                            if parts.is_empty() == chunks.is_empty() {
+                                return Err((step("parts"), Problem::PartsOrChunks));
+                            }
+                            parts_at("parts", parts)?;
+                            for (ci, c) in chunks.iter().enumerate() {
+                                if c.is_empty() {
+                                    return Err((
+                                        rule(&[key("steps"), Index(si), key("chunks"), Index(ci)]),
+                                        Problem::Empty("chunk"),
+                                    ));
+                                }
+                                check_parts(c).map_err(|(i, p)| {
+                                    (
+                                        rule(&[
+                                            key("steps"),
+                                            Index(si),
+                                            key("chunks"),
+                                            Index(ci),
+                                            Index(i),
+                                        ]),
+                                        p,
+                                    )
+                                })?;
+                            }
+                        }
+                        _ => {}
+                    }
                     match s {
                         ScriptStep::Reply { .. } if r.steps.len() != 1 => {
                             return Err((step("do"), Problem::NotTheOnlyStep("reply")));
@@ -133,6 +183,14 @@ impl NetworkSpec {
     }
 }
 
+/// Every part has exactly one content field; the error names the part's index.
+fn check_parts(parts: &[PartSpec]) -> Result<(), (usize, Problem)> {
+    match parts.iter().position(|p| p.contents() != 1) {
+        Some(i) => Err((i, Problem::PartContent)),
+        None => Ok(()),
+    }
+}
+
 /// The path of a field inside a fault.
 fn at_fault(mut path: Vec<Seg>, field: &'static str) -> Vec<Seg> {
     path.push(Seg::Key(field.to_string()));
@@ -189,6 +247,12 @@ pub enum Problem {
     /// A name that must not be empty is.
     #[error("{0} must not be empty")]
     Empty(&'static str),
+    /// A literal part has no content or more than one.
+    #[error("a part needs exactly one of `text`, `raw`, `raw_base64`, `url`, `data`")]
+    PartContent,
+    /// An `artifact` step has both `parts` and `chunks`, or neither.
+    #[error("an `artifact` step needs exactly one of `parts` and `chunks`")]
+    PartsOrChunks,
 }
 
 /// A script that parses but is inconsistent: where (a path such as `agent[0].rule[1].steps[2]`)
