@@ -476,11 +476,12 @@ impl<'a> CaseRun<'a> {
     async fn exited(&mut self) -> Next {
         if let Some(inj) = self.crash.clone().filter(|_| !self.crashed) {
             if inj.pending() {
-                // The backoff kill lands within its settle time.
-                let until = tokio::time::Instant::now() + BACKOFF_SETTLE * 4;
-                while inj.pending() && tokio::time::Instant::now() < until {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
+                // The backoff kill lands within its settle time: wait for it, bounded.
+                let waiting = inj.clone();
+                let _ = tokio::task::spawn_blocking(move || {
+                    waiting.wait_while_pending(BACKOFF_SETTLE * 4)
+                })
+                .await;
             }
             if inj.record().is_some() {
                 return Next::Again;

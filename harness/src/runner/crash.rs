@@ -28,7 +28,7 @@
 use crate::scenario::CrashTrigger;
 use a2a_mock_agents::{Entry, Event, Journal};
 use serde::Serialize;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// How long after the agent's transient-error response the `retry_backoff` kill lands: time
@@ -197,6 +197,8 @@ pub(super) struct CrashInjector {
     kill: Kill,
     settle: Duration,
     inner: Mutex<Inner>,
+    /// Notified when the kill lands, for [`CrashInjector::wait_while_pending`].
+    landed: Condvar,
 }
 
 impl CrashInjector {
@@ -217,6 +219,7 @@ impl CrashInjector {
                 armed: None,
                 record: None,
             }),
+            landed: Condvar::new(),
         })
     }
 
@@ -301,6 +304,7 @@ impl CrashInjector {
             at_named_point,
         });
         (self.kill)();
+        self.landed.notify_all();
     }
 
     /// The kill, once it happened.
@@ -312,6 +316,17 @@ impl CrashInjector {
     pub(super) fn pending(&self) -> bool {
         let g = self.lock();
         g.record.is_none() && g.armed.is_some()
+    }
+
+    /// Block until a pending kill (see [`CrashInjector::pending`]) has landed, at most `bound`;
+    /// the kill, if it happened.
+    pub(super) fn wait_while_pending(&self, bound: Duration) -> Option<CrashRecord> {
+        let g = self.lock();
+        let (g, _) = self
+            .landed
+            .wait_timeout_while(g, bound, |g| g.record.is_none() && g.armed.is_some())
+            .unwrap_or_else(|p| p.into_inner());
+        g.record.clone()
     }
 
     /// The trigger.
@@ -418,11 +433,9 @@ mod tests {
     fn retry_backoff_kill_lands_by_itself_after_the_settle_time() {
         let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0, Duration::from_millis(20));
         let response = backoff_fault(&j);
-        let until = std::time::Instant::now() + Duration::from_secs(10);
-        while inj.record().is_none() && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let r = inj.record().expect("the settle timer killed");
+        let r = inj
+            .wait_while_pending(Duration::from_secs(10))
+            .expect("the settle timer killed");
         assert_eq!((r.fired_seq, r.last_seq_before_kill), (response, response));
         assert_eq!(killed_at.load(Ordering::SeqCst), response);
         assert!(r.at_named_point);
