@@ -82,11 +82,7 @@ fn committed_exact(ev: &Evidence, which: impl Fn(&str, &str, u64) -> bool) -> Ch
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// DLG-ART-01: artifacts built with `append: true` chunks are joined in order.
@@ -167,11 +163,7 @@ pub(super) fn reported_bytes_match(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn url_parts_fetched(ev: &Evidence) -> Check {
@@ -283,11 +275,7 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// Bytes the agents sent of large payloads: artifact chunks and huge SSE events (the mock

@@ -117,11 +117,7 @@ pub(super) fn questions_answered_from_held_data(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn unknown_questions_escalated_not_guessed(ev: &Evidence) -> Check {
@@ -185,11 +181,7 @@ pub(super) fn unknown_questions_escalated_not_guessed(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn input_rounds_capped(ev: &Evidence) -> Check {
@@ -220,11 +212,7 @@ pub(super) fn input_rounds_capped(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 #[cfg(test)]

@@ -54,11 +54,7 @@ fn refused_nothing_sent(ev: &Evidence, limit: &str, words: &[&str]) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// DLG-LIMIT-01: work whose deadline already passed.
@@ -104,11 +100,7 @@ pub(super) fn child_deadline_has_margin(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn cancel_at_local_deadline(ev: &Evidence) -> Check {
@@ -138,11 +130,7 @@ pub(super) fn cancel_at_local_deadline(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn cancel_not_found_resolved_by_reading(ev: &Evidence) -> Check {
@@ -248,11 +236,7 @@ pub(super) fn child_budgets_within_parent(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn budget_reserve_kept(ev: &Evidence) -> Check {
@@ -271,11 +255,7 @@ pub(super) fn budget_reserve_kept(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn chain_and_depth_extended(ev: &Evidence) -> Check {
@@ -307,11 +287,7 @@ pub(super) fn chain_and_depth_extended(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 #[cfg(test)]

@@ -61,11 +61,7 @@ pub(super) fn early_stream_end_followed_up(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// DLG-OBS-01: every delegation reached an outcome, and every task it created was observed: its
@@ -115,11 +111,7 @@ pub(super) fn every_task_observed_until_final(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// DLG-OBS-03: artifacts are committed only from a task the agent completed (byte-exact checks
@@ -203,11 +195,7 @@ pub(super) fn only_completed_work_committed(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn forged_push_rejected(ev: &Evidence) -> Check {

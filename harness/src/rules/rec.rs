@@ -158,11 +158,7 @@ pub(super) fn purged_task_marked_lost(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn one_task_per_intent(ev: &Evidence) -> Check {

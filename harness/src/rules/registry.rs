@@ -42,6 +42,18 @@ pub enum Check {
     },
 }
 
+impl Check {
+    /// The verdict of a checker that found no violation: PASS when the situation it judges
+    /// arose (`seen`), otherwise nothing bears on the rule.
+    pub(super) fn held_if_seen(seen: bool) -> Check {
+        if seen {
+            Check::Pass
+        } else {
+            Check::NotApplicable
+        }
+    }
+}
+
 pub(super) fn fail(
     expected: impl Into<String>,
     observed: impl Into<String>,

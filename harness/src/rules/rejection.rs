@@ -214,11 +214,7 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// DLG-ART-05.
@@ -323,11 +319,7 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 #[cfg(test)]

@@ -181,11 +181,7 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn indefinite_send_resent_with_same_id(ev: &Evidence) -> Check {
@@ -380,11 +376,7 @@ pub(super) fn exhausted_retries_dead_lettered(ev: &Evidence) -> Check {
             return f;
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 #[cfg(test)]

@@ -44,11 +44,7 @@ pub(super) fn routed_to_capable_agent(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// True when the accepted media type `accepted` (which may be `type/*` or `*/*`) covers the
@@ -94,11 +90,7 @@ pub(super) fn streaming_when_declared_and_preferred(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn v03_agents_spoken_to_in_v03(ev: &Evidence) -> Check {
@@ -119,11 +111,7 @@ pub(super) fn v03_agents_spoken_to_in_v03(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 #[cfg(test)]

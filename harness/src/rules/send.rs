@@ -62,11 +62,7 @@ pub(super) fn non_streaming_sends_return_immediately(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn version_header_on_every_request(ev: &Evidence) -> Check {
@@ -92,11 +88,7 @@ pub(super) fn version_header_on_every_request(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn message_reply_answers_directly(ev: &Evidence) -> Check {
@@ -165,11 +157,7 @@ pub(super) fn message_reply_answers_directly(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn task_ids_recorded(ev: &Evidence) -> Check {
@@ -193,11 +181,7 @@ pub(super) fn task_ids_recorded(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn x_deleg_metadata_present(ev: &Evidence) -> Check {
@@ -225,11 +209,7 @@ pub(super) fn x_deleg_metadata_present(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn accepted_output_modes_match_spec(ev: &Evidence) -> Check {
@@ -254,11 +234,7 @@ pub(super) fn accepted_output_modes_match_spec(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
@@ -303,11 +279,7 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 #[cfg(test)]

@@ -74,11 +74,7 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// The `done` of delegation `id`, or a failure naming that none came before the bound.
@@ -196,11 +192,7 @@ pub(super) fn open_states_kept_observed(ev: &Evidence) -> Check {
             return f;
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// DLG-STATE-02: the agent's task COMPLETED, the delegator learnt it, and reported COMPLETED with
@@ -264,11 +256,7 @@ pub(super) fn completed_committed(ev: &Evidence) -> Check {
             }
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// DLG-STATE-04: an UNSPECIFIED or unknown state reached the delegator, which recorded it and
@@ -327,11 +315,7 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 /// DLG-STATE-03: the agent's FAILED, CANCELED or REJECTED reached the delegator and was reported
@@ -369,11 +353,7 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 pub(super) fn no_message_to_terminal_task(ev: &Evidence) -> Check {
@@ -455,11 +435,7 @@ pub(super) fn refinement_is_new_task_in_context(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 #[cfg(test)]

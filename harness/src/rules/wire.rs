@@ -34,11 +34,7 @@ pub(super) fn requests_conform_to_v1(ev: &Evidence) -> Check {
             );
         }
     }
-    if any {
-        Check::Pass
-    } else {
-        Check::NotApplicable
-    }
+    Check::held_if_seen(any)
 }
 
 #[cfg(test)]
