@@ -353,7 +353,7 @@ impl GrpcCode {
             501 => GrpcCode::Unimplemented,
             503 => GrpcCode::Unavailable,
             504 => GrpcCode::DeadlineExceeded,
-            400..=499 => GrpcCode::FailedPrecondition,
+            s if (400..500).contains(&s) => GrpcCode::FailedPrecondition,
             _ => GrpcCode::Internal,
         }
     }
