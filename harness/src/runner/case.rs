@@ -85,6 +85,9 @@ async fn start_network(
 ) -> Result<Network, a2a_mock_agents::NetworkError> {
     let mut spec = s.network.clone();
     spec.seed ^= cfg.seed;
+    if let Some(b) = cfg.binding {
+        super::serve_unpinned_over(&mut spec, b);
+    }
     let net = Network::start(spec).await?;
     // DLG-AUTH-01 evidence: the credential (and its bare token) is searched for before long
     // strings are summarised.
@@ -800,6 +803,7 @@ mod tests {
             delegator: "x".into(),
             seed: 1,
             work_dir: std::env::temp_dir(),
+            binding: None,
         };
         let mut r = CaseResult::empty(&s, &cfg);
         r.verdict = Verdict::Pass;

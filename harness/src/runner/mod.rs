@@ -32,6 +32,25 @@ pub struct RunSettings {
     pub seed: u64,
     /// Where per-case stores go.
     pub work_dir: PathBuf,
+    /// The binding the case's unpinned agents serve (`run --binding`); `None`: as the case says.
+    pub binding: Option<a2a_protocol::Binding>,
+}
+
+/// Make every agent of `spec` that does not pin its own bindings serve `binding` only.
+pub(crate) fn serve_unpinned_over(
+    spec: &mut a2a_mock_agents::NetworkSpec,
+    binding: a2a_protocol::Binding,
+) {
+    // PENDING(mock bindings): set once the mock script has per-agent bindings.
+    let _ = (spec, binding);
+}
+
+/// True when every agent of the case pins the bindings it serves (so `--binding` changes
+/// nothing in it).
+pub fn pins_every_agent(s: &crate::scenario::Scenario) -> bool {
+    // PENDING(mock bindings): read the agents' pinned bindings.
+    let _ = s;
+    false
 }
 
 /// The URL the delegator under test is told is its own (`init.self_url`).
