@@ -34,6 +34,7 @@ pub mod conformance;
 pub(crate) mod de;
 pub mod enums;
 pub mod error;
+pub mod grpc;
 pub mod jsonrpc;
 pub mod message;
 pub mod requests;
