@@ -10,8 +10,7 @@ use std::fmt;
 /// Where an agent card is served, relative to the agent's base URL (R55).
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 
-/// The protocol binding value for JSON-RPC interfaces.
-pub const BINDING_JSONRPC: &str = "JSONRPC";
+pub use crate::binding::BINDING_JSONRPC;
 
 /// An agent's self-description: who it is, where and how to reach it, what it can do.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -77,6 +76,13 @@ impl AgentCard {
         self.supported_interfaces
             .iter()
             .find(|i| i.protocol_binding == BINDING_JSONRPC)
+    }
+
+    /// The first interface of this binding, in card order.
+    pub fn interface(&self, binding: crate::Binding) -> Option<&AgentInterface> {
+        self.supported_interfaces
+            .iter()
+            .find(|i| crate::Binding::from_protocol_binding(&i.protocol_binding) == Some(binding))
     }
 
     /// The skill with this id.

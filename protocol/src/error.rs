@@ -180,6 +180,191 @@ impl ErrorCode {
     }
 }
 
+impl ErrorCode {
+    /// The code for an `ErrorInfo.reason` such as `TASK_NOT_FOUND` (the nine A2A errors).
+    pub fn from_reason(reason: &str) -> Option<Self> {
+        ErrorCode::ALL
+            .iter()
+            .copied()
+            .find(|c| c.reason() == Some(reason))
+    }
+
+    /// The gRPC status code of this error (bindings §4).
+    pub fn grpc_code(self) -> GrpcCode {
+        match self {
+            ErrorCode::TaskNotFound => GrpcCode::NotFound,
+            ErrorCode::TaskNotCancelable
+            | ErrorCode::PushNotificationNotSupported
+            | ErrorCode::UnsupportedOperation
+            | ErrorCode::ExtendedAgentCardNotConfigured
+            | ErrorCode::ExtensionSupportRequired
+            | ErrorCode::VersionNotSupported => GrpcCode::FailedPrecondition,
+            ErrorCode::ContentTypeNotSupported
+            | ErrorCode::JsonParse
+            | ErrorCode::InvalidRequest
+            | ErrorCode::InvalidParams => GrpcCode::InvalidArgument,
+            ErrorCode::InvalidAgentResponse | ErrorCode::Internal => GrpcCode::Internal,
+            ErrorCode::MethodNotFound => GrpcCode::Unimplemented,
+            ErrorCode::Other(_) => GrpcCode::Unknown,
+        }
+    }
+
+    /// The HTTP status of this error over HTTP+JSON (bindings §4): the status `google.rpc.Code`
+    /// documents for [`ErrorCode::grpc_code`], except an unknown operation, which is the router's
+    /// 404.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::MethodNotFound => 404,
+            other => other.grpc_code().http_status(),
+        }
+    }
+
+    /// The code of an error received over gRPC or HTTP+JSON: the `ErrorInfo` reason decides when
+    /// there is one (six A2A errors share `FAILED_PRECONDITION`); otherwise the status does.
+    pub fn from_status(code: GrpcCode, reason: Option<&str>) -> Self {
+        if let Some(c) = reason.and_then(ErrorCode::from_reason) {
+            return c;
+        }
+        match code {
+            GrpcCode::InvalidArgument | GrpcCode::OutOfRange => ErrorCode::InvalidParams,
+            GrpcCode::Unimplemented => ErrorCode::MethodNotFound,
+            GrpcCode::Internal | GrpcCode::DataLoss | GrpcCode::Unknown => ErrorCode::Internal,
+            other => ErrorCode::Other(-(40000 + i64::from(other.number()))),
+        }
+    }
+}
+
+/// A gRPC status code (`google.rpc.Code`), with its canonical name and HTTP mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum GrpcCode {
+    Ok = 0,
+    Cancelled = 1,
+    Unknown = 2,
+    InvalidArgument = 3,
+    DeadlineExceeded = 4,
+    NotFound = 5,
+    AlreadyExists = 6,
+    PermissionDenied = 7,
+    ResourceExhausted = 8,
+    FailedPrecondition = 9,
+    Aborted = 10,
+    OutOfRange = 11,
+    Unimplemented = 12,
+    Internal = 13,
+    Unavailable = 14,
+    DataLoss = 15,
+    Unauthenticated = 16,
+}
+
+impl GrpcCode {
+    /// Every code, in numeric order.
+    pub const ALL: [GrpcCode; 17] = [
+        GrpcCode::Ok,
+        GrpcCode::Cancelled,
+        GrpcCode::Unknown,
+        GrpcCode::InvalidArgument,
+        GrpcCode::DeadlineExceeded,
+        GrpcCode::NotFound,
+        GrpcCode::AlreadyExists,
+        GrpcCode::PermissionDenied,
+        GrpcCode::ResourceExhausted,
+        GrpcCode::FailedPrecondition,
+        GrpcCode::Aborted,
+        GrpcCode::OutOfRange,
+        GrpcCode::Unimplemented,
+        GrpcCode::Internal,
+        GrpcCode::Unavailable,
+        GrpcCode::DataLoss,
+        GrpcCode::Unauthenticated,
+    ];
+
+    /// The number carried in `grpc-status`.
+    pub fn number(self) -> i32 {
+        self as i32
+    }
+
+    /// The code for a number (`None` outside 0..=16).
+    pub fn from_number(n: i32) -> Option<Self> {
+        usize::try_from(n)
+            .ok()
+            .and_then(|i| GrpcCode::ALL.get(i).copied())
+    }
+
+    /// The canonical name such as `NOT_FOUND` (the `status` of an HTTP+JSON error body).
+    pub fn name(self) -> &'static str {
+        match self {
+            GrpcCode::Ok => "OK",
+            GrpcCode::Cancelled => "CANCELLED",
+            GrpcCode::Unknown => "UNKNOWN",
+            GrpcCode::InvalidArgument => "INVALID_ARGUMENT",
+            GrpcCode::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            GrpcCode::NotFound => "NOT_FOUND",
+            GrpcCode::AlreadyExists => "ALREADY_EXISTS",
+            GrpcCode::PermissionDenied => "PERMISSION_DENIED",
+            GrpcCode::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            GrpcCode::FailedPrecondition => "FAILED_PRECONDITION",
+            GrpcCode::Aborted => "ABORTED",
+            GrpcCode::OutOfRange => "OUT_OF_RANGE",
+            GrpcCode::Unimplemented => "UNIMPLEMENTED",
+            GrpcCode::Internal => "INTERNAL",
+            GrpcCode::Unavailable => "UNAVAILABLE",
+            GrpcCode::DataLoss => "DATA_LOSS",
+            GrpcCode::Unauthenticated => "UNAUTHENTICATED",
+        }
+    }
+
+    /// The code for a canonical name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        GrpcCode::ALL.iter().copied().find(|c| c.name() == name)
+    }
+
+    /// The HTTP status `google/rpc/code.proto` documents for this code.
+    pub fn http_status(self) -> u16 {
+        match self {
+            GrpcCode::Ok => 200,
+            GrpcCode::Cancelled => 499,
+            GrpcCode::Unknown | GrpcCode::Internal | GrpcCode::DataLoss => 500,
+            GrpcCode::InvalidArgument | GrpcCode::FailedPrecondition | GrpcCode::OutOfRange => 400,
+            GrpcCode::DeadlineExceeded => 504,
+            GrpcCode::NotFound => 404,
+            GrpcCode::AlreadyExists | GrpcCode::Aborted => 409,
+            GrpcCode::PermissionDenied => 403,
+            GrpcCode::ResourceExhausted => 429,
+            GrpcCode::Unimplemented => 501,
+            GrpcCode::Unavailable => 503,
+            GrpcCode::Unauthenticated => 401,
+        }
+    }
+
+    /// The code an HTTP status stands for when an error body names none (the inverse of
+    /// [`GrpcCode::http_status`], ambiguous statuses resolved to the commonest code).
+    pub fn from_http_status(status: u16) -> Self {
+        match status {
+            200..=299 => GrpcCode::Ok,
+            400 => GrpcCode::InvalidArgument,
+            401 => GrpcCode::Unauthenticated,
+            403 => GrpcCode::PermissionDenied,
+            404 => GrpcCode::NotFound,
+            405 => GrpcCode::Unimplemented,
+            409 => GrpcCode::Aborted,
+            429 => GrpcCode::ResourceExhausted,
+            499 => GrpcCode::Cancelled,
+            501 => GrpcCode::Unimplemented,
+            503 => GrpcCode::Unavailable,
+            504 => GrpcCode::DeadlineExceeded,
+            s if (400..500).contains(&s) => GrpcCode::FailedPrecondition,
+            _ => GrpcCode::Internal,
+        }
+    }
+}
+
+impl std::fmt::Display for GrpcCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.name(), self.number())
+    }
+}
+
 impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.name(), self.code())
@@ -237,5 +422,46 @@ mod tests {
             assert_eq!(ErrorCode::from_code(c.code()), *c);
         }
         assert_eq!(ErrorCode::from_code(-1), ErrorCode::Other(-1));
+    }
+
+    #[test]
+    fn binding_mapping_matches_the_specification_table() {
+        // bindings §4: (error, gRPC code, HTTP status).
+        let table = [
+            (ErrorCode::TaskNotFound, 5, 404),
+            (ErrorCode::TaskNotCancelable, 9, 400),
+            (ErrorCode::PushNotificationNotSupported, 9, 400),
+            (ErrorCode::UnsupportedOperation, 9, 400),
+            (ErrorCode::ContentTypeNotSupported, 3, 400),
+            (ErrorCode::InvalidAgentResponse, 13, 500),
+            (ErrorCode::ExtendedAgentCardNotConfigured, 9, 400),
+            (ErrorCode::ExtensionSupportRequired, 9, 400),
+            (ErrorCode::VersionNotSupported, 9, 400),
+            (ErrorCode::InvalidParams, 3, 400),
+            (ErrorCode::MethodNotFound, 12, 404),
+            (ErrorCode::Internal, 13, 500),
+        ];
+        for (code, grpc, http) in table {
+            assert_eq!(code.grpc_code().number(), grpc, "{code}");
+            assert_eq!(code.http_status(), http, "{code}");
+            // The reason always wins over the shared status.
+            assert_eq!(
+                ErrorCode::from_status(code.grpc_code(), code.reason()),
+                if code.is_a2a() {
+                    code
+                } else {
+                    ErrorCode::from_status(code.grpc_code(), None)
+                },
+            );
+        }
+        for c in GrpcCode::ALL {
+            assert_eq!(GrpcCode::from_number(c.number()), Some(c));
+            assert_eq!(GrpcCode::from_name(c.name()), Some(c));
+        }
+        assert_eq!(GrpcCode::from_number(17), None);
+        assert_eq!(
+            ErrorCode::from_status(GrpcCode::FailedPrecondition, Some("VERSION_NOT_SUPPORTED")),
+            ErrorCode::VersionNotSupported
+        );
     }
 }

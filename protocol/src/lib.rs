@@ -27,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod binding;
 pub mod card;
 pub mod codec;
 pub mod compat03;
@@ -38,15 +39,17 @@ pub mod grpc;
 pub mod jsonrpc;
 pub mod message;
 pub mod requests;
+pub mod rest;
 pub mod sse;
 pub mod task;
 pub mod timestamp;
 pub mod version;
 pub mod xdeleg;
 
+pub use binding::{BINDING_GRPC, BINDING_HTTP_JSON, Binding};
 pub use card::*;
 pub use enums::{Role, TaskState};
-pub use error::{ErrorCode, ErrorInfo};
+pub use error::{ErrorCode, ErrorInfo, GrpcCode};
 pub use jsonrpc::{Id, JsonRpcError, JsonRpcRequest, JsonRpcResponse, Method};
 pub use message::{Message, Metadata, Part, PartContent};
 pub use requests::*;
