@@ -60,7 +60,9 @@ fn open_enums(path: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> 
     let mut lines = src.lines();
     let mut patched = 0;
     while let Some(line) = lines.next() {
-        let Some(at) = line.find(".map_err(|_| serde::ser::Error::custom(format!(\"Invalid variant {}\", ") else {
+        let Some(at) =
+            line.find(".map_err(|_| serde::ser::Error::custom(format!(\"Invalid variant {}\", ")
+        else {
             out.push_str(line);
             out.push('\n');
             continue;

@@ -27,7 +27,8 @@ impl Timestamp {
             return None;
         }
         let base = OffsetDateTime::from_unix_timestamp(self.seconds).ok()?;
-        base.replace_nanosecond(u32::try_from(self.nanos).ok()?).ok()
+        base.replace_nanosecond(u32::try_from(self.nanos).ok()?)
+            .ok()
     }
 
     /// The instant of a date-time.
@@ -110,6 +111,12 @@ mod tests {
         assert_eq!(t(1, 5).as_deref(), Some("1970-01-01T00:00:01.000000005Z"));
         assert_eq!(t(1, -1), None);
         let back: Timestamp = serde_json::from_str("\"1970-01-01T02:00:01.5+02:00\"").unwrap();
-        assert_eq!(back, Timestamp { seconds: 1, nanos: 500_000_000 });
+        assert_eq!(
+            back,
+            Timestamp {
+                seconds: 1,
+                nanos: 500_000_000
+            }
+        );
     }
 }
