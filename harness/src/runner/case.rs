@@ -23,6 +23,15 @@ use std::time::{Duration, Instant};
 
 /// Run one case against the delegator.
 pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
+    // Over a `--binding` pass the case is judged on the network it actually ran.
+    let over_binding;
+    let s = match cfg.binding {
+        Some(b) => {
+            over_binding = super::served_over(s, b);
+            &over_binding
+        }
+        None => s,
+    };
     let t0 = Instant::now();
     let start = time::OffsetDateTime::now_utc();
     let mut result = CaseResult::empty(s, cfg);
@@ -85,9 +94,6 @@ async fn start_network(
 ) -> Result<Network, a2a_mock_agents::NetworkError> {
     let mut spec = s.network.clone();
     spec.seed ^= cfg.seed;
-    if let Some(b) = cfg.binding {
-        super::serve_unpinned_over(&mut spec, b);
-    }
     let net = Network::start(spec).await?;
     // DLG-AUTH-01 evidence: the credential (and its bare token) is searched for before long
     // strings are summarised.

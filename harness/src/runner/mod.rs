@@ -36,13 +36,15 @@ pub struct RunSettings {
     pub binding: Option<a2a_protocol::Binding>,
 }
 
-/// Make every agent of `spec` that does not pin its own bindings serve `binding` only.
-pub(crate) fn serve_unpinned_over(
-    spec: &mut a2a_mock_agents::NetworkSpec,
+/// The case with every agent that does not pin its own bindings serving `binding` only.
+pub fn served_over(
+    s: &crate::scenario::Scenario,
     binding: a2a_protocol::Binding,
-) {
+) -> crate::scenario::Scenario {
+    let s = s.clone();
     // PENDING(mock bindings): set once the mock script has per-agent bindings.
-    let _ = (spec, binding);
+    let _ = binding;
+    s
 }
 
 /// True when every agent of the case pins the bindings it serves (so `--binding` changes
