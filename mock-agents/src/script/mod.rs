@@ -18,6 +18,11 @@ pub struct NetworkSpec {
     /// Journal bounds.
     #[serde(default)]
     pub journal: JournalSpec,
+    /// The bindings served by every agent that does not list its own `bindings` (default
+    /// `["jsonrpc"]`): how `a2a-harness run --binding rest` moves a whole scenario to another
+    /// binding. A 0.3 agent serves JSON-RPC whatever this says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_bindings: Option<Vec<Binding>>,
     /// The agents, each on its own `127.0.0.1` port.
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentSpec>,
@@ -46,6 +51,9 @@ impl Default for JournalSpec {
 /// the default, or `"0.3"`, spoken through the protocol crate's adapter).
 pub use a2a_protocol::ProtocolVersion;
 
+/// A protocol binding: `"jsonrpc"`, `"rest"` (HTTP+JSON) or `"grpc"`.
+pub use a2a_protocol::Binding;
+
 /// One mock agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +63,18 @@ pub struct AgentSpec {
     /// Protocol version served.
     #[serde(default)]
     pub protocol: ProtocolVersion,
+    /// The bindings served, in card order (default: the network's `default_bindings`, else
+    /// `["jsonrpc"]`). All share one port, one task store, the rules, faults and the journal:
+    /// JSON-RPC at `/a2a`, HTTP+JSON under `/rest`, gRPC (`lf.a2a.v1.A2AService`, HTTP/2
+    /// prior knowledge) on the root. A 1.0 agent only: a 0.3 agent serves JSON-RPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bindings: Option<Vec<Binding>>,
+    /// The bindings listed in the card's `supportedInterfaces`, in this order (default: the
+    /// served `bindings`). Advertising one that is not served makes an agent that fails on
+    /// it: an unserved HTTP+JSON binding answers every `/rest` request with HTTP 404 and an
+    /// error body, an unserved gRPC binding answers every call with `UNIMPLEMENTED`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advertised_bindings: Option<Vec<Binding>>,
     /// `capabilities.streaming` on the card; streaming methods answer -32004 when false.
     #[serde(default = "yes")]
     pub streaming: bool,
@@ -129,6 +149,8 @@ impl Default for AgentSpec {
         AgentSpec {
             name: String::new(),
             protocol: ProtocolVersion::default(),
+            bindings: None,
+            advertised_bindings: None,
             streaming: yes(),
             push_notifications: yes(),
             dedup_message_id: yes(),
@@ -148,6 +170,30 @@ impl Default for AgentSpec {
             extended_skills: Vec::new(),
             rules: Vec::new(),
             queued_faults: Vec::new(),
+        }
+    }
+}
+
+impl AgentSpec {
+    /// The bindings this agent serves, in card order, given the network's default (a 0.3
+    /// agent serves JSON-RPC only).
+    pub fn served_bindings(&self, network_default: Option<&[Binding]>) -> Vec<Binding> {
+        if self.protocol == ProtocolVersion::V0_3 {
+            return vec![Binding::JsonRpc];
+        }
+        self.bindings
+            .as_deref()
+            .or(network_default)
+            .filter(|b| !b.is_empty())
+            .map(<[Binding]>::to_vec)
+            .unwrap_or_else(|| vec![Binding::JsonRpc])
+    }
+
+    /// The bindings its card lists, in order: `advertised_bindings`, else the served ones.
+    pub fn advertised(&self, network_default: Option<&[Binding]>) -> Vec<Binding> {
+        match &self.advertised_bindings {
+            Some(b) => b.clone(),
+            None => self.served_bindings(network_default),
         }
     }
 }
