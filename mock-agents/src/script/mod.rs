@@ -462,6 +462,29 @@ pub enum CancelBehaviour {
 ///
 /// Names follow the issue; toxiproxy equivalents: `stall` ≈ `latency`/`timeout`, `trickle` ≈
 /// `bandwidth`, `close_after` ≈ `limit_data`, `reset_after` ≈ `reset_peer`.
+///
+/// Every fault applies to every binding the agent serves, in that transport's terms:
+///
+/// | fault | JSON-RPC | HTTP+JSON | gRPC |
+/// |---|---|---|---|
+/// | `drop_before`, `drop_response` | TCP reset | TCP reset | TCP reset (the whole HTTP/2 connection) |
+/// | `http_status` | that status, text body | that status, AIP-193 error body | the gRPC code of that status (503 `UNAVAILABLE`, 429 `RESOURCE_EXHAUSTED`, 500 `INTERNAL`, …), trailers-only; `retry-after` kept as response metadata |
+/// | `stall`, `stall_response` | no answer meanwhile | same | same |
+/// | `close_after` | the SSE stream ends cleanly | same | the call ends with `OK` after that many messages (a premature clean end) |
+/// | `reset_after` | half an SSE event, then TCP reset | same | half a frame, then TCP reset |
+/// | `trickle` | the body (unary or SSE) sent slowly | same | the frames sent slowly, trailers last |
+/// | `rpc_error` | HTTP 200 with the JSON-RPC error | the mapped HTTP status and error body | the mapped gRPC status with `ErrorInfo` details |
+/// | `garbage_body` | HTTP 200, body not JSON | HTTP 200, body not JSON | one frame that is not protobuf (`0xFF` + the text), then `OK` |
+///
+/// Stream steps follow the same rule: `raw_sse` is that `data:` text over SSE and a frame of
+/// undecodable protobuf (`0xFF` + the text) over gRPC; `huge_event` an SSE event or a gRPC
+/// frame of that many bytes; `unknown_state` the unknown name over SSE and the unknown enum
+/// number 99 (or the state itself when it is a number) over gRPC; `raw_event` its `result`
+/// as the bare event (HTTP+JSON) or encoded as a `StreamResponse` (gRPC, sent as an
+/// undecodable frame when it is no valid `StreamResponse`). Mutations are defined on the
+/// JSON-RPC envelope: `wrong_rpc_id` has no meaning on the other bindings, `unknown_field`,
+/// `legacy_fields` and `lowercase_enums` act on HTTP+JSON bodies and have no protobuf form
+/// (a gRPC answer they would make unencodable is sent unmutated).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Fault {
