@@ -4,8 +4,10 @@ mod common;
 
 use a2a_harness::catalog::{load_catalog, parse_case};
 use a2a_harness::rules::registry;
+use a2a_harness::run::passes;
 use a2a_harness::runner::{RunSettings, Verdict, run_case};
 use a2a_harness::scenario::Scenario;
+use a2a_protocol::Binding;
 use std::path::Path;
 
 #[test]
@@ -96,25 +98,36 @@ fn malformed_scenario_names_file_line_and_field() {
 }
 
 #[test]
-fn reference_delegator_passes_every_must_case() {
+fn reference_delegator_passes_every_case_over_every_binding() {
     let cat = load_catalog(&common::root().join("scenarios")).expect("catalog loads");
     let delegator = format!("{} drive", common::delegator().display());
     let work = tempfile::tempdir().unwrap();
+    // `run --binding all`: each case over each binding it has a meaning for.
+    let passes: Vec<(Scenario, Binding)> = passes(&cat, &Binding::ALL)
+        .into_iter()
+        .map(|(s, b)| (s.clone(), b.expect("a binding pass")))
+        .collect();
+    for b in Binding::ALL {
+        let n = passes.iter().filter(|(_, pb)| *pb == b).count();
+        assert!(n >= 20, "only {n} cases run over {b}");
+    }
     let rt = tokio::runtime::Runtime::new().unwrap();
     let results = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(2));
-        for (i, s) in cat.into_iter().enumerate() {
+        for (i, (s, b)) in passes.into_iter().enumerate() {
             let settings = RunSettings {
                 delegator: delegator.clone(),
                 seed: 1,
                 work_dir: work.path().join(i.to_string()),
-                binding: None,
+                binding: Some(b),
             };
             let sem = sem.clone();
             set.spawn(async move {
                 let _p = sem.acquire_owned().await;
-                run_case(&s, &settings).await
+                let mut r = run_case(&s, &settings).await;
+                r.id = format!("{}:{b}", r.id);
+                r
             });
         }
         let mut out = Vec::new();
