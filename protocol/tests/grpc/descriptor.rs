@@ -281,8 +281,16 @@ fn compiled_proto_equals_the_sdk_descriptor() {
         diffs.join("\n")
     );
     // Guard against a vacuous comparison.
-    assert_eq!(ours["messages"].as_object().map(|m| m.len() >= 44), Some(true));
-    assert_eq!(ours["services"][".lf.a2a.v1.A2AService"].as_array().map(Vec::len), Some(11));
+    assert_eq!(
+        ours["messages"].as_object().map(|m| m.len() >= 44),
+        Some(true)
+    );
+    assert_eq!(
+        ours["services"][".lf.a2a.v1.A2AService"]
+            .as_array()
+            .map(Vec::len),
+        Some(11)
+    );
 }
 
 #[test]
@@ -304,6 +312,9 @@ fn field_numbers_of_the_bindings_table() {
     assert_eq!(num("Part", "media_type"), 7);
     assert_eq!(num("ListTasksRequest", "include_artifacts"), 8);
     assert_eq!(num("TaskPushNotificationConfig", "authentication"), 6);
-    assert_eq!(d["enums"][".lf.a2a.v1.TaskState"]["TASK_STATE_AUTH_REQUIRED"], 8);
+    assert_eq!(
+        d["enums"][".lf.a2a.v1.TaskState"]["TASK_STATE_AUTH_REQUIRED"],
+        8
+    );
     assert_eq!(d["enums"][".lf.a2a.v1.Role"]["ROLE_AGENT"], 2);
 }

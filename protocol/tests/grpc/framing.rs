@@ -49,7 +49,10 @@ proptest! {
 
 #[test]
 fn frame_header_is_flag_and_big_endian_length() {
-    let m = pb::GetTaskRequest { id: "t".into(), ..Default::default() };
+    let m = pb::GetTaskRequest {
+        id: "t".into(),
+        ..Default::default()
+    };
     let f = encode_frame(&m);
     assert_eq!(&f[..], &[0, 0, 0, 0, 3, 0x12, 0x01, b't']);
 }
@@ -68,7 +71,10 @@ fn compressed_and_invalid_flags_are_rejected() {
 fn oversize_is_rejected_from_the_header_alone() {
     let mut dec = FrameDecoder::new(10);
     dec.push(&[0, 0, 0, 0, 11]);
-    assert!(matches!(dec.next_frame(), Err(FrameError::TooLarge { len: 11, max: 10 })));
+    assert!(matches!(
+        dec.next_frame(),
+        Err(FrameError::TooLarge { len: 11, max: 10 })
+    ));
     let mut raw = BytesMut::new();
     encode_raw_frame(0, &[0u8; 11], &mut raw);
     assert!(matches!(
@@ -79,7 +85,10 @@ fn oversize_is_rejected_from_the_header_alone() {
 
 #[test]
 fn truncated_input_is_reported_at_the_end() {
-    let f = encode_frame(&pb::GetTaskRequest { id: "task".into(), ..Default::default() });
+    let f = encode_frame(&pb::GetTaskRequest {
+        id: "task".into(),
+        ..Default::default()
+    });
     let mut dec = FrameDecoder::new(100);
     dec.push(&f[..f.len() - 1]);
     assert!(dec.next_frame().expect("no error yet").is_none());
@@ -91,12 +100,22 @@ fn truncated_input_is_reported_at_the_end() {
     }
     let mut dec = FrameDecoder::new(100);
     dec.push(&f[..3]);
-    assert!(matches!(dec.finish(), Err(FrameError::Truncated { buffered: 3, needed: 5 })));
+    assert!(matches!(
+        dec.finish(),
+        Err(FrameError::Truncated {
+            buffered: 3,
+            needed: 5
+        })
+    ));
     assert!(matches!(
         decode_frames::<pb::GetTaskRequest>(f.slice(..6), 100),
         Err(FrameError::Truncated { .. })
     ));
-    assert!(decode_frames::<pb::GetTaskRequest>(Bytes::new(), 100).unwrap().is_empty());
+    assert!(
+        decode_frames::<pb::GetTaskRequest>(Bytes::new(), 100)
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[test]
@@ -106,5 +125,8 @@ fn undecodable_protobuf_is_a_typed_error() {
     encode_raw_frame(0, &[0x12, 100, b'x'], &mut raw);
     let mut dec = FrameDecoder::new(100);
     dec.push(&raw);
-    assert!(matches!(dec.next_message::<pb::GetTaskRequest>(), Err(FrameError::Decode(_))));
+    assert!(matches!(
+        dec.next_message::<pb::GetTaskRequest>(),
+        Err(FrameError::Decode(_))
+    ));
 }

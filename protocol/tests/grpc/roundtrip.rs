@@ -11,7 +11,9 @@ where
     W::Pb: PartialEq,
 {
     let w: W = decode_value(json).unwrap_or_else(|e| panic!("{label}: decode wire: {e}"));
-    let p = w.to_pb().unwrap_or_else(|e| panic!("{label}: to prost: {e}"));
+    let p = w
+        .to_pb()
+        .unwrap_or_else(|e| panic!("{label}: to prost: {e}"));
     let bytes = p.encode_to_vec();
     let p2 = W::Pb::decode(bytes.as_slice()).unwrap_or_else(|e| panic!("{label}: decode: {e}"));
     assert!(p2 == p, "{label}: prost value changed through bytes");
@@ -19,7 +21,11 @@ where
     if back != w {
         // Struct/Value numbers are doubles in protobuf: a metadata `2.0` comes back as `2`.
         let as_json = |x: &W| normalise(&serde_json::to_value(x).expect("serialise"));
-        assert_eq!(as_json(&back), as_json(&w), "{label}: wire value changed through protobuf");
+        assert_eq!(
+            as_json(&back),
+            as_json(&w),
+            "{label}: wire value changed through protobuf"
+        );
     }
 }
 
@@ -81,7 +87,10 @@ fn every_wire_type_round_trips_through_protobuf_bytes() {
             _ => typed_count -= 1,
         }
     }
-    assert!(typed_count >= 23, "only {typed_count} typed round trips ran");
+    assert!(
+        typed_count >= 23,
+        "only {typed_count} typed round trips ran"
+    );
 }
 
 #[test]
@@ -89,7 +98,10 @@ fn unknown_task_state_decodes_and_becomes_unspecified() {
     // TaskStatus { state: 9 } — a number TaskState does not name (proto3 enums are open).
     let p = pb::TaskStatus::decode(&[0x08, 0x09][..]).expect("decodes");
     assert_eq!(p.state, 9);
-    assert_eq!(decode_to_json(O::TaskStatus, &[0x08, 0x09]).unwrap(), json!({"state": 9}));
+    assert_eq!(
+        decode_to_json(O::TaskStatus, &[0x08, 0x09]).unwrap(),
+        json!({"state": 9})
+    );
     let w = TaskStatus::from_pb(&p).expect("converts");
     assert_eq!(w.state, TaskState::Unspecified);
     // Nested in a stream event and a task's history role, too.
@@ -97,7 +109,11 @@ fn unknown_task_state_decodes_and_becomes_unspecified() {
         payload: Some(pb::stream_response::Payload::Task(pb::Task {
             id: "t-1".into(),
             status: Some(p.clone()),
-            history: vec![pb::Message { message_id: "m".into(), role: 7, ..Default::default() }],
+            history: vec![pb::Message {
+                message_id: "m".into(),
+                role: 7,
+                ..Default::default()
+            }],
             ..Default::default()
         })),
     };

@@ -49,13 +49,22 @@ fn sdk_bytes_decode_in_rust_to_the_sdk_proto_json() {
         .as_array()
         .expect("emit answers an array")
         .iter()
-        .map(|e| (e["label"].as_str().unwrap_or("?").to_string(), e["type"].clone(), e["json"].clone()))
+        .map(|e| {
+            (
+                e["label"].as_str().unwrap_or("?").to_string(),
+                e["type"].clone(),
+                e["json"].clone(),
+            )
+        })
         .collect();
     // ... and ours, as the SDK re-serializes them.
     for (label, t, j) in rust_items() {
         items.push((format!("rust:{label}"), json!(t.name()), j));
     }
-    let input: Vec<Value> = items.iter().map(|(_, t, j)| json!({"type": t, "json": j})).collect();
+    let input: Vec<Value> = items
+        .iter()
+        .map(|(_, t, j)| json!({"type": t, "json": j}))
+        .collect();
     let out = oracle("pb-encode", Some(&Value::Array(input)));
     let answers = results(&out, items.len());
     // The SDK's ProtoJSON of exactly those bytes.
@@ -68,9 +77,15 @@ fn sdk_bytes_decode_in_rust_to_the_sdk_proto_json() {
     let sdk_json = results(&sdk_json, items.len());
     let mut failures = Vec::new();
     for (((label, t, _), enc), dec) in items.iter().zip(answers).zip(sdk_json) {
-        assert_eq!(enc["ok"], true, "{label}: SDK could not encode: {}", enc["error"]);
+        assert_eq!(
+            enc["ok"], true,
+            "{label}: SDK could not encode: {}",
+            enc["error"]
+        );
         let t = ObjectType::from_name(t.as_str().unwrap_or("")).expect("known type");
-        let bytes = B64.decode(enc["b64"].as_str().unwrap_or("")).expect("base64");
+        let bytes = B64
+            .decode(enc["b64"].as_str().unwrap_or(""))
+            .expect("base64");
         match decode_to_json(t, &bytes) {
             Ok(ours) => {
                 let mut d = Vec::new();

@@ -11,9 +11,15 @@ fn every_a2a_error_round_trips_through_trailers() {
     let msg = "Tâsk t-1 is 100% gone\r\n";
     for &code in ErrorCode::ALL.iter().filter(|c| c.reason().is_some()) {
         let h = error_trailers(code, Some(msg), &[("taskId", "t-1")]);
-        assert_eq!(h[GRPC_STATUS], code.grpc_code().number().to_string().as_str());
+        assert_eq!(
+            h[GRPC_STATUS],
+            code.grpc_code().number().to_string().as_str()
+        );
         let wire_msg = h[GRPC_MESSAGE].to_str().expect("ASCII");
-        assert!(wire_msg.bytes().all(|b| (0x20..0x7f).contains(&b)), "{wire_msg}");
+        assert!(
+            wire_msg.bytes().all(|b| (0x20..0x7f).contains(&b)),
+            "{wire_msg}"
+        );
         assert!(wire_msg.contains("100%25"), "{wire_msg}");
         let f = failure_from_trailers(&h).expect("valid").expect("not OK");
         assert_eq!(f.error_code, code);
@@ -48,16 +54,23 @@ fn without_details_the_grpc_code_decides() {
     let st = tonic::Status::failed_precondition("x");
     let f = failure_from_tonic(&st).unwrap();
     assert!(f.error_info.is_none());
-    assert!(!ErrorCode::ALL[..9].contains(&f.error_code), "{:?}", f.error_code);
+    assert!(
+        !ErrorCode::ALL[..9].contains(&f.error_code),
+        "{:?}",
+        f.error_code
+    );
 }
 
 #[test]
 fn padded_base64_ok_status_and_malformed_trailers() {
     let st = a2a_status(ErrorCode::TaskNotFound, None, &[]);
     let mut h = status_trailers(&st);
-    let padded = base64::engine::general_purpose::STANDARD
-        .encode(prost::Message::encode_to_vec(&st));
-    h.insert(GRPC_STATUS_DETAILS_BIN, HeaderValue::from_str(&padded).unwrap());
+    let padded =
+        base64::engine::general_purpose::STANDARD.encode(prost::Message::encode_to_vec(&st));
+    h.insert(
+        GRPC_STATUS_DETAILS_BIN,
+        HeaderValue::from_str(&padded).unwrap(),
+    );
     assert_eq!(
         failure_from_trailers(&h).unwrap().unwrap().error_code,
         ErrorCode::TaskNotFound
@@ -69,13 +82,22 @@ fn padded_base64_ok_status_and_malformed_trailers() {
     ));
     let mut bad = ok_trailers();
     bad.insert(GRPC_STATUS, HeaderValue::from_static("five"));
-    assert!(matches!(failure_from_trailers(&bad), Err(StatusError::InvalidStatus(_))));
+    assert!(matches!(
+        failure_from_trailers(&bad),
+        Err(StatusError::InvalidStatus(_))
+    ));
     let mut bad = status_trailers(&st);
     bad.insert(GRPC_STATUS_DETAILS_BIN, HeaderValue::from_static("!!!"));
-    assert!(matches!(failure_from_trailers(&bad), Err(StatusError::DetailsBase64(_))));
+    assert!(matches!(
+        failure_from_trailers(&bad),
+        Err(StatusError::DetailsBase64(_))
+    ));
     let mut bad = status_trailers(&st);
     bad.insert(GRPC_STATUS_DETAILS_BIN, HeaderValue::from_static("/w"));
-    assert!(matches!(failure_from_trailers(&bad), Err(StatusError::DetailsDecode(_))));
+    assert!(matches!(
+        failure_from_trailers(&bad),
+        Err(StatusError::DetailsDecode(_))
+    ));
 }
 
 #[test]
