@@ -202,6 +202,7 @@ mod tests {
         c.j.push(
             "attacker",
             Event::Request {
+                binding: a2a_protocol::Binding::JsonRpc,
                 req: 99,
                 http_method: "GET".into(),
                 path: "/.well-known/agent-card.json".into(),
@@ -231,6 +232,7 @@ mod tests {
         c.j.push(
             "attacker",
             Event::Request {
+                binding: a2a_protocol::Binding::JsonRpc,
                 req: 99,
                 http_method: "GET".into(),
                 path: "/.well-known/agent-card.json".into(),

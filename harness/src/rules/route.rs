@@ -1,8 +1,11 @@
-//! Routing (DLG-ROUTE-*): capable agents, streaming choice, 0.3 agents spoken to in 0.3.
+//! Routing (DLG-ROUTE-*): capable agents, streaming choice, 0.3 agents spoken to in 0.3, and
+//! the protocol binding chosen from the card (advertised only, card order, fallback).
 
 use super::evidence::*;
 use super::registry::{Check, fail};
-use a2a_protocol::Method;
+use a2a_driver_contract::FromDelegator;
+use a2a_mock_agents::Event;
+use a2a_protocol::{Binding, Method};
 
 pub(super) fn routed_to_capable_agent(ev: &Evidence) -> Check {
     let mut any = false;
@@ -114,10 +117,232 @@ pub(super) fn v03_agents_spoken_to_in_v03(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
+/// An A2A request of the delegator to an agent (not a card or blob fetch), on any binding,
+/// routed or not: (seq, agent, binding).
+fn a2a_requests<'a>(ev: &Evidence<'a>) -> Vec<(u64, &'a str, Binding)> {
+    ev.journal
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Request {
+                binding,
+                path,
+                http_method,
+                ..
+            } if !(http_method == "GET"
+                && (path == a2a_protocol::AGENT_CARD_PATH || path.starts_with("/blobs/"))) =>
+            {
+                Some((e.seq, e.agent.as_str(), *binding))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The bindings an agent serves and the ones its card lists, in order.
+fn agent_bindings(ev: &Evidence, agent: &str) -> Option<(Vec<Binding>, Vec<Binding>)> {
+    let spec = agent_spec(ev, agent)?;
+    let default = ev.scenario.network.default_bindings.as_deref();
+    Some((spec.served_bindings(default), spec.advertised(default)))
+}
+
+/// The bindings the delegator says it speaks (`binding:*` in `init_ok.supports`), JSON-RPC
+/// when it names none.
+fn delegator_bindings(ev: &Evidence) -> Vec<Binding> {
+    let declared: Vec<Binding> = ev
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            FromDelegator::InitOk(i) => Some(
+                i.supports
+                    .iter()
+                    .filter_map(|s| s.strip_prefix("binding:"))
+                    .filter_map(|b| b.parse().ok())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default();
+    if declared.is_empty() {
+        vec![Binding::JsonRpc]
+    } else {
+        declared
+    }
+}
+
+pub(super) fn only_advertised_bindings(ev: &Evidence) -> Check {
+    let mut any = false;
+    for (seq, agent, binding) in a2a_requests(ev) {
+        let Some((_, advertised)) = agent_bindings(ev, agent) else {
+            continue;
+        };
+        any = true;
+        if !advertised.contains(&binding) {
+            return fail(
+                format!(
+                    "requests to {agent} only over its advertised bindings {}",
+                    list(&advertised)
+                ),
+                format!("a request over {binding}"),
+                vec![seq],
+            );
+        }
+    }
+    Check::held_if_seen(any)
+}
+
+pub(super) fn first_supported_interface(ev: &Evidence) -> Check {
+    let speaks = delegator_bindings(ev);
+    let mut any = false;
+    let mut seen = std::collections::BTreeSet::new();
+    for (seq, agent, binding) in a2a_requests(ev) {
+        if !seen.insert(agent) {
+            continue;
+        }
+        let Some((_, advertised)) = agent_bindings(ev, agent) else {
+            continue;
+        };
+        let Some(expected) = advertised.iter().find(|b| speaks.contains(b)) else {
+            continue;
+        };
+        // With a single candidate there is no choice to judge.
+        if advertised.iter().filter(|b| speaks.contains(b)).count() < 2 {
+            continue;
+        }
+        any = true;
+        if binding != *expected {
+            return fail(
+                format!(
+                    "the first request to {agent} over {expected}: first of its card's {} that the delegator speaks ({})",
+                    list(&advertised),
+                    list(&speaks)
+                ),
+                format!("it went over {binding}"),
+                vec![seq],
+            );
+        }
+    }
+    Check::held_if_seen(any)
+}
+
+pub(super) fn failed_binding_falls_back_or_fails_visibly(ev: &Evidence) -> Check {
+    // Requests over a binding the agent advertises but does not serve.
+    let failed: Vec<(u64, &str, Binding)> = a2a_requests(ev)
+        .into_iter()
+        .filter(|(_, agent, b)| {
+            agent_bindings(ev, agent)
+                .is_some_and(|(served, advertised)| advertised.contains(b) && !served.contains(b))
+        })
+        .collect();
+    let Some(&(first_seq, agent, binding)) = failed.first() else {
+        return Check::NotExercised {
+            why: "no request went over an advertised binding the agent does not serve".into(),
+        };
+    };
+    for d in &ev.scenario.delegations {
+        if ev.outcomes.contains_key(&d.id) {
+            continue;
+        }
+        return fail(
+            format!(
+                "after {binding} failed at {agent}, a fallback to another advertised binding or a visible end of delegation {:?}",
+                d.id
+            ),
+            "the delegation never ended",
+            vec![first_seq],
+        );
+    }
+    Check::Pass
+}
+
+fn list(bindings: &[Binding]) -> String {
+    let names: Vec<&str> = bindings.iter().map(|b| b.short_name()).collect();
+    format!("[{}]", names.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
+    use crate::rules::registry::Check;
     use crate::rules::test_support::*;
+    use a2a_driver_contract::{FromDelegator, InitOk};
+    use a2a_protocol::Binding::{self, Grpc, JsonRpc, Rest};
     use serde_json::json;
+
+    /// Agent `a` serving `served` and advertising `advertised`; the delegator speaks `speaks`.
+    fn bound(served: &[Binding], advertised: &[Binding], speaks: &[&str]) -> Case {
+        let mut c = Case::new(&delegation(""));
+        c.s.network.agents[0].bindings = Some(served.to_vec());
+        c.s.network.agents[0].advertised_bindings = Some(advertised.to_vec());
+        c.messages.push(FromDelegator::InitOk(InitOk {
+            name: "d".into(),
+            version: "0".into(),
+            supports: speaks.iter().map(|s| s.to_string()).collect(),
+            webhook_url: None,
+            agents: Vec::new(),
+        }));
+        c
+    }
+
+    #[test]
+    fn route_04_only_advertised_bindings() {
+        let mut c = bound(&[Grpc], &[Grpc], &["binding:grpc", "binding:jsonrpc"]);
+        c.j.over("a", Grpc, Some("SendMessage"));
+        assert_eq!(c.check(checker("DLG-ROUTE-04")), Check::Pass);
+        // A JSON-RPC-only delegator posting to a gRPC-only agent (the agent cannot route it).
+        c.j.over("a", JsonRpc, None);
+        assert!(fails(c.check(checker("DLG-ROUTE-04"))));
+    }
+
+    #[test]
+    fn route_05_first_supported_interface_in_card_order() {
+        let all = ["binding:jsonrpc", "binding:rest", "binding:grpc"];
+        let mut c = bound(&[Rest, Grpc, JsonRpc], &[Rest, Grpc, JsonRpc], &all);
+        c.j.over("a", Rest, Some("SendMessage"));
+        c.j.over("a", JsonRpc, Some("GetTask"));
+        assert_eq!(c.check(checker("DLG-ROUTE-05")), Check::Pass);
+        let mut c = bound(&[Rest, Grpc, JsonRpc], &[Rest, Grpc, JsonRpc], &all);
+        c.j.over("a", Grpc, Some("SendMessage"));
+        assert!(fails(c.check(checker("DLG-ROUTE-05"))));
+        // A delegator that speaks only JSON-RPC (it lists no binding) has no choice to make.
+        let mut c = bound(&[Rest, JsonRpc], &[Rest, JsonRpc], &[]);
+        c.j.over("a", JsonRpc, Some("SendMessage"));
+        assert_eq!(c.check(checker("DLG-ROUTE-05")), Check::NotApplicable);
+        // One that speaks gRPC and JSON-RPC skips the REST entry it does not speak.
+        let mut c = bound(
+            &[Rest, Grpc, JsonRpc],
+            &[Rest, Grpc, JsonRpc],
+            &["binding:grpc", "binding:jsonrpc"],
+        );
+        c.j.over("a", Grpc, Some("SendMessage"));
+        assert_eq!(c.check(checker("DLG-ROUTE-05")), Check::Pass);
+    }
+
+    #[test]
+    fn route_06_fall_back_or_fail_visibly_never_hang() {
+        let speaks = ["binding:grpc", "binding:jsonrpc"];
+        // Fallback to the served binding, then done.
+        let mut c = bound(&[JsonRpc], &[Grpc, JsonRpc], &speaks);
+        c.j.over("a", Grpc, None);
+        c.j.over("a", JsonRpc, Some("SendMessage"));
+        c.done("d1", "COMPLETED", json!([]));
+        assert_eq!(c.check(checker("DLG-ROUTE-06")), Check::Pass);
+        // Failing visibly is the other correct path.
+        let mut c = bound(&[JsonRpc], &[Grpc, JsonRpc], &speaks);
+        c.j.over("a", Grpc, None);
+        c.done("d1", "SEND_FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-ROUTE-06")), Check::Pass);
+        // Hanging on the failed binding is not.
+        let mut c = bound(&[JsonRpc], &[Grpc, JsonRpc], &speaks);
+        c.j.over("a", Grpc, None);
+        c.j.over("a", Grpc, None);
+        assert!(fails(c.check(checker("DLG-ROUTE-06"))));
+        // A delegator that never tried the failing binding did not meet the situation.
+        let mut c = bound(&[JsonRpc], &[Grpc, JsonRpc], &[]);
+        c.j.over("a", JsonRpc, Some("SendMessage"));
+        assert!(matches!(
+            c.check(checker("DLG-ROUTE-06")),
+            Check::NotExercised { .. }
+        ));
+    }
 
     #[test]
     fn route_01_wrong_agent() {

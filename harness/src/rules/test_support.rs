@@ -63,6 +63,7 @@ impl J {
         let seq = self.push(
             agent,
             Event::Request {
+                binding: a2a_protocol::Binding::JsonRpc,
                 req: self.req,
                 http_method: "POST".into(),
                 path: "/a2a".into(),
@@ -73,6 +74,28 @@ impl J {
             },
         );
         (seq, self.req)
+    }
+    /// A request over `binding` (method `None`: one the agent could not route).
+    pub(crate) fn over(
+        &mut self,
+        agent: &str,
+        binding: a2a_protocol::Binding,
+        method: Option<&str>,
+    ) -> u64 {
+        self.req += 1;
+        self.push(
+            agent,
+            Event::Request {
+                binding,
+                req: self.req,
+                http_method: "POST".into(),
+                path: "/".into(),
+                method: method.map(str::to_string),
+                rpc_id: None,
+                params: json!({}),
+                headers: BTreeMap::new(),
+            },
+        )
     }
     pub(crate) fn send(&mut self, agent: &str, mid: &str, text: &str, extra: Value) -> (u64, u64) {
         let mut p = json!({"message": {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]},
@@ -104,6 +127,7 @@ impl J {
         self.push(
             agent,
             Event::Response {
+                grpc_status: None,
                 req,
                 status,
                 rpc_error,

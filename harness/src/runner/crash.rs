@@ -345,6 +345,7 @@ mod tests {
 
     fn request(req: u64, params: serde_json::Value) -> Event {
         Event::Request {
+            binding: a2a_protocol::Binding::JsonRpc,
             req,
             http_method: "POST".into(),
             path: "/".into(),
@@ -388,6 +389,7 @@ mod tests {
         j.record(
             "flaky",
             Event::Response {
+                grpc_status: None,
                 req: 1,
                 status: 503,
                 rpc_error: None,
@@ -407,6 +409,7 @@ mod tests {
         j.record(
             "flaky",
             Event::Request {
+                binding: a2a_protocol::Binding::JsonRpc,
                 req: 2,
                 http_method: "GET".into(),
                 path: "/.well-known/agent-card.json".into(),

@@ -207,6 +207,7 @@ mod tests {
             event,
         };
         let send = |params: Value| Event::Request {
+            binding: a2a_protocol::Binding::JsonRpc,
             req: 1,
             http_method: "POST".into(),
             path: "/a2a".into(),

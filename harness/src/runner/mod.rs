@@ -32,6 +32,30 @@ pub struct RunSettings {
     pub seed: u64,
     /// Where per-case stores go.
     pub work_dir: PathBuf,
+    /// The binding the case's unpinned agents serve (`run --binding`); `None`: as the case says.
+    pub binding: Option<a2a_protocol::Binding>,
+}
+
+/// The case with every agent that does not pin its own bindings serving `binding` only (a
+/// network-wide `default_bindings` in the case pins every agent, as does a 0.3 agent).
+pub fn served_over(
+    s: &crate::scenario::Scenario,
+    binding: a2a_protocol::Binding,
+) -> crate::scenario::Scenario {
+    let mut s = s.clone();
+    if s.network.default_bindings.is_none() {
+        s.network.default_bindings = Some(vec![binding]);
+    }
+    s
+}
+
+/// True when every agent of the case pins the bindings it serves (so `--binding` changes
+/// nothing in it).
+pub fn pins_every_agent(s: &crate::scenario::Scenario) -> bool {
+    s.network.default_bindings.is_some()
+        || s.network.agents.iter().all(|a| {
+            a.bindings.is_some() || a.protocol == a2a_mock_agents::script::ProtocolVersion::V0_3
+        })
 }
 
 /// The URL the delegator under test is told is its own (`init.self_url`).
