@@ -33,6 +33,30 @@ Batch protocol: JSON on stdin, JSON on stdout (one document, newline-terminated)
                "missing": {name: sdkNameOrNull}}`` for the type names the Rust
     harness expects.
 
+``pb-encode``
+    stdin:  ``[{"type": "Task", "json": <value>}, ...]``
+    stdout: ``[{"type", "ok": true, "b64": "<base64 of SerializeToString>"}
+              | {"type", "ok": false, "error"}, ...]``
+    ``ParseDict`` (strict, as ``check``) then deterministic protobuf bytes.
+
+``pb-decode``
+    stdin:  ``[{"type": "Task", "b64": "<base64 protobuf bytes>"}, ...]``
+    stdout: ``[{"type", "ok": true, "json": <MessageToDict>}
+              | {"type", "ok": false, "error"}, ...]``
+    ``FromString`` of the bytes (no frame header); enum numbers the enum does
+    not name are written as integers, as ``MessageToDict`` does.
+
+``pb-descriptor``
+    stdout: ``{"package", "dependencies", "messages": {fullName: [field...]},
+               "oneofs": {fullName: [name...]}, "enums": {fullName: {name: n}},
+               "services": {fullName: [method...]}}`` from
+    ``a2a_pb2.DESCRIPTOR``: each field ``{name, number, label, type, typeName,
+    jsonName, oneof, proto3Optional, behavior}`` (``behavior``: the
+    ``google.api.field_behavior`` numbers; ``oneof``: the oneof's name, also
+    for the synthetic ``_x`` oneof of an ``optional`` field), each method
+    ``{name, input, output, clientStreaming, serverStreaming, http,
+    signatures}`` (``http``: the ``google.api.http`` rule as ProtoJSON).
+
 Numbers inside ``google.protobuf.Struct``/``Value`` are doubles in protobuf;
 integral doubles (|x| < 2**53) are printed as JSON integers (``1`` not
 ``1.0``) so that JSON comparisons elsewhere are not tripped by ``1.0 != 1``.
@@ -43,6 +67,7 @@ Exit status: 0 on success (even if some items fail to parse: see ``ok``);
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 
@@ -96,7 +121,7 @@ def die(msg: str, code: int = 2) -> None:
 
 
 try:
-    from google.protobuf import json_format, struct_pb2, timestamp_pb2
+    from google.protobuf import descriptor_pb2, json_format, struct_pb2, timestamp_pb2
     from google.protobuf.message import Message as ProtoMessage
 
     from a2a.types import a2a_pb2 as pb
@@ -626,11 +651,128 @@ def cmd_types() -> Any:
     }
 
 
+# ------------------------------------------------------------ protobuf bytes
+
+
+def _items(data: Any, key: str) -> list[dict[str, Any]]:
+    if not isinstance(data, list) or not all(
+        isinstance(i, dict) and isinstance(i.get('type'), str) and key in i for i in data
+    ):
+        die(f'stdin must be a JSON array of {{"type": name, "{key}": ...}} objects')
+    return data
+
+
+def cmd_pb_encode(data: Any) -> Any:
+    out = []
+    for item in _items(data, 'json'):
+        name = item['type']
+        cls = CLASSES.get(name)
+        if cls is None:
+            out.append({'type': name, 'ok': False, 'error': f'unknown type {name}'})
+            continue
+        try:
+            msg = json_format.ParseDict(item['json'], cls())
+            raw = msg.SerializeToString(deterministic=True)
+            out.append({'type': name, 'ok': True, 'b64': base64.b64encode(raw).decode()})
+        except Exception as exc:  # noqa: BLE001 - reported per item
+            out.append({'type': name, 'ok': False, 'error': f'{type(exc).__name__}: {exc}'})
+    return out
+
+
+def cmd_pb_decode(data: Any) -> Any:
+    out = []
+    for item in _items(data, 'b64'):
+        name = item['type']
+        cls = CLASSES.get(name)
+        if cls is None:
+            out.append({'type': name, 'ok': False, 'error': f'unknown type {name}'})
+            continue
+        try:
+            msg = cls.FromString(base64.b64decode(item['b64'], validate=True))
+            out.append({'type': name, 'ok': True, 'json': to_json(msg)})
+        except Exception as exc:  # noqa: BLE001 - reported per item
+            out.append({'type': name, 'ok': False, 'error': f'{type(exc).__name__}: {exc}'})
+    return out
+
+
+def cmd_pb_descriptor() -> Any:
+    from google.api import annotations_pb2, client_pb2, field_behavior_pb2
+
+    fd = descriptor_pb2.FileDescriptorProto()
+    pb.DESCRIPTOR.CopyToProto(fd)
+    messages: dict[str, Any] = {}
+    oneofs: dict[str, Any] = {}
+    enums: dict[str, Any] = {}
+
+    def walk(prefix: str, m: Any) -> None:
+        full = f'{prefix}.{m.name}'
+        fields = []
+        for f in m.field:
+            fields.append({
+                'name': f.name,
+                'number': f.number,
+                'label': f.label,
+                'type': f.type,
+                'typeName': f.type_name,
+                'jsonName': f.json_name,
+                'oneof': m.oneof_decl[f.oneof_index].name if f.HasField('oneof_index') else None,
+                'proto3Optional': f.proto3_optional,
+                'behavior': list(f.options.Extensions[field_behavior_pb2.field_behavior]),
+            })
+        messages[full] = sorted(fields, key=lambda x: x['number'])
+        oneofs[full] = [o.name for o in m.oneof_decl]
+        for n in m.nested_type:
+            walk(full, n)
+        for e in m.enum_type:
+            enums[f'{full}.{e.name}'] = {v.name: v.number for v in e.value}
+
+    for m in fd.message_type:
+        walk(f'.{fd.package}', m)
+    for e in fd.enum_type:
+        enums[f'.{fd.package}.{e.name}'] = {v.name: v.number for v in e.value}
+    services = {}
+    for s in fd.service:
+        services[f'.{fd.package}.{s.name}'] = [
+            {
+                'name': m.name,
+                'input': m.input_type,
+                'output': m.output_type,
+                'clientStreaming': m.client_streaming,
+                'serverStreaming': m.server_streaming,
+                'http': json_format.MessageToDict(m.options.Extensions[annotations_pb2.http]),
+                'signatures': list(m.options.Extensions[client_pb2.method_signature]),
+            }
+            for m in s.method
+        ]
+    return {
+        'package': fd.package,
+        'dependencies': sorted(fd.dependency),
+        'messages': messages,
+        'oneofs': oneofs,
+        'enums': enums,
+        'services': services,
+    }
+
+
+COMMANDS = ('check', 'emit', 'types', 'pb-encode', 'pb-decode', 'pb-descriptor')
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[1] not in ('check', 'emit', 'types'):
-        die('usage: sdk_oracle.py check|emit|types  (check reads JSON on stdin)')
+    if len(argv) != 2 or argv[1] not in COMMANDS:
+        die(
+            'usage: sdk_oracle.py check|emit|types|pb-encode|pb-decode|pb-descriptor  '
+            '(check, pb-encode and pb-decode read JSON on stdin)'
+        )
     cmd = argv[1]
-    if cmd == 'check':
+    if cmd in ('pb-encode', 'pb-decode'):
+        try:
+            data = json.loads(sys.stdin.buffer.read())
+        except (ValueError, UnicodeDecodeError) as exc:
+            die(f'{cmd}: stdin is not valid JSON: {exc}')
+        result = cmd_pb_encode(data) if cmd == 'pb-encode' else cmd_pb_decode(data)
+    elif cmd == 'pb-descriptor':
+        result = cmd_pb_descriptor()
+    elif cmd == 'check':
         raw = sys.stdin.buffer.read()
         try:
             data = json.loads(raw, object_pairs_hook=_pairs_hook)

@@ -3,7 +3,6 @@
 //! messages plus the tonic client and server, and `pbjson-build` generates ProtoJSON serde impls
 //! for `lf.a2a.v1` so that prost <-> the crate's serde wire types is plain serde.
 
-use prost::Message as _;
 use std::path::PathBuf;
 
 /// Well-known types: pbjson-types carries serde (ProtoJSON) impls for them. `Timestamp` is the
@@ -25,10 +24,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "google/rpc/error_details.proto",
     ];
     println!("cargo:rerun-if-changed=proto");
-    let fds = protox::compile(files, ["proto"])?;
+    let mut compiler = protox::Compiler::new(["proto"])?;
+    compiler.include_imports(true).include_source_info(false);
+    compiler.open_files(files)?;
+    let fds = compiler.file_descriptor_set();
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
-    let bytes = fds.encode_to_vec();
-    // The descriptor set is also embedded (`grpc::FILE_DESCRIPTOR_SET`) for tests and reflection.
+    // Unlike `fds.encode_to_vec()` this keeps extension options (`google.api.http`,
+    // `field_behavior`). Embedded as `grpc::FILE_DESCRIPTOR_SET` for tests and reflection.
+    let bytes = compiler.encode_file_descriptor_set();
     std::fs::write(out.join("a2a_descriptor.bin"), &bytes)?;
 
     let mut cfg = tonic_prost_build::configure()

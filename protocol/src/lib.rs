@@ -1,12 +1,16 @@
 //! # a2a-protocol: the A2A 1.0 wire layer
 //!
 //! Everything the mock agents, the reference delegator and the harness need to speak A2A 1.0
-//! over JSON-RPC, and nothing about mocks, stores or scenarios:
+//! over JSON-RPC, HTTP+JSON and gRPC, and nothing about mocks, stores or scenarios:
 //!
 //! - the wire objects ([`Message`], [`Part`], [`Task`], [`AgentCard`], the method params and
 //!   results), emitted exactly as ProtoJSON and decoded leniently ([`codec`]);
 //! - JSON-RPC 2.0 envelopes and [`Method`] names ([`jsonrpc`]) and every error code ([`error`]);
 //! - the SSE codec for streams ([`sse`]);
+//! - [`grpc`]: the gRPC binding: prost types and a tonic client/server generated from
+//!   `proto/a2a/a2a.proto` (package `lf.a2a.v1`, compiled without `protoc`), ProtoJSON <-> prost
+//!   conversions for every wire type, the 5-byte message framing, A2A errors as gRPC status
+//!   trailers (`google.rpc.ErrorInfo` details) and the conformance check on protobuf payloads;
 //! - [`conformance`]: the deviations from 1.0 found in a payload, each with a JSON path and a rule;
 //! - [`version`]: the one [`ProtocolVersion`] type, the `A2A-Version` header and its negotiation;
 //! - [`compat03`]: the one adapter for 0.3 peers;

@@ -87,11 +87,12 @@ pub fn from_pb<M: Serialize>(message: &M) -> Result<Value, ConvertError> {
 fn integral_numbers(v: &mut Value) {
     match v {
         Value::Number(n) => {
-            if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
-                if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
-                    // Exact: |f| < 2^53 and integral.
-                    *v = Value::from(f as i64);
-                }
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.abs() < 9_007_199_254_740_992.0
+            {
+                // Exact: |f| < 2^53 and integral.
+                *v = Value::from(f as i64);
             }
         }
         Value::Array(a) => a.iter_mut().for_each(integral_numbers),
