@@ -1,38 +1,102 @@
-//! The A2A JSON-RPC client: unary calls, SSE streams, and error classification.
+//! The A2A client: unary calls and streams over the three bindings, fallback between an agent's
+//! interfaces, and error classification.
 //!
-//! One `reqwest::Client` (no proxy, connect timeout) serves every agent. Every request carries
-//! `A2A-Version` (`1.0`, or `0.3` for a 0.3 agent) and, only when the caller passes one, an
-//! `Authorization` header; the delegator's own credential is never given to this client. A 0.3
-//! agent is spoken to through [`a2a_protocol::compat03`]: params are translated with `to_v03`,
-//! results back with `to_v1`, so the rest of the delegator only sees 1.0 objects.
+//! The rest of the delegator speaks one shape: params and results are the JSON-RPC `params` and
+//! `result` objects (the ProtoJSON of the proto messages), errors are [`ClientError`]s whose
+//! A2A errors are [`JsonRpcError`]s. [`RpcClient::call`] and [`RpcClient::stream`] branch on the
+//! [`Endpoint::binding`] inside this module:
+//!
+//! - `jsonrpc`: JSON-RPC 2.0 over HTTP, SSE of JSON-RPC responses (also 0.3 agents, through
+//!   [`a2a_protocol::compat03`]);
+//! - `rest`: HTTP+JSON (an HTTP method and path per operation, SSE of bare `StreamResponse`s,
+//!   AIP-193 error bodies normalized with [`a2a_protocol::rest::error_from_body`]);
+//! - `grpc` (when built): `lf.a2a.v1.A2AService` over HTTP/2.
+//!
+//! Every binding carries the same duties: `A2A-Version` (header or `a2a-version` metadata),
+//! `Authorization` only when the caller passes one (the delegator's own credential is never given
+//! to this client), the request body as the engine built it (message ids, `x-deleg` metadata,
+//! push config). Connect errors, timeouts, 429 and 5xx (gRPC `UNAVAILABLE`,
+//! `RESOURCE_EXHAUSTED`, `DEADLINE_EXCEEDED`) are transient; an A2A error is a definite answer.
+//!
+//! **Fallback.** An [`Endpoint`] lists the agent's other usable interfaces
+//! ([`Endpoint::fallbacks`], same protocol version, in preference order). When an interface fails
+//! at the transport level before any answer (connection refused, HTTP 404/405 without an A2A
+//! `ErrorInfo`, HTTP 415, gRPC `UNIMPLEMENTED` without `ErrorInfo`), the same call is tried on
+//! the next one, and the interface that answered is remembered for that agent. An A2A error is
+//! an answer and never triggers a fallback. When every interface fails so, the call fails with
+//! [`ClientError::Unserved`], naming each binding tried.
 //!
 //! Responses are read with a size bound; task states this program does not know are rewritten to
 //! `TASK_STATE_UNSPECIFIED` before decoding (so an unknown state is observed, not a decode error).
-//! Every response and every stream event must echo the request's JSON-RPC `id`; one that does not,
-//! and a stream event that is not a valid JSON-RPC response carrying a `StreamResponse`, is a
+//! Over JSON-RPC every response and every stream event must echo the request's `id`; one that
+//! does not, and a stream event that is not a valid `StreamResponse`, is a
 //! [`ClientError::AgentProtocol`] error: definite, never retried.
 
-use a2a_protocol::compat03::{self, ObjectKind};
-use a2a_protocol::jsonrpc::{Id, JsonRpcError, JsonRpcRequest, JsonRpcResponse};
+mod jsonrpc;
+mod rest;
+
+use a2a_protocol::jsonrpc::{Id, JsonRpcError};
 use a2a_protocol::sse::{SseDecoder, SseEvent};
-use a2a_protocol::version::{ProtocolVersion, VERSION_HEADER};
-use a2a_protocol::{Method, StreamResponse, TaskState};
+use a2a_protocol::version::ProtocolVersion;
+use a2a_protocol::{Binding, ErrorCode, Method, StreamResponse, TaskState};
 use serde_json::Value;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The largest unary response body accepted.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Where and how to call an agent.
+/// Where and how to call an agent: one interface of its card, and the others to fall back to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
-    /// The JSON-RPC URL.
+    /// The interface URL: the JSON-RPC endpoint, the HTTP+JSON base URL, or the gRPC authority
+    /// (normalized to `http(s)://host:port`).
     pub url: String,
-    /// Protocol version (0.3 through the compat adapter).
+    /// Protocol version (0.3 through the compat adapter, JSON-RPC only).
     pub version: ProtocolVersion,
     /// Tenant to copy into every request, from the card's interface.
     pub tenant: Option<String>,
+    /// The protocol binding of this interface.
+    pub binding: Binding,
+    /// The agent's other interfaces this client may use, in preference order (same version):
+    /// tried, for the same call, when this one fails at the transport level before any answer.
+    pub fallbacks: Vec<Endpoint>,
+}
+
+impl Endpoint {
+    /// A JSON-RPC endpoint without fallbacks.
+    pub fn jsonrpc(url: impl Into<String>, version: ProtocolVersion) -> Self {
+        Endpoint {
+            url: url.into(),
+            version,
+            tenant: None,
+            binding: Binding::JsonRpc,
+            fallbacks: Vec::new(),
+        }
+    }
+
+    /// `binding url`, for messages and logs.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.binding, self.url)
+    }
+
+    /// This interface and its fallbacks, in preference order (each without fallbacks).
+    pub fn candidates(&self) -> Vec<Endpoint> {
+        let mut first = self.clone();
+        first.fallbacks = Vec::new();
+        std::iter::once(first)
+            .chain(self.fallbacks.iter().map(|f| {
+                let mut f = f.clone();
+                f.fallbacks = Vec::new();
+                f
+            }))
+            .collect()
+    }
+
+    fn memory_key(&self) -> String {
+        format!("{}|{}", self.binding, self.url)
+    }
 }
 
 /// A call failed. [`ClientError::is_transient`] tells whether a retry may help.
@@ -49,7 +113,8 @@ pub enum ClientError {
     /// The request may or may not have reached the agent (timeout, reset, body error).
     #[error("transport error (outcome unknown): {0}")]
     Transport(String),
-    /// A non-2xx HTTP status without a JSON-RPC error body.
+    /// A non-2xx HTTP status without an A2A error body (or a 429/5xx, or the gRPC statuses
+    /// `UNAVAILABLE` = 503, `RESOURCE_EXHAUSTED` = 429, `DEADLINE_EXCEEDED` = 504).
     #[error("HTTP {status}{}", retry_after.map(|d| format!(" (Retry-After {}s)", d.as_secs())).unwrap_or_default())]
     Http {
         /// The status.
@@ -57,7 +122,7 @@ pub enum ClientError {
         /// `Retry-After`, when given.
         retry_after: Option<Duration>,
     },
-    /// A JSON-RPC error: a definite answer.
+    /// An A2A (or JSON-RPC) error: a definite answer, in JSON-RPC form whatever the binding.
     #[error("JSON-RPC error {0}")]
     Rpc(JsonRpcError),
     /// The agent's reply is not valid A2A (garbage, wrong shape, oversize).
@@ -71,6 +136,17 @@ pub enum ClientError {
     /// The method does not exist for this agent's protocol version.
     #[error("{0} is not available for a {1} agent")]
     NotAvailable(&'static str, &'static str),
+    /// No interface of the agent served the call: each failed at the transport level before any
+    /// answer. Classified like the last failure, except that it is transient if any was.
+    #[error("no advertised interface answered (tried {})", tried.join("; "))]
+    Unserved {
+        /// `binding url: error` of each interface tried, in order.
+        tried: Vec<String>,
+        /// The last failure.
+        last: Box<ClientError>,
+        /// Whether any of the failures was transient.
+        any_transient: bool,
+    },
 }
 
 impl ClientError {
@@ -84,18 +160,24 @@ impl ClientError {
             ClientError::Rpc(_) | ClientError::NotAvailable(..) | ClientError::AgentProtocol(_) => {
                 false
             }
+            ClientError::Unserved { any_transient, .. } => *any_transient,
         }
     }
 
     /// Whether the agent broke the protocol (see [`ClientError::AgentProtocol`]).
     pub fn is_agent_protocol(&self) -> bool {
-        matches!(self, ClientError::AgentProtocol(_))
+        match self {
+            ClientError::AgentProtocol(_) => true,
+            ClientError::Unserved { last, .. } => last.is_agent_protocol(),
+            _ => false,
+        }
     }
 
     /// The JSON-RPC code, for an RPC error.
     pub fn code(&self) -> Option<i64> {
         match self {
             ClientError::Rpc(e) => Some(e.code),
+            ClientError::Unserved { last, .. } => last.code(),
             _ => None,
         }
     }
@@ -104,6 +186,7 @@ impl ClientError {
     pub fn http_status(&self) -> Option<u16> {
         match self {
             ClientError::Http { status, .. } => Some(*status),
+            ClientError::Unserved { last, .. } => last.http_status(),
             _ => None,
         }
     }
@@ -112,7 +195,25 @@ impl ClientError {
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             ClientError::Http { retry_after, .. } => *retry_after,
+            ClientError::Unserved { last, .. } => last.retry_after(),
             _ => None,
+        }
+    }
+
+    /// Whether `binding` failed at the transport level before any answer, so that the same call
+    /// may go to another interface: connection refused, HTTP 404/405 without an A2A error,
+    /// HTTP 415, and, except over JSON-RPC (where -32601 is an answer), an unknown operation
+    /// without `ErrorInfo` (gRPC `UNIMPLEMENTED`, an HTTP+JSON router's 404/405).
+    pub fn is_unserved(&self, binding: Binding) -> bool {
+        match self {
+            ClientError::Connect { .. } => true,
+            ClientError::Http { status, .. } => matches!(status, 404 | 405 | 415),
+            ClientError::Rpc(e) => {
+                binding != Binding::JsonRpc
+                    && e.error_code() == ErrorCode::MethodNotFound
+                    && e.error_info().is_none()
+            }
+            _ => false,
         }
     }
 }
@@ -126,6 +227,20 @@ fn classify(url: &str, e: reqwest::Error) -> ClientError {
     } else {
         ClientError::Transport(e.to_string())
     }
+}
+
+fn retry_after_of(resp: &reqwest::Response) -> Option<Duration> {
+    resp.headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after)
+}
+
+fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"))
 }
 
 /// Parse `Retry-After`: delta-seconds or an HTTP date.
@@ -186,11 +301,17 @@ pub fn sanitize_states(v: &mut Value) -> Vec<String> {
     replaced
 }
 
-/// The JSON-RPC client.
+/// The bindings this client speaks, in the specification's order.
+pub const SUPPORTED_BINDINGS: &[Binding] = &[Binding::JsonRpc, Binding::Rest];
+
+/// The A2A client (every binding).
 #[derive(Debug, Clone)]
 pub struct RpcClient {
     http: reqwest::Client,
     max_event_bytes: usize,
+    /// Per agent (key of its preferred interface): the interface that last answered after a
+    /// fallback.
+    working: Arc<Mutex<HashMap<String, String>>>,
 }
 
 /// What a unary call returns: the 1.0 `result` and any unknown state names that were replaced.
@@ -200,6 +321,20 @@ pub struct CallResult {
     pub result: Value,
     /// Raw state names rewritten to UNSPECIFIED.
     pub unknown_states: Vec<String>,
+}
+
+impl CallResult {
+    fn of(mut result: Value) -> Self {
+        let unknown_states = sanitize_states(&mut result);
+        CallResult {
+            result,
+            unknown_states,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl RpcClient {
@@ -214,6 +349,7 @@ impl RpcClient {
         Ok(RpcClient {
             http,
             max_event_bytes,
+            working: Arc::new(Mutex::new(HashMap::new())),
         })
     }
 
@@ -222,51 +358,83 @@ impl RpcClient {
         &self.http
     }
 
-    fn build(
+    /// The interface calls to `ep` go to first: the one that answered after the last fallback,
+    /// else `ep` itself (without its fallbacks).
+    pub fn in_use(&self, ep: &Endpoint) -> Endpoint {
+        self.ordered(ep).swap_remove(0)
+    }
+
+    /// `ep`'s candidates, the remembered working one first.
+    fn ordered(&self, ep: &Endpoint) -> Vec<Endpoint> {
+        let mut c = ep.candidates();
+        let remembered = lock(&self.working).get(&ep.memory_key()).cloned();
+        if let Some(k) = remembered
+            && let Some(i) = c.iter().position(|x| x.memory_key() == k)
+        {
+            let w = c.remove(i);
+            c.insert(0, w);
+        }
+        c
+    }
+
+    fn remember(&self, ep: &Endpoint, used: &Endpoint) {
+        let key = ep.memory_key();
+        let used_key = used.memory_key();
+        let mut w = lock(&self.working);
+        let before = w.get(&key).cloned().unwrap_or_else(|| key.clone());
+        if before != used_key {
+            tracing::info!(
+                agent = %ep.label(),
+                "calls now go to {} (it answered after a fallback)",
+                used.label()
+            );
+            w.insert(key, used_key);
+        }
+    }
+
+    /// Try `op` on each candidate of `ep` until one does not fail as unserved.
+    async fn with_fallback<T, F, Fut>(
         &self,
         ep: &Endpoint,
         method: Method,
-        params: Value,
-        auth: Option<&str>,
-        streaming: bool,
-    ) -> Result<(reqwest::RequestBuilder, Id), ClientError> {
-        let name = method.name_in(ep.version).ok_or(ClientError::NotAvailable(
-            method.as_str(),
-            ep.version.as_str(),
-        ))?;
-        let mut params = match ep.version {
-            ProtocolVersion::V1_0 => params,
-            ProtocolVersion::V0_3 => match ObjectKind::params_of(method.as_str()) {
-                Some(kind) => compat03::to_v03(kind, &params)
-                    .map_err(|e| ClientError::Protocol(format!("0.3 adapter: {e}")))?,
-                None => params,
-            },
-        };
-        if let (Some(t), Value::Object(m)) = (&ep.tenant, &mut params) {
-            m.insert("tenant".into(), Value::String(t.clone()));
+        op: F,
+    ) -> Result<T, ClientError>
+    where
+        F: Fn(Endpoint) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ClientError>>,
+    {
+        let candidates = self.ordered(ep);
+        let several = candidates.len() > 1;
+        let mut tried = Vec::new();
+        let mut any_transient = false;
+        let mut last = None;
+        for c in candidates {
+            let label = c.label();
+            let binding = c.binding;
+            match op(c.clone()).await {
+                Err(e) if several && e.is_unserved(binding) => {
+                    tracing::warn!(agent = %ep.label(), "{method} over {label} unserved: {e}");
+                    tried.push(format!("{label}: {e}"));
+                    any_transient |= e.is_transient();
+                    last = Some(e);
+                }
+                r => {
+                    if matches!(r, Ok(_) | Err(ClientError::Rpc(_))) {
+                        self.remember(ep, &c);
+                    }
+                    return r;
+                }
+            }
         }
-        let id = Id::String(uuid::Uuid::new_v4().to_string());
-        let body = JsonRpcRequest::new(id.clone(), name, params);
-        let mut rb = self
-            .http
-            .post(&ep.url)
-            .header(VERSION_HEADER, ep.version.header_value())
-            .header(
-                "Accept",
-                if streaming {
-                    "text/event-stream"
-                } else {
-                    "application/json"
-                },
-            )
-            .json(&body);
-        if let Some(a) = auth {
-            rb = rb.header("Authorization", a);
-        }
-        Ok((rb, id))
+        let last = last.unwrap_or_else(|| ClientError::Transport("no interface to call".into()));
+        Err(ClientError::Unserved {
+            tried,
+            last: Box::new(last),
+            any_transient,
+        })
     }
 
-    /// A unary call. `timeout` bounds the whole exchange.
+    /// A unary call. `timeout` bounds each attempt.
     pub async fn call(
         &self,
         ep: &Endpoint,
@@ -275,67 +443,22 @@ impl RpcClient {
         auth: Option<&str>,
         timeout: Duration,
     ) -> Result<CallResult, ClientError> {
-        let (rb, id) = self.build(ep, method, params, auth, false)?;
-        let resp = rb
-            .timeout(timeout)
-            .send()
-            .await
-            .map_err(|e| classify(&ep.url, e))?;
-        let status = resp.status();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
-        let body = read_limited(resp, MAX_RESPONSE_BYTES).await?;
-        let parsed: Option<Value> = serde_json::from_slice(&body).ok();
-        if !status.is_success() {
-            // A JSON-RPC error body is a definite answer whatever the HTTP status.
-            if let Some(v) = &parsed
-                && let Some(err) = v.get("error")
-                && let Ok(e) = serde_json::from_value::<JsonRpcError>(err.clone())
-                && !(status.is_server_error() || status.as_u16() == 429)
-            {
-                return Err(ClientError::Rpc(e));
+        self.with_fallback(ep, method, |c| {
+            let params = params.clone();
+            async move {
+                match c.binding {
+                    Binding::JsonRpc => self.jsonrpc_call(&c, method, params, auth, timeout).await,
+                    Binding::Rest => self.rest_call(&c, method, params, auth, timeout).await,
+                    Binding::Grpc => Err(ClientError::NotAvailable(method.as_str(), "gRPC")),
+                }
             }
-            return Err(ClientError::Http {
-                status: status.as_u16(),
-                retry_after,
-            });
-        }
-        let v = parsed.ok_or_else(|| {
-            ClientError::Protocol(format!("{method} reply is not JSON ({} bytes)", body.len()))
-        })?;
-        self.unwrap_response(ep, method, v, &id)
-    }
-
-    fn unwrap_response(
-        &self,
-        ep: &Endpoint,
-        method: Method,
-        v: Value,
-        sent: &Id,
-    ) -> Result<CallResult, ClientError> {
-        let resp: JsonRpcResponse<Value> = serde_json::from_value(v)
-            .map_err(|e| ClientError::Protocol(format!("{method} reply: {e}")))?;
-        check_id(method, sent, &resp)?;
-        let mut result = resp.payload.map_err(ClientError::Rpc)?;
-        if ep.version == ProtocolVersion::V0_3
-            && let Some(kind) = ObjectKind::result_of(method.as_str())
-        {
-            result = compat03::to_v1(kind, &result)
-                .map_err(|e| ClientError::Protocol(format!("0.3 {method} result: {e}")))?;
-        }
-        let unknown_states = sanitize_states(&mut result);
-        Ok(CallResult {
-            result,
-            unknown_states,
         })
+        .await
     }
 
     /// Open a stream (`SendStreamingMessage` or `SubscribeToTask`). A JSON reply instead of
     /// `text/event-stream` is handled: an error becomes `Err`, a result becomes a one-event
-    /// stream. `connect_timeout` bounds the time to the response head only.
+    /// stream. `head_timeout` bounds the time to the response head only.
     pub async fn stream(
         &self,
         ep: &Endpoint,
@@ -344,79 +467,24 @@ impl RpcClient {
         auth: Option<&str>,
         head_timeout: Duration,
     ) -> Result<EventStream, ClientError> {
-        let (rb, id) = self.build(ep, method, params, auth, true)?;
-        let resp = tokio::time::timeout(head_timeout, rb.send())
-            .await
-            .map_err(|_| ClientError::Transport(format!("{method}: no response head in time")))?
-            .map_err(|e| classify(&ep.url, e))?;
-        let status = resp.status();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
-        let is_sse = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
-        if !status.is_success() || !is_sse {
-            let body = tokio::time::timeout(head_timeout, read_limited(resp, MAX_RESPONSE_BYTES))
-                .await
-                .map_err(|_| {
-                    ClientError::Transport(format!("{method}: body not read in time"))
-                })??;
-            let parsed: Option<Value> = serde_json::from_slice(&body).ok();
-            if !status.is_success()
-                && (status.is_server_error()
-                    || status.as_u16() == 429
-                    || parsed.as_ref().and_then(|v| v.get("error")).is_none())
-            {
-                return Err(ClientError::Http {
-                    status: status.as_u16(),
-                    retry_after,
-                });
+        self.with_fallback(ep, method, |c| {
+            let params = params.clone();
+            async move {
+                match c.binding {
+                    Binding::JsonRpc => {
+                        self.jsonrpc_stream(&c, method, params, auth, head_timeout)
+                            .await
+                    }
+                    Binding::Rest => {
+                        self.rest_stream(&c, method, params, auth, head_timeout)
+                            .await
+                    }
+                    Binding::Grpc => Err(ClientError::NotAvailable(method.as_str(), "gRPC")),
+                }
             }
-            let v = parsed.ok_or_else(|| {
-                ClientError::Protocol(format!("{method} reply is neither SSE nor JSON"))
-            })?;
-            let r = self.unwrap_response(ep, method, v, &id)?;
-            let mut pending = VecDeque::new();
-            pending.push_back(Ok((r.result, r.unknown_states)));
-            return Ok(EventStream {
-                resp: None,
-                decoder: SseDecoder::new(self.max_event_bytes),
-                events: VecDeque::new(),
-                pending,
-                version: ep.version,
-                method,
-                rpc_id: id,
-                done: false,
-            });
-        }
-        Ok(EventStream {
-            resp: Some(resp),
-            decoder: SseDecoder::new(self.max_event_bytes),
-            events: VecDeque::new(),
-            pending: VecDeque::new(),
-            version: ep.version,
-            method,
-            rpc_id: id,
-            done: false,
         })
+        .await
     }
-}
-
-/// A response must echo the request's id; an error about a request the agent could not read
-/// may carry `null` (JSON-RPC 2.0 §5).
-fn check_id(method: Method, sent: &Id, resp: &JsonRpcResponse<Value>) -> Result<(), ClientError> {
-    if &resp.id == sent || (resp.id == Id::Null && resp.payload.is_err()) {
-        return Ok(());
-    }
-    Err(ClientError::AgentProtocol(format!(
-        "{method} response carries JSON-RPC id {}, the request's was {sent}",
-        resp.id
-    )))
 }
 
 async fn read_limited(mut resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, ClientError> {
@@ -445,41 +513,105 @@ pub struct StreamItem {
     pub unknown_states: Vec<String>,
 }
 
-/// An open SSE stream of [`StreamResponse`] events.
+/// How the `data:` of an SSE event is framed.
 #[derive(Debug)]
-pub struct EventStream {
-    resp: Option<reqwest::Response>,
+enum SseFraming {
+    /// A JSON-RPC response around the `StreamResponse`; its id must be the request's.
+    JsonRpc {
+        version: ProtocolVersion,
+        rpc_id: Id,
+    },
+    /// A bare `StreamResponse`; `event: error` carries an HTTP+JSON error body.
+    Rest,
+}
+
+/// Where a stream's events come from.
+#[derive(Debug)]
+enum Source {
+    /// Nothing more (a one-event stream made of a JSON reply).
+    Empty,
+    /// An SSE response body.
+    Sse(Box<SseSource>),
+}
+
+/// An SSE response body being decoded.
+#[derive(Debug)]
+struct SseSource {
+    resp: reqwest::Response,
     decoder: SseDecoder,
     events: VecDeque<SseEvent>,
+    framing: SseFraming,
+}
+
+/// An open stream of [`StreamResponse`] events, whatever the binding. Dropping it ends the call.
+#[derive(Debug)]
+pub struct EventStream {
+    source: Source,
     pending: VecDeque<Result<(Value, Vec<String>), ClientError>>,
-    version: ProtocolVersion,
     method: Method,
-    rpc_id: Id,
     done: bool,
 }
 
 impl EventStream {
+    fn one(method: Method, result: Value, unknown: Vec<String>) -> Self {
+        let mut pending = VecDeque::new();
+        pending.push_back(Ok((result, unknown)));
+        EventStream {
+            source: Source::Empty,
+            pending,
+            method,
+            done: false,
+        }
+    }
+
+    fn sse(
+        method: Method,
+        resp: reqwest::Response,
+        max_event_bytes: usize,
+        framing: SseFraming,
+    ) -> Self {
+        EventStream {
+            source: Source::Sse(Box::new(SseSource {
+                resp,
+                decoder: SseDecoder::new(max_event_bytes),
+                events: VecDeque::new(),
+                framing,
+            })),
+            pending: VecDeque::new(),
+            method,
+            done: false,
+        }
+    }
+
     /// The next event; `None` when the server closed the stream. An error ends the stream.
     pub async fn next(&mut self) -> Option<Result<StreamItem, ClientError>> {
         loop {
             if let Some(p) = self.pending.pop_front() {
                 return Some(p.and_then(|(v, unknown)| self.decode_result(v, unknown)));
             }
-            if let Some(ev) = self.events.pop_front() {
-                return Some(self.decode_event(ev));
+            if let Source::Sse(sse) = &mut self.source
+                && let Some(ev) = sse.events.pop_front()
+            {
+                let v = match &sse.framing {
+                    SseFraming::JsonRpc { version, rpc_id } => {
+                        jsonrpc::event_value(self.method, *version, rpc_id, ev)
+                    }
+                    SseFraming::Rest => rest::event_value(ev),
+                };
+                return Some(v.and_then(|v| self.decode_result(v, Vec::new())));
             }
             if self.done {
                 return None;
             }
-            let Some(resp) = self.resp.as_mut() else {
+            let Source::Sse(sse) = &mut self.source else {
                 self.done = true;
                 return None;
             };
-            match resp.chunk().await {
+            match sse.resp.chunk().await {
                 Ok(Some(bytes)) => {
                     let mut out = Vec::new();
-                    let r = self.decoder.feed(&bytes, &mut out);
-                    self.events.extend(out);
+                    let r = sse.decoder.feed(&bytes, &mut out);
+                    sse.events.extend(out);
                     if let Err(e) = r {
                         self.done = true;
                         self.pending
@@ -488,7 +620,7 @@ impl EventStream {
                 }
                 Ok(None) => {
                     self.done = true;
-                    if let Err(e) = self.decoder.finish() {
+                    if let Err(e) = sse.decoder.finish() {
                         self.pending
                             .push_back(Err(ClientError::AgentProtocol(format!("SSE: {e}"))));
                     }
@@ -500,23 +632,6 @@ impl EventStream {
                 }
             }
         }
-    }
-
-    fn decode_event(&self, ev: SseEvent) -> Result<StreamItem, ClientError> {
-        let v: Value = serde_json::from_str(&ev.data)
-            .map_err(|e| ClientError::AgentProtocol(format!("SSE data is not JSON: {e}")))?;
-        let resp: JsonRpcResponse<Value> = serde_json::from_value(v).map_err(|e| {
-            ClientError::AgentProtocol(format!("SSE event is not a JSON-RPC response: {e}"))
-        })?;
-        check_id(self.method, &self.rpc_id, &resp)?;
-        let result = resp.payload.map_err(ClientError::Rpc)?;
-        let result = if self.version == ProtocolVersion::V0_3 {
-            compat03::to_v1(ObjectKind::StreamResult, &result)
-                .map_err(|e| ClientError::AgentProtocol(format!("0.3 stream event: {e}")))?
-        } else {
-            result
-        };
-        self.decode_result(result, Vec::new())
     }
 
     fn decode_result(
@@ -533,7 +648,6 @@ impl EventStream {
         })
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,34 +665,6 @@ mod tests {
         assert!(sanitize_states(&mut ok).is_empty());
         let mut num = json!({"id": "t", "status": {"state": 42}});
         assert_eq!(sanitize_states(&mut num).len(), 1);
-    }
-
-    fn resp(id: Id, ok: bool) -> JsonRpcResponse<Value> {
-        if ok {
-            JsonRpcResponse::success(id, json!({}))
-        } else {
-            JsonRpcResponse::error(id, a2a_protocol::ErrorCode::Internal.to_error(None, &[]))
-        }
-    }
-
-    #[test]
-    fn responses_must_echo_the_request_id() {
-        let sent = Id::from("r-1");
-        assert!(check_id(Method::GetTask, &sent, &resp(Id::from("r-1"), true)).is_ok());
-        assert!(check_id(Method::GetTask, &sent, &resp(Id::from("r-1"), false)).is_ok());
-        // An error about a request the agent could not read may carry null.
-        assert!(check_id(Method::GetTask, &sent, &resp(Id::Null, false)).is_ok());
-        for bad in [
-            resp(Id::from("wrong"), true),
-            resp(Id::from("wrong"), false),
-            resp(Id::Null, true),
-            resp(Id::from(1), true),
-        ] {
-            let e = check_id(Method::GetTask, &sent, &bad).unwrap_err();
-            assert!(e.is_agent_protocol(), "{e}");
-            assert!(!e.is_transient());
-            assert!(e.to_string().contains("JSON-RPC id"), "{e}");
-        }
     }
 
     #[test]
