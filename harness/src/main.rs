@@ -34,6 +34,41 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// A `--binding` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BindingArg {
+    /// JSON-RPC 2.0.
+    Jsonrpc,
+    /// HTTP+JSON.
+    Rest,
+    /// gRPC.
+    Grpc,
+    /// All three, in that order.
+    All,
+}
+
+impl BindingArg {
+    /// The bindings named, in order, without repeats.
+    fn expand(args: &[BindingArg]) -> Vec<a2a_protocol::Binding> {
+        use a2a_protocol::Binding;
+        let mut out: Vec<Binding> = Vec::new();
+        for a in args {
+            let these: &[Binding] = match a {
+                BindingArg::Jsonrpc => &[Binding::JsonRpc],
+                BindingArg::Rest => &[Binding::Rest],
+                BindingArg::Grpc => &[Binding::Grpc],
+                BindingArg::All => &Binding::ALL,
+            };
+            for b in these {
+                if !out.contains(b) {
+                    out.push(*b);
+                }
+            }
+        }
+        out
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run cases against a delegator and write reports.
@@ -62,6 +97,13 @@ enum Cmd {
         /// Report directory (default: reports/<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Run the catalog over these protocol bindings, one pass each (comma-separated, or
+        /// `all`): agents that do not pin their own bindings serve only that one, and each result
+        /// is reported as `<case id>:<binding>`. Cases list the bindings they have a meaning for;
+        /// a case whose agents all pin theirs runs once. Default: each case as it says
+        /// (JSON-RPC unless pinned), ids unsuffixed.
+        #[arg(long, value_delimiter = ',', value_name = "jsonrpc|rest|grpc|all")]
+        binding: Vec<BindingArg>,
     },
     /// List the cases of the catalog.
     List,
@@ -298,6 +340,7 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
             repeat,
             known_failing,
             out,
+            binding,
         } => {
             let cat = catalog(&cli.scenarios)?;
             let selected: Vec<Scenario> = select(&cat, &CaseGlob::new(&case)?);
@@ -319,8 +362,20 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
                 repeat,
                 known_failing: known,
                 work_dir: Some(work.path().to_path_buf()),
+                bindings: BindingArg::expand(&binding),
             };
-            let bar = indicatif::ProgressBar::new((selected.len() * repeat.max(1) as usize) as u64);
+            let per_repeat = a2a_harness::run::passes(&selected, &options.bindings).len();
+            if per_repeat == 0 {
+                anyhow::bail!(
+                    "no case matching {case:?} has a meaning over {} (see each case's `bindings`)",
+                    binding
+                        .iter()
+                        .map(|b| format!("{b:?}").to_lowercase())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            let bar = indicatif::ProgressBar::new((per_repeat * repeat.max(1) as usize) as u64);
             if !std::io::stderr().is_terminal() {
                 bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
             }
@@ -362,6 +417,20 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
             }
             let t = run.totals();
             println!("reports: {}", out.display());
+            if !options.bindings.is_empty() {
+                for b in &options.bindings {
+                    let of_b: Vec<_> = results
+                        .iter()
+                        .filter(|r| r.binding == Some(*b))
+                        .cloned()
+                        .collect();
+                    let bt = a2a_harness::report::totals(&of_b);
+                    println!(
+                        "{b}: {} passed, {} failed, {} skipped",
+                        bt.passed, bt.failed, bt.skipped
+                    );
+                }
+            }
             println!(
                 "{} passed, {} failed, {} skipped",
                 t.passed, t.failed, t.skipped

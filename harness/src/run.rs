@@ -17,6 +17,7 @@ use crate::catalog::CaseGlob;
 use crate::report::{Totals, totals};
 use crate::runner::{CaseResult, RunSettings, apply_known_failing, run_case};
 use crate::scenario::Scenario;
+use a2a_protocol::Binding;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,6 +38,9 @@ pub struct RunOptions {
     pub known_failing: Vec<CaseGlob>,
     /// Where per-case stores go; `None`: a temporary directory removed afterwards.
     pub work_dir: Option<PathBuf>,
+    /// Run the catalog once per binding (`run --binding`): each case over each binding it has
+    /// a meaning for, reported as `<case id>:<binding>`. Empty: once, as each case says.
+    pub bindings: Vec<Binding>,
 }
 
 impl RunOptions {
@@ -49,6 +53,7 @@ impl RunOptions {
             repeat: 1,
             known_failing: Vec::new(),
             work_dir: None,
+            bindings: Vec::new(),
         }
     }
 }
@@ -126,16 +131,24 @@ pub async fn run_with_progress(
         .unwrap_or_else(std::env::temp_dir);
     let mut jobs = Vec::new();
     for r in 0..options.repeat.max(1) {
-        for s in cases {
+        let seed = options.seed.wrapping_add(u64::from(r));
+        for (s, binding) in passes(cases, &options.bindings) {
             let i = jobs.len();
+            let mut label = match binding {
+                Some(b) => format!("{}:{b}", s.id),
+                None => s.id.clone(),
+            };
+            if options.repeat > 1 {
+                label = format!("{label}@{seed}");
+            }
             jobs.push(Job {
-                label: (options.repeat > 1)
-                    .then(|| format!("{}@{}", s.id, options.seed.wrapping_add(u64::from(r)))),
+                label: Some(label),
                 scenario: s.clone(),
                 settings: RunSettings {
                     delegator: options.delegator.clone(),
-                    seed: options.seed.wrapping_add(u64::from(r)),
+                    seed,
                     work_dir: work_dir.join(i.to_string()),
+                    binding,
                 },
             });
         }
@@ -146,6 +159,33 @@ pub async fn run_with_progress(
         results,
         wall_ms: t0.elapsed().as_millis() as u64,
     }
+}
+
+/// The (case, binding) pairs a run covers, binding by binding: with no `bindings`, every case
+/// once as it says; otherwise each case over each of `bindings` that it lists as meaningful. A
+/// case whose every agent pins its own bindings is the same over any binding: it runs once, in
+/// the first pass that applies to it.
+pub fn passes<'a>(
+    cases: &'a [Scenario],
+    bindings: &[Binding],
+) -> Vec<(&'a Scenario, Option<Binding>)> {
+    if bindings.is_empty() {
+        return cases.iter().map(|s| (s, None)).collect();
+    }
+    let mut out = Vec::new();
+    for (k, b) in bindings.iter().enumerate() {
+        for s in cases {
+            if !s.bindings.contains(b) {
+                continue;
+            }
+            let pinned = crate::runner::pins_every_agent(s);
+            if pinned && bindings[..k].iter().any(|e| s.bindings.contains(e)) {
+                continue;
+            }
+            out.push((s, Some(*b)));
+        }
+    }
+    out
 }
 
 /// Run `jobs`, at most `parallel` at once, calling `progress` as each finishes; the results

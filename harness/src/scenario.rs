@@ -53,9 +53,19 @@ pub struct Scenario {
     /// Options passed in `init`.
     #[serde(default)]
     pub options: BTreeMap<String, Value>,
+    /// The protocol bindings over which this case has a meaning (default: all three). A run
+    /// with `--binding` runs the case once per listed binding it asks for: its agents that do
+    /// not pin their own `bindings` serve that one. A case about JSON-only payloads (say,
+    /// lowercase enum names) lists `["jsonrpc", "rest"]`.
+    #[serde(default = "all_bindings")]
+    pub bindings: Vec<a2a_protocol::Binding>,
     /// Where the file came from (filled by the loader).
     #[serde(skip)]
     pub file: PathBuf,
+}
+
+fn all_bindings() -> Vec<a2a_protocol::Binding> {
+    a2a_protocol::Binding::ALL.to_vec()
 }
 
 fn default_timeout() -> u64 {
@@ -375,6 +385,14 @@ impl Scenario {
         }
         if self.memory_bound_mib == Some(0) {
             return err("memory_bound_mib", "must be > 0".into());
+        }
+        if self.bindings.is_empty() {
+            return err("bindings", "must name at least one binding".into());
+        }
+        for (i, b) in self.bindings.iter().enumerate() {
+            if self.bindings[..i].contains(b) {
+                return err("bindings", format!("{b} is listed twice"));
+            }
         }
         for d in &self.delegations {
             let at = format!("delegate {:?}", d.id);

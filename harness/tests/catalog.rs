@@ -109,6 +109,7 @@ fn reference_delegator_passes_every_must_case() {
                 delegator: delegator.clone(),
                 seed: 1,
                 work_dir: work.path().join(i.to_string()),
+                binding: None,
             };
             let sem = sem.clone();
             set.spawn(async move {

@@ -18,6 +18,7 @@ async fn run(case: &str, seed: u64) -> CaseResult {
         delegator: format!("{} drive", common::delegator().display()),
         seed,
         work_dir: work.path().to_path_buf(),
+        binding: None,
     };
     run_case(&s[0], &cfg).await
 }

@@ -16,6 +16,7 @@ async fn run(case: &str, delegator: String) -> CaseResult {
         delegator,
         seed: 1,
         work_dir: work.path().to_path_buf(),
+        binding: None,
     };
     run_case(&s[0], &cfg).await
 }

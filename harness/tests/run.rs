@@ -72,6 +72,7 @@ async fn a_job_that_cannot_start_its_delegator_still_gets_a_result() {
             delegator: delegator.to_string(),
             seed: 1,
             work_dir: std::env::temp_dir().join("a2a-harness-run-test"),
+            binding: None,
         },
         label: label.map(str::to_string),
     };

@@ -114,6 +114,7 @@ fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
                     delegator: format!("{} drive --bug {bug}", delegator.display()),
                     seed: 1,
                     work_dir: work.path().join(bug).join(i.to_string()),
+                    binding: None,
                 },
                 label: None,
             });

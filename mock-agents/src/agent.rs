@@ -5,7 +5,7 @@
 //! Everything it receives and sends goes into the network's [`Journal`].
 
 use crate::journal::{Event, Journal};
-use crate::script::{AgentSpec, CancelBehaviour, Mutation, ProtocolVersion, QueuedFault};
+use crate::script::{AgentSpec, Binding, CancelBehaviour, Mutation, ProtocolVersion, QueuedFault};
 use a2a_protocol::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill, Message, Part,
     StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus, Timestamp,
@@ -109,6 +109,10 @@ pub struct AgentState {
     pub spec: AgentSpec,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
+    /// The bindings served (the script's, resolved against the network default).
+    pub bindings: Vec<Binding>,
+    /// The bindings the card lists, in order.
+    pub advertised: Vec<Binding>,
     pub(crate) net: Arc<NetShared>,
     pub(crate) tasks: Mutex<HashMap<String, Arc<TaskEntry>>>,
     pub(crate) order: Mutex<Vec<String>>,
@@ -132,13 +136,22 @@ pub(crate) fn lock_map<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 use lock_map as lock;
 
 impl AgentState {
-    pub(crate) fn new(spec: AgentSpec, base_url: String, net: Arc<NetShared>) -> Self {
+    pub(crate) fn new(
+        spec: AgentSpec,
+        base_url: String,
+        net: Arc<NetShared>,
+        default_bindings: Option<&[Binding]>,
+    ) -> Self {
         let rules = spec.rules.len();
+        let bindings = spec.served_bindings(default_bindings);
+        let advertised = spec.advertised(default_bindings);
         let queued = spec.queued_faults.clone();
         let rule_order = crate::matching::rule_order(&spec.rules);
         AgentState {
             spec,
             base_url,
+            bindings,
+            advertised,
             net,
             tasks: Mutex::new(HashMap::new()),
             order: Mutex::new(Vec::new()),
@@ -156,6 +169,33 @@ impl AgentState {
     /// The JSON-RPC URL.
     pub fn rpc_url(&self) -> String {
         format!("{}{}", self.base_url, crate::rpc::RPC_PATH)
+    }
+
+    /// The HTTP+JSON base URL (`http://127.0.0.1:PORT/rest`).
+    pub fn rest_url(&self) -> String {
+        format!("{}{}", self.base_url, crate::rest::REST_PATH)
+    }
+
+    /// The gRPC URL: `127.0.0.1:PORT`, as the proto's `AgentInterface.url` comment asks.
+    pub fn grpc_url(&self) -> String {
+        self.base_url
+            .strip_prefix("http://")
+            .unwrap_or(&self.base_url)
+            .to_string()
+    }
+
+    /// The URL of one binding's interface.
+    pub fn url_of(&self, binding: Binding) -> String {
+        match binding {
+            Binding::JsonRpc => self.rpc_url(),
+            Binding::Rest => self.rest_url(),
+            Binding::Grpc => self.grpc_url(),
+        }
+    }
+
+    /// Does this agent serve `binding`?
+    pub fn serves(&self, binding: Binding) -> bool {
+        self.bindings.contains(&binding)
     }
 
     /// The identity used in `x-deleg` chains: the base URL with a trailing slash.
@@ -186,12 +226,16 @@ impl AgentState {
                 "Deterministic mock A2A agent {:?} for conformance tests",
                 self.spec.name
             ),
-            supported_interfaces: vec![AgentInterface {
-                url: self.rpc_url(),
-                protocol_binding: a2a_protocol::BINDING_JSONRPC.into(),
-                tenant: None,
-                protocol_version: self.spec.protocol.header_value().into(),
-            }],
+            supported_interfaces: self
+                .advertised
+                .iter()
+                .map(|b| AgentInterface {
+                    url: self.url_of(*b),
+                    protocol_binding: b.protocol_binding().into(),
+                    tenant: None,
+                    protocol_version: self.spec.protocol.header_value().into(),
+                })
+                .collect(),
             provider: Some(AgentProvider {
                 url: "https://example.invalid".into(),
                 organization: "a2a-delegation-harness".into(),

@@ -4,6 +4,7 @@
 use crate::agent::*;
 use crate::content::ContentStream;
 use crate::journal::Event;
+use a2a_protocol::Binding;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
@@ -20,6 +21,7 @@ pub(crate) async fn blob_handler(
 ) -> Response {
     let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
     st.journal(Event::Request {
+        binding: Binding::JsonRpc,
         req,
         http_method: "GET".into(),
         path: format!("/blobs/{key}"),
@@ -30,6 +32,7 @@ pub(crate) async fn blob_handler(
     });
     let Some((size, seed, text)) = crate::agent::lock_map(&st.blobs).get(&key).copied() else {
         st.journal(Event::Response {
+            grpc_status: None,
             req,
             status: 404,
             rpc_error: None,
@@ -38,6 +41,7 @@ pub(crate) async fn blob_handler(
         return (StatusCode::NOT_FOUND, "no such blob").into_response();
     };
     st.journal(Event::Response {
+        grpc_status: None,
         req,
         status: 200,
         rpc_error: None,

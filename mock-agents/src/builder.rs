@@ -27,8 +27,9 @@
 
 use crate::expect::Times;
 use crate::script::{
-    AgentSpec, CancelBehaviour, ContentKind, Fault, JournalSpec, Matcher, Mutation, NetworkSpec,
-    OnWrongAnswer, PartSpec, Pattern, ProtocolVersion, QueuedFault, Rule, ScriptStep, SkillSpec,
+    AgentSpec, Binding, CancelBehaviour, ContentKind, Fault, JournalSpec, Matcher, Mutation,
+    NetworkSpec, OnWrongAnswer, PartSpec, Pattern, ProtocolVersion, QueuedFault, Rule, ScriptStep,
+    SkillSpec,
 };
 use a2a_protocol::{ErrorCode, Method, TaskState};
 use serde_json::Value;
@@ -60,6 +61,7 @@ impl MockAgent {
         NetworkSpec {
             seed,
             journal: JournalSpec::default(),
+            default_bindings: None,
             agents,
         }
     }
@@ -71,6 +73,20 @@ pub struct MockAgentBuilder {
 }
 
 impl MockAgentBuilder {
+    /// Serve these bindings, in card order (default: the network's default, else JSON-RPC).
+    pub fn bindings(mut self, bindings: impl IntoIterator<Item = Binding>) -> Self {
+        self.spec.bindings = Some(bindings.into_iter().collect());
+        self
+    }
+
+    /// List these bindings in the card, in this order, whether served or not (default: the
+    /// served ones): a binding advertised but not served fails (HTTP+JSON 404, gRPC
+    /// `UNIMPLEMENTED`).
+    pub fn advertised_bindings(mut self, bindings: impl IntoIterator<Item = Binding>) -> Self {
+        self.spec.advertised_bindings = Some(bindings.into_iter().collect());
+        self
+    }
+
     /// Add a skill.
     pub fn skill(mut self, id: &str) -> Self {
         self.spec.skills.push(SkillSpec {

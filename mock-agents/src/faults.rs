@@ -108,13 +108,21 @@ pub(crate) async fn pre_fault(
                 kind: format!("http_status_{status}"),
             });
             st.journal(Event::Response {
+                grpc_status: None,
                 req: call.req,
                 status: *status,
                 rpc_error: None,
                 body: Value::Null,
             });
             let code = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let mut resp = (code, format!("injected HTTP {status}")).into_response();
+            let message = format!("injected HTTP {status}");
+            let mut resp = match call.binding {
+                Binding::Rest => crate::rest::json_response(
+                    *status,
+                    &crate::rest::status_body(*status, &message),
+                ),
+                _ => (code, message).into_response(),
+            };
             if let Some(s) = retry_after_s
                 && let Ok(v) = header::HeaderValue::from_str(&s.to_string())
             {
@@ -137,6 +145,7 @@ pub(crate) async fn pre_fault(
             });
             let body = body.clone().unwrap_or_else(|| GARBAGE.to_string());
             st.journal(Event::Response {
+                grpc_status: None,
                 req: call.req,
                 status: 200,
                 rpc_error: None,
@@ -145,7 +154,13 @@ pub(crate) async fn pre_fault(
             Some(
                 (
                     StatusCode::OK,
-                    [(header::CONTENT_TYPE, "application/json")],
+                    [(
+                        header::CONTENT_TYPE,
+                        match call.binding {
+                            Binding::Rest => a2a_protocol::rest::REST_CONTENT_TYPE,
+                            _ => "application/json",
+                        },
+                    )],
                     body,
                 )
                     .into_response(),

@@ -6,7 +6,7 @@
 //! and exportable as JSON lines. A synchronous [tripwire](Journal::set_tripwire) runs inside
 //! [`Journal::record`], before the agent that recorded the event goes on (crash injection).
 
-use crate::script::JournalSpec;
+use crate::script::{Binding, JournalSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -38,31 +38,43 @@ pub enum Event {
     Request {
         /// Request number.
         req: u64,
+        /// The binding it arrived on (`jsonrpc` when absent, as in journals from before
+        /// bindings): the card and other plain HTTP requests count as `jsonrpc`.
+        #[serde(default = "jsonrpc")]
+        binding: Binding,
         /// HTTP method.
         http_method: String,
         /// Path.
         path: String,
-        /// JSON-RPC method, if the body was JSON-RPC.
+        /// The A2A method (1.0 name such as `SendMessage`, whatever the binding; a 0.3
+        /// agent's requests carry the 0.3 name), if the request named one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         method: Option<String>,
         /// JSON-RPC id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rpc_id: Option<Value>,
-        /// JSON-RPC params (long strings summarised), or the raw body text if not JSON.
+        /// The JSON-RPC-shaped params (long strings summarised): JSON-RPC `params`, the
+        /// HTTP+JSON body merged with path and query fields, or the ProtoJSON of a gRPC
+        /// request; the raw body text if it could not be decoded.
         #[serde(default)]
         params: Value,
         /// Headers (lowercase names); `authorization` is recorded so forwarded credentials show.
         headers: BTreeMap<String, String>,
     },
-    /// A unary response was sent.
+    /// A unary response was sent (for a stream: its start).
     Response {
         /// Request number.
         req: u64,
-        /// HTTP status.
+        /// HTTP status (200 for every gRPC response but a transport refusal such as 415).
         status: u16,
-        /// JSON-RPC error code, if an error.
+        /// The A2A error as its JSON-RPC code whatever the binding (-32001 for a
+        /// `TASK_NOT_FOUND` HTTP 404 or gRPC `NOT_FOUND`), if an error.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rpc_error: Option<i64>,
+        /// The `grpc-status` of a gRPC response (0 = OK) when it is known at this point: a
+        /// stream's final status is in its [`Event::StreamClosed`] reason.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grpc_status: Option<i32>,
         /// The body (long strings summarised).
         #[serde(default)]
         body: Value,
@@ -199,6 +211,10 @@ pub enum Event {
     },
 }
 
+fn jsonrpc() -> Binding {
+    Binding::JsonRpc
+}
+
 impl Event {
     /// The request number, for events tied to a request.
     pub fn req(&self) -> Option<u64> {
@@ -223,8 +239,11 @@ pub struct RpcRequest {
     pub req: u64,
     /// The agent that received it.
     pub agent: String,
-    /// The JSON-RPC method as sent (a 0.3 agent's requests carry 0.3 names).
+    /// The JSON-RPC method as sent (a 0.3 agent's requests carry 0.3 names); the A2A method
+    /// name for the other bindings.
     pub method: String,
+    /// The binding it arrived on.
+    pub binding: Binding,
     /// The params (long strings summarised).
     pub params: Value,
     /// The headers (lowercase names).
@@ -237,6 +256,7 @@ impl Entry {
         match &self.event {
             Event::Request {
                 req,
+                binding,
                 method: Some(method),
                 params,
                 headers,
@@ -246,6 +266,7 @@ impl Entry {
                 req: *req,
                 agent: self.agent.clone(),
                 method: method.clone(),
+                binding: *binding,
                 params: params.clone(),
                 headers: headers.clone(),
             }),

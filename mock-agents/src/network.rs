@@ -101,11 +101,17 @@ impl Network {
         let (tx, rx) = watch::channel(false);
         let mut agents = BTreeMap::new();
         let mut tasks = Vec::new();
+        let default_bindings = spec.default_bindings.clone();
         for (a, l) in spec.agents.into_iter().zip(listeners) {
             let base = urls.get(&a.name).cloned().unwrap_or_default();
             let name = a.name.clone();
             let limits = crate::server::Limits::of(&a);
-            let st = Arc::new(AgentState::new(a, base, shared.clone()));
+            let st = Arc::new(AgentState::new(
+                a,
+                base,
+                shared.clone(),
+                default_bindings.as_deref(),
+            ));
             agents.insert(name, st.clone());
             tasks.push(tokio::spawn(crate::server::serve(
                 l,
@@ -148,6 +154,26 @@ impl Network {
     /// An agent's JSON-RPC URL.
     pub fn rpc_url(&self, agent: &str) -> Option<String> {
         self.agents.get(agent).map(|a| a.rpc_url())
+    }
+
+    /// An agent's HTTP+JSON base URL (`http://127.0.0.1:PORT/rest`).
+    pub fn rest_url(&self, agent: &str) -> Option<String> {
+        self.agents.get(agent).map(|a| a.rest_url())
+    }
+
+    /// An agent's gRPC address (`127.0.0.1:PORT`; a tonic client wants `http://` before it).
+    pub fn grpc_url(&self, agent: &str) -> Option<String> {
+        self.agents.get(agent).map(|a| a.grpc_url())
+    }
+
+    /// The URL of an agent's interface for `binding`, whether served or not.
+    pub fn url(&self, agent: &str, binding: a2a_protocol::Binding) -> Option<String> {
+        self.agents.get(agent).map(|a| a.url_of(binding))
+    }
+
+    /// The bindings an agent serves, in card order.
+    pub fn bindings(&self, agent: &str) -> Option<Vec<a2a_protocol::Binding>> {
+        self.agents.get(agent).map(|a| a.bindings.clone())
     }
 
     /// Open a gate: every task held by a `gate` step of this name continues, and later ones pass.

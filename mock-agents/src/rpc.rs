@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::{Extension, Router};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -32,6 +32,8 @@ pub(crate) fn router(state: Arc<AgentState>) -> Router {
         .route(RPC_PATH_SLASH, post(rpc_handler))
         .route("/", post(rpc_handler))
         .route("/blobs/{key}", get(crate::blobs::blob_handler))
+        .route(crate::rest::REST_PATH, any(crate::rest::rest_handler))
+        .route("/rest/{*path}", any(crate::rest::rest_handler))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -55,6 +57,7 @@ fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
     let method = request.method().to_string();
     let path = request.uri().path().to_string();
     st.journal(Event::Request {
+        binding: Binding::JsonRpc,
         req,
         http_method: method.clone(),
         path: path.clone(),
@@ -70,6 +73,7 @@ fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
         "rpcEndpoint": RPC_PATH,
     });
     st.journal(Event::Response {
+        grpc_status: None,
         req,
         status: status.as_u16(),
         rpc_error: None,
@@ -84,6 +88,7 @@ pub(crate) async fn card_handler(
 ) -> Response {
     let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
     st.journal(Event::Request {
+        binding: Binding::JsonRpc,
         req,
         http_method: "GET".into(),
         path: a2a_protocol::AGENT_CARD_PATH.into(),
@@ -120,6 +125,7 @@ pub(crate) async fn card_handler(
         StatusCode::OK
     };
     st.journal(Event::Response {
+        grpc_status: None,
         req,
         status: status.as_u16(),
         rpc_error: None,
@@ -164,11 +170,13 @@ pub(crate) fn header_map(h: &HeaderMap) -> BTreeMap<String, String> {
     m
 }
 
-/// The context of one JSON-RPC request.
+/// The context of one request, whatever its binding.
 pub(crate) struct Call {
     pub req: u64,
     pub id: Id,
     pub v03: bool,
+    /// The binding the call arrived on: how its answers are rendered.
+    pub binding: Binding,
     pub headers: HeaderMap,
     pub ctl: ConnControl,
     /// The response will be dropped (fault `drop_response`): do not journal it as sent.
@@ -190,7 +198,8 @@ impl Call {
     }
 }
 
-/// Send a unary JSON-RPC response, applying mutations and recording it.
+/// Send a unary response, applying mutations to its JSON-RPC envelope and recording it; the
+/// call's binding renders it (the envelope as is, a bare HTTP+JSON body, a gRPC message).
 pub(crate) fn respond(
     st: &AgentState,
     call: &Call,
@@ -201,6 +210,7 @@ pub(crate) fn respond(
     if call.notification {
         if !call.dropping {
             st.journal(Event::Response {
+                grpc_status: None,
                 req: call.req,
                 status: 204,
                 rpc_error,
@@ -215,8 +225,14 @@ pub(crate) fn respond(
     })
     .unwrap_or(Value::Null);
     crate::mutations::mutate(&mut body, mutations);
+    match call.binding {
+        Binding::JsonRpc => {}
+        Binding::Rest => return crate::rest::respond(st, call, body, rpc_error),
+        Binding::Grpc => return crate::grpc::respond(st, call, body, rpc_error),
+    }
     if !call.dropping {
         st.journal(Event::Response {
+            grpc_status: None,
             req: call.req,
             status: 200,
             rpc_error,
@@ -237,6 +253,10 @@ pub(crate) async fn rpc_handler(
     ctl: Option<Extension<ConnControl>>,
     request: Request,
 ) -> Response {
+    if !st.serves(Binding::JsonRpc) {
+        // An agent without the JSON-RPC binding has no such endpoint.
+        return unrouted(&st, request, StatusCode::NOT_FOUND);
+    }
     let ctl = ctl.map(|Extension(c)| c).unwrap_or_default();
     let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
     let (parts, body) = request.into_parts();
@@ -246,73 +266,41 @@ pub(crate) async fn rpc_handler(
         q.split('&')
             .find_map(|kv| kv.strip_prefix("A2A-Version=").map(str::to_string))
     });
-    let body_timeout = std::time::Duration::from_millis(st.spec.body_timeout_ms);
-    let read = tokio::time::timeout(
-        body_timeout,
-        axum::body::to_bytes(body, st.spec.max_body_bytes),
-    )
-    .await;
-    let bytes = match read {
-        Ok(Ok(b)) => b,
-        Err(_) => {
-            // A body that trickles in (or never comes): cut it off and close the connection.
+    let bytes = match read_body(&st, body).await {
+        Ok(b) => b,
+        Err(too) => {
+            // A body that trickles in (or never comes) is cut off and its connection closed.
             st.journal(Event::Request {
+                binding: Binding::JsonRpc,
                 req,
                 http_method: "POST".into(),
                 path,
                 method: None,
                 rpc_id: None,
-                params: json!(format!(
-                    "<body not received within {} ms>",
-                    st.spec.body_timeout_ms
-                )),
+                params: json!(too.describe(&st)),
                 headers: header_map(&headers),
             });
-            let e =
-                ErrorCode::InvalidRequest.to_error(Some("request body not received in time"), &[]);
+            let e = ErrorCode::InvalidRequest.to_error(Some(too.message()), &[]);
             let body = serde_json::to_vec(&JsonRpcResponse::<Value>::error(Id::Null, e))
                 .unwrap_or_default();
             st.journal(Event::Response {
+                grpc_status: None,
                 req,
-                status: 408,
+                status: too.status(),
                 rpc_error: Some(-32600),
                 body: Value::Null,
             });
-            return (
-                StatusCode::REQUEST_TIMEOUT,
-                [
-                    (header::CONTENT_TYPE, "application/json"),
-                    (header::CONNECTION, "close"),
-                ],
-                body,
-            )
-                .into_response();
-        }
-        Ok(Err(_)) => {
-            st.journal(Event::Request {
-                req,
-                http_method: "POST".into(),
-                path,
-                method: None,
-                rpc_id: None,
-                params: json!(format!("<body over {} bytes>", st.spec.max_body_bytes)),
-                headers: header_map(&headers),
-            });
-            let e = ErrorCode::InvalidRequest.to_error(Some("request body too large"), &[]);
-            let body = serde_json::to_vec(&JsonRpcResponse::<Value>::error(Id::Null, e))
-                .unwrap_or_default();
-            st.journal(Event::Response {
-                req,
-                status: 413,
-                rpc_error: Some(-32600),
-                body: Value::Null,
-            });
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                [(header::CONTENT_TYPE, "application/json")],
-                body,
-            )
-                .into_response();
+            let status =
+                StatusCode::from_u16(too.status()).unwrap_or(StatusCode::PAYLOAD_TOO_LARGE);
+            let mut resp =
+                (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+            if too.closes() {
+                resp.headers_mut().insert(
+                    header::CONNECTION,
+                    header::HeaderValue::from_static("close"),
+                );
+            }
+            return resp;
         }
     };
     // -32005 for a body that is not JSON by its Content-Type, before any parsing.
@@ -321,6 +309,7 @@ pub(crate) async fn rpc_handler(
     {
         let ct = String::from_utf8_lossy(ct.as_bytes()).into_owned();
         st.journal(Event::Request {
+            binding: Binding::JsonRpc,
             req,
             http_method: "POST".into(),
             path,
@@ -333,6 +322,7 @@ pub(crate) async fn rpc_handler(
             req,
             id: Id::Null,
             v03: st.is_v03(),
+            binding: Binding::JsonRpc,
             headers,
             ctl,
             dropping: false,
@@ -363,6 +353,7 @@ pub(crate) async fn rpc_handler(
         ),
     };
     st.journal(Event::Request {
+        binding: Binding::JsonRpc,
         req,
         http_method: "POST".into(),
         path,
@@ -376,6 +367,7 @@ pub(crate) async fn rpc_handler(
             req,
             id: Id::Null,
             v03: st.is_v03(),
+            binding: Binding::JsonRpc,
             headers,
             ctl,
             dropping: false,
@@ -400,6 +392,7 @@ pub(crate) async fn rpc_handler(
         req,
         id,
         v03: st.is_v03(),
+        binding: Binding::JsonRpc,
         headers,
         ctl,
         dropping: false,
@@ -481,6 +474,7 @@ pub(crate) async fn rpc_handler(
     if notification {
         // Answered now; the processing goes on without a listener (and is not journaled as sent).
         st.journal(Event::Response {
+            grpc_status: None,
             req,
             status: 204,
             rpc_error: None,
@@ -493,8 +487,68 @@ pub(crate) async fn rpc_handler(
     crate::methods::dispatch(st, call, method_v1, params).await
 }
 
+/// Why a request body was not read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum BodyError {
+    /// Not complete within `body_timeout_ms`.
+    Timeout,
+    /// Over `max_body_bytes`.
+    TooLarge,
+}
+
+impl BodyError {
+    /// The text journaled as the request's params.
+    pub fn describe(self, st: &AgentState) -> String {
+        match self {
+            BodyError::Timeout => {
+                format!("<body not received within {} ms>", st.spec.body_timeout_ms)
+            }
+            BodyError::TooLarge => format!("<body over {} bytes>", st.spec.max_body_bytes),
+        }
+    }
+
+    /// The error message sent.
+    pub fn message(self) -> &'static str {
+        match self {
+            BodyError::Timeout => "request body not received in time",
+            BodyError::TooLarge => "request body too large",
+        }
+    }
+
+    /// The HTTP status: 408 or 413.
+    pub fn status(self) -> u16 {
+        match self {
+            BodyError::Timeout => 408,
+            BodyError::TooLarge => 413,
+        }
+    }
+
+    /// Is the connection closed after the answer (a body still trickling in)?
+    pub fn closes(self) -> bool {
+        matches!(self, BodyError::Timeout)
+    }
+}
+
+/// Read a request body within the agent's time and size limits.
+pub(crate) async fn read_body(
+    st: &AgentState,
+    body: axum::body::Body,
+) -> Result<axum::body::Bytes, BodyError> {
+    let body_timeout = std::time::Duration::from_millis(st.spec.body_timeout_ms);
+    match tokio::time::timeout(
+        body_timeout,
+        axum::body::to_bytes(body, st.spec.max_body_bytes),
+    )
+    .await
+    {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(_)) => Err(BodyError::TooLarge),
+        Err(_) => Err(BodyError::Timeout),
+    }
+}
+
 /// Is this `Content-Type` JSON (`application/json`, or any `+json` type, parameters allowed)?
-fn is_json_media_type(ct: &str) -> bool {
+pub(crate) fn is_json_media_type(ct: &str) -> bool {
     let essence = ct
         .split(';')
         .next()

@@ -17,14 +17,28 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// Encode one SSE frame for a JSON-RPC response around `result`.
-pub(crate) fn frame(id: &Id, result: &Value, mutations: &[Mutation]) -> (Vec<u8>, Value) {
+/// Encode one SSE frame for a JSON-RPC response around `result` (mutations are defined on the
+/// envelope); over HTTP+JSON the `data:` is the bare `StreamResponse` of the mutated envelope.
+/// Also returns what to journal: the envelope (JSON-RPC), or `{"result": …}` (other bindings).
+pub(crate) fn frame(
+    binding: Binding,
+    id: &Id,
+    result: &Value,
+    mutations: &[Mutation],
+) -> (Vec<u8>, Value) {
     let mut v = json!({"jsonrpc": "2.0", "id": id, "result": result});
     mutate(&mut v, mutations);
-    let text = serde_json::to_string(&v).unwrap_or_default();
+    let (sent, journaled) = match binding {
+        Binding::JsonRpc => (v.clone(), v),
+        _ => (
+            v.get("result").cloned().unwrap_or(Value::Null),
+            crate::rest::neutral(&v),
+        ),
+    };
+    let text = serde_json::to_string(&sent).unwrap_or_default();
     let mut out = Vec::with_capacity(text.len() + 8);
     a2a_protocol::sse::encode_event(&mut out, None, &text);
-    (out, v)
+    (out, journaled)
 }
 
 pub(crate) struct StreamState {
@@ -32,6 +46,7 @@ pub(crate) struct StreamState {
     req: u64,
     id: Id,
     v03: bool,
+    binding: Binding,
     mutations: Vec<Mutation>,
     first: std::vec::IntoIter<Arc<Outgoing>>,
     rx: mpsc::Receiver<Arc<Outgoing>>,
@@ -92,7 +107,7 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
             if s.v03 {
                 result = compat03::to_v03(ObjectKind::StreamResult, &result).unwrap_or(result);
             }
-            let (b, v) = frame(&s.id, &result, &s.mutations);
+            let (b, v) = frame(s.binding, &s.id, &result, &s.mutations);
             s.st.journal(Event::SseEvent {
                 req: s.req,
                 index: s.index,
@@ -101,7 +116,7 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
             b
         }
         Outgoing::Raw(result) => {
-            let (b, v) = frame(&s.id, result, &s.mutations);
+            let (b, v) = frame(s.binding, &s.id, result, &s.mutations);
             s.st.journal(Event::SseEvent {
                 req: s.req,
                 index: s.index,
@@ -167,6 +182,7 @@ pub(crate) fn sse_response(
         req: call.req,
         id: call.id.clone(),
         v03: call.v03,
+        binding: call.binding,
         mutations: mutations.to_vec(),
         first: first.into_iter(),
         rx,
@@ -180,6 +196,7 @@ pub(crate) fn sse_response(
     };
     if !call.dropping {
         st.journal(Event::Response {
+            grpc_status: None,
             req: call.req,
             status: 200,
             rpc_error: None,

@@ -35,6 +35,7 @@ pub mod conformance;
 pub(crate) mod de;
 pub mod enums;
 pub mod error;
+pub mod grpc;
 pub mod jsonrpc;
 pub mod message;
 pub mod requests;

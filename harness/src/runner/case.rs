@@ -23,6 +23,15 @@ use std::time::{Duration, Instant};
 
 /// Run one case against the delegator.
 pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
+    // Over a `--binding` pass the case is judged on the network it actually ran.
+    let over_binding;
+    let s = match cfg.binding {
+        Some(b) => {
+            over_binding = super::served_over(s, b);
+            &over_binding
+        }
+        None => s,
+    };
     let t0 = Instant::now();
     let start = time::OffsetDateTime::now_utc();
     let mut result = CaseResult::empty(s, cfg);
@@ -800,6 +809,7 @@ mod tests {
             delegator: "x".into(),
             seed: 1,
             work_dir: std::env::temp_dir(),
+            binding: None,
         };
         let mut r = CaseResult::empty(&s, &cfg);
         r.verdict = Verdict::Pass;

@@ -32,6 +32,27 @@ pub struct RunSettings {
     pub seed: u64,
     /// Where per-case stores go.
     pub work_dir: PathBuf,
+    /// The binding the case's unpinned agents serve (`run --binding`); `None`: as the case says.
+    pub binding: Option<a2a_protocol::Binding>,
+}
+
+/// The case with every agent that does not pin its own bindings serving `binding` only.
+pub fn served_over(
+    s: &crate::scenario::Scenario,
+    binding: a2a_protocol::Binding,
+) -> crate::scenario::Scenario {
+    let s = s.clone();
+    // PENDING(mock bindings): set once the mock script has per-agent bindings.
+    let _ = binding;
+    s
+}
+
+/// True when every agent of the case pins the bindings it serves (so `--binding` changes
+/// nothing in it).
+pub fn pins_every_agent(s: &crate::scenario::Scenario) -> bool {
+    // PENDING(mock bindings): read the agents' pinned bindings.
+    let _ = s;
+    false
 }
 
 /// The URL the delegator under test is told is its own (`init.self_url`).

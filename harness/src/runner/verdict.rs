@@ -47,6 +47,9 @@ pub struct CaseResult {
     pub rules: Vec<RuleVerdict>,
     /// The seed used.
     pub seed: u64,
+    /// The binding the case's unpinned agents served (`run --binding`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binding: Option<a2a_protocol::Binding>,
     /// The command that reproduces this case.
     pub repro: String,
     /// Wall time.
@@ -69,8 +72,12 @@ pub struct CaseResult {
 
 /// The command that reproduces a case (shell-quoted).
 pub fn repro_command(s: &Scenario, cfg: &RunSettings) -> String {
+    let binding = cfg
+        .binding
+        .map(|b| format!(" --binding {b}"))
+        .unwrap_or_default();
     format!(
-        "a2a-harness run --case {} --seed {} --delegator {}",
+        "a2a-harness run --case {}{binding} --seed {} --delegator {}",
         crate::delegator_process::shell_quote(&s.id),
         cfg.seed,
         crate::delegator_process::shell_quote(&cfg.delegator)
@@ -85,6 +92,7 @@ impl CaseResult {
             verdict: Verdict::Unknown,
             rules: Vec::new(),
             seed: cfg.seed,
+            binding: cfg.binding,
             repro: repro_command(s, cfg),
             duration_ms: 0,
             notes: Vec::new(),

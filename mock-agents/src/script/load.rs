@@ -210,6 +210,16 @@ impl NetworkSpec {
         Ok(spec)
     }
 
+    /// Set the bindings served by every agent that does not list its own (see
+    /// [`NetworkSpec::default_bindings`]); `a2a-harness run --binding rest` uses this.
+    pub fn with_default_bindings(
+        mut self,
+        bindings: impl IntoIterator<Item = super::Binding>,
+    ) -> Self {
+        self.default_bindings = Some(bindings.into_iter().collect());
+        self
+    }
+
     /// Load a network from a TOML file.
     pub fn load(path: &Path) -> Result<Self, ScriptError> {
         let file = path.display().to_string();

@@ -18,6 +18,11 @@ pub struct NetworkSpec {
     /// Journal bounds.
     #[serde(default)]
     pub journal: JournalSpec,
+    /// The bindings served by every agent that does not list its own `bindings` (default
+    /// `["jsonrpc"]`): how `a2a-harness run --binding rest` moves a whole scenario to another
+    /// binding. A 0.3 agent serves JSON-RPC whatever this says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_bindings: Option<Vec<Binding>>,
     /// The agents, each on its own `127.0.0.1` port.
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentSpec>,
@@ -46,6 +51,9 @@ impl Default for JournalSpec {
 /// the default, or `"0.3"`, spoken through the protocol crate's adapter).
 pub use a2a_protocol::ProtocolVersion;
 
+/// A protocol binding: `"jsonrpc"`, `"rest"` (HTTP+JSON) or `"grpc"`.
+pub use a2a_protocol::Binding;
+
 /// One mock agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +63,18 @@ pub struct AgentSpec {
     /// Protocol version served.
     #[serde(default)]
     pub protocol: ProtocolVersion,
+    /// The bindings served, in card order (default: the network's `default_bindings`, else
+    /// `["jsonrpc"]`). All share one port, one task store, the rules, faults and the journal:
+    /// JSON-RPC at `/a2a`, HTTP+JSON under `/rest`, gRPC (`lf.a2a.v1.A2AService`, HTTP/2
+    /// prior knowledge) on the root. A 1.0 agent only: a 0.3 agent serves JSON-RPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bindings: Option<Vec<Binding>>,
+    /// The bindings listed in the card's `supportedInterfaces`, in this order (default: the
+    /// served `bindings`). Advertising one that is not served makes an agent that fails on
+    /// it: an unserved HTTP+JSON binding answers every `/rest` request with HTTP 404 and an
+    /// error body, an unserved gRPC binding answers every call with `UNIMPLEMENTED`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advertised_bindings: Option<Vec<Binding>>,
     /// `capabilities.streaming` on the card; streaming methods answer -32004 when false.
     #[serde(default = "yes")]
     pub streaming: bool,
@@ -129,6 +149,8 @@ impl Default for AgentSpec {
         AgentSpec {
             name: String::new(),
             protocol: ProtocolVersion::default(),
+            bindings: None,
+            advertised_bindings: None,
             streaming: yes(),
             push_notifications: yes(),
             dedup_message_id: yes(),
@@ -148,6 +170,30 @@ impl Default for AgentSpec {
             extended_skills: Vec::new(),
             rules: Vec::new(),
             queued_faults: Vec::new(),
+        }
+    }
+}
+
+impl AgentSpec {
+    /// The bindings this agent serves, in card order, given the network's default (a 0.3
+    /// agent serves JSON-RPC only).
+    pub fn served_bindings(&self, network_default: Option<&[Binding]>) -> Vec<Binding> {
+        if self.protocol == ProtocolVersion::V0_3 {
+            return vec![Binding::JsonRpc];
+        }
+        self.bindings
+            .as_deref()
+            .or(network_default)
+            .filter(|b| !b.is_empty())
+            .map(<[Binding]>::to_vec)
+            .unwrap_or_else(|| vec![Binding::JsonRpc])
+    }
+
+    /// The bindings its card lists, in order: `advertised_bindings`, else the served ones.
+    pub fn advertised(&self, network_default: Option<&[Binding]>) -> Vec<Binding> {
+        match &self.advertised_bindings {
+            Some(b) => b.clone(),
+            None => self.served_bindings(network_default),
         }
     }
 }
@@ -416,6 +462,29 @@ pub enum CancelBehaviour {
 ///
 /// Names follow the issue; toxiproxy equivalents: `stall` ≈ `latency`/`timeout`, `trickle` ≈
 /// `bandwidth`, `close_after` ≈ `limit_data`, `reset_after` ≈ `reset_peer`.
+///
+/// Every fault applies to every binding the agent serves, in that transport's terms:
+///
+/// | fault | JSON-RPC | HTTP+JSON | gRPC |
+/// |---|---|---|---|
+/// | `drop_before`, `drop_response` | TCP reset | TCP reset | TCP reset (the whole HTTP/2 connection) |
+/// | `http_status` | that status, text body | that status, AIP-193 error body | the gRPC code of that status (503 `UNAVAILABLE`, 429 `RESOURCE_EXHAUSTED`, 500 `INTERNAL`, …), trailers-only; `retry-after` kept as response metadata |
+/// | `stall`, `stall_response` | no answer meanwhile | same | same |
+/// | `close_after` | the SSE stream ends cleanly | same | the call ends with `OK` after that many messages (a premature clean end) |
+/// | `reset_after` | half an SSE event, then TCP reset | same | half a frame, then TCP reset |
+/// | `trickle` | the body (unary or SSE) sent slowly | same | the frames sent slowly, trailers last |
+/// | `rpc_error` | HTTP 200 with the JSON-RPC error | the mapped HTTP status and error body | the mapped gRPC status with `ErrorInfo` details |
+/// | `garbage_body` | HTTP 200, body not JSON | HTTP 200, body not JSON | one frame that is not protobuf (`0xFF` + the text), then `OK` |
+///
+/// Stream steps follow the same rule: `raw_sse` is that `data:` text over SSE and a frame of
+/// undecodable protobuf (`0xFF` + the text) over gRPC; `huge_event` an SSE event or a gRPC
+/// frame of that many bytes; `unknown_state` the unknown name over SSE and the unknown enum
+/// number 99 (or the state itself when it is a number) over gRPC; `raw_event` its `result`
+/// as the bare event (HTTP+JSON) or encoded as a `StreamResponse` (gRPC, sent as an
+/// undecodable frame when it is no valid `StreamResponse`). Mutations are defined on the
+/// JSON-RPC envelope: `wrong_rpc_id` has no meaning on the other bindings, `unknown_field`,
+/// `legacy_fields` and `lowercase_enums` act on HTTP+JSON bodies and have no protobuf form
+/// (a gRPC answer they would make unencodable is sent unmutated).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Fault {

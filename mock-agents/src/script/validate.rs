@@ -25,6 +25,20 @@ impl NetworkSpec {
                 ));
             }
         }
+        if let Some(list) = &self.default_bindings {
+            if list.is_empty() {
+                return Err((
+                    vec![key("default_bindings")],
+                    Problem::Empty("default_bindings"),
+                ));
+            }
+            if let Some(i) = (1..list.len()).find(|&i| list[..i].contains(&list[i])) {
+                return Err((
+                    vec![key("default_bindings"), Index(i)],
+                    Problem::DuplicateBinding(list[i].to_string()),
+                ));
+            }
+        }
         for (ai, a) in self.agents.iter().enumerate() {
             let agent = |rest: &[Seg]| {
                 let mut p = vec![key("agent"), Index(ai)];
@@ -38,6 +52,29 @@ impl NetworkSpec {
             ] {
                 if value == 0 {
                     return Err((agent(&[key(field)]), Problem::NotPositive(field)));
+                }
+            }
+            for (field, list) in [
+                ("bindings", &a.bindings),
+                ("advertised_bindings", &a.advertised_bindings),
+            ] {
+                let Some(list) = list else { continue };
+                if field == "bindings" && list.is_empty() {
+                    return Err((agent(&[key(field)]), Problem::Empty(field)));
+                }
+                if let Some(i) = (1..list.len()).find(|&i| list[..i].contains(&list[i])) {
+                    return Err((
+                        agent(&[key(field), Index(i)]),
+                        Problem::DuplicateBinding(list[i].to_string()),
+                    ));
+                }
+                if a.protocol == super::ProtocolVersion::V0_3
+                    && let Some(i) = list.iter().position(|b| *b != super::Binding::JsonRpc)
+                {
+                    return Err((
+                        agent(&[key(field), Index(i)]),
+                        Problem::BindingNeeds10(list[i].to_string()),
+                    ));
                 }
             }
             if a.max_body_bytes == 0 {
@@ -250,6 +287,12 @@ pub enum Problem {
     /// A literal part has no content or more than one.
     #[error("a part needs exactly one of `text`, `raw`, `raw_base64`, `url`, `data`")]
     PartContent,
+    /// A binding is listed twice.
+    #[error("binding {0:?} is listed twice")]
+    DuplicateBinding(String),
+    /// A 0.3 agent lists a binding other than JSON-RPC.
+    #[error("binding {0:?} needs protocol 1.0 (a 0.3 agent serves jsonrpc only)")]
+    BindingNeeds10(String),
     /// An `artifact` step has both `parts` and `chunks`, or neither.
     #[error("an `artifact` step needs exactly one of `parts` and `chunks`")]
     PartsOrChunks,

@@ -586,3 +586,90 @@ pub fn state_at(j: &Journal, tid: &str, state: &str) -> u64 {
         .map(|e| e.at_us)
         .unwrap_or_else(|| panic!("task {tid} never reached {state}"))
 }
+
+/// An HTTP+JSON request for `method` with JSON-RPC-shaped `params`, built by the protocol
+/// crate's [`a2a_protocol::rest::RestRequest`] against the base `url` (`…/rest`).
+pub fn rest_request(
+    http: &reqwest::Client,
+    url: &str,
+    method: a2a_protocol::Method,
+    params: &Value,
+) -> reqwest::RequestBuilder {
+    let req = a2a_protocol::rest::RestRequest::new(method, params).expect("routable params");
+    let full = a2a_protocol::rest::join_url(url, &req.path_and_query());
+    let m = reqwest::Method::from_bytes(req.http_method.as_str().as_bytes()).expect("method");
+    let mut rb = http.request(m, full).header("A2A-Version", "1.0");
+    if let Some(b) = req.body {
+        rb = rb
+            .header("Content-Type", a2a_protocol::rest::REST_CONTENT_TYPE)
+            .body(serde_json::to_vec(&b).expect("json"));
+    }
+    rb
+}
+
+/// Call an HTTP+JSON operation: its HTTP status and JSON body (`Value::Null` if not JSON).
+pub async fn rest(
+    http: &reqwest::Client,
+    url: &str,
+    method: a2a_protocol::Method,
+    params: Value,
+) -> (u16, Value) {
+    let r = rest_request(http, url, method, &params)
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    let bytes = r.bytes().await.expect("body");
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// The body of a successful HTTP+JSON call (panics with the error otherwise).
+pub async fn rest_ok(
+    http: &reqwest::Client,
+    url: &str,
+    method: a2a_protocol::Method,
+    params: Value,
+) -> Value {
+    let (status, body) = rest(http, url, method, params).await;
+    assert_eq!(status, 200, "{method:?} failed: {body}");
+    body
+}
+
+/// Call a streaming HTTP+JSON operation and read the whole stream (events are bare
+/// `StreamResponse`s; [`Stream::payloads`] reads them like JSON-RPC results).
+pub async fn rest_stream(
+    http: &reqwest::Client,
+    url: &str,
+    method: a2a_protocol::Method,
+    params: Value,
+) -> Stream {
+    let r = rest_request(http, url, method, &params)
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 200);
+    read_sse(r, SseDecoder::DEFAULT_MAX_EVENT_BYTES).await
+}
+
+impl Stream {
+    /// Every event's `StreamResponse`: the JSON-RPC `result`, or the bare event (HTTP+JSON).
+    pub fn payloads(&self) -> Vec<Value> {
+        self.events
+            .iter()
+            .map(|e| e.get("result").cloned().unwrap_or_else(|| e.clone()))
+            .collect()
+    }
+}
+
+/// The `ErrorInfo.reason` of an HTTP+JSON error body.
+pub fn rest_reason(body: &Value) -> Option<String> {
+    body.pointer("/error/details")?
+        .as_array()?
+        .iter()
+        .find_map(|d| d.get("reason").and_then(Value::as_str))
+        .map(str::to_string)
+}
