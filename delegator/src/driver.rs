@@ -272,6 +272,7 @@ async fn start_engine(
                     ok: true,
                     name: Some(a.card.name.clone()),
                     protocol_version: Some(a.endpoint.version.as_str().to_owned()),
+                    binding: Some(a.endpoint.binding.short_name().to_owned()),
                     error: None,
                 },
                 None => AgentStatus {
@@ -279,6 +280,7 @@ async fn start_engine(
                     ok: false,
                     name: None,
                     protocol_version: None,
+                    binding: None,
                     error: Some(
                         errs.iter()
                             .find(|x| &x.url == u)

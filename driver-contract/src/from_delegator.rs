@@ -60,6 +60,11 @@ pub struct AgentStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub protocol_version: Option<String>,
+    /// The binding of the interface it is called over first, `jsonrpc`, `rest` or `grpc` (when
+    /// `ok`; optional: other interfaces may serve a call that one does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub binding: Option<String>,
     /// Why the card could not be read (when not `ok`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]

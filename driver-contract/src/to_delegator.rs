@@ -92,6 +92,13 @@ pub struct InitOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64", extend("default" = 0))]
     pub seed: Option<u64>,
+    /// The protocol bindings agents may be called over, in order of preference. Absent: every
+    /// binding the delegator speaks, in the order of each agent card's `supportedInterfaces`
+    /// (A2A §8.3.2). Given: only these, in this order; an agent's other listed interfaces are
+    /// fallbacks for a call its first one does not serve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub bindings: Option<Vec<BindingName>>,
     /// Any other option, such as the reference delegator's extras `max_event_bytes`,
     /// `write_buffer_bytes`, `request_timeout_ms` and `terminal_grace_ms`.
     #[serde(flatten)]
@@ -241,6 +248,19 @@ impl Default for ArtifactSpec {
 /// The schema of a field that accepts any JSON value (described, not constrained).
 pub(crate) fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({})
+}
+
+/// An A2A protocol binding, by its short name (`init.options.bindings`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(transform = crate::plain_enum)]
+pub enum BindingName {
+    /// JSON-RPC 2.0 (`protocolBinding` `JSONRPC`).
+    Jsonrpc,
+    /// HTTP+JSON (`protocolBinding` `HTTP+JSON`).
+    Rest,
+    /// gRPC (`protocolBinding` `GRPC`).
+    Grpc,
 }
 
 /// `delegate.priority`.

@@ -7,6 +7,7 @@
 
 use crate::bugs::Bugs;
 use a2a_driver_contract::InitOptions;
+use a2a_protocol::Binding;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -38,6 +39,11 @@ pub struct Options {
     pub request_timeout_ms: u64,
     /// How long a stream is still read after the final state, to catch protocol errors.
     pub terminal_grace_ms: u64,
+    /// The protocol bindings agents may be called over, in order of preference (`jsonrpc`,
+    /// `rest`, `grpc`). Empty (the default): every binding this delegator speaks, in the order
+    /// of the agent's card (specification §8.3.2). Given: only these, in this order; the other
+    /// usable interfaces of the card are fallbacks, tried in this order too.
+    pub bindings: Vec<Binding>,
 }
 
 impl Default for Options {
@@ -55,6 +61,7 @@ impl Default for Options {
             write_buffer_bytes: 64 * 1024,
             request_timeout_ms: 30_000,
             terminal_grace_ms: 1000,
+            bindings: Vec::new(),
         }
     }
 }

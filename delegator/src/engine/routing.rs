@@ -6,6 +6,9 @@ use crate::agents::{self, AgentInfo};
 use crate::request::DelegationRequest;
 use std::time::Duration;
 
+/// How long reading one agent card may take.
+const CARD_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl Inner {
     /// Read the configured agent cards (`only_missing`: those not read yet), keeping the
     /// configuration order and remembering the errors.
@@ -27,9 +30,14 @@ impl Inner {
         if wanted.is_empty() {
             return;
         }
-        let futs = wanted
-            .iter()
-            .map(|u| agents::fetch_card(self.client.http(), u, Duration::from_secs(10)));
+        let futs = wanted.iter().map(|u| {
+            agents::fetch_card(
+                self.client.http(),
+                u,
+                CARD_TIMEOUT,
+                &self.cfg.options.bindings,
+            )
+        });
         let results = futures::future::join_all(futs).await;
         let mut agents = self.agents.write().await;
         let mut errors = lock(&self.card_errors);
@@ -68,7 +76,13 @@ impl Inner {
             && !self.agents.read().await.iter().any(|a| a.card_url == o)
         {
             // An agent named directly (CLI, refinement of an old record) is read on demand.
-            if let Ok(a) = agents::fetch_card(self.client.http(), o, Duration::from_secs(10)).await
+            if let Ok(a) = agents::fetch_card(
+                self.client.http(),
+                o,
+                CARD_TIMEOUT,
+                &self.cfg.options.bindings,
+            )
+            .await
             {
                 self.agents.write().await.push(a);
             }
@@ -95,7 +109,14 @@ impl Inner {
         {
             return Some(a.clone());
         }
-        match agents::fetch_card(self.client.http(), card_url, Duration::from_secs(10)).await {
+        match agents::fetch_card(
+            self.client.http(),
+            card_url,
+            CARD_TIMEOUT,
+            &self.cfg.options.bindings,
+        )
+        .await
+        {
             Ok(a) => {
                 self.agents.write().await.push(a.clone());
                 Some(a)

@@ -1,0 +1,702 @@
+//! The A2A client: unary calls and streams over the three bindings, fallback between an agent's
+//! interfaces, and error classification.
+//!
+//! The rest of the delegator speaks one shape: params and results are the JSON-RPC `params` and
+//! `result` objects (the ProtoJSON of the proto messages), errors are [`ClientError`]s whose
+//! A2A errors are [`JsonRpcError`]s. [`RpcClient::call`] and [`RpcClient::stream`] branch on the
+//! [`Endpoint::binding`] inside this module:
+//!
+//! - `jsonrpc`: JSON-RPC 2.0 over HTTP, SSE of JSON-RPC responses (also 0.3 agents, through
+//!   [`a2a_protocol::compat03`]);
+//! - `rest`: HTTP+JSON (an HTTP method and path per operation, SSE of bare `StreamResponse`s,
+//!   AIP-193 error bodies normalized with [`a2a_protocol::rest::error_from_body`]);
+//! - `grpc` (when built): `lf.a2a.v1.A2AService` over HTTP/2.
+//!
+//! Every binding carries the same duties: `A2A-Version` (header or `a2a-version` metadata),
+//! `Authorization` only when the caller passes one (the delegator's own credential is never given
+//! to this client), the request body as the engine built it (message ids, `x-deleg` metadata,
+//! push config). Connect errors, timeouts, 429 and 5xx (gRPC `UNAVAILABLE`,
+//! `RESOURCE_EXHAUSTED`, `DEADLINE_EXCEEDED`) are transient; an A2A error is a definite answer.
+//!
+//! **Fallback.** An [`Endpoint`] lists the agent's other usable interfaces
+//! ([`Endpoint::fallbacks`], same protocol version, in preference order). When an interface fails
+//! at the transport level before any answer (connection refused, HTTP 404/405 without an A2A
+//! `ErrorInfo`, HTTP 415, gRPC `UNIMPLEMENTED` without `ErrorInfo`), the same call is tried on
+//! the next one, and the interface that answered is remembered for that agent. An A2A error is
+//! an answer and never triggers a fallback. When every interface fails so, the call fails with
+//! [`ClientError::Unserved`], naming each binding tried.
+//!
+//! Responses are read with a size bound; task states this program does not know are rewritten to
+//! `TASK_STATE_UNSPECIFIED` before decoding (so an unknown state is observed, not a decode error).
+//! Over JSON-RPC every response and every stream event must echo the request's `id`; one that
+//! does not, and a stream event that is not a valid `StreamResponse`, is a
+//! [`ClientError::AgentProtocol`] error: definite, never retried.
+
+mod jsonrpc;
+mod rest;
+
+use a2a_protocol::jsonrpc::{Id, JsonRpcError};
+use a2a_protocol::sse::{SseDecoder, SseEvent};
+use a2a_protocol::version::ProtocolVersion;
+use a2a_protocol::{Binding, ErrorCode, Method, StreamResponse, TaskState};
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The largest unary response body accepted.
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Where and how to call an agent: one interface of its card, and the others to fall back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The interface URL: the JSON-RPC endpoint, the HTTP+JSON base URL, or the gRPC authority
+    /// (normalized to `http(s)://host:port`).
+    pub url: String,
+    /// Protocol version (0.3 through the compat adapter, JSON-RPC only).
+    pub version: ProtocolVersion,
+    /// Tenant to copy into every request, from the card's interface.
+    pub tenant: Option<String>,
+    /// The protocol binding of this interface.
+    pub binding: Binding,
+    /// The agent's other interfaces this client may use, in preference order (same version):
+    /// tried, for the same call, when this one fails at the transport level before any answer.
+    pub fallbacks: Vec<Endpoint>,
+}
+
+impl Endpoint {
+    /// A JSON-RPC endpoint without fallbacks.
+    pub fn jsonrpc(url: impl Into<String>, version: ProtocolVersion) -> Self {
+        Endpoint {
+            url: url.into(),
+            version,
+            tenant: None,
+            binding: Binding::JsonRpc,
+            fallbacks: Vec::new(),
+        }
+    }
+
+    /// `binding url`, for messages and logs.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.binding, self.url)
+    }
+
+    /// This interface and its fallbacks, in preference order (each without fallbacks).
+    pub fn candidates(&self) -> Vec<Endpoint> {
+        let mut first = self.clone();
+        first.fallbacks = Vec::new();
+        std::iter::once(first)
+            .chain(self.fallbacks.iter().map(|f| {
+                let mut f = f.clone();
+                f.fallbacks = Vec::new();
+                f
+            }))
+            .collect()
+    }
+
+    fn memory_key(&self) -> String {
+        format!("{}|{}", self.binding, self.url)
+    }
+}
+
+/// A call failed. [`ClientError::is_transient`] tells whether a retry may help.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClientError {
+    /// The connection could not be made: the request never reached the agent.
+    #[error("connect to {url}: {message}")]
+    Connect {
+        /// The URL.
+        url: String,
+        /// What failed.
+        message: String,
+    },
+    /// The request may or may not have reached the agent (timeout, reset, body error).
+    #[error("transport error (outcome unknown): {0}")]
+    Transport(String),
+    /// A non-2xx HTTP status without an A2A error body (or a 429/5xx, or the gRPC statuses
+    /// `UNAVAILABLE` = 503, `RESOURCE_EXHAUSTED` = 429, `DEADLINE_EXCEEDED` = 504).
+    #[error("HTTP {status}{}", retry_after.map(|d| format!(" (Retry-After {}s)", d.as_secs())).unwrap_or_default())]
+    Http {
+        /// The status.
+        status: u16,
+        /// `Retry-After`, when given.
+        retry_after: Option<Duration>,
+    },
+    /// An A2A (or JSON-RPC) error: a definite answer, in JSON-RPC form whatever the binding.
+    #[error("JSON-RPC error {0}")]
+    Rpc(JsonRpcError),
+    /// The agent's reply is not valid A2A (garbage, wrong shape, oversize).
+    #[error("invalid response: {0}")]
+    Protocol(String),
+    /// The agent broke the protocol in a way a retry cannot mend: a response or stream event
+    /// whose JSON-RPC `id` is not the request's, an SSE event that is not JSON, too large, or not
+    /// a `StreamResponse`. The delegation fails visibly.
+    #[error("agent protocol error: {0}")]
+    AgentProtocol(String),
+    /// The method does not exist for this agent's protocol version.
+    #[error("{0} is not available for a {1} agent")]
+    NotAvailable(&'static str, &'static str),
+    /// No interface of the agent served the call: each failed at the transport level before any
+    /// answer. Classified like the last failure, except that it is transient if any was.
+    #[error("no advertised interface answered (tried {})", tried.join("; "))]
+    Unserved {
+        /// `binding url: error` of each interface tried, in order.
+        tried: Vec<String>,
+        /// The last failure.
+        last: Box<ClientError>,
+        /// Whether any of the failures was transient.
+        any_transient: bool,
+    },
+}
+
+impl ClientError {
+    /// Connect errors, transport errors, 5xx, 408, 429 and invalid responses: worth a retry.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ClientError::Connect { .. } | ClientError::Transport(_) | ClientError::Protocol(_) => {
+                true
+            }
+            ClientError::Http { status, .. } => *status >= 500 || *status == 429 || *status == 408,
+            ClientError::Rpc(_) | ClientError::NotAvailable(..) | ClientError::AgentProtocol(_) => {
+                false
+            }
+            ClientError::Unserved { any_transient, .. } => *any_transient,
+        }
+    }
+
+    /// Whether the agent broke the protocol (see [`ClientError::AgentProtocol`]).
+    pub fn is_agent_protocol(&self) -> bool {
+        match self {
+            ClientError::AgentProtocol(_) => true,
+            ClientError::Unserved { last, .. } => last.is_agent_protocol(),
+            _ => false,
+        }
+    }
+
+    /// The JSON-RPC code, for an RPC error.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            ClientError::Rpc(e) => Some(e.code),
+            ClientError::Unserved { last, .. } => last.code(),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status, for an HTTP error.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            ClientError::Http { status, .. } => Some(*status),
+            ClientError::Unserved { last, .. } => last.http_status(),
+            _ => None,
+        }
+    }
+
+    /// `Retry-After`, for an HTTP error that carried one.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ClientError::Http { retry_after, .. } => *retry_after,
+            ClientError::Unserved { last, .. } => last.retry_after(),
+            _ => None,
+        }
+    }
+
+    /// Whether `binding` failed at the transport level before any answer, so that the same call
+    /// may go to another interface: connection refused, HTTP 404/405 without an A2A error,
+    /// HTTP 415, and, except over JSON-RPC (where -32601 is an answer), an unknown operation
+    /// without `ErrorInfo` (gRPC `UNIMPLEMENTED`, an HTTP+JSON router's 404/405).
+    pub fn is_unserved(&self, binding: Binding) -> bool {
+        match self {
+            ClientError::Connect { .. } => true,
+            ClientError::Http { status, .. } => matches!(status, 404 | 405 | 415),
+            ClientError::Rpc(e) => {
+                binding != Binding::JsonRpc
+                    && e.error_code() == ErrorCode::MethodNotFound
+                    && e.error_info().is_none()
+            }
+            _ => false,
+        }
+    }
+}
+
+fn classify(url: &str, e: reqwest::Error) -> ClientError {
+    if e.is_connect() {
+        ClientError::Connect {
+            url: url.to_string(),
+            message: e.to_string(),
+        }
+    } else {
+        ClientError::Transport(e.to_string())
+    }
+}
+
+fn retry_after_of(resp: &reqwest::Response) -> Option<Duration> {
+    resp.headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after)
+}
+
+fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"))
+}
+
+/// Parse `Retry-After`: delta-seconds or an HTTP date.
+pub fn parse_retry_after(v: &str) -> Option<Duration> {
+    let v = v.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when =
+        time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc2822).ok()?;
+    let delta = when - time::OffsetDateTime::now_utc();
+    Some(Duration::from_secs_f64(delta.as_seconds_f64().max(0.0)))
+}
+
+/// Rewrite every task state this program cannot parse to `TASK_STATE_UNSPECIFIED`, returning the
+/// raw names replaced (so they can be logged and recorded).
+pub fn sanitize_states(v: &mut Value) -> Vec<String> {
+    let mut replaced = Vec::new();
+    fn walk(v: &mut Value, replaced: &mut Vec<String>, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Object(status)) = m.get_mut("status")
+                    && let Some(state) = status.get_mut("state")
+                {
+                    let ok = match &*state {
+                        Value::String(s) => TaskState::parse_lenient(s).is_some(),
+                        Value::Number(n) => n.as_i64().and_then(TaskState::from_number).is_some(),
+                        Value::Null => true,
+                        _ => false,
+                    };
+                    if !ok {
+                        replaced.push(state.to_string());
+                        *state = Value::String(TaskState::Unspecified.as_str().to_string());
+                    }
+                }
+                for (k, child) in m.iter_mut() {
+                    // Only descend where tasks and events live, not into metadata or data parts.
+                    if matches!(
+                        k.as_str(),
+                        "task" | "statusUpdate" | "status_update" | "result" | "tasks"
+                    ) {
+                        walk(child, replaced, depth + 1);
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for child in a {
+                    walk(child, replaced, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(v, &mut replaced, 0);
+    replaced
+}
+
+/// The bindings this client speaks, in the specification's order.
+pub const SUPPORTED_BINDINGS: &[Binding] = &[Binding::JsonRpc, Binding::Rest];
+
+/// The A2A client (every binding).
+#[derive(Debug, Clone)]
+pub struct RpcClient {
+    http: reqwest::Client,
+    max_event_bytes: usize,
+    /// Per agent (key of its preferred interface): the interface that last answered after a
+    /// fallback.
+    working: Arc<Mutex<HashMap<String, String>>>,
+}
+
+/// What a unary call returns: the 1.0 `result` and any unknown state names that were replaced.
+#[derive(Debug, Clone)]
+pub struct CallResult {
+    /// The result, in 1.0 form.
+    pub result: Value,
+    /// Raw state names rewritten to UNSPECIFIED.
+    pub unknown_states: Vec<String>,
+}
+
+impl CallResult {
+    fn of(mut result: Value) -> Self {
+        let unknown_states = sanitize_states(&mut result);
+        CallResult {
+            result,
+            unknown_states,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl RpcClient {
+    /// A client whose SSE events are limited to `max_event_bytes`.
+    pub fn new(max_event_bytes: usize) -> Result<Self, ClientError> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(Duration::from_secs(5))
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        Ok(RpcClient {
+            http,
+            max_event_bytes,
+            working: Arc::new(Mutex::new(HashMap::new())),
+        })
+    }
+
+    /// The underlying HTTP client (card and artifact fetches share it).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// The interface calls to `ep` go to first: the one that answered after the last fallback,
+    /// else `ep` itself (without its fallbacks).
+    pub fn in_use(&self, ep: &Endpoint) -> Endpoint {
+        self.ordered(ep).swap_remove(0)
+    }
+
+    /// `ep`'s candidates, the remembered working one first.
+    fn ordered(&self, ep: &Endpoint) -> Vec<Endpoint> {
+        let mut c = ep.candidates();
+        let remembered = lock(&self.working).get(&ep.memory_key()).cloned();
+        if let Some(k) = remembered
+            && let Some(i) = c.iter().position(|x| x.memory_key() == k)
+        {
+            let w = c.remove(i);
+            c.insert(0, w);
+        }
+        c
+    }
+
+    fn remember(&self, ep: &Endpoint, used: &Endpoint) {
+        let key = ep.memory_key();
+        let used_key = used.memory_key();
+        let mut w = lock(&self.working);
+        let before = w.get(&key).cloned().unwrap_or_else(|| key.clone());
+        if before != used_key {
+            tracing::info!(
+                agent = %ep.label(),
+                "calls now go to {} (it answered after a fallback)",
+                used.label()
+            );
+            w.insert(key, used_key);
+        }
+    }
+
+    /// Try `op` on each candidate of `ep` until one does not fail as unserved.
+    async fn with_fallback<T, F, Fut>(
+        &self,
+        ep: &Endpoint,
+        method: Method,
+        op: F,
+    ) -> Result<T, ClientError>
+    where
+        F: Fn(Endpoint) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ClientError>>,
+    {
+        let candidates = self.ordered(ep);
+        let several = candidates.len() > 1;
+        let mut tried = Vec::new();
+        let mut any_transient = false;
+        let mut last = None;
+        for c in candidates {
+            let label = c.label();
+            let binding = c.binding;
+            match op(c.clone()).await {
+                Err(e) if several && e.is_unserved(binding) => {
+                    tracing::warn!(agent = %ep.label(), "{method} over {label} unserved: {e}");
+                    tried.push(format!("{label}: {e}"));
+                    any_transient |= e.is_transient();
+                    last = Some(e);
+                }
+                r => {
+                    if matches!(r, Ok(_) | Err(ClientError::Rpc(_))) {
+                        self.remember(ep, &c);
+                    }
+                    return r;
+                }
+            }
+        }
+        let last = last.unwrap_or_else(|| ClientError::Transport("no interface to call".into()));
+        Err(ClientError::Unserved {
+            tried,
+            last: Box::new(last),
+            any_transient,
+        })
+    }
+
+    /// A unary call. `timeout` bounds each attempt.
+    pub async fn call(
+        &self,
+        ep: &Endpoint,
+        method: Method,
+        params: Value,
+        auth: Option<&str>,
+        timeout: Duration,
+    ) -> Result<CallResult, ClientError> {
+        self.with_fallback(ep, method, |c| {
+            let params = params.clone();
+            async move {
+                match c.binding {
+                    Binding::JsonRpc => self.jsonrpc_call(&c, method, params, auth, timeout).await,
+                    Binding::Rest => self.rest_call(&c, method, params, auth, timeout).await,
+                    Binding::Grpc => Err(ClientError::NotAvailable(method.as_str(), "gRPC")),
+                }
+            }
+        })
+        .await
+    }
+
+    /// Open a stream (`SendStreamingMessage` or `SubscribeToTask`). A JSON reply instead of
+    /// `text/event-stream` is handled: an error becomes `Err`, a result becomes a one-event
+    /// stream. `head_timeout` bounds the time to the response head only.
+    pub async fn stream(
+        &self,
+        ep: &Endpoint,
+        method: Method,
+        params: Value,
+        auth: Option<&str>,
+        head_timeout: Duration,
+    ) -> Result<EventStream, ClientError> {
+        self.with_fallback(ep, method, |c| {
+            let params = params.clone();
+            async move {
+                match c.binding {
+                    Binding::JsonRpc => {
+                        self.jsonrpc_stream(&c, method, params, auth, head_timeout)
+                            .await
+                    }
+                    Binding::Rest => {
+                        self.rest_stream(&c, method, params, auth, head_timeout)
+                            .await
+                    }
+                    Binding::Grpc => Err(ClientError::NotAvailable(method.as_str(), "gRPC")),
+                }
+            }
+        })
+        .await
+    }
+}
+
+async fn read_limited(mut resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, ClientError> {
+    let mut out = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ClientError::Transport(e.to_string()))?
+    {
+        if out.len() + chunk.len() > limit {
+            return Err(ClientError::Protocol(format!(
+                "response body exceeds {limit} bytes"
+            )));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// One event read from a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamItem {
+    /// The event.
+    pub event: StreamResponse,
+    /// Raw state names rewritten to UNSPECIFIED.
+    pub unknown_states: Vec<String>,
+}
+
+/// How the `data:` of an SSE event is framed.
+#[derive(Debug)]
+enum SseFraming {
+    /// A JSON-RPC response around the `StreamResponse`; its id must be the request's.
+    JsonRpc {
+        version: ProtocolVersion,
+        rpc_id: Id,
+    },
+    /// A bare `StreamResponse`; `event: error` carries an HTTP+JSON error body.
+    Rest,
+}
+
+/// Where a stream's events come from.
+#[derive(Debug)]
+enum Source {
+    /// Nothing more (a one-event stream made of a JSON reply).
+    Empty,
+    /// An SSE response body.
+    Sse(Box<SseSource>),
+}
+
+/// An SSE response body being decoded.
+#[derive(Debug)]
+struct SseSource {
+    resp: reqwest::Response,
+    decoder: SseDecoder,
+    events: VecDeque<SseEvent>,
+    framing: SseFraming,
+}
+
+/// An open stream of [`StreamResponse`] events, whatever the binding. Dropping it ends the call.
+#[derive(Debug)]
+pub struct EventStream {
+    source: Source,
+    pending: VecDeque<Result<(Value, Vec<String>), ClientError>>,
+    method: Method,
+    done: bool,
+}
+
+impl EventStream {
+    fn one(method: Method, result: Value, unknown: Vec<String>) -> Self {
+        let mut pending = VecDeque::new();
+        pending.push_back(Ok((result, unknown)));
+        EventStream {
+            source: Source::Empty,
+            pending,
+            method,
+            done: false,
+        }
+    }
+
+    fn sse(
+        method: Method,
+        resp: reqwest::Response,
+        max_event_bytes: usize,
+        framing: SseFraming,
+    ) -> Self {
+        EventStream {
+            source: Source::Sse(Box::new(SseSource {
+                resp,
+                decoder: SseDecoder::new(max_event_bytes),
+                events: VecDeque::new(),
+                framing,
+            })),
+            pending: VecDeque::new(),
+            method,
+            done: false,
+        }
+    }
+
+    /// The next event; `None` when the server closed the stream. An error ends the stream.
+    pub async fn next(&mut self) -> Option<Result<StreamItem, ClientError>> {
+        loop {
+            if let Some(p) = self.pending.pop_front() {
+                return Some(p.and_then(|(v, unknown)| self.decode_result(v, unknown)));
+            }
+            if let Source::Sse(sse) = &mut self.source
+                && let Some(ev) = sse.events.pop_front()
+            {
+                let v = match &sse.framing {
+                    SseFraming::JsonRpc { version, rpc_id } => {
+                        jsonrpc::event_value(self.method, *version, rpc_id, ev)
+                    }
+                    SseFraming::Rest => rest::event_value(ev),
+                };
+                return Some(v.and_then(|v| self.decode_result(v, Vec::new())));
+            }
+            if self.done {
+                return None;
+            }
+            let Source::Sse(sse) = &mut self.source else {
+                self.done = true;
+                return None;
+            };
+            match sse.resp.chunk().await {
+                Ok(Some(bytes)) => {
+                    let mut out = Vec::new();
+                    let r = sse.decoder.feed(&bytes, &mut out);
+                    sse.events.extend(out);
+                    if let Err(e) = r {
+                        self.done = true;
+                        self.pending
+                            .push_back(Err(ClientError::AgentProtocol(format!("SSE: {e}"))));
+                    }
+                }
+                Ok(None) => {
+                    self.done = true;
+                    if let Err(e) = sse.decoder.finish() {
+                        self.pending
+                            .push_back(Err(ClientError::AgentProtocol(format!("SSE: {e}"))));
+                    }
+                }
+                Err(e) => {
+                    self.done = true;
+                    self.pending
+                        .push_back(Err(ClientError::Transport(format!("stream dropped: {e}"))));
+                }
+            }
+        }
+    }
+
+    fn decode_result(
+        &self,
+        mut v: Value,
+        mut unknown: Vec<String>,
+    ) -> Result<StreamItem, ClientError> {
+        unknown.extend(sanitize_states(&mut v));
+        let event = a2a_protocol::codec::decode_value::<StreamResponse>(&v)
+            .map_err(|e| ClientError::AgentProtocol(format!("{} event: {e}", self.method)))?;
+        Ok(StreamItem {
+            event,
+            unknown_states: unknown,
+        })
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_states_become_unspecified() {
+        let mut v = json!({"task": {"id": "t", "status": {"state": "TASK_STATE_PAUSED"},
+            "metadata": {"status": {"state": "keep-me"}}}});
+        let r = sanitize_states(&mut v);
+        assert_eq!(r, vec!["\"TASK_STATE_PAUSED\"".to_string()]);
+        assert_eq!(v["task"]["status"]["state"], "TASK_STATE_UNSPECIFIED");
+        assert_eq!(v["task"]["metadata"]["status"]["state"], "keep-me");
+        let mut ok = json!({"statusUpdate": {"status": {"state": "working"}}});
+        assert!(sanitize_states(&mut ok).is_empty());
+        let mut num = json!({"id": "t", "status": {"state": 42}});
+        assert_eq!(sanitize_states(&mut num).len(), 1);
+    }
+
+    #[test]
+    fn transient_classification() {
+        let h = |s| ClientError::Http {
+            status: s,
+            retry_after: None,
+        };
+        assert!(h(503).is_transient());
+        assert!(h(429).is_transient());
+        assert!(!h(401).is_transient());
+        assert!(!h(404).is_transient());
+        assert!(ClientError::Transport("x".into()).is_transient());
+        assert!(
+            ClientError::Connect {
+                url: "u".into(),
+                message: "m".into()
+            }
+            .is_transient()
+        );
+        let rpc = ClientError::Rpc(a2a_protocol::ErrorCode::Internal.to_error(None, &[]));
+        assert!(!rpc.is_transient());
+        assert_eq!(rpc.code(), Some(-32603));
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(parse_retry_after("3"), Some(Duration::from_secs(3)));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+}
