@@ -69,14 +69,17 @@ pub(crate) async fn delegate(
     };
     req.set_x_deleg(&child);
     let rpc = format!("{base}{}", crate::rpc::RPC_PATH);
+    let from = st.spec.name.clone();
     let call = |method: &'static str, params: Value| {
         let http = st.net.http.clone();
+        let from = from.clone();
         let rpc = rpc.clone();
         async move {
             let body = json!({"jsonrpc": "2.0", "id": format!("sub-{method}"), "method": method, "params": params});
             let r = http
                 .post(&rpc)
                 .header(a2a_protocol::VERSION_HEADER, "1.0")
+                .header(crate::rpc::MOCK_PEER_HEADER, from.as_str())
                 .timeout(Duration::from_secs(10))
                 .json(&body)
                 .send()

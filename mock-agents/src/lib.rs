@@ -50,6 +50,7 @@ pub use builder::{
 pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
 pub use journal::{Entry, Event, Journal, RpcRequest, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
+pub use rpc::MOCK_PEER_HEADER;
 pub use script::{
     AgentSpec, Fault, Matcher, NetworkSpec, PartSpec, Pattern, Problem, QueuedFault, Rule,
     ScriptError, ScriptStep, ValidationError,

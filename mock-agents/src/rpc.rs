@@ -21,6 +21,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+/// The header that marks a request one mock agent sends another (`[[agent.rule]]` step
+/// `delegate`); its value is the sending agent's name.
+pub const MOCK_PEER_HEADER: &str = "x-a2a-mock-peer";
+
 /// The path of the JSON-RPC endpoint.
 pub(crate) const RPC_PATH: &str = "/a2a";
 
@@ -253,7 +257,10 @@ pub(crate) async fn rpc_handler(
     ctl: Option<Extension<ConnControl>>,
     request: Request,
 ) -> Response {
-    if !st.serves(Binding::JsonRpc) {
+    // Mock agents delegate to each other over JSON-RPC whatever their peers serve: that
+    // traffic is part of the simulation, marked, and never the delegator's.
+    let from_peer = request.headers().contains_key(MOCK_PEER_HEADER);
+    if !st.serves(Binding::JsonRpc) && !from_peer {
         // An agent without the JSON-RPC binding has no such endpoint.
         return unrouted(&st, request, StatusCode::NOT_FOUND);
     }

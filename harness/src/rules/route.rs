@@ -117,8 +117,8 @@ pub(super) fn v03_agents_spoken_to_in_v03(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
-/// An A2A request of the delegator to an agent (not a card or blob fetch), on any binding,
-/// routed or not: (seq, agent, binding).
+/// An A2A request of the delegator to an agent (not a card or blob fetch, not one mock agent
+/// delegating to another), on any binding, routed or not: (seq, agent, binding).
 fn a2a_requests<'a>(ev: &Evidence<'a>) -> Vec<(u64, &'a str, Binding)> {
     ev.journal
         .iter()
@@ -127,9 +127,11 @@ fn a2a_requests<'a>(ev: &Evidence<'a>) -> Vec<(u64, &'a str, Binding)> {
                 binding,
                 path,
                 http_method,
+                headers,
                 ..
             } if !(http_method == "GET"
-                && (path == a2a_protocol::AGENT_CARD_PATH || path.starts_with("/blobs/"))) =>
+                && (path == a2a_protocol::AGENT_CARD_PATH || path.starts_with("/blobs/")))
+                && !headers.contains_key(a2a_mock_agents::MOCK_PEER_HEADER) =>
             {
                 Some((e.seq, e.agent.as_str(), *binding))
             }
@@ -193,6 +195,7 @@ pub(super) fn only_advertised_bindings(ev: &Evidence) -> Check {
 pub(super) fn first_supported_interface(ev: &Evidence) -> Check {
     let speaks = delegator_bindings(ev);
     let mut any = false;
+    let mut one_choice = None;
     let mut seen = std::collections::BTreeSet::new();
     for (seq, agent, binding) in a2a_requests(ev) {
         if !seen.insert(agent) {
@@ -204,8 +207,15 @@ pub(super) fn first_supported_interface(ev: &Evidence) -> Check {
         let Some(expected) = advertised.iter().find(|b| speaks.contains(b)) else {
             continue;
         };
-        // With a single candidate there is no choice to judge.
+        if advertised.len() < 2 {
+            continue;
+        }
+        // A card with a choice, but the delegator speaks only one of its bindings.
         if advertised.iter().filter(|b| speaks.contains(b)).count() < 2 {
+            one_choice = Some(format!(
+                "the delegator speaks only {expected} of {agent}'s {}",
+                list(&advertised)
+            ));
             continue;
         }
         any = true;
@@ -221,7 +231,10 @@ pub(super) fn first_supported_interface(ev: &Evidence) -> Check {
             );
         }
     }
-    Check::held_if_seen(any)
+    match one_choice {
+        Some(why) if !any => Check::NotExercised { why },
+        _ => Check::held_if_seen(any),
+    }
 }
 
 pub(super) fn failed_binding_falls_back_or_fails_visibly(ev: &Evidence) -> Check {
@@ -305,7 +318,10 @@ mod tests {
         // A delegator that speaks only JSON-RPC (it lists no binding) has no choice to make.
         let mut c = bound(&[Rest, JsonRpc], &[Rest, JsonRpc], &[]);
         c.j.over("a", JsonRpc, Some("SendMessage"));
-        assert_eq!(c.check(checker("DLG-ROUTE-05")), Check::NotApplicable);
+        assert!(matches!(
+            c.check(checker("DLG-ROUTE-05")),
+            Check::NotExercised { .. }
+        ));
         // One that speaks gRPC and JSON-RPC skips the REST entry it does not speak.
         let mut c = bound(
             &[Rest, Grpc, JsonRpc],
