@@ -50,7 +50,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         json.extern_path(*proto, *rust);
     }
     json.build(&[".lf.a2a.v1"])?;
-    open_enums(&out.join("lf.a2a.v1.serde.rs"))
+    let serde_rs = out.join("lf.a2a.v1.serde.rs");
+    open_enums(&serde_rs)?;
+    null_part_data(&serde_rs)
+}
+
+/// `Part.data` is a `google.protobuf.Value`, for which ProtoJSON `null` is the value `NullValue`,
+/// not "unset" (as it is for every other field). pbjson reads `"data": null` as unset, which
+/// leaves the part without content; read it as `Value { null_value }` like protobuf does.
+fn null_part_data(path: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+    const FROM: &str =
+        "content__ = map_.next_value::<::std::option::Option<_>>()?.map(part::Content::Data)";
+    const TO: &str = "content__ = Some(part::Content::Data(map_.next_value::<::std::option::Option<::pbjson_types::Value>>()?.unwrap_or(::pbjson_types::Value { kind: Some(::pbjson_types::value::Kind::NullValue(0)) })))";
+    let src = std::fs::read_to_string(path)?;
+    if src.matches(FROM).count() != 1 {
+        return Err("pbjson output: Part.data deserialization not found".into());
+    }
+    std::fs::write(path, src.replace(FROM, TO))?;
+    Ok(())
 }
 
 /// Proto3 enums are open, but pbjson refuses to serialize an enum field holding a number its enum

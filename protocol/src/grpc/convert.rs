@@ -62,11 +62,54 @@ pub enum ConvertError {
 
 /// Deserialize a ProtoJSON value into a generated message (camelCase and snake_case keys,
 /// enum names or numbers; unknown keys are an error).
+///
+/// `Struct`/`Value` numbers are doubles: an integer beyond ±2^53 becomes the nearest double
+/// (as protobuf's Python `ParseDict` does) instead of failing the conversion.
 pub fn to_pb<M: DeserializeOwned>(value: &Value) -> Result<M, ConvertError> {
+    let fixed;
+    let value = if has_wide_integers(value) {
+        let mut v = value.clone();
+        widen_integers(&mut v);
+        fixed = v;
+        &fixed
+    } else {
+        value
+    };
     M::deserialize(value).map_err(|source| ConvertError::ToProto {
         message: std::any::type_name::<M>(),
         source,
     })
+}
+
+/// 2^53: integers below this magnitude are exact doubles (pbjson-types accepts only those).
+const EXACT_DOUBLE: f64 = 9_007_199_254_740_992.0;
+
+fn is_wide(n: &serde_json::Number) -> bool {
+    !n.is_f64() && n.as_f64().is_some_and(|f| f.abs() >= EXACT_DOUBLE)
+}
+
+fn has_wide_integers(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => is_wide(n),
+        Value::Array(a) => a.iter().any(has_wide_integers),
+        Value::Object(o) => o.values().any(has_wide_integers),
+        _ => false,
+    }
+}
+
+/// Integers beyond ±2^53 (only `Struct`/`Value` numbers can be: A2A has no 64-bit fields)
+/// become doubles; pbjson-types rejects them otherwise.
+fn widen_integers(v: &mut Value) {
+    match v {
+        Value::Number(n) if is_wide(n) => {
+            if let Some(f) = n.as_f64().and_then(serde_json::Number::from_f64) {
+                *n = f;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(widen_integers),
+        Value::Object(o) => o.values_mut().for_each(widen_integers),
+        _ => {}
+    }
 }
 
 /// Serialize a generated message as canonical ProtoJSON (camelCase keys, default values
@@ -89,7 +132,7 @@ fn integral_numbers(v: &mut Value) {
         Value::Number(n) => {
             if let Some(f) = n.as_f64().filter(|_| n.is_f64())
                 && f.fract() == 0.0
-                && f.abs() < 9_007_199_254_740_992.0
+                && f.abs() < EXACT_DOUBLE
             {
                 // Exact: |f| < 2^53 and integral.
                 *v = Value::from(f as i64);
@@ -108,10 +151,11 @@ pub trait PbWire: Serialize + DeserializeOwned {
 
     /// The protobuf message for this wire value.
     fn to_pb(&self) -> Result<Self::Pb, ConvertError> {
-        let v = serde_json::to_value(self).map_err(|source| ConvertError::ToProto {
+        let mut v = serde_json::to_value(self).map_err(|source| ConvertError::ToProto {
             message: std::any::type_name::<Self::Pb>(),
             source,
         })?;
+        widen_integers(&mut v);
         to_pb(&v)
     }
 

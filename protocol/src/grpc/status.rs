@@ -83,6 +83,27 @@ pub fn a2a_status(
     }
 }
 
+/// The `google.rpc.Status` of a validation failure (bindings §3.3): `INVALID_ARGUMENT` with a
+/// `google.rpc.BadRequest` listing `(field, description)` violations (field paths as in the
+/// request, e.g. `message.message_id`).
+pub fn validation_status(message: &str, violations: &[(&str, &str)]) -> rpc::Status {
+    let bad = rpc::BadRequest {
+        field_violations: violations
+            .iter()
+            .map(|(field, description)| rpc::bad_request::FieldViolation {
+                field: field.to_string(),
+                description: description.to_string(),
+                ..Default::default()
+            })
+            .collect(),
+    };
+    rpc::Status {
+        code: GrpcCode::InvalidArgument.number(),
+        message: message.to_string(),
+        details: vec![pack_any(BAD_REQUEST_TYPE_URL, &bad)],
+    }
+}
+
 /// The trailer pairs of a failed call (for a trailers-only response, send them as headers
 /// together with `:status 200` and `content-type: application/grpc`).
 pub fn status_trailers(status: &rpc::Status) -> HeaderMap {

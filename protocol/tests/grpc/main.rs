@@ -35,6 +35,7 @@ mod oracle;
 mod conformance_pb;
 mod descriptor;
 mod framing;
+mod props;
 mod roundtrip;
 mod sdk_bytes;
 mod status;

@@ -110,3 +110,14 @@ fn unknown_enum_numbers_are_kept_like_the_sdk_does() {
     assert_eq!(out[0]["json"], ours);
     assert_eq!(ours, json!({"state": 9}));
 }
+
+#[test]
+fn null_part_data_is_a_null_value_not_unset() {
+    // ProtoJSON `null` for a google.protobuf.Value field is NullValue (the part keeps content).
+    let part = json!({"data": null, "mediaType": "application/json"});
+    let ours = encode_from_json(O::Part, &part).expect("encodes");
+    let out = oracle("pb-encode", Some(&json!([{"type": "Part", "json": part}])));
+    assert_eq!(out[0]["ok"], true, "{}", out[0]["error"]);
+    assert_eq!(out[0]["b64"], B64.encode(&ours), "same bytes as the SDK");
+    assert_eq!(decode_to_json(O::Part, &ours).unwrap(), part);
+}

@@ -113,3 +113,16 @@ fn status_details_carry_error_info_as_any() {
     assert_eq!(encode_grpc_message("a%b\u{e9}"), "a%25b%C3%A9");
     assert_eq!(decode_grpc_message(b"a%25b%C3%A9"), "a%b\u{e9}");
 }
+
+#[test]
+fn validation_errors_carry_bad_request() {
+    let st = validation_status("invalid params", &[("message.message_id", "required")]);
+    let f = failure_from_trailers(&status_trailers(&st))
+        .unwrap()
+        .unwrap();
+    assert_eq!(f.grpc_code, 3);
+    assert_eq!(f.error_code, ErrorCode::InvalidParams);
+    assert_eq!(f.details[0].type_url, BAD_REQUEST_TYPE_URL);
+    let bad: rpc::BadRequest = prost::Message::decode(f.details[0].value.as_ref()).unwrap();
+    assert_eq!(bad.field_violations[0].field, "message.message_id");
+}
