@@ -473,6 +473,58 @@ fn repeats_are_reported_under_their_own_ids() {
 }
 
 #[test]
+fn binding_passes_are_reported_per_binding_and_reproducible() {
+    let out = tempfile::tempdir().unwrap();
+    let delegator = format!("{} drive", common::delegator().display());
+    let r = run(
+        None,
+        "states.rejected",
+        &delegator,
+        out.path(),
+        &["--binding", "rest,grpc"],
+    );
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    for b in ["rest", "grpc"] {
+        assert!(
+            r.stdout
+                .contains(&format!("{b}: 1 passed, 0 failed, 0 skipped")),
+            "{}",
+            r.stdout
+        );
+        let case = r.case(&format!("states.rejected:{b}"));
+        assert_eq!(case["binding"], b);
+        assert!(
+            case["repro"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("--binding {b}")),
+            "{case}"
+        );
+        // The journal shows the traffic went over that binding.
+        let journal = case["journal"].as_array().unwrap();
+        assert!(
+            journal.iter().any(|e| e["event"] == "request"
+                && e["binding"] == b
+                && e["method"] == "SendMessage"),
+            "no SendMessage over {b}"
+        );
+    }
+    // A case that has no meaning over the only binding asked for is refused, not silently passed.
+    let r = run(
+        None,
+        "hostile.wrong-rpc-id",
+        &delegator,
+        out.path(),
+        &["--binding", "grpc"],
+    );
+    assert_eq!(r.code, Some(2), "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("no case matching"), "{}", r.stderr);
+    let r = run(None, "*", &delegator, out.path(), &["--binding", "soap"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("jsonrpc"), "{}", r.stderr);
+}
+
+#[test]
 fn a_missing_or_non_executable_delegator_is_exit_2_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let not_exec = dir.path().join("not-executable");
