@@ -558,11 +558,11 @@ async fn sdk_over_binding(transport: &'static str, binding: a2a_protocol::Bindin
         .unwrap();
     let last = subscribed
         .iter()
-        .filter_map(|l| {
+        .rev()
+        .find_map(|l| {
             l.pointer("/task/status/state")
                 .or_else(|| l.pointer("/statusUpdate/status/state"))
-        })
-        .last();
+        });
     assert_eq!(last, Some(&json!("TASK_STATE_COMPLETED")), "{transport}");
     // Every A2A call but the JSON-RPC follow-up went over the binding.
     let methods: Vec<(String, a2a_protocol::Binding)> = j
