@@ -8,7 +8,10 @@ CARD_URL is either the agent card URL itself (a path ending in ``.json`` or
 containing ``/.well-known/``) or the agent's base URL, to which the SDK's
 default ``/.well-known/agent-card.json`` is appended.  The card is fetched and
 parsed by the SDK's ``A2ACardResolver``; ``ClientFactory`` then picks the
-JSON-RPC interface from ``supportedInterfaces`` exactly as the SDK does.
+interface of the chosen transport from ``supportedInterfaces`` exactly as the
+SDK does.  The transport is A2A_TRANSPORT: ``jsonrpc`` (default), ``rest``
+(HTTP+JSON) or ``grpc`` (an insecure ``grpc.aio`` channel to the interface's
+``host:port``; needs ``a2a-sdk[grpc]``).
 
 Scenarios (stdout: one JSON document per line, ProtoJSON as produced by
 ``json_format.MessageToDict``):
@@ -100,6 +103,30 @@ except ImportError as exc:  # pragma: no cover - environment problem
 
 
 REQUEST_TIMEOUT = float(os.environ.get('A2A_CLIENT_TIMEOUT', '20'))
+TRANSPORTS = {'jsonrpc': 'JSONRPC', 'rest': 'HTTP+JSON', 'grpc': 'GRPC'}
+
+
+def transport() -> str:
+    """The protocolBinding the client speaks, from A2A_TRANSPORT."""
+    name = os.environ.get('A2A_TRANSPORT', 'jsonrpc').strip().lower()
+    if name not in TRANSPORTS:
+        usage_exit(f'A2A_TRANSPORT must be one of {sorted(TRANSPORTS)}, not {name!r}')
+    return TRANSPORTS[name]
+
+
+def client_config(streaming: bool, http: Any) -> Any:
+    binding = transport()
+    extra: dict[str, Any] = {}
+    if binding == 'GRPC':
+        import grpc  # a2a-sdk[grpc]
+
+        extra['grpc_channel_factory'] = grpc.aio.insecure_channel
+    return ClientConfig(
+        streaming=streaming,
+        httpx_client=http,
+        supported_protocol_bindings=[binding],
+        **extra,
+    )
 TOTAL_TIMEOUT = float(os.environ.get('A2A_CLIENT_TOTAL_TIMEOUT', '60'))
 
 
@@ -192,7 +219,7 @@ async def run(card_url: str, scenario: str, args: list[str]) -> None:
         # As in ClientFactory.create_from_url: the factory first adds the
         # `A2A-Version: 1.0` header to the shared httpx client (so the card GET
         # carries it too), then the SDK resolver fetches and parses the card.
-        config = ClientConfig(streaming=streaming, httpx_client=http)
+        config = client_config(streaming, http)
         factory = ClientFactory(config)
         base, rel = split_card_url(card_url)
         card = await A2ACardResolver(http, base).get_agent_card(
@@ -207,8 +234,9 @@ async def run(card_url: str, scenario: str, args: list[str]) -> None:
                 'client would silently fall back to non-streaming SendMessage '
                 '(and refuses SubscribeToTask)'
             )
-        # Picks the first JSONRPC entry of supportedInterfaces (preferring
-        # protocolVersion 1.0) exactly as the SDK does; raises ValueError if none.
+        # Picks the first entry of supportedInterfaces with the chosen binding
+        # (preferring protocolVersion 1.0) exactly as the SDK does; raises
+        # ValueError if none.
         client = factory.create(card)
         try:
             if scenario in ('send', 'stream'):

@@ -58,11 +58,29 @@ pub(crate) async fn post_fault(
             tokio::time::sleep(Duration::from_millis(*ms)).await;
             resp
         }
-        Some(Fault::Trickle { bytes_per_sec }) if !is_event_stream(&resp) => {
+        Some(Fault::Trickle { bytes_per_sec }) if !is_stream(&resp) => {
             st.journal(Event::Fault {
                 req: call.req,
                 kind: "trickle".into(),
             });
+            if let Some(g) = resp.extensions().get::<crate::grpc::GrpcUnary>().cloned() {
+                // The frame slowly, then the trailers.
+                let (parts, _) = resp.into_parts();
+                let slice = usize::try_from(*bytes_per_sec / 20)
+                    .unwrap_or(usize::MAX)
+                    .max(1);
+                let chunks: Vec<Bytes> = g.data.chunks(slice).map(Bytes::copy_from_slice).collect();
+                use futures::StreamExt;
+                let frames = futures::stream::iter(chunks)
+                    .then(|c| async move {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        hyper::body::Frame::data(c)
+                    })
+                    .chain(futures::stream::iter([hyper::body::Frame::trailers(
+                        g.trailers,
+                    )]));
+                return Response::from_parts(parts, crate::grpc::frame_body(frames));
+            }
             let (parts, body) = resp.into_parts();
             // A unary body is already in memory; re-send it slowly.
             match axum::body::to_bytes(body, usize::MAX).await {
@@ -74,10 +92,13 @@ pub(crate) async fn post_fault(
     }
 }
 
-fn is_event_stream(resp: &Response) -> bool {
-    resp.headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+/// A streaming response (SSE or gRPC): its faults act per event, in [`crate::sse`].
+fn is_stream(resp: &Response) -> bool {
+    resp.extensions().get::<crate::grpc::GrpcStream>().is_some()
+        || resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
 }
 
 /// Apply a fault that acts before processing. Returns a response when the request is done.
@@ -108,7 +129,8 @@ pub(crate) async fn pre_fault(
                 kind: format!("http_status_{status}"),
             });
             st.journal(Event::Response {
-                grpc_status: None,
+                grpc_status: (call.binding == Binding::Grpc)
+                    .then(|| a2a_protocol::GrpcCode::from_http_status(*status).number()),
                 req: call.req,
                 status: *status,
                 rpc_error: None,
@@ -116,6 +138,9 @@ pub(crate) async fn pre_fault(
             });
             let code = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let message = format!("injected HTTP {status}");
+            if call.binding == Binding::Grpc {
+                return Some(crate::grpc::injected_status(*status, *retry_after_s));
+            }
             let mut resp = match call.binding {
                 Binding::Rest => crate::rest::json_response(
                     *status,
@@ -144,6 +169,16 @@ pub(crate) async fn pre_fault(
                 kind: "garbage_body".into(),
             });
             let body = body.clone().unwrap_or_else(|| GARBAGE.to_string());
+            if call.binding == Binding::Grpc {
+                st.journal(Event::Response {
+                    grpc_status: Some(0),
+                    req: call.req,
+                    status: 200,
+                    rpc_error: None,
+                    body: Value::String(body.clone()),
+                });
+                return Some(crate::grpc::garbage_response(&body));
+            }
             st.journal(Event::Response {
                 grpc_status: None,
                 req: call.req,

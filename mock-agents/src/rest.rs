@@ -171,6 +171,7 @@ pub(crate) async fn rest_handler(
         id: Id::Null,
         v03: false,
         binding: Binding::Rest,
+        method: None,
         headers: headers.clone(),
         ctl,
         dropping: false,

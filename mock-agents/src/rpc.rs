@@ -38,6 +38,10 @@ pub(crate) fn router(state: Arc<AgentState>) -> Router {
         .route("/blobs/{key}", get(crate::blobs::blob_handler))
         .route(crate::rest::REST_PATH, any(crate::rest::rest_handler))
         .route("/rest/{*path}", any(crate::rest::rest_handler))
+        .route(
+            "/lf.a2a.v1.A2AService/{rpc}",
+            any(crate::grpc::grpc_handler),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -57,6 +61,10 @@ async fn method_not_allowed(State(st): State<Arc<AgentState>>, request: Request)
 }
 
 fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
+    if crate::grpc::is_grpc_request(request.headers()) {
+        // A gRPC call of another service: gRPC's answer, not an HTTP one.
+        return crate::grpc::unimplemented(st, &request, "no such gRPC service");
+    }
     let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
     let method = request.method().to_string();
     let path = request.uri().path().to_string();
@@ -181,6 +189,8 @@ pub(crate) struct Call {
     pub v03: bool,
     /// The binding the call arrived on: how its answers are rendered.
     pub binding: Binding,
+    /// The A2A method, when the binding needs it to render an answer (gRPC's response type).
+    pub method: Option<Method>,
     pub headers: HeaderMap,
     pub ctl: ConnControl,
     /// The response will be dropped (fault `drop_response`): do not journal it as sent.
@@ -228,11 +238,12 @@ pub(crate) fn respond(
         payload,
     })
     .unwrap_or(Value::Null);
+    let original = (call.binding == Binding::Grpc && !mutations.is_empty()).then(|| body.clone());
     crate::mutations::mutate(&mut body, mutations);
     match call.binding {
         Binding::JsonRpc => {}
         Binding::Rest => return crate::rest::respond(st, call, body, rpc_error),
-        Binding::Grpc => return crate::grpc::respond(st, call, body, rpc_error),
+        Binding::Grpc => return crate::grpc::respond(st, call, body, original, rpc_error),
     }
     if !call.dropping {
         st.journal(Event::Response {
@@ -330,6 +341,7 @@ pub(crate) async fn rpc_handler(
             id: Id::Null,
             v03: st.is_v03(),
             binding: Binding::JsonRpc,
+            method: None,
             headers,
             ctl,
             dropping: false,
@@ -375,6 +387,7 @@ pub(crate) async fn rpc_handler(
             id: Id::Null,
             v03: st.is_v03(),
             binding: Binding::JsonRpc,
+            method: None,
             headers,
             ctl,
             dropping: false,
@@ -400,6 +413,7 @@ pub(crate) async fn rpc_handler(
         id,
         v03: st.is_v03(),
         binding: Binding::JsonRpc,
+        method: None,
         headers,
         ctl,
         dropping: false,

@@ -9,17 +9,19 @@ use crate::rpc::Call;
 use crate::script::*;
 use a2a_protocol::compat03::{self, ObjectKind};
 use a2a_protocol::*;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use hyper::body::Frame;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// Encode one SSE frame for a JSON-RPC response around `result` (mutations are defined on the
-/// envelope); over HTTP+JSON the `data:` is the bare `StreamResponse` of the mutated envelope.
-/// Also returns what to journal: the envelope (JSON-RPC), or `{"result": …}` (other bindings).
+/// Encode one stream item for a JSON-RPC response around `result` (mutations are defined on
+/// the envelope): an SSE event of the envelope (JSON-RPC) or of the bare `StreamResponse` of
+/// the mutated envelope (HTTP+JSON), or a gRPC frame ([`crate::grpc::stream_frame`]). Also
+/// returns what to journal: the envelope (JSON-RPC), or `{"result": …}` (other bindings).
 pub(crate) fn frame(
     binding: Binding,
     id: &Id,
@@ -28,17 +30,24 @@ pub(crate) fn frame(
 ) -> (Vec<u8>, Value) {
     let mut v = json!({"jsonrpc": "2.0", "id": id, "result": result});
     mutate(&mut v, mutations);
-    let (sent, journaled) = match binding {
-        Binding::JsonRpc => (v.clone(), v),
-        _ => (
-            v.get("result").cloned().unwrap_or(Value::Null),
-            crate::rest::neutral(&v),
-        ),
+    let sent = match binding {
+        Binding::JsonRpc => return (sse_event(&v), v),
+        Binding::Rest => v.get("result").cloned().unwrap_or(Value::Null),
+        Binding::Grpc => {
+            let mutated = v.get("result").cloned().unwrap_or(Value::Null);
+            let (bytes, sent) = crate::grpc::stream_frame(&mutated, result);
+            return (bytes.to_vec(), json!({ "result": sent }));
+        }
     };
-    let text = serde_json::to_string(&sent).unwrap_or_default();
+    (sse_event(&sent), crate::rest::neutral(&v))
+}
+
+/// One SSE event whose data is this JSON.
+fn sse_event(v: &Value) -> Vec<u8> {
+    let text = serde_json::to_string(v).unwrap_or_default();
     let mut out = Vec::with_capacity(text.len() + 8);
     a2a_protocol::sse::encode_event(&mut out, None, &text);
-    (out, journaled)
+    out
 }
 
 pub(crate) struct StreamState {
@@ -124,6 +133,15 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
             });
             b
         }
+        Outgoing::RawText(text) if s.binding == Binding::Grpc => {
+            let b = crate::grpc::garbage_frame(text.as_bytes()).to_vec();
+            s.st.journal(Event::SseEvent {
+                req: s.req,
+                index: s.index,
+                data: s.st.net.journal.summarise(&json!(text)),
+            });
+            b
+        }
         Outgoing::RawText(text) => {
             let mut b = Vec::new();
             a2a_protocol::sse::encode_event(&mut b, None, text);
@@ -136,9 +154,16 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
         }
         Outgoing::Huge(n) => {
             let mut b = Vec::with_capacity(n + 16);
-            b.extend_from_slice(b"data: ");
-            b.resize(n + 6, b'x');
-            b.extend_from_slice(b"\n\n");
+            if s.binding == Binding::Grpc {
+                // A frame declaring (and carrying) n bytes.
+                b.push(0);
+                b.extend_from_slice(&u32::try_from(*n).unwrap_or(u32::MAX).to_be_bytes());
+                b.resize(n + 5, b'x');
+            } else {
+                b.extend_from_slice(b"data: ");
+                b.resize(n + 6, b'x');
+                b.extend_from_slice(b"\n\n");
+            }
             s.st.journal(Event::SseEvent {
                 req: s.req,
                 index: s.index,
@@ -203,7 +228,12 @@ pub(crate) fn sse_response(
             body: json!("<text/event-stream>"),
         });
     }
-    let stream = futures::stream::unfold(state, |mut s| async move {
+    let grpc = call.binding == Binding::Grpc;
+    // Data frames, then (gRPC, after a clean end) the `grpc-status: 0` trailers.
+    let stream = futures::stream::unfold((state, false), move |(mut s, done)| async move {
+        if done {
+            return None;
+        }
         if s.resetting {
             // Give the half event time to reach the socket, then reset the connection; the
             // reset drops this stream, so the wait below ends either way.
@@ -212,9 +242,16 @@ pub(crate) fn sse_response(
             tokio::time::sleep(Duration::from_secs(30)).await;
             return None;
         }
-        let b = next_frame(&mut s).await?;
-        Some((Ok::<Bytes, std::io::Error>(Bytes::from(b)), s))
+        match next_frame(&mut s).await {
+            Some(b) => Some((Frame::data(Bytes::from(b)), (s, false))),
+            None if grpc => Some((
+                Frame::trailers(a2a_protocol::grpc::status::ok_trailers()),
+                (s, true),
+            )),
+            None => None,
+        }
     });
+    use futures::StreamExt;
     let body = match fault {
         Some(Fault::Trickle { bytes_per_sec }) => {
             st.journal(Event::Fault {
@@ -224,23 +261,27 @@ pub(crate) fn sse_response(
             let slice = usize::try_from(*bytes_per_sec / 20)
                 .unwrap_or(usize::MAX)
                 .max(1);
-            use futures::StreamExt;
-            Body::from_stream(stream.flat_map(move |r| {
-                let chunks: Vec<Result<Bytes, std::io::Error>> = match r {
+            crate::grpc::frame_body(stream.flat_map(move |f| {
+                let frames: Vec<Frame<Bytes>> = match f.into_data() {
                     Ok(b) => b
                         .chunks(slice)
-                        .map(|c| Ok(Bytes::copy_from_slice(c)))
+                        .map(|c| Frame::data(Bytes::copy_from_slice(c)))
                         .collect(),
-                    Err(e) => vec![Err(e)],
+                    Err(other) => vec![other],
                 };
-                futures::stream::iter(chunks).then(|c| async move {
+                futures::stream::iter(frames).then(|c| async move {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     c
                 })
             }))
         }
-        _ => Body::from_stream(stream),
+        _ => crate::grpc::frame_body(stream),
     };
+    if grpc {
+        let mut resp = crate::grpc::grpc_ok_response(body);
+        resp.extensions_mut().insert(crate::grpc::GrpcStream);
+        return resp;
+    }
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "text/event-stream")

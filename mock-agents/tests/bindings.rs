@@ -1,6 +1,6 @@
 //! Bindings as script data: `bindings`, `advertised_bindings`, the network's `default_bindings`
 //! and the builder's `bindings`, their validation, and the binding-neutral journal: the same
-//! steps over JSON-RPC and HTTP+JSON journal the same events but for the `binding` field.
+//! steps over JSON-RPC, HTTP+JSON and gRPC journal the same events but for the `binding` field.
 
 mod common;
 use a2a_mock_agents::{Entry, Event, MockAgent, Network, NetworkSpec};
@@ -147,7 +147,9 @@ async fn unary(net: &Network, binding: Binding, method: Method, params: Value) -
                 .await
                 .1
         }
-        Binding::Grpc => unreachable!("covered in grpc.rs"),
+        Binding::Grpc => grpc_unary(&net.grpc_url("a").unwrap(), method, params)
+            .await
+            .unwrap_or_else(|e| json!({"grpcError": e.code() as i32})),
     }
 }
 
@@ -173,7 +175,16 @@ async fn streamed(net: &Network, binding: Binding, params: Value) -> Vec<Value> 
             )
             .await
         }
-        Binding::Grpc => unreachable!("covered in grpc.rs"),
+        Binding::Grpc => {
+            return grpc_stream(
+                &net.grpc_url("a").unwrap(),
+                Method::SendStreamingMessage,
+                params,
+            )
+            .await
+            .expect("stream")
+            .messages;
+        }
     };
     s.payloads()
 }
@@ -267,11 +278,18 @@ async fn conversation(binding: Binding) -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn the_same_steps_journal_the_same_over_jsonrpc_and_rest() {
+async fn the_same_steps_journal_the_same_over_every_binding() {
     let a = conversation(Binding::JsonRpc).await;
-    let b = conversation(Binding::Rest).await;
-    assert_eq!(a.len(), b.len());
-    for (x, y) in a.iter().zip(&b) {
-        assert_eq!(x, y);
+    for binding in [Binding::Rest, Binding::Grpc] {
+        let b = conversation(binding).await;
+        assert_eq!(a.len(), b.len(), "{binding}");
+        for (x, y) in a.iter().zip(&b) {
+            // gRPC records its status; the rest is the same.
+            let mut y = y.clone();
+            if let Some(ev) = y.get_mut("event").and_then(Value::as_object_mut) {
+                ev.remove("grpc_status");
+            }
+            assert_eq!(x, &y, "{binding}");
+        }
     }
 }

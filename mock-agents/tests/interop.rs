@@ -6,6 +6,10 @@
 //! The same client also drives the reference agent (`examples/reference-agent.toml`) through the
 //! TCK's messageId prefixes: send, stream, subscribe, get, list and cancel, with no error.
 //!
+//! The same client over HTTP+JSON and gRPC (`A2A_TRANSPORT=rest|grpc`) drives the reference
+//! agent's other two interfaces: send, stream, get, cancel and subscribe, each request
+//! journaled with its binding.
+//!
 //! Needs the project's Python environment: `bash scripts/setup-python.sh`.
 
 mod common;
@@ -61,19 +65,33 @@ async fn sdk(card: &str, scenario: &str, arg: Option<&str>) -> Vec<Value> {
 
 /// [`sdk`] with messageIds `<prefix>-<8 hex>` (the TCK's convention).
 async fn sdk_as(card: &str, scenario: &str, arg: Option<&str>, prefix: Option<&str>) -> Vec<Value> {
+    sdk_over("jsonrpc", card, scenario, arg, prefix).await
+}
+
+/// [`sdk_as`] over a transport (`A2A_TRANSPORT`: `jsonrpc`, `rest`, `grpc`).
+async fn sdk_over(
+    transport: &str,
+    card: &str,
+    scenario: &str,
+    arg: Option<&str>,
+    prefix: Option<&str>,
+) -> Vec<Value> {
     let mut c = command("sdk_client.py");
-    c.arg(card).arg(scenario).args(arg);
+    c.arg(card)
+        .arg(scenario)
+        .args(arg)
+        .env("A2A_TRANSPORT", transport);
     if let Some(p) = prefix {
         c.env("A2A_MESSAGE_ID_PREFIX", p);
     }
     let out = tokio::time::timeout(Duration::from_secs(60), c.output())
         .await
-        .unwrap_or_else(|_| panic!("sdk_client.py {scenario} timed out"))
+        .unwrap_or_else(|_| panic!("sdk_client.py {scenario} over {transport} timed out"))
         .expect("run sdk_client.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "sdk_client.py {scenario} failed: {stdout}\n{}",
+        "sdk_client.py {scenario} over {transport} failed: {stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
@@ -477,4 +495,109 @@ async fn the_python_sdk_client_works_against_the_reference_agent() {
     );
     oracle_checks_every_payload(j, &http, &card).await;
     net.shutdown().await;
+}
+
+/// The SDK client over one transport against the reference agent: send, stream, get, cancel,
+/// subscribe; every request it made is journaled with that binding.
+async fn sdk_over_binding(transport: &'static str, binding: a2a_protocol::Binding) {
+    let _ = python();
+    let spec = NetworkSpec::load(&repo().join("mock-agents/examples/reference-agent.toml"))
+        .expect("the reference agent loads");
+    let net = Network::start(spec).await.expect("starts");
+    let card = net.card_url("reference").unwrap();
+    let url = net.rpc_url("reference").unwrap();
+    let j = net.journal();
+    let sdk = |scenario: &'static str, arg: Option<String>, prefix: Option<&'static str>| {
+        let card = card.clone();
+        async move { sdk_over(transport, &card, scenario, arg.as_deref(), prefix).await }
+    };
+    let (done, streamed) = tokio::join!(
+        sdk("send", None, Some("tck-complete-task")),
+        sdk("stream", None, Some("tck-stream-003")),
+    );
+    assert_eq!(done[0]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let states: Vec<&Value> = streamed
+        .iter()
+        .filter_map(|l| l.pointer("/statusUpdate/status/state"))
+        .collect();
+    assert_eq!(
+        states,
+        [&json!("TASK_STATE_WORKING"), &json!("TASK_STATE_COMPLETED")],
+        "{transport}"
+    );
+    let done_id = done[0]["task"]["id"].as_str().unwrap().to_string();
+    let (a, b) = tokio::join!(
+        sdk("send", None, Some("tck-input-required")),
+        sdk("send", None, Some("tck-input-required")),
+    );
+    let (cancel_id, sub_id) = (
+        a[0]["task"]["id"].as_str().unwrap().to_string(),
+        b[0]["task"]["id"].as_str().unwrap().to_string(),
+    );
+    let subscriber = tokio::spawn(sdk("subscribe", Some(sub_id.clone()), None));
+    let (got, canceled) = tokio::join!(
+        sdk("get", Some(done_id), None),
+        sdk("cancel", Some(cancel_id), None),
+    );
+    assert_eq!(got[0]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(canceled[0]["status"]["state"], "TASK_STATE_CANCELED");
+    wait_for(j, "the SDK subscribed", |es| {
+        es.iter().any(|e| {
+            matches!(&e.event, Event::SseEvent { index: 0, data, .. }
+                if data.pointer("/result/task/id") == Some(&json!(sub_id)))
+        })
+    })
+    .await;
+    let follow_up = json!({"message": {"messageId": "tck-complete-task-0000ffff",
+        "role": "ROLE_USER", "taskId": sub_id, "parts": [{"text": "done"}]}});
+    let r = call(&client(), &url, "SendMessage", follow_up).await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let subscribed = tokio::time::timeout(Duration::from_secs(60), subscriber)
+        .await
+        .expect("subscribe finished")
+        .unwrap();
+    let last = subscribed
+        .iter()
+        .rev()
+        .find_map(|l| {
+            l.pointer("/task/status/state")
+                .or_else(|| l.pointer("/statusUpdate/status/state"))
+        });
+    assert_eq!(last, Some(&json!("TASK_STATE_COMPLETED")), "{transport}");
+    // Every A2A call but the JSON-RPC follow-up went over the binding.
+    let methods: Vec<(String, a2a_protocol::Binding)> = j
+        .requests()
+        .into_iter()
+        .map(|r| (r.method, r.binding))
+        .collect();
+    for m in [
+        "SendMessage",
+        "SendStreamingMessage",
+        "GetTask",
+        "CancelTask",
+        "SubscribeToTask",
+    ] {
+        assert!(
+            methods.iter().any(|(x, b)| x == m && *b == binding),
+            "{m} over {binding}: {methods:?}"
+        );
+    }
+    assert_eq!(
+        methods
+            .iter()
+            .filter(|(_, b)| *b == a2a_protocol::Binding::JsonRpc)
+            .count(),
+        1
+    );
+    net.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_over_rest_against_the_reference_agent() {
+    sdk_over_binding("rest", a2a_protocol::Binding::Rest).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_over_grpc_against_the_reference_agent() {
+    sdk_over_binding("grpc", a2a_protocol::Binding::Grpc).await;
 }

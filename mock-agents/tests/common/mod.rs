@@ -673,3 +673,129 @@ pub fn rest_reason(body: &Value) -> Option<String> {
         .find_map(|d| d.get("reason").and_then(Value::as_str))
         .map(str::to_string)
 }
+
+/// A tonic client of the generated `A2aServiceClient` for a gRPC address (`127.0.0.1:PORT`).
+pub async fn grpc_client(
+    addr: &str,
+) -> a2a_protocol::grpc::pb::a2a_service_client::A2aServiceClient<tonic::transport::Channel> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("gRPC connect");
+    a2a_protocol::grpc::pb::a2a_service_client::A2aServiceClient::new(channel)
+        .max_decoding_message_size(64 << 20)
+}
+
+/// A request with `a2a-version: 1.0` metadata.
+pub fn versioned<T>(m: T) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(m);
+    r.metadata_mut().insert(
+        "a2a-version",
+        tonic::metadata::MetadataValue::from_static("1.0"),
+    );
+    r
+}
+
+/// Call a unary RPC with JSON-RPC-shaped (ProtoJSON) `params`; the ProtoJSON result.
+pub async fn grpc_unary(
+    addr: &str,
+    method: a2a_protocol::Method,
+    params: Value,
+) -> Result<Value, tonic::Status> {
+    use a2a_protocol::Method as M;
+    use a2a_protocol::grpc::{from_pb, pb, to_pb};
+    let mut c = grpc_client(addr).await;
+    macro_rules! call {
+        ($f:ident, $t:ty) => {{
+            let req: $t = to_pb(&params).expect("params convert to protobuf");
+            let resp = c.$f(versioned(req)).await?.into_inner();
+            Ok(from_pb(&resp).expect("ProtoJSON"))
+        }};
+    }
+    match method {
+        M::SendMessage => call!(send_message, pb::SendMessageRequest),
+        M::GetTask => call!(get_task, pb::GetTaskRequest),
+        M::ListTasks => call!(list_tasks, pb::ListTasksRequest),
+        M::CancelTask => call!(cancel_task, pb::CancelTaskRequest),
+        M::CreateTaskPushNotificationConfig => call!(
+            create_task_push_notification_config,
+            pb::TaskPushNotificationConfig
+        ),
+        M::GetTaskPushNotificationConfig => call!(
+            get_task_push_notification_config,
+            pb::GetTaskPushNotificationConfigRequest
+        ),
+        M::ListTaskPushNotificationConfigs => call!(
+            list_task_push_notification_configs,
+            pb::ListTaskPushNotificationConfigsRequest
+        ),
+        M::DeleteTaskPushNotificationConfig => {
+            let req: pb::DeleteTaskPushNotificationConfigRequest =
+                to_pb(&params).expect("params convert to protobuf");
+            c.delete_task_push_notification_config(versioned(req))
+                .await?;
+            Ok(json!({}))
+        }
+        M::GetExtendedAgentCard => {
+            call!(get_extended_agent_card, pb::GetExtendedAgentCardRequest)
+        }
+        M::SendStreamingMessage | M::SubscribeToTask => panic!("use grpc_stream"),
+    }
+}
+
+/// What a gRPC stream delivered: the ProtoJSON of every message, then its end.
+#[derive(Debug)]
+pub struct GrpcStream {
+    /// The messages.
+    pub messages: Vec<Value>,
+    /// `None` after `OK`, else the failing status.
+    pub status: Option<tonic::Status>,
+}
+
+/// Call a streaming RPC (`SendStreamingMessage`, `SubscribeToTask`) and read it to its end.
+pub async fn grpc_stream(
+    addr: &str,
+    method: a2a_protocol::Method,
+    params: Value,
+) -> Result<GrpcStream, tonic::Status> {
+    use a2a_protocol::grpc::{from_pb, pb, to_pb};
+    let mut c = grpc_client(addr).await;
+    let mut s = match method {
+        a2a_protocol::Method::SendStreamingMessage => {
+            let req: pb::SendMessageRequest = to_pb(&params).expect("params");
+            c.send_streaming_message(versioned(req)).await?.into_inner()
+        }
+        a2a_protocol::Method::SubscribeToTask => {
+            let req: pb::SubscribeToTaskRequest = to_pb(&params).expect("params");
+            c.subscribe_to_task(versioned(req)).await?.into_inner()
+        }
+        other => panic!("{other:?} is not a streaming RPC"),
+    };
+    let mut messages = Vec::new();
+    loop {
+        match tokio::time::timeout(WAIT, s.message()).await {
+            Err(_) => panic!("gRPC stream stalled for {WAIT:?}"),
+            Ok(Ok(Some(m))) => messages.push(from_pb(&m).expect("ProtoJSON")),
+            Ok(Ok(None)) => {
+                return Ok(GrpcStream {
+                    messages,
+                    status: None,
+                });
+            }
+            Ok(Err(status)) => {
+                return Ok(GrpcStream {
+                    messages,
+                    status: Some(status),
+                });
+            }
+        }
+    }
+}
+
+/// The `ErrorInfo.reason` of a gRPC status's details.
+pub fn grpc_reason(status: &tonic::Status) -> Option<String> {
+    a2a_protocol::grpc::status::failure_from_tonic(status)
+        .ok()
+        .and_then(|f| f.error_info.map(|i| i.reason))
+}
