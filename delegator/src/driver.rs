@@ -43,6 +43,9 @@ pub const SUPPORTS: &[&str] = &[
     "artifact_url",
     "artifact_schema",
     "a2a_0_3",
+    "binding:jsonrpc",
+    "binding:rest",
+    "binding:grpc",
 ];
 
 /// The driver loop failed (I/O on stdin/stdout).

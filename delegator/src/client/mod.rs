@@ -10,7 +10,8 @@
 //!   [`a2a_protocol::compat03`]);
 //! - `rest`: HTTP+JSON (an HTTP method and path per operation, SSE of bare `StreamResponse`s,
 //!   AIP-193 error bodies normalized with [`a2a_protocol::rest::error_from_body`]);
-//! - `grpc` (when built): `lf.a2a.v1.A2AService` over HTTP/2.
+//! - `grpc`: `lf.a2a.v1.A2AService` over HTTP/2 (the generated tonic client; ProtoJSON <-> prost
+//!   with [`a2a_protocol::grpc::to_pb`] / [`a2a_protocol::grpc::from_pb`]).
 //!
 //! Every binding carries the same duties: `A2A-Version` (header or `a2a-version` metadata),
 //! `Authorization` only when the caller passes one (the delegator's own credential is never given
@@ -32,6 +33,7 @@
 //! does not, and a stream event that is not a valid `StreamResponse`, is a
 //! [`ClientError::AgentProtocol`] error: definite, never retried.
 
+mod grpc;
 mod jsonrpc;
 mod rest;
 
@@ -302,7 +304,7 @@ pub fn sanitize_states(v: &mut Value) -> Vec<String> {
 }
 
 /// The bindings this client speaks, in the specification's order.
-pub const SUPPORTED_BINDINGS: &[Binding] = &[Binding::JsonRpc, Binding::Rest];
+pub const SUPPORTED_BINDINGS: &[Binding] = &[Binding::JsonRpc, Binding::Rest, Binding::Grpc];
 
 /// The A2A client (every binding).
 #[derive(Debug, Clone)]
@@ -312,6 +314,8 @@ pub struct RpcClient {
     /// Per agent (key of its preferred interface): the interface that last answered after a
     /// fallback.
     working: Arc<Mutex<HashMap<String, String>>>,
+    /// gRPC channels by interface URL (each multiplexes every call to that agent).
+    channels: Arc<Mutex<HashMap<String, tonic::transport::Channel>>>,
 }
 
 /// What a unary call returns: the 1.0 `result` and any unknown state names that were replaced.
@@ -350,6 +354,7 @@ impl RpcClient {
             http,
             max_event_bytes,
             working: Arc::new(Mutex::new(HashMap::new())),
+            channels: Arc::new(Mutex::new(HashMap::new())),
         })
     }
 
@@ -449,7 +454,7 @@ impl RpcClient {
                 match c.binding {
                     Binding::JsonRpc => self.jsonrpc_call(&c, method, params, auth, timeout).await,
                     Binding::Rest => self.rest_call(&c, method, params, auth, timeout).await,
-                    Binding::Grpc => Err(ClientError::NotAvailable(method.as_str(), "gRPC")),
+                    Binding::Grpc => self.grpc_call(&c, method, params, auth, timeout).await,
                 }
             }
         })
@@ -479,7 +484,10 @@ impl RpcClient {
                         self.rest_stream(&c, method, params, auth, head_timeout)
                             .await
                     }
-                    Binding::Grpc => Err(ClientError::NotAvailable(method.as_str(), "gRPC")),
+                    Binding::Grpc => {
+                        self.grpc_stream(&c, method, params, auth, head_timeout)
+                            .await
+                    }
                 }
             }
         })
@@ -532,6 +540,11 @@ enum Source {
     Empty,
     /// An SSE response body.
     Sse(Box<SseSource>),
+    /// A server-streaming gRPC call (dropping it cancels the call).
+    Grpc {
+        url: String,
+        stream: Box<tonic::Streaming<a2a_protocol::grpc::pb::StreamResponse>>,
+    },
 }
 
 /// An SSE response body being decoded.
@@ -583,6 +596,22 @@ impl EventStream {
         }
     }
 
+    fn grpc(
+        method: Method,
+        url: String,
+        stream: tonic::Streaming<a2a_protocol::grpc::pb::StreamResponse>,
+    ) -> Self {
+        EventStream {
+            source: Source::Grpc {
+                url,
+                stream: Box::new(stream),
+            },
+            pending: VecDeque::new(),
+            method,
+            done: false,
+        }
+    }
+
     /// The next event; `None` when the server closed the stream. An error ends the stream.
     pub async fn next(&mut self) -> Option<Result<StreamItem, ClientError>> {
         loop {
@@ -603,9 +632,27 @@ impl EventStream {
             if self.done {
                 return None;
             }
-            let Source::Sse(sse) = &mut self.source else {
-                self.done = true;
-                return None;
+            let sse = match &mut self.source {
+                Source::Sse(sse) => sse,
+                Source::Grpc { url, stream } => {
+                    return match stream.message().await {
+                        Ok(Some(m)) => Some(
+                            grpc::stream_value(&m).and_then(|v| self.decode_result(v, Vec::new())),
+                        ),
+                        Ok(None) => {
+                            self.done = true;
+                            None
+                        }
+                        Err(s) => {
+                            self.done = true;
+                            Some(Err(grpc::stream_status_error(url, &s)))
+                        }
+                    };
+                }
+                Source::Empty => {
+                    self.done = true;
+                    return None;
+                }
             };
             match sse.resp.chunk().await {
                 Ok(Some(bytes)) => {
