@@ -1,7 +1,8 @@
 //! # a2a-mock-agents: a scriptable simulated A2A 1.0 peer network
 //!
 //! The harness's instrument. Each [`Network`] runs N mock agents on `127.0.0.1` ephemeral ports,
-//! each a real A2A 1.0 JSON-RPC server whose behaviour comes from a script ([`script`]): reply
+//! each a real A2A 1.0 server (JSON-RPC, HTTP+JSON and/or gRPC on one port, per its script's
+//! `bindings`) whose behaviour comes from a script ([`script`]): reply
 //! with a message, run a task through its states, ask for input or credentials, stream chunked
 //! artifacts generated from a seed, sub-delegate with `x-deleg`, break the protocol on purpose,
 //! or inject transport faults. Everything is recorded in one [`Journal`] with a sequence number
@@ -13,9 +14,10 @@
 //!
 //! Module map (all private except [`script`], the data format): `network` (start, gates, queued
 //! faults, verification), `agent` (per-agent state, the card), `rpc` (router, JSON-RPC envelope,
-//! version negotiation), `matching` (rule selection), `faults`, `methods` (the JSON-RPC method
-//! handlers), `step_runner` (a task's steps), `task_events` (state changes and artifact chunks to
-//! subscribers and webhooks), `sse` (stream framing), `push`, `mutations`, `delegation`,
+//! version negotiation, binding-aware unary rendering), `rest` (the HTTP+JSON edge), `grpc` (the
+//! gRPC edge: framing, statuses), `matching` (rule selection), `faults`, `methods` (the one
+//! dispatcher and the A2A method handlers, whatever the binding), `step_runner` (a task's steps), `task_events` (state changes and artifact chunks to
+//! subscribers and webhooks), `sse` (stream framing: SSE or gRPC frames), `push`, `mutations`, `delegation`,
 //! `blobs`, `content` (seeded artifact bytes), `journal`, `expect`, `builder`, `server` (the
 //! accept loop).
 

@@ -556,13 +556,10 @@ async fn sdk_over_binding(transport: &'static str, binding: a2a_protocol::Bindin
         .await
         .expect("subscribe finished")
         .unwrap();
-    let last = subscribed
-        .iter()
-        .rev()
-        .find_map(|l| {
-            l.pointer("/task/status/state")
-                .or_else(|| l.pointer("/statusUpdate/status/state"))
-        });
+    let last = subscribed.iter().rev().find_map(|l| {
+        l.pointer("/task/status/state")
+            .or_else(|| l.pointer("/statusUpdate/status/state"))
+    });
     assert_eq!(last, Some(&json!("TASK_STATE_COMPLETED")), "{transport}");
     // Every A2A call but the JSON-RPC follow-up went over the binding.
     let methods: Vec<(String, a2a_protocol::Binding)> = j
