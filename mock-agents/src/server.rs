@@ -221,6 +221,16 @@ pub async fn serve(
                     // A request arrived: no longer a candidate for eviction.
                     started.0.lock().remove(&started.1);
                     req.extensions_mut().insert(ctl.clone());
+                    // HTTP/2 carries the host in `:authority`: record it as `Host`, as HTTP/1
+                    // sends it, so every binding's journal names the host the client addressed.
+                    if !req.headers().contains_key(hyper::header::HOST)
+                        && let Some(host) = req
+                            .uri()
+                            .authority()
+                            .and_then(|a| hyper::header::HeaderValue::from_str(a.as_str()).ok())
+                    {
+                        req.headers_mut().insert(hyper::header::HOST, host);
+                    }
                     router.clone().oneshot(req.map(axum::body::Body::new))
                 },
             );
