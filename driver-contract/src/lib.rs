@@ -35,6 +35,8 @@
 
 mod exit;
 mod from_delegator;
+#[cfg(feature = "process")]
+pub mod process;
 pub mod report;
 pub mod schema;
 mod snapshot;

@@ -6,7 +6,8 @@
 //!
 //! - [`scenario`]: the case format;
 //! - [`catalog`]: loading the catalog (rule IDs checked against the registry), selecting cases;
-//! - [`delegator_process`]: the delegator under test as a process: starting it, writing
+//! - [`delegator_process`] (re-exported from `a2a_driver_contract::process`, shared with the
+//!   benchmarks): the delegator under test as a process: starting it, writing
 //!   [`ToDelegator`](a2a_driver_contract::ToDelegator) lines, reading its output lines, killing
 //!   its process group;
 //! - [`rules`]: the rule registry and its checkers;
@@ -17,7 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
-pub mod delegator_process;
+pub use a2a_driver_contract::process as delegator_process;
 pub mod report;
 pub mod rules;
 pub mod run;

@@ -5,9 +5,9 @@
 //!
 //! Lines from the delegator are handed on as raw JSON ([`DelegatorOutput::Message`]): the runner
 //! checks what a foreign delegator wrote against the contract's schemas before it parses it into
-//! the typed [`FromDelegator`](a2a_driver_contract::FromDelegator).
+//! the typed [`FromDelegator`](crate::FromDelegator).
 
-use a2a_driver_contract::{Init, InitOptions, ToDelegator};
+use crate::{Init, InitOptions, ToDelegator};
 use futures::StreamExt;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -224,7 +224,7 @@ pub struct DelegatorProcess {
 }
 
 /// The delegator process could not be started or written to (not to be confused with an `error`
-/// line the delegator writes, [`ErrorReply`](a2a_driver_contract::ErrorReply)).
+/// line the delegator writes, [`ErrorReply`](crate::ErrorReply)).
 #[derive(Debug, thiserror::Error)]
 pub enum DelegatorProcessError {
     /// The command line is empty or malformed.
