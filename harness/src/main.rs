@@ -85,7 +85,7 @@ enum Cmd {
         /// Seed for every random choice; the report prints it.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Cases run in parallel (default: the number of cores).
+        /// Cases run in parallel (default: four per core, at most 32: cases mostly wait on timers).
         #[arg(long)]
         jobs: Option<usize>,
         /// Run each case this many times (seeds seed, seed+1, ...); with N > 1 each result is reported as `<case id>@<seed>`.

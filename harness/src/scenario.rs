@@ -100,7 +100,8 @@ pub struct Delegation {
     /// Timeout in seconds (10 to 3600).
     #[serde(default = "default_timeout_s")]
     pub timeout_seconds: u64,
-    /// Deadline relative to the start of the case (negative: already past).
+    /// Deadline relative to the delegator's `init_ok`, when delegations start (negative:
+    /// already past).
     #[serde(default)]
     pub deadline_in_ms: Option<i64>,
     /// Budget in USD.

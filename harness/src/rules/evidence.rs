@@ -31,7 +31,7 @@ pub struct Evidence<'a> {
     pub given: &'a [(String, EscalationKind, String)],
     /// Sequence number of the journal when the delegator was killed, if it was.
     pub crash_seq: Option<u64>,
-    /// When the case started (scenario deadlines are relative to it).
+    /// When the delegator answered `init` (scenario deadlines are relative to it).
     pub start: time::OffsetDateTime,
     /// HTTP statuses the delegator's webhook gave to forged push notifications.
     pub forged_pushes: &'a [u16],

@@ -123,7 +123,26 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
                 .any(|e| matches!(&e.event, Event::ConnectionDropped { req, .. } if *req == req0));
             let transient = dropped || status.is_some_and(|s| s == 429 || s >= 500);
             if transient {
-                gaps.push((s0, s1, t1.saturating_sub(t0) / 1000, status == Some(429)));
+                // The backoff starts when the attempt failed (its error response or the dropped
+                // connection was journaled), not when it was sent: a slow failure is not a long
+                // sleep.
+                let failed_at = ev
+                    .journal
+                    .iter()
+                    .filter(|e| e.seq > s0 && e.seq < s1)
+                    .find(|e| match &e.event {
+                        Event::Response { req, .. } | Event::ConnectionDropped { req, .. } => {
+                            *req == req0
+                        }
+                        _ => false,
+                    })
+                    .map_or(t0, |e| e.at_us.max(t0));
+                gaps.push((
+                    s0,
+                    s1,
+                    t1.saturating_sub(failed_at) / 1000,
+                    status == Some(429),
+                ));
             }
         }
         if gaps.is_empty() {

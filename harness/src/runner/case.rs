@@ -290,6 +290,9 @@ impl<'a> CaseRun<'a> {
                 Some(DelegatorOutput::Message(m)) => match self.intake.message(&m) {
                     Some(Received::Message(FromDelegator::InitOk(_))) => {
                         inited = true;
+                        // Scenario deadlines count from here, when delegations can start: a
+                        // delegator slow to start on a loaded machine does not eat into them.
+                        self.facts.start = time::OffsetDateTime::now_utc();
                         self.memory_baseline_kib = self.proc.group_rss_kib();
                     }
                     Some(Received::Message(FromDelegator::Error(e))) => {

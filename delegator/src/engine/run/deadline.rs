@@ -10,6 +10,19 @@ use serde_json::json;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// How many times the state is read after a `CancelTask`.
+const POLL_AFTER_CANCEL: u32 = 7;
+/// The first wait before reading the state again after a `CancelTask`; it doubles up to
+/// [`POLL_CAP`].
+const POLL_FIRST: Duration = Duration::from_millis(20);
+/// The longest wait between two reads of the state after a `CancelTask`.
+const POLL_CAP: Duration = Duration::from_millis(500);
+
+/// The wait after the `i`-th read (from 0) of the state after a `CancelTask`.
+fn poll_after_cancel_delay(i: u32) -> Duration {
+    POLL_FIRST.saturating_mul(1u32 << i.min(16)).min(POLL_CAP)
+}
+
 impl Run {
     /// Sleep for `d`, unless a control message or the local deadline interrupts (a push
     /// notification ends the sleep early, remembered in `pending_push_hint`).
@@ -74,8 +87,10 @@ impl Run {
                 },
             }
         }
-        // Cancel's success is not guaranteed: read the state (a bounded number of times).
-        for i in 0..4u32 {
+        // Cancel's success is not guaranteed: read the state a bounded number of times, promptly
+        // at first (an agent that honours the cancel is final within milliseconds), backing off
+        // to at most POLL_CAP: in all about 1.6 s before the task is left as canceled locally.
+        for i in 0..POLL_AFTER_CANCEL {
             let t = match last.take() {
                 Some(t) => t,
                 None => {
@@ -118,11 +133,25 @@ impl Run {
                 f.message = msg;
                 return Next::Finish(f);
             }
-            tokio::time::sleep(Duration::from_millis(250 * u64::from(i + 1))).await;
+            tokio::time::sleep(poll_after_cancel_delay(i)).await;
         }
         Next::Finish(Final::new(
             DelegationState::Canceled,
             format!("{why}; CancelTask sent, the agent did not confirm a final state"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn post_cancel_polling_starts_prompt_and_is_bounded() {
+        assert_eq!(poll_after_cancel_delay(0), Duration::from_millis(20));
+        assert_eq!(poll_after_cancel_delay(1), Duration::from_millis(40));
+        assert_eq!(poll_after_cancel_delay(30), POLL_CAP);
+        let total: Duration = (0..POLL_AFTER_CANCEL).map(poll_after_cancel_delay).sum();
+        assert!(total <= Duration::from_secs(2), "{total:?}");
     }
 }
