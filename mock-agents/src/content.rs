@@ -1,8 +1,6 @@
 //! Deterministic artifact content: bytes generated from a seed, so the expected length and sha256
 //! of every artifact are known without storing it.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 
 /// Hex sha256 of some bytes.
@@ -24,47 +22,69 @@ pub fn derive_seed(parts: &[&[u8]]) -> u64 {
     h
 }
 
-/// A deterministic byte stream. Text content is printable ASCII so it is valid UTF-8 anywhere it
-/// is split.
+/// A deterministic byte stream, seekable: byte `i` depends only on the seed and `i`, so any
+/// chunk of an artifact can be regenerated (for `GetTask`) without storing it.
+///
+/// The generator is counter-based (SplitMix64 of `seed + (word + 1) * gamma`, eight bytes per
+/// word), several GB/s per core. Text content is one of 32 printable ASCII characters
+/// (`]` to `|`): valid UTF-8 wherever it is split and JSON-safe (no quote, backslash or control
+/// character), so a JSON string of it needs no escaping.
 pub struct ContentStream {
-    rng: ChaCha8Rng,
+    seed: u64,
     text: bool,
-    block: [u8; 64],
-    pos: usize,
+    pos: u64,
 }
 
-const ALPHABET: &[u8; 64] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n";
+const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Keeps five bits of each byte.
+const TEXT_MASK: u64 = 0x1F1F_1F1F_1F1F_1F1F;
+/// `]` (0x5D) in every byte: with five random bits added, `]` to `|` (0x7C), never a carry.
+const TEXT_BASE: u64 = 0x5D5D_5D5D_5D5D_5D5D;
+
+/// Word `i` of the stream of `seed`.
+#[inline(always)]
+fn word(seed: u64, i: u64, text: bool) -> u64 {
+    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(GAMMA));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    if text { (z & TEXT_MASK) + TEXT_BASE } else { z }
+}
+
+/// Fill `buf` with the bytes of the stream of `seed` from byte `offset` on.
+pub fn fill_at(seed: u64, text: bool, offset: u64, buf: &mut [u8]) {
+    let mut off = offset;
+    let mut i = 0;
+    // Up to the next word boundary.
+    while i < buf.len() && off % 8 != 0 {
+        buf[i] = word(seed, off / 8, text).to_le_bytes()[(off % 8) as usize];
+        i += 1;
+        off += 1;
+    }
+    let mut w = off / 8;
+    let mut words = buf[i..].chunks_exact_mut(8);
+    for c in &mut words {
+        c.copy_from_slice(&word(seed, w, text).to_le_bytes());
+        w += 1;
+    }
+    let rest = words.into_remainder();
+    if !rest.is_empty() {
+        let last = word(seed, w, text).to_le_bytes();
+        let n = rest.len();
+        rest.copy_from_slice(&last[..n]);
+    }
+}
 
 impl ContentStream {
-    /// A stream for this seed; `text` selects printable ASCII.
+    /// A stream for this seed; `text` selects printable, JSON-safe ASCII.
     pub fn new(seed: u64, text: bool) -> Self {
-        ContentStream {
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            text,
-            block: [0; 64],
-            pos: 64,
-        }
+        ContentStream { seed, text, pos: 0 }
     }
 
-    /// Fill `buf` with the next bytes. The output does not depend on how reads are split: bytes
-    /// come from whole 64-byte blocks of the generator.
+    /// Fill `buf` with the next bytes. The output does not depend on how reads are split.
     pub fn fill(&mut self, buf: &mut [u8]) {
-        let mut off = 0;
-        while off < buf.len() {
-            if self.pos == 64 {
-                self.rng.fill_bytes(&mut self.block);
-                if self.text {
-                    for b in self.block.iter_mut() {
-                        *b = ALPHABET[(*b & 63) as usize];
-                    }
-                }
-                self.pos = 0;
-            }
-            let n = (64 - self.pos).min(buf.len() - off);
-            buf[off..off + n].copy_from_slice(&self.block[self.pos..self.pos + n]);
-            self.pos += n;
-            off += n;
-        }
+        fill_at(self.seed, self.text, self.pos, buf);
+        self.pos += buf.len() as u64;
     }
 
     /// The next `n` bytes.
@@ -105,6 +125,14 @@ mod tests {
         parts.extend(b.take(987));
         assert_eq!(whole, parts);
         assert!(std::str::from_utf8(&parts).is_ok());
+        assert!(
+            parts
+                .iter()
+                .all(|b| (b']'..=b'|').contains(b) && *b != b'\\')
+        );
+        let mut at = vec![0u8; 21];
+        fill_at(7, true, 13, &mut at);
+        assert_eq!(at, whole[13..34]);
         assert_eq!(expected(7, true, 1000).1, sha256_hex(&whole));
     }
 }
