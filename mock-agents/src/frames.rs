@@ -161,11 +161,13 @@ fn grpc_frame(c: &GenChunk) -> Option<Bytes> {
     Some(out.freeze())
 }
 
-/// What the journal records of a pre-encoded chunk, shaped as the general path records it
-/// (the envelope for JSON-RPC, `{"result": …}` otherwise). A payload longer than the journal's
-/// string bound (as it appears in JSON) stands as `<N bytes, generated content>` without a
-/// per-chunk hash (the artifact's length and sha256 are in `artifact_sent`); a shorter one is
-/// recorded whole, as before.
+/// What the journal records of a pre-encoded chunk. A payload that fits the journal's string
+/// bound (as it appears in JSON) is recorded as the general path records it (the envelope for
+/// JSON-RPC, `{"result": …}` otherwise). A longer one is recorded as one short string,
+/// `<artifact-update event: N bytes of generated content of ARTIFACT, append A, lastChunk L>`,
+/// without a per-chunk hash (the artifact's length and sha256 are in `artifact_sent`, its chunks
+/// in `artifact_chunk`): a multi-GiB artifact then costs the journal a few hundred bytes per
+/// chunk, not a JSON tree.
 pub(crate) fn journal_data(
     journal: &crate::journal::Journal,
     binding: Binding,
@@ -177,16 +179,16 @@ pub(crate) fn journal_data(
     } else {
         c.payload.len()
     };
-    let result = if n <= journal.max_string_bytes() {
-        journal.summarise(&to_value(&c.event()))
-    } else {
-        let mut v = to_value(&c.event_with(empty_part(c)));
-        let field = if c.raw { "raw" } else { "text" };
-        if let Some(p) = v.pointer_mut(&format!("/artifactUpdate/artifact/parts/0/{field}")) {
-            *p = Value::String(format!("<{n} bytes, generated content>"));
-        }
-        v
-    };
+    if n > journal.max_string_bytes() {
+        return Value::String(format!(
+            "<artifact-update event: {} bytes of generated content of {}, append {}, lastChunk {}>",
+            c.payload.len(),
+            c.artifact_id,
+            c.append,
+            c.last_chunk
+        ));
+    }
+    let result = journal.summarise(&to_value(&c.event()));
     match binding {
         Binding::JsonRpc => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         _ => json!({ "result": result }),
@@ -210,6 +212,7 @@ mod tests {
             payload: Bytes::copy_from_slice(payload),
             append: true,
             last_chunk: false,
+            _permit: None,
         }
     }
 
@@ -225,13 +228,13 @@ mod tests {
 
     #[test]
     fn sse_frames_equal_the_general_encoding() {
-        let id = Id::Number(7);
+        let id = Id::Number(7.into());
         for (raw, media) in [(false, None), (true, Some("application/octet-stream"))] {
             let payload: Vec<u8> = if raw {
                 (0..=255u8).cycle().take(1000).collect()
             } else {
                 let mut v = vec![0u8; 1000];
-                crate::content::fill_at(3, true, 0, &mut v);
+                crate::content::ContentStream::new(3, true).fill(&mut v);
                 v
             };
             let c = chunk(raw, media, &payload);
@@ -262,7 +265,7 @@ mod tests {
                 vec![b'a'; 70_000]
             };
             let c = chunk(raw, media, &payload);
-            let f = encode(Binding::Grpc, &Id::Number(1), &c).unwrap();
+            let f = encode(Binding::Grpc, &Id::Number(1.into()), &c).unwrap();
             assert_eq!(f[0], 0);
             let len = u32::from_be_bytes([f[1], f[2], f[3], f[4]]) as usize;
             assert_eq!(len + 5, f.len());
