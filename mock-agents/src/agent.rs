@@ -85,7 +85,7 @@ pub(crate) struct GenChunk {
     pub append: bool,
     pub last_chunk: bool,
     /// Held while any subscriber still has the chunk to encode: bounds the chunk bytes in
-    /// flight per artifact step ([`crate::task_events::IN_FLIGHT_CHUNKS`]), whatever the
+    /// flight per artifact step ([`crate::task_events::IN_FLIGHT_KIB`]), whatever the
     /// subscriber queue depth.
     pub _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }

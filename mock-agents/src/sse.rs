@@ -67,6 +67,8 @@ pub(crate) struct StreamState {
     resetting: bool,
     /// The end of the stream is journaled (otherwise dropping it means the client went away).
     closed: bool,
+    /// The rest of a pre-encoded frame sent in pieces ([`crate::frames::encode`]).
+    pending: std::collections::VecDeque<Bytes>,
 }
 
 impl StreamState {
@@ -119,16 +121,23 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Bytes> {
                 crate::frames::encode(s.binding, &s.id, c)
             };
             match fast {
-                Some(b) => {
+                Some(mut parts) if !parts.is_empty() => {
                     let data = crate::frames::journal_data(&s.st.net.journal, s.binding, &s.id, c);
                     s.st.journal(Event::SseEvent {
                         req: s.req,
                         index: s.index,
                         data,
                     });
-                    b
+                    if s.reset_after == Some(s.index) {
+                        // Halved below: one piece.
+                        parts.concat().into()
+                    } else {
+                        let first = parts.remove(0);
+                        s.pending.extend(parts);
+                        first
+                    }
                 }
-                None => event_frame(s, &c.event()),
+                _ => event_frame(s, &c.event()),
             }
         }
         Outgoing::Raw(result) => {
@@ -240,6 +249,7 @@ pub(crate) fn sse_response(
         resetting: false,
         // A response that will be dropped is never seen: journal nothing about it.
         closed: call.dropping,
+        pending: Default::default(),
     };
     if !call.dropping {
         st.journal(Event::Response {
@@ -263,6 +273,9 @@ pub(crate) fn sse_response(
             s.ctl.abort();
             tokio::time::sleep(Duration::from_secs(30)).await;
             return None;
+        }
+        if let Some(b) = s.pending.pop_front() {
+            return Some((Frame::data(b), (s, false)));
         }
         match next_frame(&mut s).await {
             Some(b) => Some((Frame::data(b), (s, false))),

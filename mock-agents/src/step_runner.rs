@@ -152,7 +152,10 @@ pub(crate) async fn run_steps(
                     }
                 }
                 let context_id = entry.lock().task.context_id.clone();
-                let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT_CHUNKS));
+                let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT_KIB as usize));
+                let chunk_kib = u32::try_from(chunk_bytes.div_ceil(1024))
+                    .unwrap_or(u32::MAX)
+                    .clamp(1, IN_FLIGHT_KIB);
                 for (a, c) in order {
                     if delay_ms > 0 && c > 0 {
                         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
@@ -171,7 +174,7 @@ pub(crate) async fn run_steps(
                         // its timeout, so waiting longer for a permit is never needed.
                         let permit = tokio::time::timeout(
                             SUBSCRIBER_SEND_TIMEOUT,
-                            in_flight.clone().acquire_owned(),
+                            in_flight.clone().acquire_many_owned(chunk_kib),
                         )
                         .await
                         .ok()

@@ -15,9 +15,11 @@ pub(crate) const SUBSCRIBER_QUEUE: usize = 64;
 /// Longest wait for a stalled subscriber to take an event before it is dropped (its stream
 /// then ends), so one reader that stops reading cannot stop a task forever.
 pub(crate) const SUBSCRIBER_SEND_TIMEOUT: Duration = Duration::from_secs(10);
-/// Generated chunks of one `artifacts` step alive at once (generated, queued or being
-/// encoded), so a stream's memory is a few chunks whatever the artifact size and queue depth.
-pub(crate) const IN_FLIGHT_CHUNKS: usize = 4;
+/// KiB of generated chunks of one `artifacts` step alive at once (generated, queued or being
+/// encoded), so a stream's memory is bounded whatever the artifact size and queue depth: four
+/// 64 KiB chunks. Chunks of 4 KiB or less are bounded by [`SUBSCRIBER_QUEUE`] first, as
+/// before (a slow reader slows the task only once that many events wait).
+pub(crate) const IN_FLIGHT_KIB: u32 = 256;
 /// Longest wait for the task driver to take and acknowledge a continuation.
 pub(crate) const CONTINUATION_TIMEOUT: Duration = Duration::from_secs(10);
 
