@@ -1,8 +1,6 @@
 //! Deterministic artifact content: bytes generated from a seed, so the expected length and sha256
 //! of every artifact are known without storing it.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 
 /// Hex sha256 of some bytes.
@@ -24,47 +22,74 @@ pub fn derive_seed(parts: &[&[u8]]) -> u64 {
     h
 }
 
-/// A deterministic byte stream. Text content is printable ASCII so it is valid UTF-8 anywhere it
-/// is split.
+/// A deterministic byte stream, seekable: byte `i` depends only on the seed and `i`, so any
+/// chunk of an artifact can be regenerated (for `GetTask`) without storing it.
+///
+/// Made to cost next to nothing per byte: a table of [`TABLE`] random bytes is drawn from the
+/// seed once (SplitMix64), then every block of [`BLOCK`] bytes is a copy of the table from an
+/// offset drawn from the seed and the block number. Text content is one of 32 printable ASCII
+/// characters (`]` to `|`): valid UTF-8 wherever it is split and JSON-safe (no quote,
+/// backslash or control character), so a JSON string of it needs no escaping.
 pub struct ContentStream {
-    rng: ChaCha8Rng,
-    text: bool,
-    block: [u8; 64],
-    pos: usize,
+    seed: u64,
+    table: Vec<u8>,
+    pos: u64,
 }
 
-const ALPHABET: &[u8; 64] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n";
+const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Keeps five bits of each byte.
+const TEXT_MASK: u64 = 0x1F1F_1F1F_1F1F_1F1F;
+/// `]` (0x5D) in every byte: with five random bits added, `]` to `|` (0x7C), never a carry.
+const TEXT_BASE: u64 = 0x5D5D_5D5D_5D5D_5D5D;
+/// Bytes copied from one table offset.
+pub const BLOCK: usize = 4096;
+/// Random bytes drawn per stream (a block may start anywhere in the first `TABLE - BLOCK`).
+pub const TABLE: usize = 64 * 1024;
+
+/// SplitMix64 of `seed` and `i`.
+#[inline(always)]
+fn mix(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add(i.wrapping_add(1).wrapping_mul(GAMMA));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 
 impl ContentStream {
-    /// A stream for this seed; `text` selects printable ASCII.
+    /// A stream for this seed; `text` selects printable, JSON-safe ASCII.
     pub fn new(seed: u64, text: bool) -> Self {
+        let mut table = vec![0u8; TABLE];
+        for (i, w) in table.chunks_exact_mut(8).enumerate() {
+            let z = mix(seed, i as u64);
+            let z = if text { (z & TEXT_MASK) + TEXT_BASE } else { z };
+            w.copy_from_slice(&z.to_le_bytes());
+        }
         ContentStream {
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            text,
-            block: [0; 64],
-            pos: 64,
+            seed: mix(seed, u64::MAX),
+            table,
+            pos: 0,
         }
     }
 
-    /// Fill `buf` with the next bytes. The output does not depend on how reads are split: bytes
-    /// come from whole 64-byte blocks of the generator.
-    pub fn fill(&mut self, buf: &mut [u8]) {
-        let mut off = 0;
-        while off < buf.len() {
-            if self.pos == 64 {
-                self.rng.fill_bytes(&mut self.block);
-                if self.text {
-                    for b in self.block.iter_mut() {
-                        *b = ALPHABET[(*b & 63) as usize];
-                    }
-                }
-                self.pos = 0;
-            }
-            let n = (64 - self.pos).min(buf.len() - off);
-            buf[off..off + n].copy_from_slice(&self.block[self.pos..self.pos + n]);
-            self.pos += n;
-            off += n;
+    /// Fill `buf` with the bytes from `offset` on.
+    pub fn fill_at(&self, offset: u64, buf: &mut [u8]) {
+        let mut off = offset;
+        let mut i = 0;
+        while i < buf.len() {
+            let block = off / BLOCK as u64;
+            let within = (off % BLOCK as u64) as usize;
+            let start = (mix(self.seed, block) % (TABLE - BLOCK) as u64) as usize + within;
+            let n = (BLOCK - within).min(buf.len() - i);
+            buf[i..i + n].copy_from_slice(&self.table[start..start + n]);
+            i += n;
+            off += n as u64;
         }
+    }
+
+    /// Fill `buf` with the next bytes. The output does not depend on how reads are split.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        self.fill_at(self.pos, buf);
+        self.pos += buf.len() as u64;
     }
 
     /// The next `n` bytes.
@@ -105,6 +130,18 @@ mod tests {
         parts.extend(b.take(987));
         assert_eq!(whole, parts);
         assert!(std::str::from_utf8(&parts).is_ok());
+        assert!(
+            parts
+                .iter()
+                .all(|b| (b']'..=b'|').contains(b) && *b != b'\\')
+        );
+        let mut at = vec![0u8; 5000];
+        let c = ContentStream::new(7, true);
+        c.fill_at(13, &mut at[..21]);
+        assert_eq!(at[..21], whole[13..34]);
+        let long = ContentStream::new(7, true).take(3 * BLOCK);
+        c.fill_at(BLOCK as u64 - 7, &mut at);
+        assert_eq!(at[..], long[BLOCK - 7..BLOCK - 7 + 5000]);
         assert_eq!(expected(7, true, 1000).1, sha256_hex(&whole));
     }
 }

@@ -412,6 +412,11 @@ impl Journal {
         summarise_watching(v, self.spec.max_string_bytes, &watched)
     }
 
+    /// Strings longer than this many bytes are summarised in recorded payloads.
+    pub fn max_string_bytes(&self) -> usize {
+        self.spec.max_string_bytes
+    }
+
     /// A copy of every kept entry.
     pub fn entries(&self) -> Vec<Entry> {
         self.lock().entries.clone()

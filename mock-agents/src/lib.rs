@@ -17,7 +17,7 @@
 //! version negotiation, binding-aware unary rendering), `rest` (the HTTP+JSON edge), `grpc` (the
 //! gRPC edge: framing, statuses), `matching` (rule selection), `faults`, `methods` (the one
 //! dispatcher and the A2A method handlers, whatever the binding), `step_runner` (a task's steps), `task_events` (state changes and artifact chunks to
-//! subscribers and webhooks), `sse` (stream framing: SSE or gRPC frames), `push`, `mutations`, `delegation`,
+//! subscribers and webhooks), `sse` (stream framing: SSE or gRPC frames), `frames` (pre-encoded frames of generated chunks), `push`, `mutations`, `delegation`,
 //! `blobs`, `content` (seeded artifact bytes), `journal`, `expect`, `builder`, `server` (the
 //! accept loop).
 
@@ -30,6 +30,7 @@ mod content;
 mod delegation;
 mod expect;
 mod faults;
+mod frames;
 mod grpc;
 mod journal;
 mod matching;

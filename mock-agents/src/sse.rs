@@ -67,6 +67,8 @@ pub(crate) struct StreamState {
     resetting: bool,
     /// The end of the stream is journaled (otherwise dropping it means the client went away).
     closed: bool,
+    /// The rest of a pre-encoded frame sent in pieces ([`crate::frames::encode`]).
+    pending: std::collections::VecDeque<Bytes>,
 }
 
 impl StreamState {
@@ -89,7 +91,7 @@ impl Drop for StreamState {
 }
 
 /// Encode the next item of a stream, or `None` when it closes.
-pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
+pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Bytes> {
     if s.close_after == Some(s.index) {
         s.st.journal(Event::Fault {
             req: s.req,
@@ -106,23 +108,37 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
         s.close("task_ended");
         return None;
     };
-    let bytes = match out.as_ref() {
+    let bytes: Bytes = match out.as_ref() {
         Outgoing::Close(reason) => {
             s.close(reason);
             return None;
         }
-        Outgoing::Event(ev) => {
-            let mut result = to_value(ev.as_ref());
-            if s.v03 {
-                result = compat03::to_v03(ObjectKind::StreamResult, &result).unwrap_or(result);
+        Outgoing::Event(ev) => event_frame(s, ev),
+        Outgoing::Chunk(c) => {
+            let fast = if s.v03 || !s.mutations.is_empty() {
+                None
+            } else {
+                crate::frames::encode(s.binding, &s.id, c)
+            };
+            match fast {
+                Some(mut parts) if !parts.is_empty() => {
+                    let data = crate::frames::journal_data(&s.st.net.journal, s.binding, &s.id, c);
+                    s.st.journal(Event::SseEvent {
+                        req: s.req,
+                        index: s.index,
+                        data,
+                    });
+                    if s.reset_after == Some(s.index) {
+                        // Halved below: one piece.
+                        parts.concat().into()
+                    } else {
+                        let first = parts.remove(0);
+                        s.pending.extend(parts);
+                        first
+                    }
+                }
+                _ => event_frame(s, &c.event()),
             }
-            let (b, v) = frame(s.binding, &s.id, &result, &s.mutations);
-            s.st.journal(Event::SseEvent {
-                req: s.req,
-                index: s.index,
-                data: s.st.net.journal.summarise(&v),
-            });
-            b
         }
         Outgoing::Raw(result) => {
             let (b, v) = frame(s.binding, &s.id, result, &s.mutations);
@@ -131,10 +147,10 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
                 index: s.index,
                 data: s.st.net.journal.summarise(&v),
             });
-            b
+            b.into()
         }
         Outgoing::RawText(text) if s.binding == Binding::Grpc => {
-            let b = crate::grpc::garbage_frame(text.as_bytes()).to_vec();
+            let b = crate::grpc::garbage_frame(text.as_bytes());
             s.st.journal(Event::SseEvent {
                 req: s.req,
                 index: s.index,
@@ -150,7 +166,7 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
                 index: s.index,
                 data: s.st.net.journal.summarise(&json!(text)),
             });
-            b
+            b.into()
         }
         Outgoing::Huge(n) => {
             let mut b = Vec::with_capacity(n + 16);
@@ -169,7 +185,7 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
                 index: s.index,
                 data: json!(format!("<huge event of {n} bytes>")),
             });
-            b
+            b.into()
         }
     };
     if s.reset_after == Some(s.index) {
@@ -183,10 +199,25 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Vec<u8>> {
         });
         s.closed = true;
         s.resetting = true;
-        return Some(bytes[..bytes.len() / 2].to_vec());
+        return Some(bytes.slice(..bytes.len() / 2));
     }
     s.index += 1;
     Some(bytes)
+}
+
+/// The frame of a typed event (general path: translation and mutations apply), journaled.
+fn event_frame(s: &StreamState, ev: &StreamResponse) -> Bytes {
+    let mut result = to_value(ev);
+    if s.v03 {
+        result = compat03::to_v03(ObjectKind::StreamResult, &result).unwrap_or(result);
+    }
+    let (b, v) = frame(s.binding, &s.id, &result, &s.mutations);
+    s.st.journal(Event::SseEvent {
+        req: s.req,
+        index: s.index,
+        data: s.st.net.journal.summarise(&v),
+    });
+    b.into()
 }
 
 pub(crate) fn sse_response(
@@ -218,6 +249,7 @@ pub(crate) fn sse_response(
         resetting: false,
         // A response that will be dropped is never seen: journal nothing about it.
         closed: call.dropping,
+        pending: Default::default(),
     };
     if !call.dropping {
         st.journal(Event::Response {
@@ -242,8 +274,11 @@ pub(crate) fn sse_response(
             tokio::time::sleep(Duration::from_secs(30)).await;
             return None;
         }
+        if let Some(b) = s.pending.pop_front() {
+            return Some((Frame::data(b), (s, false)));
+        }
         match next_frame(&mut s).await {
-            Some(b) => Some((Frame::data(Bytes::from(b)), (s, false))),
+            Some(b) => Some((Frame::data(b), (s, false))),
             None if grpc => Some((
                 Frame::trailers(a2a_protocol::grpc::status::ok_trailers()),
                 (s, true),

@@ -112,7 +112,7 @@ pub(crate) async fn run_steps(
                 omit_last_chunk,
                 delay_ms,
             } => {
-                let mut gens: Vec<(String, ContentStream)> = (0..count)
+                let mut gens: Vec<(String, ContentStream, GenRecord)> = (0..count)
                     .map(|i| {
                         let n = artifact_no + i;
                         let seed = crate::content::derive_seed(&[
@@ -121,9 +121,17 @@ pub(crate) async fn run_steps(
                             &ordinal.to_le_bytes(),
                             &n.to_le_bytes(),
                         ]);
+                        let text = content == ContentKind::Text;
                         (
                             format!("artifact-{}", n + 1),
-                            ContentStream::new(seed, content == ContentKind::Text),
+                            ContentStream::new(seed, text),
+                            GenRecord {
+                                seed,
+                                raw: !text,
+                                chunk_bytes,
+                                chunks: 0,
+                                media_type: media_type.clone(),
+                            },
                         )
                     })
                     .collect();
@@ -143,7 +151,11 @@ pub(crate) async fn run_steps(
                         }
                     }
                 }
-                let mut buf = vec![0u8; chunk_bytes];
+                let context_id = entry.lock().task.context_id.clone();
+                let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT_KIB as usize));
+                let chunk_kib = u32::try_from(chunk_bytes.div_ceil(1024))
+                    .unwrap_or(u32::MAX)
+                    .clamp(1, IN_FLIGHT_KIB);
                 for (a, c) in order {
                     if delay_ms > 0 && c > 0 {
                         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
@@ -151,16 +163,40 @@ pub(crate) async fn run_steps(
                     if frozen(entry) {
                         return Some("terminal");
                     }
-                    let Some((id, gen_)) = gens.get_mut(a) else {
+                    let Some((id, gen_, record)) = gens.get_mut(a) else {
                         continue;
                     };
-                    let bytes: &[u8] = match &literal {
-                        Some(l) => l.get(c as usize).map(String::as_bytes).unwrap_or(&[]),
-                        None => {
-                            gen_.fill(&mut buf);
-                            &buf
-                        }
+                    let last = c + 1 == chunks && !omit_last_chunk;
+                    let Some(l) = &literal else {
+                        // Generated content: the hot path, bytes written once into a buffer
+                        // shared by every subscriber; the task keeps only how to regenerate it.
+                        // A subscriber that stopped reading is dropped by `broadcast` after
+                        // its timeout, so waiting longer for a permit is never needed.
+                        let permit = tokio::time::timeout(
+                            SUBSCRIBER_SEND_TIMEOUT,
+                            in_flight.clone().acquire_many_owned(chunk_kib),
+                        )
+                        .await
+                        .ok()
+                        .and_then(Result::ok);
+                        let mut payload = bytes::BytesMut::zeroed(chunk_bytes);
+                        gen_.fill(&mut payload);
+                        let chunk = GenChunk {
+                            task_id: task_id.clone(),
+                            context_id: context_id.clone(),
+                            artifact_id: id.clone(),
+                            name: (c == 0).then(|| id.clone()),
+                            media_type: media_type.clone(),
+                            raw: content == ContentKind::Raw,
+                            payload: payload.freeze(),
+                            append: c > 0,
+                            last_chunk: last,
+                            _permit: permit,
+                        };
+                        emit_generated(st, entry, &mut truth, chunk, record).await;
+                        continue;
                     };
+                    let bytes: &[u8] = l.get(c as usize).map(String::as_bytes).unwrap_or(&[]);
                     let part = match content {
                         ContentKind::Text => {
                             Part::text(String::from_utf8_lossy(bytes).into_owned())
@@ -177,11 +213,10 @@ pub(crate) async fn run_steps(
                         parts: vec![part],
                         ..Default::default()
                     };
-                    let last = c + 1 == chunks && !omit_last_chunk;
                     emit_chunk(st, entry, &mut truth, artifact, c > 0, last).await;
                 }
                 // Artifacts whose lastChunk was withheld: still record what was sent.
-                for (id, _) in &gens {
+                for (id, _, _) in &gens {
                     if let Some((bytes, sha256)) = truth.finish(id) {
                         st.journal(Event::ArtifactSent {
                             task_id: task_id.clone(),

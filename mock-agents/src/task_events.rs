@@ -15,6 +15,11 @@ pub(crate) const SUBSCRIBER_QUEUE: usize = 64;
 /// Longest wait for a stalled subscriber to take an event before it is dropped (its stream
 /// then ends), so one reader that stops reading cannot stop a task forever.
 pub(crate) const SUBSCRIBER_SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// KiB of generated chunks of one `artifacts` step alive at once (generated, queued or being
+/// encoded), so a stream's memory is bounded whatever the artifact size and queue depth: four
+/// 64 KiB chunks. Chunks of 4 KiB or less are bounded by [`SUBSCRIBER_QUEUE`] first, as
+/// before (a slow reader slows the task only once that many events wait).
+pub(crate) const IN_FLIGHT_KIB: u32 = 256;
 /// Longest wait for the task driver to take and acknowledge a continuation.
 pub(crate) const CONTINUATION_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -26,8 +31,15 @@ pub(crate) async fn broadcast(entry: &TaskEntry, out: Outgoing) {
         let g = entry.lock();
         (g.subscribers.clone(), g.push_tx.clone())
     };
-    if let (Outgoing::Event(ev), Some(tx)) = (out.as_ref(), push_tx) {
-        let _ = tokio::time::timeout(SUBSCRIBER_SEND_TIMEOUT, tx.send(ev.clone())).await;
+    if let Some(tx) = push_tx {
+        let ev = match out.as_ref() {
+            Outgoing::Event(ev) => Some(ev.clone()),
+            Outgoing::Chunk(c) => Some(Arc::new(c.event())),
+            _ => None,
+        };
+        if let Some(ev) = ev {
+            let _ = tokio::time::timeout(SUBSCRIBER_SEND_TIMEOUT, tx.send(ev)).await;
+        }
     }
     let mut gone = Vec::new();
     for s in &subs {
@@ -167,6 +179,9 @@ pub(crate) async fn emit_chunk(
             Some(a) => *a = artifact.clone(),
             None => g.task.artifacts.push(artifact.clone()),
         }
+        if !append {
+            g.generated.remove(&artifact.artifact_id);
+        }
         (g.task.id.clone(), g.task.context_id.clone())
     };
     let mut n = 0u64;
@@ -194,6 +209,76 @@ pub(crate) async fn emit_chunk(
     });
     broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
     if last_chunk && let Some((bytes, sha256)) = truth.finish(&aid) {
+        st.journal(Event::ArtifactSent {
+            task_id,
+            artifact_id: aid,
+            bytes,
+            sha256,
+        });
+    }
+}
+
+/// Send a chunk of generated content (the hot path of large artifacts): the task keeps a
+/// [`GenRecord`] to regenerate it, not its bytes; the truth hash is the one pass over them;
+/// subscribers get it as an [`Outgoing::Chunk`] (pre-encoded per binding, [`crate::frames`]).
+/// Same journal entries as [`emit_chunk`].
+pub(crate) async fn emit_generated(
+    st: &AgentState,
+    entry: &TaskEntry,
+    truth: &mut ArtifactTruth,
+    chunk: GenChunk,
+    record: &GenRecord,
+) {
+    let aid = chunk.artifact_id.clone();
+    let task_id = {
+        let mut g = entry.lock();
+        if g.frozen {
+            return;
+        }
+        let g = &mut *g;
+        let pos = g.task.artifacts.iter().position(|a| a.artifact_id == aid);
+        match pos {
+            Some(i) if chunk.append => {
+                let a = &mut g.task.artifacts[i];
+                match g.generated.get_mut(&aid) {
+                    // Generated chunks so far and nothing after them: one more.
+                    Some(r) if a.parts.is_empty() => r.chunks += 1,
+                    // Behind other parts (a script mixing steps on one id): kept as is.
+                    _ => a.parts.push(chunk.part()),
+                }
+            }
+            _ => {
+                let a = Artifact {
+                    artifact_id: aid.clone(),
+                    name: chunk.name.clone(),
+                    ..Default::default()
+                };
+                match pos {
+                    Some(i) => g.task.artifacts[i] = a,
+                    None => g.task.artifacts.push(a),
+                }
+                g.generated.insert(
+                    aid.clone(),
+                    GenRecord {
+                        chunks: 1,
+                        ..record.clone()
+                    },
+                );
+            }
+        }
+        g.task.id.clone()
+    };
+    truth.chunk(&aid, chunk.append, &chunk.payload);
+    st.journal(Event::ArtifactChunk {
+        task_id: task_id.clone(),
+        artifact_id: aid.clone(),
+        append: chunk.append,
+        last_chunk: chunk.last_chunk,
+        bytes: chunk.payload.len() as u64,
+    });
+    let last = chunk.last_chunk;
+    broadcast(entry, Outgoing::Chunk(Arc::new(chunk))).await;
+    if last && let Some((bytes, sha256)) = truth.finish(&aid) {
         st.journal(Event::ArtifactSent {
             task_id,
             artifact_id: aid,

@@ -174,7 +174,7 @@ pub(crate) async fn handle(
                     let (t, m) = {
                         let g = e.lock();
                         (
-                            with_history(&g.task, req.history_length),
+                            with_history(&g.snapshot(), req.history_length),
                             g.mutations.clone(),
                         )
                     };

@@ -159,6 +159,7 @@ pub(crate) async fn new_work(
             driver_done: false,
             x_deleg: x.ok().flatten(),
             ordinal: n,
+            generated: Default::default(),
         }),
         changed: tokio::sync::Notify::new(),
     });
@@ -239,7 +240,7 @@ pub(crate) fn subscribe(entry: &TaskEntry) -> (mpsc::Receiver<Arc<Outgoing>>, Ar
     let mut g = entry.lock();
     g.subscribers.push(tx);
     let snap = Arc::new(Outgoing::Event(Arc::new(StreamResponse::Task(
-        g.task.clone(),
+        g.snapshot(),
     ))));
     (rx, snap)
 }
@@ -354,7 +355,7 @@ async fn answer_with_task(
     let (t, m) = {
         let g = entry.lock();
         (
-            with_history(&g.task, configuration.and_then(|c| c.history_length)),
+            with_history(&g.snapshot(), configuration.and_then(|c| c.history_length)),
             g.mutations.clone(),
         )
     };

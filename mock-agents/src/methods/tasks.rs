@@ -46,7 +46,15 @@ pub(crate) fn list_tasks(st: &AgentState, call: &Call, params: &Value) -> Respon
     let mut tasks: Vec<Task> = ids
         .iter()
         .filter_map(|id| st.task(id))
-        .map(|e| e.lock().task.clone())
+        .map(|e| {
+            let g = e.lock();
+            // Regenerating generated content only when it is shown.
+            if req.include_artifacts == Some(true) {
+                g.snapshot()
+            } else {
+                g.task.clone()
+            }
+        })
         .filter(|t| req.context_id.as_ref().is_none_or(|c| *c == t.context_id))
         .filter(|t| {
             req.status
@@ -128,7 +136,7 @@ pub(crate) async fn cancel_task(st: &Arc<AgentState>, call: &Call, params: &Valu
             )
             .await;
             finish_task(&entry, "terminal").await;
-            let t = entry.lock().task.clone();
+            let t = entry.lock().snapshot();
             ok(st, call, ObjectKind::Task, to_value(&t), &m)
         }
         CancelBehaviour::CompleteFirst => {
@@ -149,7 +157,7 @@ pub(crate) async fn cancel_task(st: &Arc<AgentState>, call: &Call, params: &Valu
             )
         }
         CancelBehaviour::Ignore => {
-            let t = entry.lock().task.clone();
+            let t = entry.lock().snapshot();
             ok(st, call, ObjectKind::Task, to_value(&t), &m)
         }
     }

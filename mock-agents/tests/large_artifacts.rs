@@ -1,0 +1,121 @@
+//! Large generated artifacts over every binding: what a client reassembles from the stream,
+//! and what `GetTask` returns once the task completed (the mock keeps no chunk bodies and
+//! regenerates them), are byte-exact against the journal's length and sha256.
+
+mod common;
+use a2a_mock_agents::Network;
+use a2a_protocol::Method;
+use common::*;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// 16 MiB of text in 64 KiB chunks, and 1 MiB of raw bytes (base64 in JSON) with a media type
+/// in 20,000-byte chunks (not a multiple of 3 or 8).
+const AGENT: &str = r#"
+    seed = 11
+    [[agent]]
+    name = "a"
+    bindings = ["jsonrpc", "rest", "grpc"]
+    [[agent.rule]]
+    steps = [
+      { do = "state", state = "TASK_STATE_WORKING" },
+      { do = "artifacts", count = 1, chunks = 256, chunk_bytes = 65536 },
+      { do = "artifacts", count = 1, chunks = 53, chunk_bytes = 20000, content = "raw", media_type = "application/octet-stream" },
+      { do = "state", state = "TASK_STATE_COMPLETED" },
+    ]
+"#;
+
+/// Concatenated part bytes of every artifact of a task (`GetTask` result).
+fn task_artifacts(task: &Value) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for a in task
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let id = a["artifactId"].as_str().expect("artifactId").to_string();
+        let mut bytes = Vec::new();
+        for p in a["parts"].as_array().into_iter().flatten() {
+            bytes.extend(part_bytes(p));
+        }
+        out.insert(id, bytes);
+    }
+    out
+}
+
+/// The task id of the first event that names one.
+fn task_id_of(results: &[Value]) -> String {
+    results
+        .iter()
+        .find_map(|r| {
+            r.pointer("/task/id")
+                .or_else(|| r.pointer("/statusUpdate/taskId"))
+                .or_else(|| r.pointer("/artifactUpdate/taskId"))
+                .and_then(Value::as_str)
+        })
+        .expect("a task id")
+        .to_string()
+}
+
+/// Both artifacts, as reassembled, match the journal's truth for this task.
+fn check_truth(net: &Network, tid: &str, arts: &BTreeMap<String, Vec<u8>>, what: &str) {
+    let truth = artifacts_sent(net.journal());
+    for (aid, len) in [("artifact-1", 16u64 << 20), ("artifact-2", 53 * 20000)] {
+        let (bytes, sha) = truth
+            .get(&(tid.to_string(), aid.to_string()))
+            .unwrap_or_else(|| panic!("no artifact_sent for {aid}"));
+        assert_eq!(*bytes, len, "{what}: journal length of {aid}");
+        let got = arts.get(aid).unwrap_or_else(|| panic!("{what}: no {aid}"));
+        assert_eq!(got.len() as u64, *bytes, "{what}: length of {aid}");
+        assert_eq!(&sha256(got), sha, "{what}: sha256 of {aid}");
+    }
+    let text = arts.get("artifact-1").expect("artifact-1");
+    assert!(std::str::from_utf8(text).is_ok(), "{what}: text is UTF-8");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_artifacts_stream_and_poll_byte_exact_over_jsonrpc() {
+    let net = start(AGENT).await;
+    let http = client();
+    let url = net.rpc_url("a").expect("agent a");
+    let s = stream(&http, &url, "SendStreamingMessage", send_params("go")).await;
+    let results = s.results();
+    let tid = task_id_of(&results);
+    check_truth(&net, &tid, &reassemble(&results), "jsonrpc stream");
+    wait_state(net.journal(), &tid, "TASK_STATE_COMPLETED").await;
+    let t = call(&http, &url, "GetTask", json!({"id": tid})).await;
+    check_truth(&net, &tid, &task_artifacts(&t), "jsonrpc GetTask");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_artifacts_stream_and_poll_byte_exact_over_rest() {
+    let net = start(AGENT).await;
+    let http = client();
+    let url = net.rest_url("a").expect("agent a");
+    let s = rest_stream(&http, &url, Method::SendStreamingMessage, send_params("go")).await;
+    let results = s.payloads();
+    let tid = task_id_of(&results);
+    check_truth(&net, &tid, &reassemble(&results), "rest stream");
+    wait_state(net.journal(), &tid, "TASK_STATE_COMPLETED").await;
+    let (status, t) = rest(&http, &url, Method::GetTask, json!({"id": tid})).await;
+    assert_eq!(status, 200);
+    check_truth(&net, &tid, &task_artifacts(&t), "rest GetTask");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_artifacts_stream_and_poll_byte_exact_over_grpc() {
+    let net = start(AGENT).await;
+    let addr = net.grpc_url("a").expect("agent a");
+    let s = grpc_stream(&addr, Method::SendStreamingMessage, send_params("go"))
+        .await
+        .expect("stream");
+    assert!(s.status.is_none(), "{:?}", s.status);
+    let tid = task_id_of(&s.messages);
+    check_truth(&net, &tid, &reassemble(&s.messages), "grpc stream");
+    wait_state(net.journal(), &tid, "TASK_STATE_COMPLETED").await;
+    let t = grpc_unary(&addr, Method::GetTask, json!({"id": tid}))
+        .await
+        .expect("GetTask");
+    check_truth(&net, &tid, &task_artifacts(&t), "grpc GetTask");
+}
