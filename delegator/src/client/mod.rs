@@ -621,6 +621,24 @@ impl EventStream {
             if let Source::Sse(sse) = &mut self.source
                 && let Some(ev) = sse.events.pop_front()
             {
+                // Fast path: the payload decoded once, from its text straight into the typed
+                // envelope and `StreamResponse` (no `Value`). It is taken only when that decode
+                // succeeds, which implies every task state in it is known; anything else (an
+                // unknown state, a wrong shape, a 0.3 agent, an SSE error event) goes through the
+                // `Value` path below, which rewrites unknown states to UNSPECIFIED, records them,
+                // and produces the same errors as before.
+                let typed = match &sse.framing {
+                    SseFraming::JsonRpc { version, rpc_id } => {
+                        jsonrpc::event_typed(self.method, *version, rpc_id, &ev)
+                    }
+                    SseFraming::Rest => rest::event_typed(&ev),
+                };
+                if let Some(r) = typed {
+                    return Some(r.map(|event| StreamItem {
+                        event,
+                        unknown_states: Vec::new(),
+                    }));
+                }
                 let v = match &sse.framing {
                     SseFraming::JsonRpc { version, rpc_id } => {
                         jsonrpc::event_value(self.method, *version, rpc_id, ev)
