@@ -732,6 +732,200 @@ mod tests {
         assert_eq!(sanitize_states(&mut num).len(), 1);
     }
 
+    /// The `Value` path (the fallback, and the only path before the typed one existed).
+    fn value_path(ev: SseEvent, rest_framing: bool, id: &Id) -> Result<StreamItem, String> {
+        let v = if rest_framing {
+            rest::event_value(ev)
+        } else {
+            jsonrpc::event_value(Method::SendStreamingMessage, ProtocolVersion::V1_0, id, ev)
+        };
+        let mut v = v.map_err(|e| e.to_string())?;
+        let unknown_states = sanitize_states(&mut v);
+        let event =
+            a2a_protocol::codec::decode_value::<StreamResponse>(&v).map_err(|e| e.to_string())?;
+        Ok(StreamItem {
+            event,
+            unknown_states,
+        })
+    }
+
+    /// What [`EventStream::next`] yields for one SSE payload: the typed path when it decodes,
+    /// else the `Value` path.
+    fn both_paths(
+        result: Value,
+    ) -> (
+        Option<Result<StreamItem, String>>,
+        Result<StreamItem, String>,
+    ) {
+        let id = Id::from("r-1");
+        let env = json!({"jsonrpc": "2.0", "id": "r-1", "result": result.clone()});
+        let ev = |data: String| SseEvent {
+            event: None,
+            data,
+            id: None,
+            retry: None,
+        };
+        // JSON-RPC framing.
+        let typed = jsonrpc::event_typed(
+            Method::SendStreamingMessage,
+            ProtocolVersion::V1_0,
+            &id,
+            &ev(env.to_string()),
+        )
+        .map(|r| {
+            r.map(|event| StreamItem {
+                event,
+                unknown_states: Vec::new(),
+            })
+            .map_err(|e| e.to_string())
+        });
+        let old = value_path(ev(env.to_string()), false, &id);
+        // REST framing agrees with JSON-RPC framing.
+        let typed_rest = rest::event_typed(&ev(result.to_string())).map(|r| {
+            r.map(|event| StreamItem {
+                event,
+                unknown_states: Vec::new(),
+            })
+            .map_err(|e| e.to_string())
+        });
+        let old_rest = value_path(ev(result.to_string()), true, &id);
+        assert_eq!(typed, typed_rest);
+        // Error messages differ between framings; outcomes do not.
+        assert_eq!(old.as_ref().ok(), old_rest.as_ref().ok());
+        assert_eq!(old.is_ok(), old_rest.is_ok());
+        (typed, old)
+    }
+
+    #[test]
+    fn typed_fast_path_matches_the_value_path() {
+        use base64::Engine;
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(3001).collect();
+        let std_pad = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let std_nopad = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&bytes);
+        let url_pad = base64::engine::general_purpose::URL_SAFE.encode(&bytes);
+        let url_nopad = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&bytes);
+        assert!(url_nopad.contains(['-', '_']));
+        let text = "plain \"quoted\" \\ back\nslash, unicode \u{e9}\u{1F600}, ".repeat(500);
+        let art = |parts: Value, append: bool, last: bool, id: &str| {
+            json!({"artifactUpdate": {"taskId": "t-1", "contextId": "c-1", "append": append,
+                "lastChunk": last, "artifact": {"artifactId": id, "name": "out", "parts": parts}}})
+        };
+        let good = vec![
+            art(json!([{"text": text}]), false, false, "a1"),
+            art(
+                json!([{"text": "x", "mediaType": "text/markdown"}]),
+                true,
+                true,
+                "a1",
+            ),
+            art(json!([{"raw": std_pad}]), true, false, "a2"),
+            art(json!([{"raw": std_nopad}]), true, false, "a2"),
+            art(json!([{"raw": url_pad}]), true, false, "a3"),
+            art(json!([{"raw": url_nopad}, {"raw": ""}]), true, true, "a3"),
+            art(
+                json!([{"data": {"k": [1, 2.5, "s", null, {"n": true}]}}]),
+                false,
+                true,
+                "a4",
+            ),
+            art(
+                json!([{"url": "http://example.invalid/x"}]),
+                false,
+                true,
+                "a5",
+            ),
+            json!({"statusUpdate": {"taskId": "t-1", "contextId": "c-1",
+                "status": {"state": "TASK_STATE_WORKING"}}}),
+            json!({"task": {"id": "t-1", "contextId": "c-1",
+                "status": {"state": "TASK_STATE_COMPLETED"},
+                "artifacts": [{"artifactId": "a1", "parts": [{"raw": url_nopad}]}]}}),
+            json!({"message": {"messageId": "m", "role": "ROLE_AGENT",
+                "parts": [{"text": "hi"}]}}),
+        ];
+        for r in good {
+            let (typed, old) = both_paths(r.clone());
+            let typed = typed.unwrap_or_else(|| panic!("no fast path for {r}"));
+            assert_eq!(typed, old, "{r}");
+            assert!(old.is_ok(), "{r}: {old:?}");
+        }
+        // Raw parts decode to the same bytes whatever the alphabet and padding.
+        for b64 in [&std_pad, &std_nopad, &url_pad, &url_nopad] {
+            let (typed, _) = both_paths(art(json!([{"raw": b64}]), false, true, "a"));
+            let Some(Ok(StreamItem {
+                event: StreamResponse::ArtifactUpdate(u),
+                ..
+            })) = typed
+            else {
+                panic!("not decoded: {b64}");
+            };
+            assert_eq!(u.artifact.parts[0].inline_bytes().unwrap().as_ref(), bytes);
+        }
+        // Unknown states and bad shapes leave the fast path; the Value path records the states
+        // and reports the errors, as before.
+        let fallback = vec![
+            json!({"statusUpdate": {"taskId": "t-1", "status": {"state": "TASK_STATE_PAUSED"}}}),
+            json!({"task": {"id": "t-1", "status": {"state": 42}}}),
+            art(json!([{"raw": "not base64!"}]), false, true, "a"),
+            json!({"nothing": {}}),
+            json!([1, 2]),
+        ];
+        for r in fallback {
+            let (typed, old) = both_paths(r.clone());
+            assert!(typed.is_none(), "{r}: {typed:?}");
+            if r.pointer("/statusUpdate/status/state").is_some()
+                || r.pointer("/task/status/state").is_some()
+            {
+                let item = old.unwrap_or_else(|e| panic!("{r}: {e}"));
+                assert_eq!(item.unknown_states.len(), 1, "{r}");
+            } else {
+                assert!(old.is_err(), "{r}");
+            }
+        }
+    }
+
+    #[test]
+    fn typed_fast_path_keeps_the_id_and_error_checks() {
+        let id = Id::from("r-1");
+        let ev = |v: Value| SseEvent {
+            event: None,
+            data: v.to_string(),
+            id: None,
+            retry: None,
+        };
+        let ok =
+            json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_WORKING"}}});
+        let wrong = ev(json!({"jsonrpc": "2.0", "id": "other", "result": ok}));
+        let r = jsonrpc::event_typed(
+            Method::SendStreamingMessage,
+            ProtocolVersion::V1_0,
+            &id,
+            &wrong,
+        )
+        .unwrap_or_else(|| panic!("fast path"));
+        assert!(r.unwrap_err().is_agent_protocol());
+        let err = ev(json!({"jsonrpc": "2.0", "id": "r-1",
+            "error": {"code": -32001, "message": "Task not found"}}));
+        let r = jsonrpc::event_typed(
+            Method::SendStreamingMessage,
+            ProtocolVersion::V1_0,
+            &id,
+            &err,
+        )
+        .unwrap_or_else(|| panic!("fast path"));
+        assert_eq!(r.unwrap_err().code(), Some(-32001));
+        // 0.3 agents always take the Value path (the compat adapter).
+        let v03 = ev(json!({"jsonrpc": "2.0", "id": "r-1", "result": ok}));
+        assert!(
+            jsonrpc::event_typed(
+                Method::SendStreamingMessage,
+                ProtocolVersion::V0_3,
+                &id,
+                &v03
+            )
+            .is_none()
+        );
+    }
+
     #[test]
     fn transient_classification() {
         let h = |s| ClientError::Http {
