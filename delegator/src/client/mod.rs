@@ -654,9 +654,16 @@ impl EventStream {
                 Source::Sse(sse) => sse,
                 Source::Grpc { url, stream } => {
                     return match stream.message().await {
-                        Ok(Some(m)) => Some(
-                            grpc::stream_value(&m).and_then(|v| self.decode_result(v, Vec::new())),
-                        ),
+                        // Fast path: a plain artifact chunk moved from prost into the typed
+                        // event; anything else through ProtoJSON and the `Value` path.
+                        Ok(Some(m)) => Some(match grpc::stream_typed(m) {
+                            Ok(event) => Ok(StreamItem {
+                                event,
+                                unknown_states: Vec::new(),
+                            }),
+                            Err(m) => grpc::stream_value(&m)
+                                .and_then(|v| self.decode_result(v, Vec::new())),
+                        }),
                         Ok(None) => {
                             self.done = true;
                             None
@@ -881,6 +888,75 @@ mod tests {
                 assert!(old.is_err(), "{r}");
             }
         }
+    }
+
+    #[test]
+    fn grpc_fast_path_matches_the_protojson_path() {
+        use a2a_protocol::grpc::pb;
+        let part = |c: pb::part::Content, media: &str, file: &str| pb::Part {
+            metadata: None,
+            filename: file.into(),
+            media_type: media.into(),
+            content: Some(c),
+        };
+        let frame =
+            |name: &str, parts: Vec<pb::Part>, append: bool, last: bool| pb::StreamResponse {
+                payload: Some(pb::stream_response::Payload::ArtifactUpdate(
+                    pb::TaskArtifactUpdateEvent {
+                        task_id: "t-1".into(),
+                        context_id: "".into(),
+                        artifact: Some(pb::Artifact {
+                            artifact_id: "a1".into(),
+                            name: name.into(),
+                            description: "".into(),
+                            parts,
+                            metadata: None,
+                            extensions: vec!["urn:x".into()],
+                        }),
+                        append,
+                        last_chunk: last,
+                        metadata: None,
+                    },
+                )),
+            };
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(70_001).collect();
+        let frames = [
+            frame(
+                "out",
+                vec![
+                    part(pb::part::Content::Text("héllo \"x\"\n".repeat(999)), "", ""),
+                    part(
+                        pb::part::Content::Raw(bytes.clone()),
+                        "application/x",
+                        "f.bin",
+                    ),
+                    part(pb::part::Content::Raw(Vec::new()), "", ""),
+                    part(pb::part::Content::Url("http://h/x".into()), "", ""),
+                ],
+                true,
+                false,
+            ),
+            frame("", vec![], false, true),
+        ];
+        for m in frames {
+            let mut v = grpc::stream_value(&m).unwrap();
+            assert!(sanitize_states(&mut v).is_empty());
+            let old = a2a_protocol::codec::decode_value::<StreamResponse>(&v).unwrap();
+            let typed = grpc::stream_typed(m).unwrap_or_else(|_| panic!("no fast path"));
+            assert_eq!(typed, old);
+        }
+        // Data parts, metadata and other events take the ProtoJSON path.
+        let status = pb::StreamResponse {
+            payload: Some(pb::stream_response::Payload::StatusUpdate(
+                pb::TaskStatusUpdateEvent::default(),
+            )),
+        };
+        assert!(grpc::stream_typed(status).is_err());
+        let mut meta = frame("x", vec![], false, false);
+        if let Some(pb::stream_response::Payload::ArtifactUpdate(u)) = &mut meta.payload {
+            u.metadata = Some(Default::default());
+        }
+        assert!(grpc::stream_typed(meta).is_err());
     }
 
     #[test]
