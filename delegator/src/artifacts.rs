@@ -19,9 +19,11 @@ use crate::request::ArtifactSpecExt;
 use crate::store::ArtifactRecord;
 use a2a_protocol::{Artifact, Part, PartContent};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The most distinct artifacts accepted per delegation.
 pub const MAX_ARTIFACTS: usize = 256;
@@ -91,17 +93,103 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// The media type of a part: its `mediaType`, else `text/plain` for text, `application/json` for
-/// data and `application/octet-stream` for raw and url parts.
-pub fn part_media_type(p: &Part) -> String {
+/// data and `application/octet-stream` for raw and url parts. Borrowed: nothing is allocated per
+/// chunk.
+pub fn part_media_type(p: &Part) -> &str {
     if let Some(m) = p.media_type.as_deref().filter(|m| !m.trim().is_empty()) {
-        return m.to_string();
+        return m;
     }
     match p.content {
         PartContent::Text(_) => "text/plain",
         PartContent::Data(_) => "application/json",
         PartContent::Raw(_) | PartContent::Url(_) => "application/octet-stream",
     }
-    .to_string()
+}
+
+/// What a background write returns: the file, the (emptied) buffer for reuse, the hasher that
+/// hashed it, and the outcome.
+type WriteJob = (Arc<File>, Vec<u8>, Sha256, std::io::Result<()>);
+
+/// An artifact file written off the async workers.
+///
+/// Bytes are copied once, into `buf` (the write buffer, `buffer_bytes` large). A full buffer is
+/// handed to a blocking task ([`tokio::task::spawn_blocking`]) that writes it with one
+/// `write(2)` and feeds it to the artifact's SHA-256 (so hashing also leaves the async worker),
+/// while the stream keeps filling a second buffer: at most two buffers per open artifact, and at
+/// most one write in flight per file, so bytes land in order. [`Sink::drain`] waits for the
+/// write in flight and writes the rest; durability (fsync, rename, directory fsync) is done by
+/// [`Reassembler::commit`] after it, exactly as before.
+struct Sink {
+    file: Option<Arc<File>>,
+    buf: Vec<u8>,
+    spare: Vec<u8>,
+    inflight: Option<tokio::task::JoinHandle<WriteJob>>,
+}
+
+impl Sink {
+    fn new(file: File) -> Self {
+        Sink {
+            file: Some(Arc::new(file)),
+            buf: Vec::new(),
+            spare: Vec::new(),
+            inflight: None,
+        }
+    }
+
+    /// Wait for the write in flight, taking back the file, buffer and hasher.
+    async fn settle(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
+        if let Some(h) = self.inflight.take() {
+            let (file, mut buf, h2, r) = h.await.map_err(std::io::Error::other)?;
+            self.file = Some(file);
+            *hasher = h2;
+            buf.clear();
+            self.spare = buf;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Start writing the buffer in the background (after the previous write finished).
+    async fn submit(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
+        self.settle(hasher).await?;
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let Some(file) = self.file.take() else {
+            return Err(std::io::Error::other("file not open"));
+        };
+        let full = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
+        let mut h = std::mem::take(hasher);
+        self.inflight = Some(tokio::task::spawn_blocking(move || {
+            h.update(&full);
+            let r = (&*file).write_all(&full);
+            (file, full, h, r)
+        }));
+        Ok(())
+    }
+
+    /// Append `bytes`, handing the buffer to the writer first when they would overflow it.
+    async fn write(
+        &mut self,
+        bytes: &[u8],
+        cap: usize,
+        hasher: &mut Sha256,
+    ) -> std::io::Result<()> {
+        if !self.buf.is_empty() && self.buf.len() + bytes.len() > cap {
+            self.submit(hasher).await?;
+        }
+        if self.buf.capacity() == 0 {
+            self.buf.reserve_exact(cap.max(bytes.len()));
+        }
+        self.buf.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Every byte written and hashed; the file stays open.
+    async fn drain(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
+        self.submit(hasher).await?;
+        self.settle(hasher).await
+    }
 }
 
 struct Assembling {
@@ -109,11 +197,15 @@ struct Assembling {
     name: Option<String>,
     media_type: Option<String>,
     path: PathBuf,
-    file: Option<BufWriter<File>>,
+    file: Option<Sink>,
+    /// SHA-256 of the bytes handed to the sink so far (while a write is in flight, of the bytes
+    /// before it; [`Sink::drain`] brings it up to date).
     hasher: Sha256,
     len: u64,
     last_chunk: bool,
     problems: Vec<String>,
+    /// Media types already reported as not accepted (one problem per type, not per chunk).
+    rejected_media: Vec<String>,
 }
 
 /// Reassembles the artifacts of one delegation.
@@ -123,6 +215,8 @@ pub struct Reassembler {
     validator: Option<jsonschema::Validator>,
     buffer_bytes: usize,
     artifacts: Vec<Assembling>,
+    /// `artifactId` -> index in `artifacts` (O(1) lookup per chunk).
+    index: HashMap<String, usize>,
     terminal: bool,
     bugs: Bugs,
 }
@@ -145,7 +239,7 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> ArtifactError {
 
 impl Reassembler {
     /// A reassembler writing into `dir` (created on first use) with a write buffer of
-    /// `buffer_bytes`.
+    /// `buffer_bytes` per open artifact (two while a write is in flight).
     pub fn new(dir: PathBuf, spec: &ArtifactSpec, buffer_bytes: usize, bugs: Bugs) -> Self {
         let validator = spec
             .schema
@@ -157,6 +251,7 @@ impl Reassembler {
             validator,
             buffer_bytes: buffer_bytes.max(1024),
             artifacts: Vec::new(),
+            index: HashMap::new(),
             terminal: false,
             bugs,
         }
@@ -178,10 +273,10 @@ impl Reassembler {
     }
 
     fn index_of(&self, id: &str) -> Option<usize> {
-        self.artifacts.iter().position(|a| a.id == id)
+        self.index.get(id).copied()
     }
 
-    fn start(&mut self, art: &Artifact) -> Result<usize, ArtifactError> {
+    async fn start(&mut self, art: &Artifact) -> Result<usize, ArtifactError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| io_err(&self.dir, e))?;
         let idx = match self.index_of(&art.artifact_id) {
             Some(i) => i,
@@ -202,17 +297,25 @@ impl Reassembler {
                     len: 0,
                     last_chunk: false,
                     problems: Vec::new(),
+                    rejected_media: Vec::new(),
                 });
+                self.index
+                    .insert(art.artifact_id.clone(), self.artifacts.len() - 1);
                 self.artifacts.len() - 1
             }
         };
         let a = &mut self.artifacts[idx];
+        if let Some(mut old) = a.file.take() {
+            // A write in flight to the replaced content must land before the file is truncated.
+            let _ = old.settle(&mut a.hasher).await;
+        }
         let f = File::create(&a.path).map_err(|e| io_err(&a.path, e))?;
-        a.file = Some(BufWriter::with_capacity(self.buffer_bytes, f));
+        a.file = Some(Sink::new(f));
         a.hasher = Sha256::new();
         a.len = 0;
         a.last_chunk = false;
         a.problems.clear();
+        a.rejected_media.clear();
         a.media_type = None;
         a.name = art.name.clone();
         Ok(idx)
@@ -236,7 +339,7 @@ impl Reassembler {
         let idx = if append {
             match self.index_of(&art.artifact_id) {
                 Some(_) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => {
-                    self.start(art)?
+                    self.start(art).await?
                 }
                 Some(i) => {
                     if self.artifacts[i].file.is_none() {
@@ -246,15 +349,14 @@ impl Reassembler {
                             .append(true)
                             .open(&path)
                             .map_err(|e| io_err(&path, e))?;
-                        self.artifacts[i].file =
-                            Some(BufWriter::with_capacity(self.buffer_bytes, f));
+                        self.artifacts[i].file = Some(Sink::new(f));
                     }
                     i
                 }
                 None => return Err(ArtifactError::UnknownAppend(art.artifact_id.clone())),
             }
         } else {
-            self.start(art)?
+            self.start(art).await?
         };
         if art.name.is_some() {
             self.artifacts[idx].name = art.name.clone();
@@ -298,9 +400,10 @@ impl Reassembler {
         {
             let a = &mut self.artifacts[idx];
             if a.media_type.is_none() {
-                a.media_type = Some(media.clone());
+                a.media_type = Some(media.to_string());
             }
-            if !self.spec.accepts(&media) {
+            if !self.spec.accepts(media) && !a.rejected_media.iter().any(|m| m == media) {
+                a.rejected_media.push(media.to_string());
                 a.problems.push(format!(
                     "artifact {:?}: media type {media:?} is not accepted (accepted: {:?})",
                     a.id, self.spec.mime_types
@@ -320,12 +423,18 @@ impl Reassembler {
             PartContent::Url(url) => self.fetch_into(http, idx, url, limit).await,
             _ => {
                 let bytes = part.inline_bytes().unwrap_or_default();
-                self.write_bytes(idx, &bytes, limit)
+                self.write_bytes(idx, &bytes, limit).await
             }
         }
     }
 
-    fn write_bytes(&mut self, idx: usize, bytes: &[u8], limit: u64) -> Result<(), ArtifactError> {
+    async fn write_bytes(
+        &mut self,
+        idx: usize,
+        bytes: &[u8],
+        limit: u64,
+    ) -> Result<(), ArtifactError> {
+        let cap = self.buffer_bytes;
         let a = &mut self.artifacts[idx];
         if a.len + bytes.len() as u64 > limit {
             // Keep exactly the bytes up to the bound: nothing past it is buffered.
@@ -334,11 +443,12 @@ impl Reassembler {
                 limit,
             });
         }
-        let Some(file) = a.file.as_mut() else {
+        let Some(sink) = a.file.as_mut() else {
             return Err(io_err(&a.path, "file not open"));
         };
-        file.write_all(bytes).map_err(|e| io_err(&a.path, e))?;
-        a.hasher.update(bytes);
+        sink.write(bytes, cap, &mut a.hasher)
+            .await
+            .map_err(|e| io_err(&a.path, e))?;
         a.len += bytes.len() as u64;
         Ok(())
     }
@@ -376,7 +486,7 @@ impl Reassembler {
             });
         }
         while let Some(chunk) = resp.chunk().await.map_err(|e| fail(e.to_string()))? {
-            self.write_bytes(idx, &chunk, limit)?;
+            self.write_bytes(idx, &chunk, limit).await?;
         }
         Ok(())
     }
@@ -389,11 +499,19 @@ impl Reassembler {
             .collect()
     }
 
-    fn flush_all(&mut self) -> Result<(), ArtifactError> {
+    /// Write out every buffer, then fsync every file (off the async workers).
+    async fn flush_all(&mut self) -> Result<(), ArtifactError> {
         for a in &mut self.artifacts {
-            if let Some(f) = a.file.as_mut() {
-                f.flush().map_err(|e| io_err(&a.path, e))?;
-                f.get_ref().sync_all().map_err(|e| io_err(&a.path, e))?;
+            if let Some(sink) = a.file.as_mut() {
+                sink.drain(&mut a.hasher)
+                    .await
+                    .map_err(|e| io_err(&a.path, e))?;
+                if let Some(f) = sink.file.clone() {
+                    tokio::task::spawn_blocking(move || f.sync_all())
+                        .await
+                        .map_err(|e| io_err(&a.path, e))?
+                        .map_err(|e| io_err(&a.path, e))?;
+                }
             }
         }
         Ok(())
@@ -418,8 +536,8 @@ impl Reassembler {
     }
 
     /// What was assembled so far, uncommitted (for the dead-letter queue).
-    pub fn partials(&mut self, prov: &Provenance) -> Vec<ArtifactRecord> {
-        let _ = self.flush_all();
+    pub async fn partials(&mut self, prov: &Provenance) -> Vec<ArtifactRecord> {
+        let _ = self.flush_all().await;
         self.artifacts
             .iter()
             .map(|a| Self::record(a, prov, &a.path, false))
@@ -427,8 +545,11 @@ impl Reassembler {
     }
 
     /// Commit: flush and sync every file, move it to its final name, return the records.
-    pub fn commit(&mut self, prov: &Provenance) -> Result<Vec<ArtifactRecord>, ArtifactError> {
-        self.flush_all()?;
+    pub async fn commit(
+        &mut self,
+        prov: &Provenance,
+    ) -> Result<Vec<ArtifactRecord>, ArtifactError> {
+        self.flush_all().await?;
         let mut out = Vec::new();
         for a in &mut self.artifacts {
             a.file = None;
@@ -514,7 +635,7 @@ mod tests {
         r.apply_chunk(&http, &art("a", vec![Part::text("three")]), true, true)
             .await
             .unwrap();
-        let recs = r.commit(&prov()).unwrap();
+        let recs = r.commit(&prov()).await.unwrap();
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].bytes, 13);
         assert_eq!(recs[0].sha256, sha(b"one two three"));
@@ -538,7 +659,7 @@ mod tests {
         r.apply_chunk(&http, &art("a", vec![Part::text("new")]), false, true)
             .await
             .unwrap();
-        let recs = r.commit(&prov()).unwrap();
+        let recs = r.commit(&prov()).await.unwrap();
         assert_eq!(std::fs::read(&recs[0].path).unwrap(), b"new");
     }
 
@@ -615,7 +736,7 @@ mod tests {
         .await
         .unwrap();
         assert!(r.problems().is_empty());
-        let recs = r.commit(&prov()).unwrap();
+        let recs = r.commit(&prov()).await.unwrap();
         assert_eq!(std::fs::read(&recs[0].path).unwrap(), br#"{"n":1}"#);
     }
 
@@ -637,7 +758,7 @@ mod tests {
         )
         .await
         .unwrap();
-        let recs = r.commit(&prov()).unwrap();
+        let recs = r.commit(&prov()).await.unwrap();
         assert_eq!(std::fs::read(&recs[0].path).unwrap(), b"part1\x00\x01\x02");
     }
 

@@ -204,10 +204,37 @@ pub fn decode_base64_lenient(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
         GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
     const STD: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::STANDARD, CFG);
     const URL: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::URL_SAFE, CFG);
-    if s.contains(['-', '_']) {
-        URL.decode(s)
-    } else {
-        STD.decode(s)
+    // No pre-scan for `-`/`_`: the standard alphabet first (the common case), the URL-safe one
+    // only when that fails. A string mixing both alphabets is invalid either way.
+    match STD.decode(s) {
+        Ok(v) => Ok(v),
+        Err(e) => URL.decode(s).map_err(|_| e),
+    }
+}
+
+/// A string field borrowed from the input when it has no escapes (always the case for base64),
+/// so decoding a `raw` part does not copy its text first.
+struct StrField<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for StrField<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StrField<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(StrField(std::borrow::Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(StrField(std::borrow::Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+                Ok(StrField(std::borrow::Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
@@ -226,10 +253,12 @@ impl<'de> Deserialize<'de> for Part {
                     // The first content key wins; conformance reports any second one.
                     let c = match key.as_ref() {
                         "text" => map.next_value::<Option<String>>()?.map(PartContent::Text),
-                        "raw" => match map.next_value::<Option<String>>()? {
-                            Some(s) => Some(PartContent::Raw(decode_base64_lenient(&s).map_err(
-                                |e| de::Error::custom(format!("raw: invalid base64: {e}")),
-                            )?)),
+                        "raw" => match map.next_value::<Option<StrField<'de>>>()? {
+                            Some(s) => {
+                                Some(PartContent::Raw(decode_base64_lenient(&s.0).map_err(
+                                    |e| de::Error::custom(format!("raw: invalid base64: {e}")),
+                                )?))
+                            }
                             None => None,
                         },
                         "url" => map.next_value::<Option<String>>()?.map(PartContent::Url),

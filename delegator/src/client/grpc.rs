@@ -197,6 +197,81 @@ fn value_of<M: Serialize>(m: &M) -> Result<Value, ClientError> {
     from_pb(m).map_err(|e| ClientError::Protocol(format!("gRPC response: {e}")))
 }
 
+/// The fast path for gRPC stream frames: an `artifactUpdate` of the plain shape (no metadata
+/// on the event, the artifact or any part; `text`, `raw` or `url` parts) converted from prost to
+/// the typed event by moving its strings and bytes: no ProtoJSON `Value`, no base64 round trip
+/// for `raw` bytes. Proto3 empty strings are unset, as in ProtoJSON. Any other message is
+/// handed back for [`stream_value`] (which owns the ProtoJSON rules: `Struct` metadata, `data`
+/// parts, and task states, unknown ones included).
+pub(super) fn stream_typed(
+    m: pb::StreamResponse,
+) -> Result<a2a_protocol::StreamResponse, pb::StreamResponse> {
+    use a2a_protocol::{Artifact, Part, PartContent, StreamResponse, TaskArtifactUpdateEvent};
+    let plain = match &m.payload {
+        Some(pb::stream_response::Payload::ArtifactUpdate(u)) => {
+            u.metadata.is_none()
+                && u.artifact.as_ref().is_some_and(|a| {
+                    a.metadata.is_none()
+                        && a.parts.iter().all(|p| {
+                            p.metadata.is_none()
+                                && matches!(
+                                    p.content,
+                                    Some(
+                                        pb::part::Content::Text(_)
+                                            | pb::part::Content::Raw(_)
+                                            | pb::part::Content::Url(_)
+                                    )
+                                )
+                        })
+                })
+        }
+        _ => false,
+    };
+    if !plain {
+        return Err(m);
+    }
+    let Some(pb::stream_response::Payload::ArtifactUpdate(u)) = m.payload else {
+        return Err(m);
+    };
+    let Some(a) = u.artifact else {
+        return Err(pb::StreamResponse {
+            payload: Some(pb::stream_response::Payload::ArtifactUpdate(u)),
+        });
+    };
+    let some = |s: String| (!s.is_empty()).then_some(s);
+    let parts = a
+        .parts
+        .into_iter()
+        .map(|p| Part {
+            content: match p.content {
+                Some(pb::part::Content::Raw(b)) => PartContent::Raw(b),
+                Some(pb::part::Content::Url(u)) => PartContent::Url(u),
+                Some(pb::part::Content::Text(t)) => PartContent::Text(t),
+                // Excluded by `plain` above.
+                _ => PartContent::Text(String::new()),
+            },
+            metadata: None,
+            filename: some(p.filename),
+            media_type: some(p.media_type),
+        })
+        .collect();
+    Ok(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+        task_id: u.task_id,
+        context_id: u.context_id,
+        artifact: Artifact {
+            artifact_id: a.artifact_id,
+            name: some(a.name),
+            description: some(a.description),
+            parts,
+            metadata: None,
+            extensions: a.extensions,
+        },
+        append: u.append,
+        last_chunk: u.last_chunk,
+        metadata: None,
+    }))
+}
+
 /// A stream message as ProtoJSON (an undecodable one breaks the protocol).
 pub(super) fn stream_value(m: &pb::StreamResponse) -> Result<Value, ClientError> {
     from_pb(m).map_err(|e| ClientError::AgentProtocol(format!("gRPC stream message: {e}")))

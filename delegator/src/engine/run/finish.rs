@@ -62,7 +62,7 @@ impl Run {
                         format!("artifacts rejected: {}", problems.join("; ")),
                     );
                 } else {
-                    match self.reassembler.commit(&prov) {
+                    match self.reassembler.commit(&prov).await {
                         Ok(recs) => self.rec.artifacts = recs,
                         Err(e) => {
                             f = Final::new(DelegationState::Failed, format!("commit failed: {e}"));
@@ -71,7 +71,7 @@ impl Run {
                 }
             }
             DelegationState::DeadLettered => {
-                self.rec.artifacts = self.reassembler.partials(&prov);
+                self.rec.artifacts = self.reassembler.partials(&prov).await;
             }
             _ => {}
         }
