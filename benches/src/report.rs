@@ -308,12 +308,15 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// One plotted series: name, colour, (x, y) points.
+type Series<'a> = (&'a str, &'a str, Vec<(f64, f64)>);
+
 /// A scatter/line plot as inline SVG: series of (x, y) points.
 fn svg_plot(
     title: &str,
     xlabel: &str,
     ylabel: &str,
-    series: &[(&str, &str, Vec<(f64, f64)>)],
+    series: &[Series<'_>],
 ) -> String {
     let (w, h, l, b) = (640.0, 320.0, 60.0, 40.0);
     let pts = series.iter().flat_map(|s| s.2.iter());
@@ -500,7 +503,9 @@ pub fn compare(old: &BenchReport, new: &BenchReport) -> String {
         };
         let (nf, of) = (&n.delegator.figures, &o.delegator.figures);
         let ratio = |a: f64, b: f64| if b > 0.0 { f1(a / b) } else { "-".into() };
-        let outside = |a: &Spread, b: &Spread| a.min > b.max || a.max < b.min;
+        // A relative epsilon: figures read back from JSON may differ in the last bit.
+        let outside =
+            |a: &Spread, b: &Spread| a.min > b.max * (1.0 + 1e-6) || a.max < b.min * (1.0 - 1e-6);
         let mut flags = Vec::new();
         if outside(&nf.mb_s, &of.mb_s) {
             flags.push(if nf.mb_s.median > of.mb_s.median {

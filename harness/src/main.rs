@@ -560,19 +560,6 @@ fn evaluated_counts(
         .collect())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn help_documents_every_exit_code() {
-        for c in HarnessExitCode::ALL {
-            assert!(EXIT_HELP.contains(&format!(" {c} ")), "{c}: {EXIT_HELP}");
-        }
-        assert_eq!(HarnessExitCode::for_run(1).code(), 1);
-    }
-}
-
 /// The arguments of `bench`.
 struct BenchArgs {
     workloads: PathBuf,
@@ -686,4 +673,17 @@ fn bench(a: BenchArgs) -> anyhow::Result<HarnessExitCode> {
     } else {
         HarnessExitCode::Failure
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_documents_every_exit_code() {
+        for c in HarnessExitCode::ALL {
+            assert!(EXIT_HELP.contains(&format!(" {c} ")), "{c}: {EXIT_HELP}");
+        }
+        assert_eq!(HarnessExitCode::for_run(1).code(), 1);
+    }
 }
