@@ -312,12 +312,7 @@ fn esc(s: &str) -> String {
 type Series<'a> = (&'a str, &'a str, Vec<(f64, f64)>);
 
 /// A scatter/line plot as inline SVG: series of (x, y) points.
-fn svg_plot(
-    title: &str,
-    xlabel: &str,
-    ylabel: &str,
-    series: &[Series<'_>],
-) -> String {
+fn svg_plot(title: &str, xlabel: &str, ylabel: &str, series: &[Series<'_>]) -> String {
     let (w, h, l, b) = (640.0, 320.0, 60.0, 40.0);
     let pts = series.iter().flat_map(|s| s.2.iter());
     let xmax = pts.clone().map(|p| p.0).fold(0.0, f64::max).max(1e-9);

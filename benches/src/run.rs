@@ -85,7 +85,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 impl RunSample {
-    fn finish_rates(&mut self, latencies_ms: &mut [f64], ttfbs_ms: &mut [f64]) {
+    pub(crate) fn finish_rates(&mut self, latencies_ms: &mut [f64], ttfbs_ms: &mut [f64]) {
         if self.wall_s > 0.0 {
             self.mb_s = self.bytes as f64 / 1e6 / self.wall_s;
             self.events_s = self.events as f64 / self.wall_s;
