@@ -141,7 +141,69 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Benchmark streaming throughput: each workload's artifacts through the delegator, paired
+    /// with the ceiling (a raw reader of the same responses from the same in-process mock
+    /// source), every run verified byte-exact against the mock's journal.
+    ///
+    /// Writes bench.json (schema in benches/README.md), bench.md and bench.html (plots) to
+    /// --out, and prints the table.
+    ///
+    /// Examples:
+    ///   a2a-harness bench --quick
+    ///   a2a-harness bench --workload stream-64mib-text --repeat 5
+    ///   a2a-harness bench --delegator './my-delegator --driver' --baseline reference
+    ///   a2a-harness bench --baseline python-sdk --out reports/bench-new --compare reports/bench-old/bench.json
+    #[command(after_help = BENCH_EXIT_HELP, verbatim_doc_comment)]
+    Bench {
+        /// A workload file or a directory of them (*.toml).
+        #[arg(long, default_value = "benches/workloads")]
+        workloads: PathBuf,
+        /// Only these workloads (by name; repeatable). Default: every one not marked heavy.
+        #[arg(long = "workload")]
+        workload: Vec<String>,
+        /// Include workloads marked `heavy = true` (such as 10,000 delegations).
+        #[arg(long)]
+        heavy: bool,
+        /// Shrink every workload (at most 1 MiB per artifact, 4 parallel delegations, 50 for
+        /// scale workloads, one repetition): a smoke test for CI.
+        #[arg(long)]
+        quick: bool,
+        /// Repetitions per workload (default: each workload's `repeat`).
+        #[arg(long)]
+        repeat: Option<u32>,
+        /// The delegator command (speaks docs/driver-protocol.md). Default: the reference delegator next to this binary.
+        #[arg(long)]
+        delegator: Option<String>,
+        /// Also run a baseline in the same session: `python-sdk` (the official a2a-sdk client
+        /// from the interop venv, see --python) or `reference` (the reference delegator).
+        #[arg(long, value_name = "python-sdk|reference")]
+        baseline: Vec<BaselineArg>,
+        /// The Python interpreter for `--baseline python-sdk`.
+        #[arg(long, default_value = ".venv/bin/python", env = "A2A_BENCH_PYTHON")]
+        python: PathBuf,
+        /// Output directory (default: reports/bench-<timestamp>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// An earlier bench.json: print ratios per workload and flag changes beyond the noise.
+        #[arg(long, value_name = "OLD.json")]
+        compare: Option<PathBuf>,
+        /// Seed of the generated artifact content.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
+
+/// A `--baseline` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BaselineArg {
+    /// The official Python SDK client.
+    PythonSdk,
+    /// The reference delegator.
+    Reference,
+}
+
+/// The exit codes of `bench`.
+const BENCH_EXIT_HELP: &str = "EXIT CODES: 0 every delegator run verified byte-exact; 1 a run failed verification (a corrupted artifact, a failed or missing done, the time limit passed: reports are written, no throughput figure for it); 2 bad usage or a bad workload file (file:line:col), nothing run.";
 
 fn main() -> ExitCode {
     // Clap exits with 2 (`HarnessExitCode::Usage`) on bad usage by itself.
@@ -199,6 +261,31 @@ fn catalog(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
 
 fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
     match cli.cmd {
+        Cmd::Bench {
+            workloads,
+            workload,
+            heavy,
+            quick,
+            repeat,
+            delegator,
+            baseline,
+            python,
+            out,
+            compare,
+            seed,
+        } => bench(BenchArgs {
+            workloads,
+            workload,
+            heavy,
+            quick,
+            repeat,
+            delegator,
+            baseline,
+            python,
+            out,
+            compare,
+            seed,
+        }),
         Cmd::Schema => {
             println!(
                 "{}",
@@ -471,6 +558,121 @@ fn evaluated_counts(
         .into_iter()
         .map(|r| (r.id, r.evaluated))
         .collect())
+}
+
+/// The arguments of `bench`.
+struct BenchArgs {
+    workloads: PathBuf,
+    workload: Vec<String>,
+    heavy: bool,
+    quick: bool,
+    repeat: Option<u32>,
+    delegator: Option<String>,
+    baseline: Vec<BaselineArg>,
+    python: PathBuf,
+    out: Option<PathBuf>,
+    compare: Option<PathBuf>,
+    seed: u64,
+}
+
+/// `a2a-harness bench`: everything is checked (workloads, delegator, baselines, the old report)
+/// before anything runs.
+fn bench(a: BenchArgs) -> anyhow::Result<HarnessExitCode> {
+    let all = a2a_benches::load_workloads(&a.workloads)?;
+    let mut selected = a2a_benches::select(all, &a.workload, a.heavy)?;
+    if selected.is_empty() {
+        anyhow::bail!("no workloads in {}", a.workloads.display());
+    }
+    if a.quick {
+        selected = selected.iter().map(a2a_benches::Workload::quick).collect();
+    }
+    if a.repeat == Some(0) {
+        anyhow::bail!("--repeat must be at least 1");
+    }
+    let reference = default_delegator();
+    let delegator = a.delegator.unwrap_or_else(|| reference.clone());
+    check_delegator(&delegator)?;
+    let mut baselines = Vec::new();
+    for b in &a.baseline {
+        baselines.push(match b {
+            BaselineArg::Reference => {
+                check_delegator(&reference)?;
+                a2a_benches::Baseline::Reference(reference.clone())
+            }
+            BaselineArg::PythonSdk => {
+                let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../benches/python/sdk_consumer.py");
+                let script = if script.exists() {
+                    script
+                } else {
+                    PathBuf::from("benches/python/sdk_consumer.py")
+                };
+                anyhow::ensure!(
+                    a.python.exists(),
+                    "--baseline python-sdk: no Python interpreter at {} (set --python or A2A_BENCH_PYTHON; the interop venv: scripts/test.sh builds .venv)",
+                    a.python.display()
+                );
+                anyhow::ensure!(script.exists(), "--baseline python-sdk: {} is missing", script.display());
+                a2a_benches::Baseline::PythonSdk {
+                    python: a.python.clone(),
+                    script,
+                }
+            }
+        });
+    }
+    let old = a
+        .compare
+        .as_deref()
+        .map(a2a_benches::read_report)
+        .transpose()?;
+    let out = a.out.unwrap_or_else(|| {
+        let ts = time::OffsetDateTime::now_utc();
+        PathBuf::from(format!(
+            "reports/bench-{:04}{:02}{:02}-{:02}{:02}{:02}",
+            ts.year(),
+            u8::from(ts.month()),
+            ts.day(),
+            ts.hour(),
+            ts.minute(),
+            ts.second()
+        ))
+    });
+    let opts = a2a_benches::BenchOptions {
+        workloads: selected,
+        repeat: a.repeat,
+        delegator,
+        baselines,
+        out: out.clone(),
+        quick: a.quick,
+        command: std::env::args()
+            .map(|s| shell_quote(&s))
+            .collect::<Vec<_>>()
+            .join(" "),
+        seed: a.seed,
+    };
+    let rt = tokio::runtime::Runtime::new()?;
+    let report = rt.block_on(a2a_benches::run_bench(&opts, |m| eprintln!("bench: {m}")))?;
+    println!("{}", a2a_benches::report::table(&report));
+    if let Some(old) = old {
+        println!(
+            "compared with {}:",
+            a.compare
+                .as_deref()
+                .map(Path::display)
+                .map(|d| d.to_string())
+                .unwrap_or_default()
+        );
+        println!("{}", a2a_benches::report::compare(&old, &report));
+    }
+    println!(
+        "reports: {}/bench.json, bench.md, bench.html",
+        out.display()
+    );
+    Ok(if report.all_verified() {
+        HarnessExitCode::Success
+    } else {
+        HarnessExitCode::Failure
+    })
 }
 
 #[cfg(test)]

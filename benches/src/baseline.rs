@@ -1,0 +1,137 @@
+//! The Python SDK baseline: `benches/python/sdk_consumer.py`, a consumer built on the official
+//! `a2a-sdk` client, reading and hashing the same responses from a fresh network of the same
+//! spec and seed; it reports its own CPU time and peak RSS (`getrusage`), the mock's are
+//! measured here.
+
+use crate::procfs;
+use crate::run::RunSample;
+use crate::source::{self, AGENT, Truth};
+use crate::workload::{Delivery, Workload};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Deserialize)]
+struct Output {
+    reads: Vec<Read>,
+    wall_s: f64,
+    cpu_s: f64,
+    maxrss_kib: u64,
+}
+
+#[derive(Deserialize)]
+struct Read {
+    message_id: String,
+    #[serde(default)]
+    artifacts: BTreeMap<String, Art>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    ended_s: f64,
+}
+
+#[derive(Deserialize)]
+struct Art {
+    bytes: u64,
+    sha256: String,
+}
+
+/// Run the Python consumer on the workload once.
+pub async fn python_sdk(w: &Workload, seed: u64, python: &Path, script: &Path) -> RunSample {
+    let mut s = RunSample::default();
+    let net = match a2a_mock_agents::Network::start(source::network_spec(w, seed)).await {
+        Ok(n) => n,
+        Err(e) => {
+            s.failures
+                .push(format!("the mock network did not start: {e}"));
+            return s;
+        }
+    };
+    let card = net.card_url(AGENT).unwrap_or_default();
+    let prefix = format!("bench-py-{seed:x}-{}", std::process::id());
+    let mode = if w.delivery == Delivery::Stream {
+        "stream"
+    } else {
+        "send"
+    };
+    let sampler = procfs::Sampler::start(None, crate::run::SAMPLE_EVERY);
+    let mock0 = procfs::self_cpu_seconds();
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(script)
+        .arg(&card)
+        .arg(w.parallel.to_string())
+        .arg(&prefix)
+        .arg(mode)
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(w.time_limit_s), cmd.output()).await;
+    s.mock_cpu_s = procfs::self_cpu_seconds() - mock0;
+    let seen = sampler.finish();
+    s.mock_peak_rss_mib = seen.mock_peak_rss_kib as f64 / 1024.0;
+    s.mock_peak_fds = seen.mock_peak_fds;
+    let dropped = net.journal().dropped();
+    let truth = net.journal().with_entries(|e| Truth::of(e, dropped));
+    net.shutdown().await;
+    let out = match out {
+        Err(_) => {
+            s.failures
+                .push(format!("not done within {} s", w.time_limit_s));
+            return s;
+        }
+        Ok(Err(e)) => {
+            s.failures.push(format!("{}: {e}", python.display()));
+            return s;
+        }
+        Ok(Ok(o)) => o,
+    };
+    let parsed: Output = match serde_json::from_slice(&out.stdout) {
+        Ok(p) => p,
+        Err(e) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            s.failures.push(format!(
+                "the Python consumer's output is not its JSON ({e}); stderr: {}",
+                err.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
+            ));
+            return s;
+        }
+    };
+    s.wall_s = parsed.wall_s;
+    s.cpu_s = parsed.cpu_s;
+    s.peak_rss_mib = parsed.maxrss_kib as f64 / 1024.0;
+    let mut lat = Vec::new();
+    for r in &parsed.reads {
+        if let Some(e) = &r.error {
+            s.failures.push(format!("{}: {e}", r.message_id));
+            continue;
+        }
+        let Some(t) = truth
+            .by_message
+            .get(&r.message_id)
+            .and_then(|id| truth.tasks.get(id))
+        else {
+            s.failures
+                .push(format!("{}: no task in the journal", r.message_id));
+            continue;
+        };
+        let exact = t.artifacts.len() == w.artifacts as usize
+            && t.artifacts.iter().all(|(id, (b, sha))| {
+                r.artifacts
+                    .get(id)
+                    .is_some_and(|a| a.bytes == *b && a.sha256 == *sha)
+            });
+        if !exact {
+            s.failures.push(format!(
+                "{}: artifacts differ from the source's",
+                r.message_id
+            ));
+            continue;
+        }
+        s.completed += 1;
+        s.bytes += t.artifacts.values().map(|(b, _)| b).sum::<u64>();
+        s.events += t.chunks;
+        lat.push(r.ended_s * 1000.0);
+    }
+    s.verified = s.failures.is_empty() && s.completed == u64::from(w.parallel);
+    s.finish_rates(&mut lat, &mut Vec::new());
+    s
+}

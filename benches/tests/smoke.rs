@@ -1,0 +1,182 @@
+//! The CI smoke test of the benchmark engine (`a2a-harness bench --quick`): byte-exact verdicts
+//! and the output files, a corrupting delegator reported FAILED, a hanging one bounded by the
+//! time limit, a malformed workload named by file:line:col. No timing assertions.
+
+use a2a_benches::{BenchOptions, BenchReport, Workload, load_workloads, run_bench};
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `target/<profile>/` of this test run.
+fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent()
+        .and_then(|p| p.parent())
+        .expect("target dir")
+        .to_path_buf()
+}
+
+/// A binary of the workspace, built by `cargo test --workspace`.
+fn bin(name: &str) -> PathBuf {
+    let p = bin_dir().join(name);
+    assert!(
+        p.exists(),
+        "{} is missing: run the tests with `cargo test --workspace --all-features` (scripts/test.sh) so it is built",
+        p.display()
+    );
+    p
+}
+
+fn reference() -> String {
+    format!("{} drive", bin("a2a-delegator").display())
+}
+
+fn quick(names: &[&str]) -> Vec<Workload> {
+    let all = load_workloads(&root().join("benches/workloads")).expect("default workloads load");
+    names
+        .iter()
+        .map(|n| {
+            all.iter()
+                .find(|w| w.name == *n)
+                .unwrap_or_else(|| panic!("no workload {n}"))
+                .quick()
+        })
+        .collect()
+}
+
+fn opts(workloads: Vec<Workload>, delegator: String, out: &Path) -> BenchOptions {
+    BenchOptions {
+        workloads,
+        repeat: None,
+        delegator,
+        baselines: Vec::new(),
+        out: out.to_path_buf(),
+        quick: true,
+        command: "smoke".into(),
+        seed: 7,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quick_runs_verify_byte_exact_and_write_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(
+        quick(&["stream-64mib-raw", "parallel-64x4mib", "scale-1000"]),
+        reference(),
+        dir.path(),
+    );
+    let r = run_bench(&o, |_| {}).await.unwrap();
+    for w in &r.results {
+        assert_eq!(
+            w.verdict, "ok",
+            "{}: {:?}",
+            w.workload.name, w.delegator.samples
+        );
+        assert!(
+            w.ceiling.verified,
+            "{}: {:?}",
+            w.workload.name, w.ceiling.samples
+        );
+        let s = &w.delegator.samples[0];
+        assert_eq!(s.completed, u64::from(w.workload.parallel));
+        assert_eq!(s.bytes, w.workload.total_bytes(), "{}", w.workload.name);
+        assert!(s.mb_s > 0.0);
+    }
+    assert!(r.all_verified());
+    let text = std::fs::read_to_string(dir.path().join("bench.json")).unwrap();
+    let back: BenchReport = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.schema_version, a2a_benches::SCHEMA_VERSION);
+    assert_eq!(back.results.len(), 3);
+    let md = std::fs::read_to_string(dir.path().join("bench.md")).unwrap();
+    assert!(md.contains("| scale-1000 | ok |"), "{md}");
+    let html = std::fs::read_to_string(dir.path().join("bench.html")).unwrap();
+    assert!(html.contains("<svg"), "plots are inline SVG");
+    // Comparing a run with itself flags nothing.
+    let cmp = a2a_benches::report::compare(&back, &r);
+    assert!(!cmp.contains("SLOWER") && !cmp.contains("VERDICT"), "{cmp}");
+}
+
+/// A delegator that reports a wrong sha256 for every artifact is FAILED: no throughput figure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupting_delegator_is_a_failed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // The reference delegator behind a filter that changes the first hex digit of each sha256.
+    let cmd = format!(
+        "sh -c '{} | sed -u \"s/\\\"sha256\\\":\\\"[0-9a-f]/\\\"sha256\\\":\\\"x/g\"'",
+        reference()
+    );
+    let o = opts(quick(&["stream-64mib-text"]), cmd, dir.path());
+    let r = run_bench(&o, |_| {}).await.unwrap();
+    let w = &r.results[0];
+    assert_eq!(w.verdict, "FAILED");
+    assert!(!r.all_verified());
+    let s = &w.delegator.samples[0];
+    assert_eq!(s.mb_s, 0.0, "a failed run has no throughput figure");
+    assert!(
+        s.failures.iter().any(|f| f.contains("CORRUPTED")),
+        "{:?}",
+        s.failures
+    );
+    assert!(w.ceiling.verified, "the ceiling is unaffected");
+}
+
+/// A delegator that answers init and then never finishes is bounded by the time limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_delegator_is_bounded_by_the_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = r#"sh -c 'read l; echo "{\"type\":\"init_ok\",\"name\":\"hang\",\"version\":\"0\",\"supports\":[]}"; exec sleep 600'"#;
+    let mut w = quick(&["stream-64mib-text"]);
+    w[0].time_limit_s = 10;
+    let o = opts(w, cmd.into(), dir.path());
+    let t0 = std::time::Instant::now();
+    let r = run_bench(&o, |_| {}).await.unwrap();
+    assert!(t0.elapsed().as_secs() < 120);
+    let s = &r.results[0].delegator.samples[0];
+    assert_eq!(r.results[0].verdict, "FAILED");
+    assert!(
+        s.failures
+            .iter()
+            .any(|f| f.contains("0 of 1 delegations done")),
+        "{:?}",
+        s.failures
+    );
+}
+
+#[test]
+fn a_malformed_workload_names_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.toml");
+    std::fs::write(
+        &f,
+        "name = \"bad\"\nartifact_bytes = \"1MiB\"\npart = \"jpeg\"\n",
+    )
+    .unwrap();
+    let e = load_workloads(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{}:3:8: part: ", f.display())),
+        "{e}"
+    );
+    // Through the CLI: exit 2 before anything runs.
+    let harness = bin("a2a-harness");
+    let out = std::process::Command::new(harness)
+        .args(["bench", "--workloads"])
+        .arg(&f)
+        .args(["--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml:3:8: part:"), "{err}");
+    assert!(!dir.path().join("out").exists(), "nothing ran");
+}
+
+#[test]
+fn every_default_workload_loads() {
+    let all = load_workloads(&root().join("benches/workloads")).unwrap();
+    assert!(all.len() >= 5);
+    assert!(all.iter().any(|w| w.heavy && w.parallel >= 10_000));
+}
