@@ -193,6 +193,24 @@ pub fn passes<'a>(
     out
 }
 
+/// A rough measure of how long a case waits, to start the long ones first: its furthest
+/// delegation deadline, plus a few seconds for a memory case (it streams a large payload).
+fn expected_wait_ms(s: &Scenario) -> i64 {
+    let deadline = s
+        .delegations
+        .iter()
+        .filter_map(|d| d.deadline_in_ms)
+        .max()
+        .unwrap_or(0)
+        .max(0);
+    deadline
+        + if s.memory_bound_mib.is_some() {
+            3_000
+        } else {
+            0
+        }
+}
+
 /// Run `jobs`, at most `parallel` at once, calling `progress` as each finishes; the results
 /// come back in job order. A job whose task panicked gets a FAIL result saying so.
 pub async fn run_jobs(
@@ -205,7 +223,11 @@ pub async fn run_jobs(
     let mut set = tokio::task::JoinSet::new();
     // Which job each task runs, so a task that panicked still gets its result.
     let mut tasks = HashMap::new();
-    for (i, job) in jobs.into_iter().enumerate() {
+    // The cases that wait longest start first, so that they do not stretch the end of the run
+    // (results still come back in job order).
+    let mut order: Vec<(usize, Job)> = jobs.into_iter().enumerate().collect();
+    order.sort_by_key(|(i, j)| (std::cmp::Reverse(expected_wait_ms(&j.scenario)), *i));
+    for (i, job) in order {
         let sem = sem.clone();
         let Job {
             scenario, settings, ..
