@@ -86,6 +86,20 @@ impl ContentStream {
         }
     }
 
+    /// Append the next `n` bytes to `out` (written once: no zero-fill first).
+    pub fn extend(&mut self, out: &mut bytes::BytesMut, n: usize) {
+        out.reserve(n);
+        let end = self.pos + n as u64;
+        while self.pos < end {
+            let within = (self.pos % BLOCK as u64) as usize;
+            let start = (mix(self.seed, self.pos / BLOCK as u64) % (TABLE - BLOCK) as u64) as usize
+                + within;
+            let k = (BLOCK - within).min((end - self.pos) as usize);
+            out.extend_from_slice(&self.table[start..start + k]);
+            self.pos += k as u64;
+        }
+    }
+
     /// Fill `buf` with the next bytes. The output does not depend on how reads are split.
     pub fn fill(&mut self, buf: &mut [u8]) {
         self.fill_at(self.pos, buf);
@@ -142,6 +156,12 @@ mod tests {
         let long = ContentStream::new(7, true).take(3 * BLOCK);
         c.fill_at(BLOCK as u64 - 7, &mut at);
         assert_eq!(at[..], long[BLOCK - 7..BLOCK - 7 + 5000]);
+        let mut s = ContentStream::new(7, true);
+        let mut out = bytes::BytesMut::new();
+        s.extend(&mut out, 10);
+        s.extend(&mut out, 2 * BLOCK);
+        s.extend(&mut out, BLOCK - 10);
+        assert_eq!(out[..], long[..]);
         assert_eq!(expected(7, true, 1000).1, sha256_hex(&whole));
     }
 }

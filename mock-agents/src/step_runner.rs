@@ -179,8 +179,8 @@ pub(crate) async fn run_steps(
                         .await
                         .ok()
                         .and_then(Result::ok);
-                        let mut payload = bytes::BytesMut::zeroed(chunk_bytes);
-                        gen_.fill(&mut payload);
+                        let mut payload = bytes::BytesMut::new();
+                        gen_.extend(&mut payload, chunk_bytes);
                         let chunk = GenChunk {
                             task_id: task_id.clone(),
                             context_id: context_id.clone(),
