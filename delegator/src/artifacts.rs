@@ -143,7 +143,9 @@ impl Sink {
             self.file = Some(file);
             *hasher = h2;
             buf.clear();
-            self.spare = buf;
+            if self.spare.capacity() == 0 {
+                self.spare = buf;
+            }
             r?;
         }
         Ok(())
@@ -155,10 +157,15 @@ impl Sink {
         if self.buf.is_empty() {
             return Ok(());
         }
+        let full = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
+        self.launch(full, hasher)
+    }
+
+    /// Hash and write `full` on a blocking thread; the previous write must be settled.
+    fn launch(&mut self, full: Vec<u8>, hasher: &mut Sha256) -> std::io::Result<()> {
         let Some(file) = self.file.take() else {
             return Err(std::io::Error::other("file not open"));
         };
-        let full = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
         let mut h = std::mem::take(hasher);
         self.inflight = Some(tokio::task::spawn_blocking(move || {
             h.update(&full);
@@ -183,6 +190,23 @@ impl Sink {
         }
         self.buf.extend_from_slice(bytes);
         Ok(())
+    }
+
+    /// Append owned bytes: a chunk at least as large as the buffer is not copied at all but
+    /// handed to the writer as it is (after what is buffered before it); a smaller one is
+    /// copied into the buffer, so small chunks still leave in large writes.
+    async fn write_owned(
+        &mut self,
+        bytes: Vec<u8>,
+        cap: usize,
+        hasher: &mut Sha256,
+    ) -> std::io::Result<()> {
+        if bytes.len() < cap {
+            return self.write(&bytes, cap, hasher).await;
+        }
+        self.submit(hasher).await?;
+        self.settle(hasher).await?;
+        self.launch(bytes, hasher)
     }
 
     /// Every byte written and hashed; the file stays open.
@@ -322,10 +346,13 @@ impl Reassembler {
     }
 
     /// Apply one `artifactUpdate`.
+    ///
+    /// The artifact is taken by value: the bytes of its `text` and `raw` parts move to the
+    /// writer without a copy.
     pub async fn apply_chunk(
         &mut self,
         http: &reqwest::Client,
-        art: &Artifact,
+        art: Artifact,
         append: bool,
         last_chunk: bool,
     ) -> Result<(), ArtifactError> {
@@ -339,7 +366,7 @@ impl Reassembler {
         let idx = if append {
             match self.index_of(&art.artifact_id) {
                 Some(_) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => {
-                    self.start(art).await?
+                    self.start(&art).await?
                 }
                 Some(i) => {
                     if self.artifacts[i].file.is_none() {
@@ -356,12 +383,12 @@ impl Reassembler {
                 None => return Err(ArtifactError::UnknownAppend(art.artifact_id.clone())),
             }
         } else {
-            self.start(art).await?
+            self.start(&art).await?
         };
         if art.name.is_some() {
             self.artifacts[idx].name = art.name.clone();
         }
-        for part in &art.parts {
+        for part in art.parts {
             self.write_part(http, idx, part).await?;
         }
         if last_chunk {
@@ -380,7 +407,7 @@ impl Reassembler {
         self.terminal = false;
         let mut r = Ok(());
         for a in artifacts {
-            r = self.apply_chunk(http, a, false, true).await;
+            r = self.apply_chunk(http, a.clone(), false, true).await;
             if r.is_err() {
                 break;
             }
@@ -393,10 +420,10 @@ impl Reassembler {
         &mut self,
         http: &reqwest::Client,
         idx: usize,
-        part: &Part,
+        part: Part,
     ) -> Result<(), ArtifactError> {
         let limit = self.spec.max_size_bytes;
-        let media = part_media_type(part);
+        let media = part_media_type(&part);
         {
             let a = &mut self.artifacts[idx];
             if a.media_type.is_none() {
@@ -419,13 +446,41 @@ impl Reassembler {
                 ));
             }
         }
-        match &part.content {
-            PartContent::Url(url) => self.fetch_into(http, idx, url, limit).await,
-            _ => {
-                let bytes = part.inline_bytes().unwrap_or_default();
-                self.write_bytes(idx, &bytes, limit).await
+        match part.content {
+            PartContent::Url(url) => self.fetch_into(http, idx, &url, limit).await,
+            PartContent::Text(t) => self.write_owned(idx, t.into_bytes(), limit).await,
+            PartContent::Raw(b) => self.write_owned(idx, b, limit).await,
+            PartContent::Data(v) => {
+                let bytes = serde_json::to_vec(&v).unwrap_or_default();
+                self.write_owned(idx, bytes, limit).await
             }
         }
+    }
+
+    /// [`Reassembler::write_bytes`] for bytes this reassembler owns (no copy when large).
+    async fn write_owned(
+        &mut self,
+        idx: usize,
+        bytes: Vec<u8>,
+        limit: u64,
+    ) -> Result<(), ArtifactError> {
+        let cap = self.buffer_bytes;
+        let a = &mut self.artifacts[idx];
+        if a.len + bytes.len() as u64 > limit {
+            return Err(ArtifactError::TooLarge {
+                artifact_id: a.id.clone(),
+                limit,
+            });
+        }
+        let Some(sink) = a.file.as_mut() else {
+            return Err(io_err(&a.path, "file not open"));
+        };
+        let n = bytes.len() as u64;
+        sink.write_owned(bytes, cap, &mut a.hasher)
+            .await
+            .map_err(|e| io_err(&a.path, e))?;
+        a.len += n;
+        Ok(())
     }
 
     async fn write_bytes(
@@ -626,13 +681,13 @@ mod tests {
             1024,
             Bugs::none(),
         );
-        r.apply_chunk(&http, &art("a", vec![Part::text("one ")]), false, false)
+        r.apply_chunk(&http, art("a", vec![Part::text("one ")]), false, false)
             .await
             .unwrap();
-        r.apply_chunk(&http, &art("a", vec![Part::text("two ")]), true, false)
+        r.apply_chunk(&http, art("a", vec![Part::text("two ")]), true, false)
             .await
             .unwrap();
-        r.apply_chunk(&http, &art("a", vec![Part::text("three")]), true, true)
+        r.apply_chunk(&http, art("a", vec![Part::text("three")]), true, true)
             .await
             .unwrap();
         let recs = r.commit(&prov()).await.unwrap();
@@ -653,10 +708,10 @@ mod tests {
             1024,
             Bugs::none(),
         );
-        r.apply_chunk(&http, &art("a", vec![Part::text("old")]), false, false)
+        r.apply_chunk(&http, art("a", vec![Part::text("old")]), false, false)
             .await
             .unwrap();
-        r.apply_chunk(&http, &art("a", vec![Part::text("new")]), false, true)
+        r.apply_chunk(&http, art("a", vec![Part::text("new")]), false, true)
             .await
             .unwrap();
         let recs = r.commit(&prov()).await.unwrap();
@@ -669,13 +724,13 @@ mod tests {
         let http = reqwest::Client::new();
         let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 100), 1024, Bugs::none());
         let e = r
-            .apply_chunk(&http, &art("x", vec![Part::text("a")]), true, false)
+            .apply_chunk(&http, art("x", vec![Part::text("a")]), true, false)
             .await
             .unwrap_err();
         assert_eq!(e, ArtifactError::UnknownAppend("x".into()));
         r.set_terminal();
         let e = r
-            .apply_chunk(&http, &art("y", vec![Part::text("a")]), false, false)
+            .apply_chunk(&http, art("y", vec![Part::text("a")]), false, false)
             .await
             .unwrap_err();
         assert_eq!(e, ArtifactError::AfterTerminal("y".into()));
@@ -686,11 +741,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let http = reqwest::Client::new();
         let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 5), 1024, Bugs::none());
-        r.apply_chunk(&http, &art("a", vec![Part::text("12345")]), false, false)
+        r.apply_chunk(&http, art("a", vec![Part::text("12345")]), false, false)
             .await
             .unwrap();
         let e = r
-            .apply_chunk(&http, &art("a", vec![Part::text("6")]), true, false)
+            .apply_chunk(&http, art("a", vec![Part::text("6")]), true, false)
             .await
             .unwrap_err();
         assert!(matches!(e, ArtifactError::TooLarge { limit: 5, .. }));
@@ -703,12 +758,12 @@ mod tests {
         let mut s = spec(&["application/json"], 1000);
         s.schema = Some(json!({"type": "object", "required": ["n"]}));
         let mut r = Reassembler::new(dir.path().into(), &s, 1024, Bugs::none());
-        r.apply_chunk(&http, &art("a", vec![Part::text("hi")]), false, true)
+        r.apply_chunk(&http, art("a", vec![Part::text("hi")]), false, true)
             .await
             .unwrap();
         r.apply_chunk(
             &http,
-            &art("b", vec![Part::data(json!({"m": 1}))]),
+            art("b", vec![Part::data(json!({"m": 1}))]),
             false,
             true,
         )
@@ -721,7 +776,7 @@ mod tests {
         // Replacing the artifacts with good ones clears the problems.
         r.apply_chunk(
             &http,
-            &art("a", vec![Part::data(json!({"n": 1}))]),
+            art("a", vec![Part::data(json!({"n": 1}))]),
             false,
             true,
         )
@@ -729,7 +784,7 @@ mod tests {
         .unwrap();
         r.apply_chunk(
             &http,
-            &art("b", vec![Part::data(json!({"n": 2}))]),
+            art("b", vec![Part::data(json!({"n": 2}))]),
             false,
             true,
         )
@@ -745,7 +800,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let http = reqwest::Client::new();
         let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 100), 1024, Bugs::none());
-        r.apply_chunk(&http, &art("a", vec![Part::text("par")]), false, false)
+        r.apply_chunk(&http, art("a", vec![Part::text("par")]), false, false)
             .await
             .unwrap();
         r.set_terminal();
@@ -760,6 +815,33 @@ mod tests {
         .unwrap();
         let recs = r.commit(&prov()).await.unwrap();
         assert_eq!(std::fs::read(&recs[0].path).unwrap(), b"part1\x00\x01\x02");
+    }
+
+    #[tokio::test]
+    async fn large_and_small_parts_keep_their_order() {
+        // Parts larger than the write buffer go to the writer as they are, smaller ones are
+        // buffered: the file must hold them in arrival order whatever the mix.
+        let dir = tempfile::tempdir().unwrap();
+        let http = reqwest::Client::new();
+        let mut r = Reassembler::new(
+            dir.path().into(),
+            &spec(&["*/*"], 1 << 20),
+            1024,
+            Bugs::none(),
+        );
+        let mut want = Vec::new();
+        for i in 0..40usize {
+            let len = [10, 5000, 1023, 1024, 3, 70_000][i % 6];
+            let bytes: Vec<u8> = (0..len).map(|k| (k + i) as u8).collect();
+            want.extend_from_slice(&bytes);
+            r.apply_chunk(&http, art("a", vec![Part::raw(bytes)]), i > 0, i == 39)
+                .await
+                .unwrap();
+        }
+        let recs = r.commit(&prov()).await.unwrap();
+        assert_eq!(recs[0].bytes, want.len() as u64);
+        assert_eq!(recs[0].sha256, sha(&want));
+        assert!(std::fs::read(&recs[0].path).unwrap() == want);
     }
 
     #[test]

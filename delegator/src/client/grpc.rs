@@ -205,7 +205,7 @@ fn value_of<M: Serialize>(m: &M) -> Result<Value, ClientError> {
 /// parts, and task states, unknown ones included).
 pub(super) fn stream_typed(
     m: pb::StreamResponse,
-) -> Result<a2a_protocol::StreamResponse, pb::StreamResponse> {
+) -> Result<a2a_protocol::StreamResponse, Box<pb::StreamResponse>> {
     use a2a_protocol::{Artifact, Part, PartContent, StreamResponse, TaskArtifactUpdateEvent};
     let plain = match &m.payload {
         Some(pb::stream_response::Payload::ArtifactUpdate(u)) => {
@@ -228,15 +228,15 @@ pub(super) fn stream_typed(
         _ => false,
     };
     if !plain {
-        return Err(m);
+        return Err(Box::new(m));
     }
     let Some(pb::stream_response::Payload::ArtifactUpdate(u)) = m.payload else {
-        return Err(m);
+        return Err(Box::new(m));
     };
     let Some(a) = u.artifact else {
-        return Err(pb::StreamResponse {
+        return Err(Box::new(pb::StreamResponse {
             payload: Some(pb::stream_response::Payload::ArtifactUpdate(u)),
-        });
+        }));
     };
     let some = |s: String| (!s.is_empty()).then_some(s);
     let parts = a

@@ -33,8 +33,8 @@ pub struct Options {
     pub seed: u64,
     /// Largest SSE event accepted.
     pub max_event_bytes: usize,
-    /// Write buffer per open artifact file (two while a background write is in flight): 256 KiB
-    /// by default, so 64 parallel streams stay within 32 MiB of buffers.
+    /// Write buffer per open artifact file, for parts smaller than it (larger parts go to the
+    /// file without being copied); two while a background write is in flight.
     pub write_buffer_bytes: usize,
     /// Timeout of one unary request.
     pub request_timeout_ms: u64,
@@ -59,7 +59,7 @@ impl Default for Options {
             poll_interval_ms: 500,
             seed: 0,
             max_event_bytes: 16 * 1024 * 1024,
-            write_buffer_bytes: 256 * 1024,
+            write_buffer_bytes: 64 * 1024,
             request_timeout_ms: 30_000,
             terminal_grace_ms: 1000,
             bindings: Vec::new(),

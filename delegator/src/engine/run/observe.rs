@@ -293,7 +293,7 @@ impl Run {
                 let http = self.inner.client.http().clone();
                 match self
                     .reassembler
-                    .apply_chunk(&http, &a.artifact, a.append, a.last_chunk)
+                    .apply_chunk(&http, a.artifact, a.append, a.last_chunk)
                     .await
                 {
                     Ok(()) => None,
