@@ -543,3 +543,52 @@ pub fn compare(old: &BenchReport, new: &BenchReport) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spreads_are_min_median_max() {
+        let s = Spread::of([3.0, 1.0, 2.0, 10.0]);
+        assert_eq!((s.min, s.median, s.max), (1.0, 2.5, 10.0));
+        assert_eq!(Spread::of(Vec::<f64>::new()), Spread::default());
+    }
+
+    fn report(mb: &[f64]) -> BenchReport {
+        let w = Workload::from_toml(
+            std::path::Path::new("w.toml"),
+            "name = \"w\"\nartifact_bytes = 1024\n",
+        )
+        .unwrap();
+        let samples = mb
+            .iter()
+            .map(|m| RunSample {
+                verified: true,
+                mb_s: *m,
+                ..RunSample::default()
+            })
+            .collect::<Vec<_>>();
+        BenchReport {
+            schema_version: SCHEMA_VERSION,
+            started_at: String::new(),
+            command: String::new(),
+            delegator: String::new(),
+            quick: false,
+            cores: 2,
+            kernel: String::new(),
+            results: vec![WorkloadResult::new(w, samples.clone(), samples, Vec::new())],
+        }
+    }
+
+    #[test]
+    fn compare_flags_only_changes_beyond_the_spread() {
+        let old = report(&[100.0, 110.0, 120.0]);
+        let same = report(&[105.0, 115.0, 118.0]);
+        assert!(compare(&old, &same).contains("within noise"));
+        let faster = report(&[130.0, 140.0, 150.0]);
+        assert!(compare(&old, &faster).contains("FASTER"));
+        let slower = report(&[50.0, 60.0, 70.0]);
+        assert!(compare(&old, &slower).contains("SLOWER"));
+    }
+}
