@@ -74,8 +74,10 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     // DLG-ART-04 is broken too, by the file the harness hashes.
     (
         "keep-last-chunk-only",
-        &["DLG-ART-01", "DLG-ART-02", "DLG-ART-04"],
-        &["DLG-REC-06", "DLG-ART-06", "DLG-OBS-01"],
+        &["DLG-ART-01", "DLG-ART-02"],
+        // DLG-ART-04 judges a multi-chunk artifact through ART-01/02; it fails too only where the
+        // reported file and the report disagree, which depends on how the writer lays files out.
+        &["DLG-REC-06", "DLG-ART-06", "DLG-OBS-01", "DLG-ART-04"],
     ),
     (
         "no-local-deadline",
