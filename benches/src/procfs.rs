@@ -2,7 +2,7 @@
 //! process, for this process (the in-process mock) and for a whole process group (the
 //! delegator under test and any children it started).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -98,7 +98,8 @@ pub struct Sampled {
 
 /// Samples the delegator group (if any) and this process on a thread until stopped.
 pub struct Sampler {
-    stop: Arc<AtomicBool>,
+    /// Dropping it stops the sampling thread at once (after one last sample).
+    stop: Option<mpsc::Sender<()>>,
     seen: Arc<Mutex<Sampled>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -107,11 +108,12 @@ impl Sampler {
     /// Start sampling every `every`; `pgid` is the delegator's group (None: only this
     /// process).
     pub fn start(pgid: Option<i32>, every: Duration) -> Sampler {
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = mpsc::channel::<()>();
         let seen = Arc::new(Mutex::new(Sampled::default()));
-        let (st, sn) = (stop.clone(), seen.clone());
+        let sn = seen.clone();
         let thread = std::thread::spawn(move || {
             let t0 = Instant::now();
+            let mut last = false;
             loop {
                 let (mut rss, mut fds) = (0, 0);
                 if let Some(pg) = pgid {
@@ -136,14 +138,20 @@ impl Sampler {
                         });
                     }
                 }
-                if st.load(Ordering::SeqCst) {
+                if last {
                     return;
                 }
-                std::thread::sleep(every);
+                // The next tick, or the stop (a message or the sender dropped) without delay.
+                if !matches!(
+                    stopped.recv_timeout(every),
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                ) {
+                    last = true;
+                }
             }
         });
         Sampler {
-            stop,
+            stop: Some(stop),
             seen,
             thread: Some(thread),
         }
@@ -151,7 +159,7 @@ impl Sampler {
 
     /// Stop (after one last sample) and return what was seen.
     pub fn finish(mut self) -> Sampled {
-        self.stop.store(true, Ordering::SeqCst);
+        self.stop.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -159,8 +167,3 @@ impl Sampler {
     }
 }
 
-impl Drop for Sampler {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-    }
-}
