@@ -166,4 +166,3 @@ impl Sampler {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
-
