@@ -49,6 +49,10 @@ pub struct RunInfo {
     pub wall_ms: u64,
     /// When the run finished (RFC 3339, UTC).
     pub finished_at: String,
+    /// The run was interrupted (Ctrl-C) before every selected case ran: the report holds
+    /// only the cases that finished.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 /// `index.json` `totals`: the process exits [`HarnessExitCode::Failure`](crate::HarnessExitCode)

@@ -484,8 +484,18 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
             }));
             bar.finish_and_clear();
             let results = &run.results;
-            report::write_all(&out, &delegator, seed, &cat, results, run.wall_ms)
-                .with_context(|| format!("writing reports to {}", out.display()))?;
+            report::write_all(
+                &out,
+                &report::ReportRun {
+                    delegator: &delegator,
+                    seed,
+                    wall_ms: run.wall_ms,
+                    incomplete: false,
+                },
+                &cat,
+                results,
+            )
+            .with_context(|| format!("writing reports to {}", out.display()))?;
             for r in results.iter().filter(|r| r.verdict.fails_run()) {
                 println!("{} {}", r.verdict.label(), r.id);
                 for v in r.rules.iter().filter(|v| v.verdict.fails_run()) {

@@ -76,14 +76,26 @@ pub fn evaluated(results: &[CaseResult]) -> BTreeMap<String, u64> {
     m
 }
 
+/// What a report says about the run as a whole (besides its cases).
+#[derive(Debug, Clone)]
+pub struct ReportRun<'a> {
+    /// The delegator command line as given.
+    pub delegator: &'a str,
+    /// The run seed.
+    pub seed: u64,
+    /// Wall time of the whole run, in milliseconds.
+    pub wall_ms: u64,
+    /// The run was interrupted before every selected case ran.
+    pub incomplete: bool,
+}
+
 /// The run index `index.json` of a run.
 pub fn run_index(
-    delegator: &str,
-    seed: u64,
+    run: &ReportRun<'_>,
     coverage: &BTreeMap<&'static str, usize>,
     results: &[CaseResult],
-    wall_ms: u64,
 ) -> RunIndex {
+    let (delegator, seed, wall_ms) = (run.delegator, run.seed, run.wall_ms);
     let judged = evaluated(results);
     let rules = registry()
         .iter()
@@ -131,6 +143,7 @@ pub fn run_index(
             seed,
             wall_ms,
             finished_at: a2a_protocol::Timestamp::now().to_rfc3339(),
+            incomplete: run.incomplete,
         },
         totals: totals(results),
         matrix: BTreeMap::from([(
@@ -145,15 +158,14 @@ pub fn run_index(
 /// Write every report file into `dir`.
 pub fn write_all(
     dir: &Path,
-    delegator: &str,
-    seed: u64,
+    run: &ReportRun<'_>,
     catalog: &[Scenario],
     results: &[CaseResult],
-    wall_ms: u64,
 ) -> std::io::Result<()> {
+    let (delegator, seed, wall_ms) = (run.delegator, run.seed, run.wall_ms);
     std::fs::create_dir_all(dir.join("cases"))?;
     let cov = coverage(catalog);
-    let index = run_index(delegator, seed, &cov, results, wall_ms);
+    let index = run_index(run, &cov, results);
     std::fs::write(dir.join("index.json"), serde_json::to_vec_pretty(&index)?)?;
     for r in results {
         std::fs::write(
