@@ -547,7 +547,10 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
                 println!("  repro: {}", r.repro);
             }
             let t = run.totals();
-            print!("{}", report::rules_broken_text(&report::rules_broken(results)));
+            print!(
+                "{}",
+                report::rules_broken_text(&report::rules_broken(results))
+            );
             println!("reports: {}", out.display());
             if !options.bindings.is_empty() {
                 for b in &options.bindings {

@@ -157,7 +157,12 @@ fn a_failing_runs_report_shows_the_case_its_rule_and_witness_without_interaction
         .split("data-probe=\"")
         .nth(1)
         .and_then(|s| s.split('"').next())
-        .unwrap_or_else(|| panic!("the probe did not run; DOM begins {}", &dom[..dom.len().min(500)]));
+        .unwrap_or_else(|| {
+            panic!(
+                "the probe did not run; DOM begins {}",
+                &dom[..dom.len().min(500)]
+            )
+        });
     let seen: Value = serde_json::from_str(&unescape(attr)).unwrap();
     let what = format!(
         "case {} rule {} witness #{seq}: {seen:#}",
@@ -180,12 +185,9 @@ fn a_failing_runs_report_shows_the_case_its_rule_and_witness_without_interaction
     assert!(width <= WINDOW_WIDTH, "the page is {width} px wide: {what}");
 
     // The full journal is one click away, its witness highlighted and anchored.
-    let journal = std::fs::read_to_string(
-        report
-            .join("journals")
-            .join(format!("{}.html", failing.id)),
-    )
-    .unwrap();
+    let journal =
+        std::fs::read_to_string(report.join("journals").join(format!("{}.html", failing.id)))
+            .unwrap();
     assert!(journal.contains(&format!("<tr id=\"seq-{seq}\" class=\"witness\"")));
     assert!(html.contains(&format!("href=\"journals/{}.html\"", failing.id)));
 }

@@ -154,10 +154,7 @@ pub fn html(index: &RunIndex, results: &[CaseResult]) -> String {
     let mut order: Vec<(usize, &CaseResult)> = results.iter().enumerate().collect();
     order.sort_by_key(|(i, r)| (rank(r.verdict), *i));
     let failures = results.iter().filter(|r| is_failure(r)).count();
-    let _ = write!(
-        s,
-        "<section id=\"failures\"><h2>Failures ({failures})</h2>"
-    );
+    let _ = write!(s, "<section id=\"failures\"><h2>Failures ({failures})</h2>");
     if failures == 0 {
         s.push_str("<p>No case failed.</p>");
     }
@@ -224,7 +221,12 @@ fn case_block(r: &CaseResult, uid: usize) -> String {
         r.duration_ms
     );
     if let Some(n) = known_failing_note(r.verdict) {
-        let _ = write!(s, "<p class=\"known\"><b>{}</b>: {}</p>", r.verdict.label(), esc(n));
+        let _ = write!(
+            s,
+            "<p class=\"known\"><b>{}</b>: {}</p>",
+            r.verdict.label(),
+            esc(n)
+        );
     }
     let reg = registry();
     for v in non_passing(r) {
@@ -249,15 +251,15 @@ fn case_block(r: &CaseResult, uid: usize) -> String {
                 .iter()
                 .map(|w| format!("#{} {} {}", w.seq, w.agent, entry_what(w)))
                 .collect();
-            let _ = write!(
-                s,
-                "<dt>witnesses</dt><dd>{}</dd>",
-                esc(&seqs.join("; "))
-            );
+            let _ = write!(s, "<dt>witnesses</dt><dd>{}</dd>", esc(&seqs.join("; ")));
         }
         s.push_str("</dl></div>");
     }
-    let passed = r.rules.iter().filter(|v| v.verdict == Verdict::Pass).count();
+    let passed = r
+        .rules
+        .iter()
+        .filter(|v| v.verdict == Verdict::Pass)
+        .count();
     if passed > 0 {
         let _ = write!(s, "<p>{passed} rules held.</p>");
     }

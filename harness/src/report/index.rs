@@ -43,7 +43,11 @@ pub fn run_index(
 
 /// The index of `results` run as `run`, with the catalog coverage of `rules` (their
 /// `evaluated` counts are recomputed from `results`).
-pub(super) fn index_of(run: RunInfo, mut rules: Vec<RuleSummary>, results: &[CaseResult]) -> RunIndex {
+pub(super) fn index_of(
+    run: RunInfo,
+    mut rules: Vec<RuleSummary>,
+    results: &[CaseResult],
+) -> RunIndex {
     let judged = evaluated(results);
     for r in &mut rules {
         r.evaluated = judged.get(&r.id).copied().unwrap_or(0);

@@ -46,7 +46,9 @@ fn status_of(r: &CaseResult) -> TestCaseStatus {
         Verdict::XFail | Verdict::Unsupported | Verdict::NotExercised => {
             let mut s = TestCaseStatus::skipped();
             let why = match r.verdict {
-                Verdict::XFail => known_failing_note(r.verdict).unwrap_or_default().to_string(),
+                Verdict::XFail => known_failing_note(r.verdict)
+                    .unwrap_or_default()
+                    .to_string(),
                 Verdict::Unsupported => {
                     "the delegator declined the work (error code unsupported)".to_string()
                 }
@@ -71,7 +73,11 @@ fn status_of(r: &CaseResult) -> TestCaseStatus {
                     .iter()
                     .find(|v| v.verdict.is_listed_as_failed())
                     .map(rule_line)
-                    .or_else(|| r.notes.first().map(|n| format!("{}: {n}", r.verdict.label())))
+                    .or_else(|| {
+                        r.notes
+                            .first()
+                            .map(|n| format!("{}: {n}", r.verdict.label()))
+                    })
                     .unwrap_or_else(|| r.verdict.label().to_string())
             };
             s.set_message(message);

@@ -150,7 +150,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<RunIndex, ReportError> {
     for (d, (index, cases)) in &shards {
         let checks = [
             ("delegator", &first.run.delegator, &index.run.delegator),
-            ("seed", &first.run.seed.to_string(), &index.run.seed.to_string()),
+            (
+                "seed",
+                &first.run.seed.to_string(),
+                &index.run.seed.to_string(),
+            ),
             ("rules", &rule_ids(first), &rule_ids(index)),
         ];
         for (what, a, b) in checks {
@@ -183,7 +187,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<RunIndex, ReportError> {
     let run = RunInfo {
         delegator: first.run.delegator.clone(),
         seed: first.run.seed,
-        wall_ms: shards.iter().map(|(_, (i, _))| i.run.wall_ms).max().unwrap_or(0),
+        wall_ms: shards
+            .iter()
+            .map(|(_, (i, _))| i.run.wall_ms)
+            .max()
+            .unwrap_or(0),
         finished_at: shards
             .iter()
             .map(|(_, (i, _))| i.run.finished_at.clone())

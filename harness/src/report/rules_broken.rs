@@ -25,8 +25,11 @@ const CONSOLE_CASES: usize = 5;
 pub fn rules_broken(results: &[CaseResult]) -> Vec<BrokenRule> {
     let reg = registry();
     let mut out: Vec<BrokenRule> = Vec::new();
-    let mut add = |id: &str, level: Level, requirement: &str, case: &str, evidence: String| {
-        match out.iter_mut().find(|b| b.id == id) {
+    let mut add =
+        |id: &str, level: Level, requirement: &str, case: &str, evidence: String| match out
+            .iter_mut()
+            .find(|b| b.id == id)
+        {
             Some(b) => {
                 if b.cases.last().map(String::as_str) != Some(case) {
                     b.cases.push(case.to_string());
@@ -39,8 +42,7 @@ pub fn rules_broken(results: &[CaseResult]) -> Vec<BrokenRule> {
                 cases: vec![case.to_string()],
                 first_evidence: evidence,
             }),
-        }
-    };
+        };
     for r in results {
         let mut blamed = false;
         for v in r.rules.iter().filter(|v| v.verdict.is_listed_as_failed()) {

@@ -102,7 +102,12 @@ fn parties(journal: &[Entry]) -> Vec<&str> {
 
 /// The inline SVG sequence diagram of `journal`, witnesses (by seq) highlighted, at most `max`
 /// entries drawn. `uid` makes the SVG's element ids unique within the page.
-pub fn sequence_svg(journal: &[Entry], witnesses: &BTreeSet<u64>, max: usize, uid: usize) -> String {
+pub fn sequence_svg(
+    journal: &[Entry],
+    witnesses: &BTreeSet<u64>,
+    max: usize,
+    uid: usize,
+) -> String {
     let parties = parties(journal);
     let x = |name: &str| {
         let i = parties.iter().position(|p| *p == name).unwrap_or(0);

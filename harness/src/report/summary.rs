@@ -1,7 +1,7 @@
 //! `summary.md`: the run in Markdown, opening with the rules broken, then the cases, the
 //! evidence of every failure (with the tail of the delegator's stderr) and the rule coverage.
 
-use super::text::{failure_text, stderr_tail};
+use super::text::{failure_text, non_passing, stderr_tail};
 use crate::runner::CaseResult;
 use a2a_driver_contract::report::{Coverage, RunIndex};
 use std::fmt::Write as _;
@@ -58,16 +58,18 @@ pub fn summary(index: &RunIndex, results: &[CaseResult]) -> String {
 
     let _ = writeln!(
         s,
-        "## Cases\n\n| case | verdict | failed rules |\n| --- | --- | --- |"
+        "## Cases\n\n| case | verdict | rules not passed |\n| --- | --- | --- |"
     );
-    for c in &index.cases {
-        let failed: Vec<&str> = c.failed_rules.iter().map(|f| f.id.as_str()).collect();
+    for r in results {
+        let rules: Vec<String> = non_passing(r)
+            .map(|v| format!("{} ({})", v.id, v.verdict.label()))
+            .collect();
         let _ = writeln!(
             s,
             "| {} | {} | {} |",
-            cell(&c.id),
-            c.verdict.label(),
-            failed.join(", ")
+            cell(&r.id),
+            r.verdict.label(),
+            rules.join(", ")
         );
     }
     let _ = writeln!(s);

@@ -193,7 +193,10 @@ mod tests {
     fn links_to_case_files_survive_odd_ids() {
         assert_eq!(href("cases", "a.b:grpc@2", "json"), "cases/a.b:grpc@2.json");
         assert_eq!(href("journals", "a#b?c", "html"), "journals/a%23b%3Fc.html");
-        assert_eq!(esc("<a href=\"x\">'&"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;");
+        assert_eq!(
+            esc("<a href=\"x\">'&"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
+        );
         assert_eq!(clip("abcdef", 3), "abc…");
         assert_eq!(clip("abc", 3), "abc");
     }

@@ -228,7 +228,10 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
             let Some((_, task_agent)) = tasks.iter().find(|(t, _)| t == task) else {
                 return fail(
                     format!("{id}: provenance task {task} is a task created for it"),
-                    format!("its tasks: {}", super::words::list(tasks.iter().map(|t| &t.0))),
+                    format!(
+                        "its tasks: {}",
+                        super::words::list(tasks.iter().map(|t| &t.0))
+                    ),
                     vec![],
                 );
             };

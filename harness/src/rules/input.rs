@@ -56,7 +56,10 @@ pub(super) fn answers_continue_task_with_new_message_id(ev: &Evidence) -> Check 
                 .and_then(Value::as_str);
             if ctx.is_some() && sent_ctx != ctx {
                 return fail(
-                    format!("contextId {} with taskId {t}", super::words::or_none(ctx, "none")),
+                    format!(
+                        "contextId {} with taskId {t}",
+                        super::words::or_none(ctx, "none")
+                    ),
                     format!("contextId {}", super::words::or_none(sent_ctx, "none")),
                     vec![r.seq],
                 );

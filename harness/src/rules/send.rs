@@ -279,9 +279,9 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
                     return fail(
                         "outcome SEND_FAILED (recorded with its code)",
                         format!(
-                        "outcome {}",
-                        super::words::or_none(other.map(Outcome::as_str), "none reported")
-                    ),
+                            "outcome {}",
+                            super::words::or_none(other.map(Outcome::as_str), "none reported")
+                        ),
                         vec![r.seq],
                     );
                 }

@@ -32,10 +32,10 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
             Some(s) if !d.expect.state.contains(&s) => {
                 return fail(
                     format!(
-                    "{} ends in one of: {}",
-                    d.id,
-                    super::words::list(names(&d.expect.state))
-                ),
+                        "{} ends in one of: {}",
+                        d.id,
+                        super::words::list(names(&d.expect.state))
+                    ),
                     format!("it ended in {s}"),
                     vec![],
                 );
