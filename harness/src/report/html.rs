@@ -33,8 +33,8 @@ const RULE_CASES: usize = 20;
 /// Journal entries drawn in a journal page's diagram; rows of its table; characters of one
 /// entry there. The case JSON holds the journal whole.
 const PAGE_DIAGRAM: usize = 200;
-const PAGE_ROWS: usize = 1000;
-const PAGE_ENTRY: usize = 1500;
+const PAGE_ROWS: usize = 500;
+const PAGE_ENTRY: usize = 800;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}\
 pre,code{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}\
