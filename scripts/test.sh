@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Run every test of the project: installs the pinned Python SDK environment (.venv) if needed,
-# then the whole Rust workspace's tests (unit, integration, property, interop, doctests).
+# Run every test of the project: installs the pinned Python SDK environment (.venv) and the report
+# tests' tools (chromium, xmllint) if needed, then the whole Rust workspace's tests (unit,
+# integration, property, interop, doctests).
 set -euo pipefail
 root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup-python.sh
+bash scripts/setup-chromium.sh
 cargo test --workspace --all-features --no-fail-fast "$@"

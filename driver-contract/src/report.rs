@@ -27,6 +27,27 @@ pub struct RunIndex {
     pub cases: Vec<CaseSummary>,
     /// Every rule of the registry, with its coverage.
     pub rules: Vec<RuleSummary>,
+    /// The rules broken in this run (MUST first, then by how many cases broke each): what the
+    /// console, `summary.md` and `index.html` open with. Absent in reports written before it.
+    #[serde(default)]
+    pub rules_broken: Vec<BrokenRule>,
+}
+
+/// One rule of `index.json` `rules_broken`: a rule judged FAIL, NON-STRICT or UNKNOWN in at
+/// least one case of the run, or `CONTRACT` for cases that failed with no rule to blame (the
+/// delegator broke the driver contract, crashed or never started).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BrokenRule {
+    /// Rule id, such as `DLG-ART-01`, or `CONTRACT`.
+    pub id: String,
+    /// How binding it is.
+    pub level: Level,
+    /// The requirement in one sentence.
+    pub requirement: String,
+    /// The cases that broke it, in run order.
+    pub cases: Vec<String>,
+    /// The evidence of the first of them, in words (expected, observed, witness entries).
+    pub first_evidence: String,
 }
 
 /// `index.json` `tool`.
@@ -53,6 +74,9 @@ pub struct RunInfo {
     /// only the cases that finished.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
+    /// The host the run ran on (empty in reports written before it was recorded).
+    #[serde(default)]
+    pub hostname: String,
 }
 
 /// `index.json` `totals`: the process exits [`HarnessExitCode::Failure`](crate::HarnessExitCode)
@@ -155,8 +179,20 @@ impl Coverage {
     }
 }
 
-/// How binding a rule is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+/// How binding a rule is; ordered MUST, SHOULD, MAY.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[schemars(transform = crate::plain_enum)]
 pub enum Level {
     /// A violation fails the case.
@@ -168,6 +204,23 @@ pub enum Level {
     /// Optional.
     #[serde(rename = "MAY")]
     May,
+}
+
+impl Level {
+    /// The label used in reports: `MUST`, `SHOULD` or `MAY`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+            Level::May => "MAY",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
 }
 
 /// The verdict of a case or of a rule in a case.
@@ -254,6 +307,26 @@ mod tests {
         for v in Verdict::ALL {
             assert_eq!(serde_json::to_value(v).unwrap(), v.label());
         }
+    }
+
+    #[test]
+    fn an_index_without_the_newer_fields_still_parses() {
+        let old = serde_json::json!({
+            "schema_version": 1,
+            "tool": {"name": "a2a-harness", "version": "0.1.0"},
+            "run": {"delegator": "d", "seed": 1, "wall_ms": 5, "finished_at": "2026-01-01T00:00:00Z"},
+            "totals": {"passed": 0, "failed": 0, "skipped": 0},
+            "matrix": {},
+            "cases": [],
+            "rules": []
+        });
+        let index: RunIndex = serde_json::from_value(old).unwrap();
+        assert!(index.rules_broken.is_empty());
+        assert_eq!(index.run.hostname, "");
+        for l in [Level::Must, Level::Should, Level::May] {
+            assert_eq!(serde_json::to_value(l).unwrap(), l.label());
+        }
+        assert!(Level::Must < Level::Should && Level::Should < Level::May);
     }
 
     #[test]

@@ -105,6 +105,9 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', value_name = "jsonrpc|rest|grpc|all")]
         binding: Vec<BindingArg>,
     },
+    /// Work with report directories.
+    #[command(subcommand)]
+    Report(ReportCmd),
     /// List the cases of the catalog.
     List,
     /// List the rules with how many catalog cases list each (NOT TESTED when none; always-on
@@ -190,6 +193,26 @@ enum Cmd {
         /// Seed of the generated artifact content.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+}
+
+/// `a2a-harness report ...`.
+#[derive(Subcommand)]
+enum ReportCmd {
+    /// Combine shard reports (run directories with index.json and cases/) into one report:
+    /// index.json, junit.xml, summary.md, index.html, cases/ and journals/.
+    ///
+    /// Example: a2a-harness report merge shard-1 shard-2 --out reports/all
+    ///
+    /// EXIT CODES: 0 merged, no case failed; 1 merged, some case failed; 2 the shards do not
+    /// merge (another delegator, seed or schema, a case in two shards, unreadable files).
+    Merge {
+        /// The shard report directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where to write the merged report (a new or empty directory).
+        #[arg(long)]
+        out: PathBuf,
     },
 }
 
@@ -286,6 +309,17 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
             compare,
             seed,
         }),
+        Cmd::Report(ReportCmd::Merge { dirs, out }) => {
+            let index = report::merge(&dirs, &out)?;
+            print!("{}", report::rules_broken_text(&index.rules_broken));
+            let t = index.totals;
+            println!("reports: {}", out.display());
+            println!(
+                "{} passed, {} failed, {} skipped",
+                t.passed, t.failed, t.skipped
+            );
+            Ok(HarnessExitCode::for_run(t.failed))
+        }
         Cmd::Schema => {
             println!(
                 "{}",
@@ -513,6 +547,10 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
                 println!("  repro: {}", r.repro);
             }
             let t = run.totals();
+            print!(
+                "{}",
+                report::rules_broken_text(&report::rules_broken(results))
+            );
             println!("reports: {}", out.display());
             if !options.bindings.is_empty() {
                 for b in &options.bindings {

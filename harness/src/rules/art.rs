@@ -229,8 +229,8 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
                 return fail(
                     format!("{id}: provenance task {task} is a task created for it"),
                     format!(
-                        "its tasks: {:?}",
-                        tasks.iter().map(|t| &t.0).collect::<Vec<_>>()
+                        "its tasks: {}",
+                        super::words::list(tasks.iter().map(|t| &t.0))
                     ),
                     vec![],
                 );
@@ -243,7 +243,7 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
             if named.is_some_and(|n| n != task_agent) || (named.is_none() && agent != task_agent) {
                 return fail(
                     format!("{id}: provenance agent is {task_agent}, which holds task {task}"),
-                    format!("agent {agent:?}"),
+                    format!("agent {agent}"),
                     vec![],
                 );
             }
@@ -255,8 +255,11 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
                 .map(|d| d.capability.as_str());
             if capability.is_some_and(|c| c != skill) {
                 return fail(
-                    format!("{id}: provenance skill {capability:?}"),
-                    format!("skill {skill:?}"),
+                    format!(
+                        "{id}: provenance skill {}",
+                        super::words::or_none(capability, "none")
+                    ),
+                    format!("skill {skill}"),
                     vec![],
                 );
             }

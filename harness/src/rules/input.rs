@@ -56,8 +56,11 @@ pub(super) fn answers_continue_task_with_new_message_id(ev: &Evidence) -> Check 
                 .and_then(Value::as_str);
             if ctx.is_some() && sent_ctx != ctx {
                 return fail(
-                    format!("contextId {ctx:?} with taskId {t}"),
-                    format!("contextId {sent_ctx:?}"),
+                    format!(
+                        "contextId {} with taskId {t}",
+                        super::words::or_none(ctx, "none")
+                    ),
+                    format!("contextId {}", super::words::or_none(sent_ctx, "none")),
                     vec![r.seq],
                 );
             }
@@ -103,7 +106,10 @@ pub(super) fn questions_answered_from_held_data(ev: &Evidence) -> Check {
         for r in &conts {
             if !vals.iter().any(|v| r.text().contains(v.as_str())) {
                 return fail(
-                    format!("an answer from the delegation's inputs {vals:?}"),
+                    format!(
+                        "an answer from the delegation's inputs ({})",
+                        super::words::list(&vals)
+                    ),
                     format!("answered {:?}", r.text().trim()),
                     vec![r.seq],
                 );
@@ -160,7 +166,11 @@ pub(super) fn unknown_questions_escalated_not_guessed(ev: &Evidence) -> Check {
                 || vals.iter().any(|v| text.contains(v.as_str()));
             if !legit {
                 return fail(
-                    format!("answers only from held data {vals:?} or the caller {given:?}"),
+                    format!(
+                        "answers only from held data ({}) or the caller ({})",
+                        super::words::list(&vals),
+                        super::words::list(&given)
+                    ),
                     format!("guessed {:?}", text.trim()),
                     vec![r.seq],
                 );

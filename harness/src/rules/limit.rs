@@ -48,8 +48,15 @@ fn refused_nothing_sent(ev: &Evidence, limit: &str, words: &[&str]) -> Check {
         let reason = done.reason.as_deref().unwrap_or_default().to_lowercase();
         if !words.iter().any(|w| reason.contains(w)) {
             return fail(
-                format!("{}: done.reason names the {limit} (one of {words:?})", d.id),
-                format!("reason {:?}", done.reason),
+                format!(
+                    "{}: done.reason names the {limit} (one of: {})",
+                    d.id,
+                    super::words::list(words.iter())
+                ),
+                format!(
+                    "reason {}",
+                    super::words::quoted_or(done.reason.as_deref(), "absent")
+                ),
                 vec![],
             );
         }
@@ -282,7 +289,11 @@ pub(super) fn chain_and_depth_extended(ev: &Evidence) -> Check {
                     d.depth + 1,
                     ev.self_url
                 ),
-                format!("depth {depth:?}, chain {chain:?}"),
+                format!(
+                    "depth {}, chain {}",
+                    super::words::or_none(depth, "absent"),
+                    super::words::list(&chain)
+                ),
                 vec![r.seq],
             );
         }

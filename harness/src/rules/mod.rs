@@ -24,6 +24,7 @@ mod route;
 mod send;
 mod state;
 mod wire;
+mod words;
 
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -144,7 +144,10 @@ pub(super) fn purged_task_marked_lost(ev: &Evidence) -> Check {
         if done_state(ev, &d.id) != Some(Outcome::Lost) {
             return fail(
                 format!("{} marked LOST after -32001", d.id),
-                format!("outcome {:?}", shown_state(ev, &d.id)),
+                format!(
+                    "outcome {}",
+                    super::words::or_none(shown_state(ev, &d.id), "none reported")
+                ),
                 vec![seq],
             );
         }

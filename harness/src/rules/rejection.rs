@@ -206,10 +206,14 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
         if !bad_ids.iter().any(|b| reason.contains(b.as_str())) {
             return fail(
                 format!(
-                    "{}: the rejection reported in done.reason, naming the artifact ({bad_ids:?})",
-                    d.id
+                    "{}: the rejection reported in done.reason, naming the artifact ({})",
+                    d.id,
+                    super::words::list(&bad_ids)
                 ),
-                format!("reason {:?}", done.reason),
+                format!(
+                    "reason {}",
+                    super::words::quoted_or(done.reason.as_deref(), "absent")
+                ),
                 vec![seen],
             );
         }

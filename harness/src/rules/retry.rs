@@ -192,8 +192,8 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
                         envelope / 2
                     ),
                     format!(
-                        "it came after {gap} ms (gaps {:?} ms)",
-                        gaps.iter().map(|g| g.2).collect::<Vec<_>>()
+                        "it came after {gap} ms (gaps {} ms)",
+                        super::words::list(gaps.iter().map(|g| g.2))
                     ),
                     vec![s0, s1],
                 );
@@ -321,10 +321,17 @@ fn dlq_entry_matches_journal(ev: &Evidence, d: &crate::scenario::Delegation) -> 
     if chain.as_ref() != Some(&given) {
         return Err(fail(
             format!(
-                "the dead-letter entry of {} holds its chain {given:?}",
-                d.id
+                "the dead-letter entry of {} holds its chain ({})",
+                d.id,
+                super::words::list(&given)
             ),
-            format!("chain {chain:?}"),
+            format!(
+                "chain {}",
+                chain.as_ref().map_or_else(
+                    || "absent".to_string(),
+                    |c| format!("({})", super::words::list(c))
+                )
+            ),
             vec![],
         ));
     }
@@ -373,7 +380,10 @@ pub(super) fn exhausted_retries_dead_lettered(ev: &Evidence) -> Check {
         if done_state(ev, &d.id) != Some(Outcome::DeadLettered) {
             return fail(
                 format!("{} dead-lettered", d.id),
-                format!("outcome {:?}", shown_state(ev, &d.id)),
+                format!(
+                    "outcome {}",
+                    super::words::or_none(shown_state(ev, &d.id), "none reported")
+                ),
                 vec![],
             );
         }

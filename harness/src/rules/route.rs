@@ -20,7 +20,7 @@ pub(super) fn routed_to_capable_agent(ev: &Evidence) -> Check {
         let skill = a.skills.iter().find(|s| s.id == d.capability);
         let Some(skill) = skill else {
             return fail(
-                format!("only agents with skill {:?}", d.capability),
+                format!("only agents with skill {}", d.capability),
                 format!("sent to {} which lacks it", r.agent),
                 vec![r.seq],
             );
@@ -42,7 +42,7 @@ pub(super) fn routed_to_capable_agent(ev: &Evidence) -> Check {
         {
             return fail(
                 "an agent with an accepted output mode",
-                format!("{} produces only {modes:?}", r.agent),
+                format!("{} produces only {}", r.agent, super::words::list(&modes)),
                 vec![r.seq],
             );
         }
@@ -257,7 +257,7 @@ pub(super) fn failed_binding_falls_back_or_fails_visibly(ev: &Evidence) -> Check
         }
         return fail(
             format!(
-                "after {binding} failed at {agent}, a fallback to another advertised binding or a visible end of delegation {:?}",
+                "after {binding} failed at {agent}, a fallback to another advertised binding or a visible end of delegation {}",
                 d.id
             ),
             "the delegation never ended",

@@ -28,9 +28,9 @@ pub(super) fn message_id_stable_across_resends(ev: &Evidence) -> Check {
             return fail(
                 format!("every resend of one intent to {agent} carries the same messageId"),
                 format!(
-                    "{} different messageIds for the same message: {:?}",
+                    "{} different messageIds for the same message: {}",
                     ids.len(),
-                    ids
+                    super::words::list(&ids)
                 ),
                 sends.iter().map(|(_, s)| *s).collect(),
             );
@@ -124,7 +124,10 @@ pub(super) fn message_reply_answers_directly(ev: &Evidence) -> Check {
             other => {
                 return fail(
                     "outcome ANSWERED_DIRECT after a Message reply",
-                    format!("outcome {:?}", other.map(Outcome::as_str)),
+                    format!(
+                        "outcome {}",
+                        super::words::or_none(other.map(Outcome::as_str), "none reported")
+                    ),
                     vec![r.seq],
                 );
             }
@@ -176,7 +179,10 @@ pub(super) fn task_ids_recorded(ev: &Evidence) -> Check {
         if rec_tid != Some(tid.as_str()) {
             return fail(
                 format!("snapshot record {} holds task id {tid}", d.id),
-                format!("snapshot task id {rec_tid:?}"),
+                format!(
+                    "snapshot task id {}",
+                    super::words::or_none(rec_tid, "absent")
+                ),
                 vec![],
             );
         }
@@ -228,8 +234,8 @@ pub(super) fn accepted_output_modes_match_spec(ev: &Evidence) -> Check {
         let want: BTreeSet<&str> = d.mime_types.iter().map(String::as_str).collect();
         if modes != want {
             return fail(
-                format!("acceptedOutputModes = {want:?}"),
-                format!("{modes:?}"),
+                format!("acceptedOutputModes = {}", super::words::list(&want)),
+                format!("acceptedOutputModes = {}", super::words::list(&modes)),
                 vec![r.seq],
             );
         }
@@ -272,7 +278,10 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
                 other => {
                     return fail(
                         "outcome SEND_FAILED (recorded with its code)",
-                        format!("outcome {:?}", other.map(Outcome::as_str)),
+                        format!(
+                            "outcome {}",
+                            super::words::or_none(other.map(Outcome::as_str), "none reported")
+                        ),
                         vec![r.seq],
                     );
                 }

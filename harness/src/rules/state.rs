@@ -21,9 +21,9 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
             None => {
                 return fail(
                     format!(
-                        "{} reaches an outcome in {:?}",
+                        "{} reaches an outcome in: {}",
                         d.id,
-                        names(&d.expect.state)
+                        super::words::list(names(&d.expect.state))
                     ),
                     "no outcome reported before the bound".to_string(),
                     vec![],
@@ -31,7 +31,11 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
             }
             Some(s) if !d.expect.state.contains(&s) => {
                 return fail(
-                    format!("{} ends in one of {:?}", d.id, names(&d.expect.state)),
+                    format!(
+                        "{} ends in one of: {}",
+                        d.id,
+                        super::words::list(names(&d.expect.state))
+                    ),
                     format!("it ended in {s}"),
                     vec![],
                 );
@@ -309,7 +313,11 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
             && !d.expect.state.contains(&done.state)
         {
             return fail(
-                format!("{} ends in one of {:?}", d.id, names(&d.expect.state)),
+                format!(
+                    "{} ends in one of: {}",
+                    d.id,
+                    super::words::list(names(&d.expect.state))
+                ),
                 format!("it ended in {}", done.state),
                 vec![],
             );
@@ -347,7 +355,11 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
             && !d.expect.state.contains(&done.state)
         {
             return fail(
-                format!("{} ends in one of {:?}", d.id, names(&d.expect.state)),
+                format!(
+                    "{} ends in one of: {}",
+                    d.id,
+                    super::words::list(names(&d.expect.state))
+                ),
                 format!("it ended in {}", done.state),
                 vec![],
             );
@@ -429,8 +441,15 @@ pub(super) fn refinement_is_new_task_in_context(ev: &Evidence) -> Check {
             .and_then(Value::as_str);
         if !refs.contains(&ptid.as_str()) || ctx != pctx.as_deref() {
             return fail(
-                format!("contextId {pctx:?} and referenceTaskIds [{ptid}]"),
-                format!("contextId {ctx:?}, referenceTaskIds {refs:?}"),
+                format!(
+                    "contextId {} and referenceTaskIds ({ptid})",
+                    super::words::or_none(pctx.as_deref(), "absent")
+                ),
+                format!(
+                    "contextId {}, referenceTaskIds ({})",
+                    super::words::or_none(ctx, "absent"),
+                    super::words::list(&refs)
+                ),
                 vec![r.seq],
             );
         }

@@ -27,7 +27,7 @@
 
 use crate::scenario::CrashTrigger;
 use a2a_mock_agents::{Entry, Event, Journal};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ pub(super) const BACKOFF_SETTLE: Duration = Duration::from_millis(150);
 
 /// Where the delegator was killed: the entry that fired the trigger and the last journal entry
 /// before the SIGKILL (`cases/<id>.json`, field `crash`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrashRecord {
     /// The trigger.
     pub trigger: CrashTrigger,

@@ -7,7 +7,7 @@ use crate::rules::{Check, Evidence, Level, registry};
 use crate::scenario::Scenario;
 use a2a_driver_contract::FromDelegator;
 use a2a_mock_agents::Entry;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 pub use a2a_driver_contract::report::Verdict;
 
 /// The verdict of one rule in one case.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RuleVerdict {
     /// Rule id.
     pub id: String,
@@ -30,12 +30,12 @@ pub struct RuleVerdict {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed: Option<String>,
     /// Witness journal entries.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub witnesses: Vec<Entry>,
 }
 
 /// Everything about one case run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseResult {
     /// Case id.
     pub id: String,
