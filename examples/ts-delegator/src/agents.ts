@@ -1,0 +1,175 @@
+// Agents: reading their cards through the SDK's card resolver, routing work to a capable agent,
+// building an SDK `Client` per delegation, and classifying what a failed call means.
+
+import type { AgentCard } from "@a2a-js/sdk";
+import {
+  type Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from "@a2a-js/sdk/client";
+import { mediaTypeAccepted } from "./artifacts.js";
+import type { DelegateRequest } from "./contract.js";
+
+/** One agent of `init.agents`: its card once read, or why it could not be read. */
+export interface AgentEntry {
+  cardUrl: string;
+  card: AgentCard | null;
+  error: string | null;
+}
+
+/** The SDK's resolver, with its opt-in 0.3 layer (0.3 cards are translated and tagged 0.3). */
+const resolver = new DefaultAgentCardResolver({ legacyCompat: { enabled: true } });
+
+/** Reads one card (bounded in time). */
+export async function loadCard(entry: AgentEntry, timeoutMs: number): Promise<void> {
+  try {
+    const fetchImpl: typeof fetch = (input, init) =>
+      fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    const r = new DefaultAgentCardResolver({ legacyCompat: { enabled: true }, fetchImpl });
+    // The card URL is absolute: resolving it against itself yields it unchanged.
+    entry.card = await r.resolve(entry.cardUrl, entry.cardUrl);
+    entry.error = null;
+  } catch (e) {
+    entry.card = null;
+    entry.error = (e as Error).message;
+  }
+}
+
+/** The binding names this example speaks, as the SDK and the card spell them. */
+export const SPOKEN_BINDINGS = ["JSONRPC", "HTTP+JSON"];
+
+/** The interface of `card` the SDK will call first (card order, first binding it speaks). */
+export function firstInterface(card: AgentCard): { binding: string; url: string; version: string } | null {
+  for (const i of card.supportedInterfaces ?? []) {
+    if (SPOKEN_BINDINGS.some((b) => b.toLowerCase() === i.protocolBinding.toLowerCase())) {
+      return { binding: i.protocolBinding, url: i.url, version: i.protocolVersion || "1.0" };
+    }
+  }
+  return null;
+}
+
+/** The contract's name of an A2A binding (`binding:jsonrpc`, …). */
+export function contractBinding(b: string): string {
+  const l = b.toLowerCase();
+  return l === "jsonrpc" ? "jsonrpc" : l === "http+json" ? "rest" : l === "grpc" ? "grpc" : l;
+}
+
+/** Agents eligible for `req`: the skill is advertised with an output mode the request accepts. */
+export async function route(agents: AgentEntry[], req: DelegateRequest, timeoutMs: number): Promise<AgentEntry | null> {
+  for (const a of agents) {
+    if (req.agent !== null && a.cardUrl !== req.agent) continue;
+    if (!a.card) await loadCard(a, timeoutMs);
+    const card = a.card;
+    if (!card || !firstInterface(card)) continue;
+    // The resolver returns the card as JSON (repeated fields may be absent).
+    const skill = (card.skills ?? []).find((s) => s.id === req.capability);
+    if (!skill) continue;
+    const own = skill.outputModes ?? [];
+    const modes = own.length > 0 ? own : (card.defaultOutputModes ?? []);
+    const ok = modes.length === 0 || modes.some((m) => mediaTypeAccepted(req.artifact_spec.mime_types, m));
+    if (ok) return a;
+  }
+  return null;
+}
+
+/** What the last HTTP response of a delegation's client looked like (for retries). */
+export interface HttpTrace {
+  status: number | null;
+  retryAfterMs: number | null;
+}
+
+/**
+ * An SDK client for one delegation. `fetch` is wrapped only to see the HTTP status and
+ * `Retry-After` of each response, which the SDK's errors do not carry.
+ */
+export async function clientFor(card: AgentCard, trace: HttpTrace): Promise<Client> {
+  const fetchImpl: typeof fetch = async (input, init) => {
+    trace.status = null;
+    trace.retryAfterMs = null;
+    const res = await fetch(input, init);
+    trace.status = res.status;
+    const ra = res.headers.get("retry-after");
+    if (ra !== null) {
+      const secs = Number(ra);
+      if (Number.isFinite(secs)) trace.retryAfterMs = secs * 1000;
+      else if (!Number.isNaN(Date.parse(ra))) trace.retryAfterMs = Math.max(0, Date.parse(ra) - Date.now());
+    }
+    return res;
+  };
+  const factory = new ClientFactory({
+    transports: [
+      new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+      new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+    ],
+    cardResolver: resolver,
+  });
+  return factory.createFromAgentCard(card);
+}
+
+/** A2A error names of the SDK and their codes (A2A 1.0 §5.4). */
+const A2A_CODES: Record<string, number> = {
+  TaskNotFoundError: -32001,
+  TaskNotCancelableError: -32002,
+  PushNotificationNotSupportedError: -32003,
+  UnsupportedOperationError: -32004,
+  ContentTypeNotSupportedError: -32005,
+  InvalidAgentResponseError: -32006,
+  ExtendedAgentCardNotConfiguredError: -32007,
+  ExtensionSupportRequiredError: -32008,
+  VersionNotSupportedError: -32009,
+  RequestMalformedError: -32600,
+};
+
+/** What a failed call means. */
+export type Failure =
+  | { kind: "definite"; code: number; message: string; httpStatus: number | null }
+  | { kind: "transient"; message: string; httpStatus: number | null; retryAfterMs: number | null }
+  | { kind: "protocol"; message: string; httpStatus: number | null }
+  | { kind: "stopped"; message: string };
+
+function chainText(e: unknown): string {
+  const parts: string[] = [];
+  let cur: unknown = e;
+  for (let i = 0; i < 4 && cur; i++) {
+    const err = cur as { message?: string; code?: string };
+    parts.push(`${err.message ?? String(cur)}${err.code ? ` (${err.code})` : ""}`);
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return parts.join(": ");
+}
+
+/**
+ * Classifies an error thrown by the SDK: an A2A error reply (definite, with its code), a
+ * transport failure or 5xx/429/timeout (transient), or an agent protocol error (a reply that is
+ * not valid A2A: wrong JSON-RPC id, unparsable event, …).
+ */
+export function classify(e: unknown, trace: HttpTrace, stop: AbortSignal): Failure {
+  const message = chainText(e);
+  if (stop.aborted) return { kind: "stopped", message };
+  const err = e as { name?: string; envelopeCode?: unknown; code?: unknown };
+  if (typeof err.envelopeCode === "number") {
+    return { kind: "definite", code: err.envelopeCode, message, httpStatus: trace.status };
+  }
+  if (err.name && err.name in A2A_CODES) {
+    return { kind: "definite", code: A2A_CODES[err.name]!, message, httpStatus: trace.status };
+  }
+  if (err.name === "JsonRpcTransportError" || err.name === "RestTransportError") {
+    const code = typeof err.code === "number" ? err.code : -32603;
+    return { kind: "definite", code, message, httpStatus: trace.status };
+  }
+  const status = trace.status;
+  if (status !== null && (status >= 500 || status === 429 || status === 408)) {
+    return { kind: "transient", message, httpStatus: status, retryAfterMs: trace.retryAfterMs };
+  }
+  if (err.name === "TimeoutError" || err.name === "AbortError") {
+    return { kind: "transient", message: `request timed out: ${message}`, httpStatus: status, retryAfterMs: null };
+  }
+  // undici reports refused/reset connections and bodies cut short as TypeError ("fetch failed",
+  // "terminated") with a cause carrying the socket error.
+  if (err.name === "TypeError" && /fetch failed|terminated|socket|ECONN|other side closed/i.test(message)) {
+    return { kind: "transient", message, httpStatus: status, retryAfterMs: null };
+  }
+  return { kind: "protocol", message, httpStatus: status };
+}
