@@ -57,6 +57,8 @@ function stateName(s: TaskStateT | undefined): DelegationState {
 }
 
 const TERMINAL: ReadonlySet<DelegationState> = new Set(["COMPLETED", "FAILED", "CANCELED", "REJECTED"]);
+/** How long a stream is still read after its final state, to catch events after it. */
+const TERMINAL_GRACE_MS = 1000;
 const INTERRUPTED: ReadonlySet<DelegationState> = new Set(["INPUT_REQUIRED", "AUTH_REQUIRED"]);
 
 /** Text of a message: its text parts, then its data parts as JSON. */
@@ -201,9 +203,11 @@ export class Delegation {
     this.env.store.save(this.rec);
   }
 
+  /** Records a state change (or newly learnt task ids) durably, then reports it. */
   private setState(s: DelegationState): void {
-    if (this.rec.state === s) return;
+    if (this.rec.state === s && !this.idsDirty) return;
     this.rec.state = s;
+    this.idsDirty = false;
     this.save();
     emit({ type: "state", id: this.rec.id, state: s, task_id: this.rec.task_id, context_id: this.rec.context_id });
   }
@@ -413,7 +417,6 @@ export class Delegation {
     { kind: "unary"; result: Message | Task } | { kind: "stream"; first: StreamResponse; rest: AsyncGenerator<StreamResponse> }
   > {
     const message = this.buildMessage(purpose, parts);
-    this.save();
     const params = {
       tenant: "",
       message,
@@ -501,7 +504,7 @@ export class Delegation {
     }
     this.rec.task_id = taskId;
     this.rec.context_id = contextId || this.rec.context_id;
-    this.save();
+    this.idsDirty = true;
   }
 
   private newAssembler(): Assembler {
@@ -516,6 +519,8 @@ export class Delegation {
     let stream: AsyncGenerator<StreamResponse> | null = null;
     let first: StreamResponse | null = null;
     let snapshot: Task | null = null;
+    /** The interrupted state the last continuation answered. */
+    let answered: DelegationState | null = null;
     this.newAssembler();
 
     if (resuming && r.task_id !== null) {
@@ -542,7 +547,8 @@ export class Delegation {
       let state: DelegationState;
       let status: Message | undefined;
       if (stream) {
-        const seen = await this.consumeStream(stream, first);
+        const seen = await this.consumeStream(stream, first, answered);
+        answered = null;
         stream = null;
         first = null;
         if (seen === null) {
@@ -606,6 +612,7 @@ export class Delegation {
       } else {
         stream = sent.rest;
         first = sent.first;
+        answered = state;
       }
     }
   }
@@ -697,7 +704,7 @@ export class Delegation {
    * that ends this stream's part (terminal or interrupted), or null when the stream ended or
    * broke (transport) before one. Agent protocol errors end the delegation FAILED.
    */
-  private async consumeStream(gen: AsyncGenerator<StreamResponse>, first: StreamResponse | null): Promise<{ state: DelegationState; status: Message | undefined } | null> {
+  private async consumeStream(gen: AsyncGenerator<StreamResponse>, first: StreamResponse | null, answered: DelegationState | null): Promise<{ state: DelegationState; status: Message | undefined } | null> {
     const r = this.rec;
     const asm = this.assembler!;
     let ev: StreamResponse | null = first;
@@ -721,8 +728,12 @@ export class Delegation {
             this.adoptTask(p.value.id, p.value.contextId);
             if (p.value.artifacts.length > 0) await asm.replaceAll(p.value.artifacts, this.stop.signal);
             const s = stateName(p.value.status?.state);
+            // A continuation stream opens with the task as it was when our answer arrived: the
+            // interrupted state we just answered is not a new question.
+            if (s === answered) break;
             this.setState(s);
-            if (TERMINAL.has(s) || INTERRUPTED.has(s)) return { state: s, status: p.value.status?.message };
+            if (TERMINAL.has(s)) return await this.afterTerminal(gen, s, p.value.status?.message);
+            if (INTERRUPTED.has(s)) return { state: s, status: p.value.status?.message };
             break;
           }
           case "statusUpdate": {
@@ -730,7 +741,8 @@ export class Delegation {
             this.adoptTask(p.value.taskId, p.value.contextId);
             const s = stateName(p.value.status?.state);
             this.setState(s);
-            if (TERMINAL.has(s) || INTERRUPTED.has(s)) return { state: s, status: p.value.status?.message };
+            if (TERMINAL.has(s)) return await this.afterTerminal(gen, s, p.value.status?.message);
+            if (INTERRUPTED.has(s)) return { state: s, status: p.value.status?.message };
             break;
           }
           case "artifactUpdate": {
@@ -759,6 +771,27 @@ export class Delegation {
     } finally {
       void gen.return(undefined).catch(() => undefined);
     }
+  }
+
+  /**
+   * After a terminal state the stream must end: it is read a little longer (bounded by
+   * TERMINAL_GRACE_MS) so that a chunk after the final state is seen as the protocol error it
+   * is, never silently dropped or committed.
+   */
+  private async afterTerminal(gen: AsyncGenerator<StreamResponse>, s: DelegationState, status: Message | undefined): Promise<{ state: DelegationState; status: Message | undefined }> {
+    let timer: NodeJS.Timeout | null = null;
+    const grace = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), TERMINAL_GRACE_MS);
+    });
+    try {
+      const next = await Promise.race([gen.next().catch(() => ({ done: true, value: undefined }) as const), grace]);
+      if (next !== "timeout" && !next.done) {
+        throw new ProtocolError(`an event after the final state ${s} (${next.value.payload?.$case ?? "empty"})`);
+      }
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    return { state: s, status };
   }
 
   /** GetTask with retries of transient failures; -32001 marks the delegation LOST. */
@@ -850,6 +883,8 @@ export class Delegation {
   }
 
   private lastSeen: Task | null = null;
+  /** Task ids learnt but not yet saved (saved with the state line that first carries them). */
+  private idsDirty = false;
 
   /** The outcome after a stop, from the task CancelTask (or GetTask) showed. */
   private async afterStop(): Promise<Finish> {

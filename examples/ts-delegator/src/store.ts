@@ -133,7 +133,7 @@ export class Store {
     return this.nextSeq++;
   }
 
-  /** Makes `rec` durable (temp file, fsync, rename, fsync of the directory). */
+  /** Makes `rec` durable (temp file, fsync, rename; the directory is fsynced when the record is new). */
   save(rec: DelegationRecord): void {
     rec.updated_at = new Date().toISOString();
     const file = path.join(this.recordsDir, `${encodeURIComponent(rec.id)}.json`);
@@ -145,12 +145,16 @@ export class Store {
     } finally {
       fs.closeSync(fd);
     }
+    const isNew = !fs.existsSync(file);
     fs.renameSync(tmp, file);
-    const dfd = fs.openSync(this.recordsDir, "r");
-    try {
-      fs.fsyncSync(dfd);
-    } finally {
-      fs.closeSync(dfd);
+    if (isNew) {
+      // A new name must survive too: fsync the directory once, when the record first appears.
+      const dfd = fs.openSync(this.recordsDir, "r");
+      try {
+        fs.fsyncSync(dfd);
+      } finally {
+        fs.closeSync(dfd);
+      }
     }
     this.records.set(rec.id, rec);
   }
