@@ -56,13 +56,20 @@ export function contractBinding(b: string): string {
   return l === "jsonrpc" ? "jsonrpc" : l === "http+json" ? "rest" : l === "grpc" ? "grpc" : l;
 }
 
-/** Agents eligible for `req`: the skill is advertised with an output mode the request accepts. */
-export async function route(agents: AgentEntry[], req: DelegateRequest, timeoutMs: number): Promise<AgentEntry | null> {
+/**
+ * The first agent eligible for `req`: the skill is advertised with an output mode the request
+ * accepts. Agents that have the skill but no interface this delegator speaks go to `unspoken`.
+ */
+export async function route(agents: AgentEntry[], req: DelegateRequest, timeoutMs: number, unspoken: string[] = []): Promise<AgentEntry | null> {
   for (const a of agents) {
     if (req.agent !== null && a.cardUrl !== req.agent) continue;
     if (!a.card) await loadCard(a, timeoutMs);
     const card = a.card;
-    if (!card || !firstInterface(card)) continue;
+    if (!card) continue;
+    if (!firstInterface(card)) {
+      if ((card.skills ?? []).some((s) => s.id === req.capability)) unspoken.push(a.cardUrl);
+      continue;
+    }
     // The resolver returns the card as JSON (repeated fields may be absent).
     const skill = (card.skills ?? []).find((s) => s.id === req.capability);
     if (!skill) continue;

@@ -210,6 +210,7 @@ export class Delegation {
     this.idsDirty = false;
     this.save();
     emit({ type: "state", id: this.rec.id, state: s, task_id: this.rec.task_id, context_id: this.rec.context_id });
+    if (process.env.TS_DELEGATOR_TRACE) log(`${this.rec.id}: state ${s} written`);
   }
 
   private addError(op: string, f: Failure): void {
@@ -300,6 +301,12 @@ export class Delegation {
     }
     if (refusal === null && req.children === null) {
       const agent = await this.routeAgent();
+      if (!agent && this.unspoken.length > 0) {
+        // Only agents reachable over a binding this example does not speak (gRPC): decline.
+        emit({ type: "error", id: r.id, code: "unsupported", message: `only ${this.unspoken.join(", ")} can take this work, over a binding this delegator does not speak (it speaks JSON-RPC and HTTP+JSON)` });
+        this.resolveFinished("FAILED");
+        return false;
+      }
       if (!agent) refusal = `routing: no agent advertises skill ${JSON.stringify(req.capability)} with an accepted output mode (${req.artifact_spec.mime_types.join(", ")})`;
     }
     if (refusal !== null) {
@@ -321,7 +328,8 @@ export class Delegation {
       }
       this.agent = fixed && fixed.card ? fixed : null;
     } else {
-      this.agent = await route(this.env.agents, req, this.env.options.request_timeout_ms);
+      this.unspoken = [];
+      this.agent = await route(this.env.agents, req, this.env.options.request_timeout_ms, this.unspoken);
     }
     if (!this.agent?.card) return null;
     const iface = firstInterface(this.agent.card);
@@ -725,6 +733,7 @@ export class Delegation {
             }
             throw new ProtocolError("a Message event about an existing task (replies for a task are Task-based)");
           case "task": {
+            if (process.env.TS_DELEGATOR_TRACE) log(`${r.id}: task event`);
             this.adoptTask(p.value.id, p.value.contextId);
             if (p.value.artifacts.length > 0) await asm.replaceAll(p.value.artifacts, this.stop.signal);
             const s = stateName(p.value.status?.state);
@@ -883,6 +892,8 @@ export class Delegation {
   }
 
   private lastSeen: Task | null = null;
+  /** Agents with the skill that speak only bindings this delegator does not. */
+  private unspoken: string[] = [];
   /** Task ids learnt but not yet saved (saved with the state line that first carries them). */
   private idsDirty = false;
 
