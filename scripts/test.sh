@@ -5,4 +5,5 @@ set -euo pipefail
 root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup-python.sh
+bash scripts/setup-node.sh
 cargo test --workspace --all-features --no-fail-fast "$@"
