@@ -9,6 +9,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
+import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 import { mediaTypeAccepted } from "./artifacts.js";
 import type { DelegateRequest } from "./contract.js";
 
@@ -38,16 +39,38 @@ export async function loadCard(entry: AgentEntry, timeoutMs: number): Promise<vo
 }
 
 /** The binding names this example speaks, as the SDK and the card spell them. */
-export const SPOKEN_BINDINGS = ["JSONRPC", "HTTP+JSON"];
+export const SPOKEN_BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
-/** The interface of `card` the SDK will call first (card order, first binding it speaks). */
-export function firstInterface(card: AgentCard): { binding: string; url: string; version: string } | null {
-  for (const i of card.supportedInterfaces ?? []) {
-    if (SPOKEN_BINDINGS.some((b) => b.toLowerCase() === i.protocolBinding.toLowerCase())) {
-      return { binding: i.protocolBinding, url: i.url, version: i.protocolVersion || "1.0" };
-    }
-  }
-  return null;
+/** One interface of a card that this delegator can call. */
+export interface Iface {
+  binding: string;
+  url: string;
+  version: string;
+}
+
+/**
+ * The interfaces of `card` this delegator speaks, in the order it tries them: card order, 1.x
+ * interfaces first (a 0.x one only when the card has no usable 1.x interface), one per binding
+ * (the SDK's factory selects by binding).
+ */
+export function usableInterfaces(card: AgentCard): Iface[] {
+  const all = (card.supportedInterfaces ?? [])
+    .filter((i) => SPOKEN_BINDINGS.some((b) => b.toLowerCase() === (i.protocolBinding ?? "").toLowerCase()))
+    .map((i) => ({ binding: i.protocolBinding, url: i.url, version: i.protocolVersion || "1.0" }));
+  const v1 = all.filter((i) => i.version.startsWith("1"));
+  const chosen = v1.length > 0 ? v1 : all;
+  const seen = new Set<string>();
+  return chosen.filter((i) => {
+    const k = i.binding.toUpperCase();
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** The interface of `card` called first. */
+export function firstInterface(card: AgentCard): Iface | null {
+  return usableInterfaces(card)[0] ?? null;
 }
 
 /** The contract's name of an A2A binding (`binding:jsonrpc`, …). */
@@ -91,7 +114,7 @@ export interface HttpTrace {
  * An SDK client for one delegation. `fetch` is wrapped only to see the HTTP status and
  * `Retry-After` of each response, which the SDK's errors do not carry.
  */
-export async function clientFor(card: AgentCard, trace: HttpTrace): Promise<Client> {
+export async function clientFor(card: AgentCard, iface: Iface, trace: HttpTrace): Promise<Client> {
   const fetchImpl: typeof fetch = async (input, init) => {
     trace.status = null;
     trace.retryAfterMs = null;
@@ -109,7 +132,10 @@ export async function clientFor(card: AgentCard, trace: HttpTrace): Promise<Clie
     transports: [
       new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
       new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+      new GrpcTransportFactory({ legacyCompat: { enabled: true } }),
     ],
+    // The factory picks the interface of this binding from the card.
+    preferredTransports: [iface.binding.toUpperCase() as "JSONRPC"],
     cardResolver: resolver,
   });
   return factory.createFromAgentCard(card);
@@ -134,7 +160,9 @@ export type Failure =
   | { kind: "definite"; code: number; message: string; httpStatus: number | null }
   | { kind: "transient"; message: string; httpStatus: number | null; retryAfterMs: number | null }
   | { kind: "protocol"; message: string; httpStatus: number | null }
-  | { kind: "stopped"; message: string };
+  | { kind: "stopped"; message: string }
+  /** A transport failure before any answer (nothing served there): another interface may answer. */
+  | { kind: "unserved"; message: string; httpStatus: number | null };
 
 function chainText(e: unknown): string {
   const parts: string[] = [];
@@ -155,7 +183,7 @@ function chainText(e: unknown): string {
 export function classify(e: unknown, trace: HttpTrace, stop: AbortSignal): Failure {
   const message = chainText(e);
   if (stop.aborted) return { kind: "stopped", message };
-  const err = e as { name?: string; envelopeCode?: unknown; code?: unknown };
+  const err = e as { name?: string; envelopeCode?: unknown; code?: unknown; transport?: string; status?: unknown };
   if (typeof err.envelopeCode === "number") {
     return { kind: "definite", code: err.envelopeCode, message, httpStatus: trace.status };
   }
@@ -166,7 +194,18 @@ export function classify(e: unknown, trace: HttpTrace, stop: AbortSignal): Failu
     const code = typeof err.code === "number" ? err.code : -32603;
     return { kind: "definite", code, message, httpStatus: trace.status };
   }
+  if (err.transport === "grpc" && typeof err.status === "number") {
+    // gRPC status codes without an A2A ErrorInfo.
+    const g = err.status;
+    if (g === 12) return { kind: "unserved", message, httpStatus: null };
+    if (g === 14 && /ECONNREFUSED|No connection established/i.test(message)) return { kind: "unserved", message, httpStatus: null };
+    if (g === 14 || g === 4 || g === 8) return { kind: "transient", message, httpStatus: null, retryAfterMs: null };
+    if (g === 1 && stop.aborted) return { kind: "stopped", message };
+    return { kind: "protocol", message, httpStatus: null };
+  }
   const status = trace.status;
+  if (status === 404 || status === 405 || status === 415) return { kind: "unserved", message, httpStatus: status };
+  if (/ECONNREFUSED/.test(message)) return { kind: "unserved", message, httpStatus: status };
   if (status !== null && (status >= 500 || status === 429 || status === 408)) {
     return { kind: "transient", message, httpStatus: status, retryAfterMs: trace.retryAfterMs };
   }

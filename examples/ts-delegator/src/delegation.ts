@@ -7,7 +7,7 @@ import type { Message, Part, StreamResponse, Task, TaskState as TaskStateT } fro
 import { TaskState, Role } from "@a2a-js/sdk";
 import type { Client, RequestOptions } from "@a2a-js/sdk/client";
 import { Assembler, ProtocolError } from "./artifacts.js";
-import { type AgentEntry, classify, clientFor, type Failure, firstInterface, type HttpTrace } from "./agents.js";
+import { type AgentEntry, classify, clientFor, type Failure, firstInterface, type HttpTrace, type Iface, usableInterfaces } from "./agents.js";
 import { emit, FINAL_STATES, log, type DelegateRequest, type DelegationState, type Options, type Outcome } from "./contract.js";
 import type { DelegationRecord, ErrorRecord, Store } from "./store.js";
 
@@ -353,7 +353,8 @@ export class Delegation {
         this.save();
         emit({ type: "state", id: this.rec.id, state: "SENDING", task_id: null, context_id: null });
       }
-      this.client = await clientFor(this.agent!.card!, this.trace);
+      this.ifaces = usableInterfaces(this.agent!.card!);
+      await this.useInterface(0);
       await this.drive(resuming);
     } catch (e) {
       if (e instanceof Finish) {
@@ -365,6 +366,15 @@ export class Delegation {
     } finally {
       this.assembler?.discard();
     }
+  }
+
+  /** Switches to interface `i` of the card (a new SDK client for its binding). */
+  private async useInterface(i: number): Promise<void> {
+    const iface = this.ifaces[i]!;
+    this.ifaceIdx = i;
+    this.client = await clientFor(this.agent!.card!, iface, this.trace);
+    this.rec.rpc_url = iface.url;
+    this.rec.protocol_version = iface.version;
   }
 
   private requestOptions(signal: AbortSignal): RequestOptions {
@@ -454,6 +464,12 @@ export class Delegation {
         if (f.kind === "stopped") throw this.stopped();
         this.addError(purpose === "create" ? "send" : `send:${purpose}`, f);
         this.save();
+        if (f.kind === "unserved" && this.ifaceIdx + 1 < this.ifaces.length) {
+          // Nothing answered at this interface: the same call goes to the card's next one.
+          log(`${this.rec.id}: ${this.ifaces[this.ifaceIdx]!.binding} at ${this.ifaces[this.ifaceIdx]!.url} did not answer (${f.message}); trying ${this.ifaces[this.ifaceIdx + 1]!.binding}`);
+          await this.useInterface(this.ifaceIdx + 1);
+          continue;
+        }
         if (f.kind === "definite") {
           if (purpose === "create") throw new Finish("SEND_FAILED", `the agent answered the send with error ${f.code}: ${f.message}`);
           throw new Finish("FAILED", `the agent answered the ${purpose} message with error ${f.code}: ${f.message}`);
@@ -465,7 +481,7 @@ export class Delegation {
         if (failures > this.rec.request.max_retries) {
           throw new Finish("DEAD_LETTERED", `retries exhausted after ${failures} transient failures; last: ${f.message}`);
         }
-        const delay = this.backoff(failures - 1, f.retryAfterMs);
+        const delay = this.backoff(failures - 1, f.kind === "transient" ? f.retryAfterMs : null);
         log(`${this.rec.id}: transient failure (${f.message}); retry ${failures} in ${delay} ms`);
         await sleep(delay, this.stop.signal);
         if (this.stop.signal.aborted) throw this.stopped();
@@ -820,7 +836,7 @@ export class Delegation {
         if (f.kind === "definite" && f.code === -32001) {
           throw new Finish("LOST", `the agent no longer knows task ${this.rec.task_id} (-32001 on GetTask)`);
         }
-        const retryable = f.kind === "transient" || (f.kind === "definite" && f.code === -32603);
+        const retryable = f.kind === "transient" || f.kind === "unserved" || (f.kind === "definite" && f.code === -32603);
         failures++;
         if (!retryable || failures > this.rec.request.max_retries) {
           throw new Finish(retryable ? "DEAD_LETTERED" : "FAILED", `GetTask failed: ${f.message}`);
@@ -892,6 +908,9 @@ export class Delegation {
   }
 
   private lastSeen: Task | null = null;
+  /** The interfaces of the agent's card this delegator can call, and the one in use. */
+  private ifaces: Iface[] = [];
+  private ifaceIdx = 0;
   /** Agents with the skill that speak only bindings this delegator does not. */
   private unspoken: string[] = [];
   /** Task ids learnt but not yet saved (saved with the state line that first carries them). */

@@ -14,7 +14,7 @@ const VERSION = "0.1.0";
 const SUPPORTS = [
   "delegate", "answer", "credential", "cancel", "snapshot", "recovery", "streaming", "polling",
   "fan_out", "refinement", "input_escalation", "auth_escalation", "limits", "dead_letter",
-  "artifact_url", "artifact_schema", "a2a_0_3", "binding:jsonrpc", "binding:rest",
+  "artifact_url", "artifact_schema", "a2a_0_3", "binding:jsonrpc", "binding:rest", "binding:grpc",
 ];
 const MAX_LINE = 16 * 1024 * 1024;
 
@@ -47,7 +47,7 @@ async function init(msg: Record<string, unknown>): Promise<void> {
     agents: agents.map((a) => {
       if (!a.card) return { card_url: a.cardUrl, ok: false, error: a.error ?? "unreadable card" };
       const i = firstInterface(a.card);
-      if (!i) return { card_url: a.cardUrl, ok: false, error: "no interface with a binding this delegator speaks (JSON-RPC, HTTP+JSON)" };
+      if (!i) return { card_url: a.cardUrl, ok: false, error: "no interface with a binding this delegator speaks (JSON-RPC, HTTP+JSON, gRPC)" };
       return { card_url: a.cardUrl, ok: true, name: a.card.name, protocol_version: i.version, binding: contractBinding(i.binding) };
     }),
   });
