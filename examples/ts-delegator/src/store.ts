@@ -6,6 +6,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { DelegateRequest, DelegationState } from "./contract.js";
 
+/** `TS_DELEGATOR_TRACE=1`: log the duration of every save to stderr. */
+const TRACE = Boolean(process.env.TS_DELEGATOR_TRACE);
+
 /** One input or auth round of a delegation. */
 export interface InputRound {
   round: number;
@@ -135,6 +138,7 @@ export class Store {
 
   /** Makes `rec` durable (temp file, fsync, rename; the directory is fsynced when the record is new). */
   save(rec: DelegationRecord): void {
+    const t0 = TRACE ? performance.now() : 0;
     rec.updated_at = new Date().toISOString();
     const file = path.join(this.recordsDir, `${encodeURIComponent(rec.id)}.json`);
     const tmp = `${file}.tmp`;
@@ -157,6 +161,7 @@ export class Store {
       }
     }
     this.records.set(rec.id, rec);
+    if (TRACE) process.stderr.write(`[ts-delegator] save ${rec.id} ${rec.state} took ${(performance.now() - t0).toFixed(1)} ms\n`);
   }
 
   /** The directory holding one delegation's artifact files. */
