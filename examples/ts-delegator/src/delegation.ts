@@ -549,11 +549,20 @@ export class Delegation {
 
     if (resuming && r.task_id !== null) {
       snapshot = await this.getTask("reconcile");
-    } else if (resuming && this.pendingRound()) {
-      // Unreachable in practice: a pending round always has a task id.
     } else {
       const sent = await this.send("create", this.createParts(), r.streaming);
-      if (sent.kind === "unary") {
+      if (resuming && sent.kind === "stream") {
+        // The record had no task id: the resend (same messageId) resolves it. The task may have
+        // run on while we were down, so it is reconciled like any open task: GetTask, then
+        // observed again (SubscribeToTask or polling), not read from the resend's stream.
+        const p = sent.first.payload;
+        void sent.rest.return(undefined).catch(() => undefined);
+        if (p?.$case === "message") throw new Finish("ANSWERED_DIRECT", "the agent answered with a message", messageText(p.value));
+        if (p?.$case !== "task") throw new Finish("FAILED", `agent protocol error: the stream opened with ${p?.$case ?? "an empty event"}, not a Task`);
+        this.adoptTask(p.value.id, p.value.contextId);
+        this.setState(stateName(p.value.status?.state));
+        snapshot = await this.getTask("reconcile");
+      } else if (sent.kind === "unary") {
         if ("messageId" in sent.result && !("status" in sent.result)) {
           const m = sent.result as Message;
           throw new Finish("ANSWERED_DIRECT", "the agent answered with a message", messageText(m));
