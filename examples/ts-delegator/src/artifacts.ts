@@ -1,7 +1,7 @@
 // Artifact reassembly and validation. Chunks are written to disk as they arrive (never buffered
 // whole), joined by artifactId in order (`append: true`) or starting/replacing an artifact
 // (`append: false`). Each part's bytes are: UTF-8 of a text part, the decoded bytes of a raw
-// part, the JSON text of a data part, the fetched body of a url part. Validation: media type
+// part, the JSON text of a data part (keys sorted), the fetched body of a url part. Validation: media type
 // against the accepted list, size against max_size_bytes (checked while writing and while
 // fetching a url), data parts against the JSON Schema subset in `schema.ts`.
 
@@ -26,6 +26,21 @@ export function mediaTypeAccepted(accepted: string[], mediaType: string): boolea
     if (e.endsWith("/*")) return m.startsWith(e.slice(0, -1));
     return false;
   });
+}
+
+/**
+ * The JSON text of a data part: compact, object keys sorted. A data part is a protobuf `Struct`
+ * whose key order no binding preserves (gRPC carries a map), so the bytes are made canonical
+ * rather than taken from whatever order the parser happened to produce.
+ */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(",")}]`;
+  if (v !== null && typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(v) ?? "null";
 }
 
 /** A part's media type: its `mediaType`, else the default of its kind. */
@@ -159,7 +174,7 @@ export class Assembler {
             return;
           }
         }
-        this.write(a, Buffer.from(JSON.stringify(c.value), "utf8"));
+        this.write(a, Buffer.from(canonicalJson(c.value), "utf8"));
         return;
       }
       case "url":
