@@ -155,6 +155,14 @@ const A2A_CODES: Record<string, number> = {
   RequestMalformedError: -32600,
 };
 
+/** `retry-after` (seconds) from the trailers of a gRPC error, which the SDK keeps as its cause. */
+function grpcRetryAfterMs(e: unknown): number | null {
+  const md = (e as { cause?: { metadata?: { get?: (k: string) => unknown[] } } }).cause?.metadata;
+  const v = md?.get?.("retry-after")?.[0];
+  const secs = typeof v === "string" ? Number(v) : Buffer.isBuffer(v) ? Number(v.toString()) : NaN;
+  return Number.isFinite(secs) ? secs * 1000 : null;
+}
+
 /** What a failed call means. */
 export type Failure =
   | { kind: "definite"; code: number; message: string; httpStatus: number | null }
@@ -199,8 +207,11 @@ export function classify(e: unknown, trace: HttpTrace, stop: AbortSignal): Failu
     const g = err.status;
     if (g === 12) return { kind: "unserved", message, httpStatus: null };
     if (g === 14 && /ECONNREFUSED|No connection established/i.test(message)) return { kind: "unserved", message, httpStatus: null };
-    if (g === 14 || g === 4 || g === 8) return { kind: "transient", message, httpStatus: null, retryAfterMs: null };
-    if (g === 1 && stop.aborted) return { kind: "stopped", message };
+    // A message over the channel's size limit is the agent's fault, not a passing condition.
+    if (g === 8 && /larger than max/i.test(message)) return { kind: "protocol", message, httpStatus: null };
+    if (g === 14 || g === 4 || g === 8) return { kind: "transient", message, httpStatus: null, retryAfterMs: grpcRetryAfterMs(e) };
+    // CANCELLED: our own abort, by the stop signal or by the request timeout (an indefinite outcome).
+    if (g === 1) return { kind: "transient", message: `request timed out: ${message}`, httpStatus: null, retryAfterMs: null };
     return { kind: "protocol", message, httpStatus: null };
   }
   const status = trace.status;
