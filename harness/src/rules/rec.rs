@@ -96,11 +96,25 @@ pub(super) fn open_tasks_reconciled_after_restart(ev: &Evidence) -> Check {
             continue;
         }
         any = true;
+        // The harness cannot see whether the record held the task id when the process died (the
+        // id may have reached the delegator and not been saved). A record without it is resolved
+        // the DLG-REC-02 way: a resend with the creating `messageId` (the agent answers with this
+        // very task) or `ListTasks` on its context. Both are reconciliation of this task.
+        let origin = creation_of(ev.journal, t);
         let reconciled = reqs.iter().any(|o| {
             o.seq > crash
                 && (o.calls(&[Method::GetTask, Method::SubscribeToTask])
                     && o.params.get("id").and_then(Value::as_str) == Some(t.as_str())
-                    || o.task_id() == Some(t.as_str()))
+                    || o.task_id() == Some(t.as_str())
+                    || origin
+                        .as_ref()
+                        .is_some_and(|(agent, message_id, context_id)| {
+                            o.agent == agent.as_str()
+                                && (o.is_new_send() && o.message_id() == Some(message_id.as_str())
+                                    || o.calls(&[Method::ListTasks])
+                                        && o.params.get("contextId").and_then(Value::as_str)
+                                            == Some(context_id.as_str()))
+                        }))
         });
         if !reconciled {
             return fail(
@@ -115,6 +129,19 @@ pub(super) fn open_tasks_reconciled_after_restart(ev: &Evidence) -> Check {
     } else {
         Check::NotApplicable
     }
+}
+
+/// The agent, creating `messageId` and context of task `t` (its first, non-dedup creation).
+fn creation_of(j: &[a2a_mock_agents::Entry], t: &str) -> Option<(String, String, String)> {
+    j.iter().find_map(|e| match &e.event {
+        Event::TaskCreated {
+            task_id,
+            context_id,
+            message_id,
+            dedup: false,
+        } if task_id == t => Some((e.agent.clone(), message_id.clone(), context_id.clone())),
+        _ => None,
+    })
 }
 
 pub(super) fn purged_task_marked_lost(ev: &Evidence) -> Check {
@@ -237,6 +264,25 @@ mod tests {
         c.done("d1", "COMPLETED", json!([]));
         assert!(fails(c.check(checker("DLG-REC-03"))));
         c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_03_open_task_resolved_by_resending_its_message() {
+        // A record without the task id (the crash came before it was saved) resends with the
+        // same messageId: the agent answers with the same task. That reconciles it.
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.state("a", "t1", "TASK_STATE_WORKING");
+        c.crash = Some(3);
+        c.done("d1", "COMPLETED", json!([]));
+        c.j.send("a", "m2", "do the thing", json!({}));
+        assert!(
+            fails(c.check(checker("DLG-REC-03"))),
+            "a resend with another messageId is no reconciliation"
+        );
+        c.j.send("a", "m1", "do the thing", json!({}));
         assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
     }
 
