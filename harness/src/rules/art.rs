@@ -163,6 +163,21 @@ pub(super) fn reported_bytes_match(ev: &Evidence) -> Check {
             }
         }
     }
+    if !any
+        && !ev.outcomes.is_empty()
+        && ev
+            .scenario
+            .delegations
+            .iter()
+            .all(|d| done_state(ev, &d.id).is_some_and(|s| s != Outcome::Completed))
+        && outcome_expected(ev) == Check::Pass
+    {
+        // Every delegation ended in another outcome the case allows (a delegator that kept a
+        // state it cannot read as unknown until the deadline, say): no bytes to compare.
+        return Check::NotExercised {
+            why: "no delegation completed: each ended in another outcome the case allows".into(),
+        };
+    }
     Check::held_if_seen(any)
 }
 
@@ -377,6 +392,26 @@ mod tests {
     use crate::scenario::Scenario;
     use a2a_mock_agents::Event;
     use serde_json::json;
+
+    #[test]
+    fn art_04_is_not_exercised_when_every_delegation_took_another_allowed_outcome() {
+        let allowed = r#"expect = { state = ["COMPLETED", "FAILED"] }"#;
+        let mut c = Case::new(&delegation(allowed));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({"result": {"task": {"id": "t1"}}}));
+        c.j.sent("a", "t1", "artifact-1", 10, "abc");
+        c.done("d1", "FAILED", json!([]));
+        assert!(matches!(
+            c.check(checker("DLG-ART-04")),
+            Check::NotExercised { .. }
+        ));
+        // An outcome the case does not allow is no other path: nothing to excuse.
+        let mut c2 = Case::new(&delegation(r#"expect = { state = ["COMPLETED"] }"#));
+        c2.j.send("a", "m1", "do the thing", json!({}));
+        c2.done("d1", "FAILED", json!([]));
+        assert_eq!(c2.check(checker("DLG-ART-04")), Check::NotApplicable);
+    }
 
     #[test]
     fn art_04_catches_wrong_bytes_or_hash_of_a_single_chunk() {
