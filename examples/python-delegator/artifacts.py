@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import jsonschema
 from google.protobuf import json_format
 
 from store import safe_name
@@ -106,7 +105,11 @@ class Assembler:
         self.order: list[str] = []
         self.gen = 0
         schema = spec.get('schema')
-        self.validator = jsonschema.Draft202012Validator(schema) if schema is not None else None
+        self.validator = None
+        if schema is not None:
+            import jsonschema  # only when a schema is given: keeps start-up short
+
+            self.validator = jsonschema.Draft202012Validator(schema)
 
     # -- building ---------------------------------------------------------------------------
 

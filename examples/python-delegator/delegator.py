@@ -82,7 +82,7 @@ SUPPORTS = [
     'delegate', 'answer', 'credential', 'cancel', 'snapshot', 'recovery', 'streaming',
     'polling', 'fan_out', 'refinement', 'input_escalation', 'auth_escalation', 'limits',
     'dead_letter', 'artifact_url', 'artifact_schema',
-    'binding:jsonrpc', 'binding:rest', 'binding:grpc',
+    'binding:jsonrpc', 'binding:rest', 'binding:grpc', 'a2a_0_3',
 ]
 
 
@@ -230,6 +230,15 @@ def normalize_delegate(req: dict[str, Any], prefix: str = '') -> dict[str, Any]:
     mts = spec.get('mime_types', ['application/json'])
     if not isinstance(mts, list) or not mts or not all(isinstance(m, str) for m in mts):
         raise BadRequest(f'{prefix}artifact_spec.mime_types: must be a non-empty array of strings')
+    schema = spec.get('schema')
+    if schema is not None:
+        import jsonschema  # only when a schema is given: keeps start-up short
+
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as e:
+            raise BadRequest(f'{prefix}artifact_spec.schema: not a valid JSON Schema: '
+                             f'{e.message}') from None
     out['artifact_spec'] = {
         'mime_types': mts,
         'max_size_bytes': _int(spec, 'max_size_bytes', 10 * 1024 * 1024, 1, 4 * 1024**3),
@@ -573,14 +582,14 @@ class Delegation:
         r['task_id'], r['context_id'] = task.id, task.context_id
         r['reference_task_ids'] = r['reference_task_ids']
         self.asm = Assembler(self.eng.store.artifact_dir(self.rid), r['request']['artifact_spec'],
-                             self.eng.http, task.id)
+                             self.eng.fetch_http, task.id)
         self.save()
         self.emit_state()
 
     def _assembler(self) -> Assembler:
         if self.asm is None:
             self.asm = Assembler(self.eng.store.artifact_dir(self.rid),
-                                 self.rec['request']['artifact_spec'], self.eng.http,
+                                 self.rec['request']['artifact_spec'], self.eng.fetch_http,
                                  self.rec['task_id'])
         return self.asm
 
@@ -907,6 +916,7 @@ class Engine:
         self.opt: dict[str, Any] = dict(DEFAULT_OPTIONS)
         self.store: Store
         self.http: httpx.AsyncClient
+        self.fetch_http: httpx.AsyncClient
         self.agents: list[Agent] = []
         self.agent_by_url: dict[str, Agent] = {}
         self.self_url = ''
@@ -936,6 +946,8 @@ class Engine:
         self.http = httpx.AsyncClient(
             timeout=timeout, transport=WireGuard(int(self.opt['max_event_bytes'])),
             headers={'A2A-Version': '1.0'})
+        # Artifact url parts are fetched on their own path, with no A2A headers or credential.
+        self.fetch_http = httpx.AsyncClient(timeout=timeout)
         self.agents = [Agent(u) for u in agents]
         self.agent_by_url = {a.card_url: a for a in self.agents}
         await asyncio.gather(*(a.fetch(self.http) for a in self.agents))
