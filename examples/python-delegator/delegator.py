@@ -474,6 +474,9 @@ class Delegation:
     # -- the drive --------------------------------------------------------------------------
 
     async def main(self, resume: bool) -> None:
+        if self.cancel_requested:  # canceled before its drive started
+            await self.stop('caller')
+            return
         remaining = parse_rfc3339(self.rec['deadline']) - time.time()
         self.drive = asyncio.create_task(self._drive(resume))
         done, _ = await asyncio.wait({self.drive}, timeout=max(0.0, remaining))
@@ -532,10 +535,11 @@ class Delegation:
             # A record without a task id but with a context: look for the task there first.
             try:
                 lst = await self.unary('list', lambda c, ctx: c.list_tasks(
-                    ListTasksRequest(context_id=r['context_id'], history_length=0), context=ctx))
+                    ListTasksRequest(context_id=r['context_id']), context=ctx))
                 mid = r['message_ids'].get('create')
                 for t in lst.tasks:
-                    if any(m.message_id == mid for m in t.history) or len(lst.tasks) == 1:
+                    # Ours only when its history holds our create messageId.
+                    if any(m.message_id == mid for m in t.history):
                         self._got_task(t)
                         return ('task', t)
             except Exception as e:  # noqa: BLE001 - fall back to resending
@@ -997,7 +1001,10 @@ class Engine:
             if typ == 'init':
                 if self.inited:
                     raise BadRequest('init: already initialised')
-                await self.init(msg)
+                try:
+                    await self.init(msg)
+                except OSError as e:
+                    raise BadRequest(f'store_dir: cannot open the store: {e}') from None
                 return
             if not self.inited:
                 raise BadRequest(f'{typ}: init must come first')
@@ -1009,10 +1016,17 @@ class Engine:
                 self.resolve(msg, 'auth', 'credential')
             elif typ == 'cancel':
                 d = self.delegations.get(rid or '')
-                if d is None or d.finished or d.drive is None:
+                if d is None or d.finished:
                     raise BadRequest(f'cancel: no running delegation {rid!r}')
+                kids = self.parents.get(d.rid)
                 d.cancel_requested = True
-                d.drive.cancel()
+                targets = [self.delegations[k] for k in sorted(kids)] if kids else [d]
+                for t in targets:
+                    if t.finished:
+                        continue
+                    t.cancel_requested = True
+                    if t.drive is not None:
+                        t.drive.cancel()
             elif typ == 'snapshot':
                 emit({'type': 'snapshot_ok', 'records': [
                     self.public(d.rec) for d in sorted(self.delegations.values(),
@@ -1022,6 +1036,9 @@ class Engine:
                       'message': f'unknown message type {typ!r}'})
         except BadRequest as e:
             emit({'type': 'error', 'id': rid, 'code': 'bad_request', 'message': str(e)})
+        except Exception as e:  # noqa: BLE001 - the process keeps serving the others
+            log(f'{typ} failed: {"".join(traceback.format_exception(e))}')
+            emit({'type': 'error', 'id': rid, 'code': 'internal', 'message': f'{typ}: {e}'})
 
     def resolve(self, msg: dict[str, Any], kind: str, field: str) -> None:
         rid = msg.get('id')
@@ -1190,7 +1207,10 @@ class Engine:
             d.child_event = asyncio.Event()  # type: ignore[attr-defined]
             await d.child_event.wait()  # type: ignore[attr-defined]
         states = {k.rid: k.rec['state'] for k in kids}
-        if all(s == 'COMPLETED' for s in states.values()):
+        if d.cancel_requested:
+            d.finish('CANCELED', 'canceled by the caller; children ended ' + ', '.join(
+                f'{k}: {s}' for k, s in states.items()), artifacts=[])
+        elif all(s == 'COMPLETED' for s in states.values()):
             d.finish('COMPLETED', 'every child completed', artifacts=[])
         else:
             d.finish('FAILED', 'children ended ' + ', '.join(f'{k}: {s}' for k, s in states.items()),

@@ -23,7 +23,10 @@ fn venv_python(root: &Path) -> PathBuf {
                 example's requirements from examples/python-delegator/requirements.txt)";
     assert!(py.exists(), "{} is missing: {hint}", py.display());
     let probe = Command::new(&py)
-        .args(["-c", "import a2a.client, httpx, jsonschema, google.protobuf"])
+        .args([
+            "-c",
+            "import a2a.client, httpx, jsonschema, google.protobuf",
+        ])
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}; {hint}", py.display()));
     assert!(
