@@ -136,6 +136,7 @@ class Agent:
         self.interfaces: list[Any] = []  # usable AgentInterface, in preference order
         self.preferred = 0
         self._clients: dict[tuple[int, bool], Any] = {}
+        self.max_event_bytes = DEFAULT_OPTIONS['max_event_bytes']
 
     async def fetch(self, http: httpx.AsyncClient) -> None:
         parts = urlsplit(self.card_url)
@@ -177,7 +178,16 @@ class Agent:
             if iface.protocol_binding == 'GRPC':
                 import grpc  # a2a-sdk[grpc]
 
-                extra['grpc_channel_factory'] = grpc.aio.insecure_channel
+                limit = int(self.max_event_bytes)
+
+                def channel(target: str) -> Any:
+                    # One message may be as large as one SSE event: max_event_bytes.
+                    return grpc.aio.insecure_channel(target, options=[
+                        ('grpc.max_receive_message_length', limit),
+                        ('grpc.http2.bdp_probe', 0),
+                    ])
+
+                extra['grpc_channel_factory'] = channel
             cfg = ClientConfig(
                 streaming=streaming,
                 httpx_client=http,
@@ -431,7 +441,7 @@ class Delegation:
                 raise
             except Exception as e:  # noqa: BLE001 - every failure is classified
                 info = classify(e)
-                log(f'{self.rid}: {op} failed: {info.message}')
+                log(f'{self.rid}: {op} failed ({type(e).__name__}; {info}): {info.message}')
                 self.note_error(op, info)
                 if info.transport and self.iface + 1 < len(self.agent.interfaces):
                     self.iface += 1
@@ -953,6 +963,8 @@ class Engine:
         # Artifact url parts are fetched on their own path, with no A2A headers or credential.
         self.fetch_http = httpx.AsyncClient(timeout=timeout)
         self.agents = [Agent(u) for u in agents]
+        for a in self.agents:
+            a.max_event_bytes = int(self.opt['max_event_bytes'])
         self.agent_by_url = {a.card_url: a for a in self.agents}
         await asyncio.gather(*(a.fetch(self.http) for a in self.agents))
         records = self.store.load_all()

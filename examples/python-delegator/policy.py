@@ -137,11 +137,25 @@ def classify(exc: BaseException) -> ErrorInfo:
         return ErrorInfo(msg, transient=True, transport=connect)
     if grpc is not None and isinstance(cause, grpc.aio.AioRpcError):
         c = cause.code()
+        if c == grpc.StatusCode.RESOURCE_EXHAUSTED and 'larger than max' in (
+            cause.details() or ''
+        ):
+            # Our own receive limit (max_event_bytes): the agent sent an oversized message.
+            return ErrorInfo(msg, protocol=True)
+        ra = None
+        for md in (cause.trailing_metadata(), cause.initial_metadata()):
+            for k, v in md or ():
+                if k.lower() == 'retry-after':
+                    try:
+                        ra = float(v)
+                    except ValueError:
+                        ra = None
         transient = c in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
         return ErrorInfo(
             msg,
             transient=transient,
             transport=c in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNIMPLEMENTED),
+            retry_after_s=ra,
         )
     if isinstance(exc, (httpx.TimeoutException, httpx.TransportError)):
         return ErrorInfo(msg, transient=True)
