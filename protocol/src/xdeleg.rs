@@ -163,7 +163,8 @@ impl XDeleg {
     ///
     /// All four fields are required. `deadline` must be RFC 3339; any offset is accepted and
     /// converted to UTC (then truncated to milliseconds). `budget_usd` must be a finite number
-    /// ≥ 0, `depth` an integer in `u32`, `chain` an array of strings. Unknown extra fields are
+    /// ≥ 0, `depth` an integer in `u32` (written `2` or `2.0`: metadata is a protobuf `Struct`,
+    /// whose numbers are doubles), `chain` an array of strings. Unknown extra fields are
     /// ignored for forward compatibility.
     pub fn read(metadata: &Map<String, Value>) -> Result<Option<XDeleg>, XDelegError> {
         match metadata.get(XDELEG_KEY) {
@@ -223,18 +224,15 @@ impl XDeleg {
         }
 
         let depth_v = field("depth")?;
-        let depth = depth_v
-            .as_u64()
-            .and_then(|d| u32::try_from(d).ok())
-            .ok_or_else(|| {
-                invalid(
-                    "depth",
-                    format!(
-                        "expected an integer between 0 and {}, found {depth_v}",
-                        u32::MAX
-                    ),
-                )
-            })?;
+        let depth = depth_of(depth_v).ok_or_else(|| {
+            invalid(
+                "depth",
+                format!(
+                    "expected an integer between 0 and {}, found {depth_v}",
+                    u32::MAX
+                ),
+            )
+        })?;
 
         let chain_v = field("chain")?;
         let items = chain_v.as_array().ok_or_else(|| {
@@ -518,4 +516,23 @@ fn type_name(v: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
+}
+
+/// A depth as `x-deleg` carries it: an integer in `u32`, written as an integer (`2`) or as an
+/// integral number (`2.0`, what a `google.protobuf.Struct` round trip makes of it).
+///
+/// ```
+/// use serde_json::json;
+/// use a2a_protocol::xdeleg::depth_of;
+/// assert_eq!(depth_of(&json!(2)), Some(2));
+/// assert_eq!(depth_of(&json!(2.0)), Some(2));
+/// assert_eq!(depth_of(&json!(2.5)), None);
+/// assert_eq!(depth_of(&json!(-1)), None);
+/// ```
+pub fn depth_of(v: &Value) -> Option<u32> {
+    if let Some(d) = v.as_u64() {
+        return u32::try_from(d).ok();
+    }
+    let f = v.as_f64()?;
+    (f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f)).then_some(f as u32)
 }

@@ -273,7 +273,10 @@ pub(super) fn chain_and_depth_extended(ev: &Evidence) -> Check {
         };
         let Some(x) = r.x_deleg() else { continue };
         any = true;
-        let depth = x.get("depth").and_then(Value::as_u64);
+        let depth = x
+            .get("depth")
+            .and_then(a2a_protocol::xdeleg::depth_of)
+            .map(u64::from);
         let chain: Vec<&str> = x
             .get("chain")
             .and_then(Value::as_array)

@@ -201,7 +201,9 @@ pub(super) fn x_deleg_metadata_present(ev: &Evidence) -> Check {
         let okf = x.is_some_and(|x| {
             x.get("deadline").is_some_and(Value::is_string)
                 && x.get("budget_usd").is_some_and(Value::is_number)
-                && x.get("depth").is_some_and(Value::is_u64)
+                && x.get("depth")
+                    .and_then(a2a_protocol::xdeleg::depth_of)
+                    .is_some()
                 && x.get("chain").is_some_and(Value::is_array)
         });
         if !okf {
@@ -295,7 +297,7 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
 mod tests {
     use super::super::registry::Check;
     use crate::rules::test_support::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn send_02_random_message_id_on_resend() {
@@ -374,6 +376,22 @@ mod tests {
             "do the thing",
             json!({"metadata": {"x-deleg": null}}),
         );
+        assert!(fails(c.check(checker("DLG-SEND-07"))));
+    }
+
+    #[test]
+    fn send_07_depth_as_an_integral_double_is_an_integer() {
+        // Metadata is a protobuf Struct: an SDK may send depth 1 as 1.0.
+        let x = |depth: Value| {
+            json!({"metadata": {"x-deleg": {
+                "deadline": "2026-12-01T00:00:00Z", "budget_usd": 1.0, "depth": depth, "chain": []
+            }}})
+        };
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", x(json!(1.0)));
+        assert_eq!(c.check(checker("DLG-SEND-07")), Check::Pass);
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", x(json!(1.5)));
         assert!(fails(c.check(checker("DLG-SEND-07"))));
     }
 
