@@ -158,8 +158,8 @@ pub async fn run_with_progress(
             });
         }
     }
-    let mut results = run_jobs(jobs, options.jobs, progress).await;
-    apply_known_failing(&mut results, &options.known_failing);
+    // Known-failing entries apply as each result comes, so that progress sees XFAIL, not FAIL.
+    let results = run_jobs_known(jobs, options.jobs, &options.known_failing, progress).await;
     RunReport {
         results,
         wall_ms: t0.elapsed().as_millis() as u64,
@@ -216,6 +216,17 @@ fn expected_wait_ms(s: &Scenario) -> i64 {
 pub async fn run_jobs(
     jobs: Vec<Job>,
     parallel: usize,
+    progress: impl FnMut(Progress<'_>),
+) -> Vec<CaseResult> {
+    run_jobs_known(jobs, parallel, &[], progress).await
+}
+
+/// [`run_jobs`], with the known-failing entries applied to each result before `progress` sees
+/// it.
+async fn run_jobs_known(
+    jobs: Vec<Job>,
+    parallel: usize,
+    known_failing: &[CaseGlob],
     mut progress: impl FnMut(Progress<'_>),
 ) -> Vec<CaseResult> {
     let total = jobs.len();
@@ -269,6 +280,7 @@ pub async fn run_jobs(
         if let Some(label) = job.label {
             r.id = label;
         }
+        apply_known_failing(std::slice::from_mut(&mut r), known_failing);
         out.push((i, r));
         if let Some((_, r)) = out.last() {
             progress(Progress {
