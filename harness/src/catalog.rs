@@ -558,6 +558,129 @@ mod tests {
     }
 
     #[test]
+    fn the_embedded_catalog_is_the_scenarios_directory() {
+        let embedded = builtin_catalog().unwrap();
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        let on_disk = load_catalog(&dir).unwrap();
+        let ids = |c: &[Scenario]| c.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&embedded), ids(&on_disk));
+        assert_eq!(builtin_files(), on_disk.len());
+        let s = embedded
+            .iter()
+            .find(|s| s.id == "states.completed")
+            .unwrap();
+        assert_eq!(s.file, Path::new("scenarios/states/completed.toml"));
+        assert!(s.local_dir.is_none());
+    }
+
+    #[test]
+    fn shards_cover_the_selection_once() {
+        let cat = builtin_catalog().unwrap();
+        for sel in [
+            Selection::default(),
+            Selection {
+                rules: vec!["DLG-ART-04".into()],
+                ..Selection::default()
+            },
+        ] {
+            let all: Vec<String> = sel.apply(&cat).into_iter().map(|s| s.id).collect();
+            for mode in [PartitionMode::Count, PartitionMode::Hash] {
+                for total in 1..=5 {
+                    let mut seen: Vec<String> = Vec::new();
+                    for shard in 1..=total {
+                        let p = Partition { mode, shard, total };
+                        let part = Selection {
+                            partition: Some(p),
+                            ..sel.clone()
+                        }
+                        .apply(&cat);
+                        if mode == PartitionMode::Count {
+                            let want = all.len() / total as usize;
+                            assert!(part.len() == want || part.len() == want + 1, "{p}");
+                        }
+                        seen.extend(part.into_iter().map(|s| s.id));
+                    }
+                    let n = seen.len();
+                    seen.sort();
+                    seen.dedup();
+                    assert_eq!(n, seen.len(), "{mode:?} {total}: a case in two shards");
+                    assert_eq!(seen, all, "{mode:?} {total}: the shards miss cases");
+                }
+            }
+        }
+        // A hash shard does not move when the selection changes.
+        let p = Partition::hash_shard("states.completed", 4);
+        assert_eq!(p, Partition::hash_shard("states.completed", 4));
+        assert!((1..=4).contains(&p));
+    }
+
+    #[test]
+    fn partitions_parse_strictly() {
+        let p: Partition = "count:2/3".parse().unwrap();
+        assert_eq!(
+            (p.mode, p.shard, p.total, p.to_string().as_str()),
+            (PartitionMode::Count, 2, 3, "count:2/3")
+        );
+        assert_eq!(
+            "hash:1/1".parse::<Partition>().unwrap().mode,
+            PartitionMode::Hash
+        );
+        for bad in [
+            "2/3",
+            "count:0/3",
+            "count:4/3",
+            "hash:1/0",
+            "slice:1/2",
+            "count:a/b",
+        ] {
+            let err = bad.parse::<Partition>().unwrap_err().to_string();
+            assert!(err.contains("hash:K/N or count:K/N"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn cases_without_agents_or_with_a_capability_nobody_offers_are_refused() {
+        let base = "id = \"x\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n";
+        let err = parse_case(Path::new("x.toml"), &format!("{base}[network]\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("x.toml: network.agent: the case has no agents"),
+            "{err}"
+        );
+        let agent =
+            "[network]\n[[network.agent]]\nname = \"a\"\n[[network.agent.skill]]\nid = \"s\"\n";
+        let text =
+            format!("{base}{agent}[[delegate]]\nid = \"d1\"\ncapability = \"t\"\ntext = \"x\"\n");
+        let err = parse_case(Path::new("x.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "x.toml: delegate \"d1\": capability: \"t\" is offered by no agent (skills: s)"
+        );
+        let text = format!(
+            "{base}{agent}[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"x\"\n[[delegate.children]]\nid = \"c1\"\ncapability = \"u\"\ntext = \"y\"\n"
+        );
+        let err = parse_case(Path::new("x.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("child \"c1\": capability: \"u\""), "{err}");
+    }
+
+    #[test]
+    fn stale_known_failing_entries_are_those_matching_no_case() {
+        let known = vec![
+            CaseGlob::new("states.*").unwrap(),
+            CaseGlob::new("gone.case").unwrap(),
+        ];
+        let stale = stale_known_failing(&known, &["states.completed:rest@3", "x"]);
+        let pats: Vec<&str> = stale.iter().map(|k| k.as_str()).collect();
+        assert_eq!(pats, ["gone.case"]);
+        assert_eq!(case_of("a.b:grpc@7"), "a.b");
+    }
+
+    #[test]
     fn known_failing_files_hold_globs_and_comments() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("known");

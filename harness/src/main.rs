@@ -458,7 +458,9 @@ fn rules(
     let judged = from.map(evaluated_counts).transpose()?;
     for r in registry() {
         let n = listing(cat, r.id).len();
-        let mut status = if r.check.is_none() || (n == 0 && !r.always) {
+        let mut status = if r.check.is_none() && n > 0 {
+            format!("NOT TESTED, listed in {n}")
+        } else if r.check.is_none() || (n == 0 && !r.always) {
             "NOT TESTED".to_string()
         } else if r.always {
             format!("always-on, listed in {n}")
