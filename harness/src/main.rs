@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tokio::signal::unix::{SignalKind, signal as unix_signal};
 
 /// The exit codes, [`HarnessExitCode`] (`a2a_driver_contract`), as `--help` shows them.
 const EXIT_HELP: &str = "EXIT CODES: 0 every MUST passed (NON-STRICT, XFAIL and UNSUPPORTED do not fail the run); 1 a failure (FAIL, UNKNOWN or XPASS; reports are written); 2 bad usage or configuration, nothing judged; 130 interrupted (Ctrl-C): a partial report marked incomplete is written.";
@@ -587,6 +588,9 @@ fn serve(
         let case_seed = spec.seed;
         spec.seed ^= seed;
         let net = a2a_mock_agents::Network::start(spec.clone()).await?;
+        // Listening before the banner, so that a signal right after it is caught.
+        let mut int = unix_signal(SignalKind::interrupt())?;
+        let mut term = unix_signal(SignalKind::terminate())?;
         let mut out = std::io::stdout().lock();
         for n in net.names() {
             writeln!(out, "{n}\t{}", net.card_url(n).unwrap_or_default())?;
@@ -602,9 +606,8 @@ fn serve(
         )?;
         out.flush()?;
         drop(out);
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {
-            r = tokio::signal::ctrl_c() => r?,
+            _ = int.recv() => {}
             _ = term.recv() => {}
         }
         if let Some(j) = journal {
@@ -730,15 +733,17 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
     let so_far: RefCell<Vec<CaseResult>> = RefCell::new(Vec::new());
     let t0 = std::time::Instant::now();
     let finished = rt.block_on(async {
+        // Listening before the first case starts.
+        let mut int = unix_signal(SignalKind::interrupt())?;
         let run = run_with_progress(&selected, &options, |p| {
             live.borrow_mut().finished(p.result);
             so_far.borrow_mut().push(p.result.clone());
         });
-        tokio::select! {
+        Ok::<_, std::io::Error>(tokio::select! {
             run = run => Some(run),
-            _ = tokio::signal::ctrl_c() => None,
-        }
-    });
+            _ = int.recv() => None,
+        })
+    })?;
     // Every case task is dropped with the runtime: their delegator process groups are killed
     // before the store directory goes.
     rt.shutdown_timeout(std::time::Duration::from_secs(5));
