@@ -377,7 +377,7 @@ mod tests {
             result("g", Verdict::Unsupported, 1),
             result("h", Verdict::Pass, 1),
         ];
-        let known = vec![CaseGlob::new("gone.*").unwrap()];
+        let known = [CaseGlob::new("gone.*").unwrap()];
         let stale: Vec<&CaseGlob> = known.iter().collect();
         insta::assert_snapshot!(plain(&closing(
             &results,

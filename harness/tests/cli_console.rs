@@ -49,3 +49,32 @@ fn a_failing_run_prints_failures_as_they_happen_and_counts_each_verdict() {
     assert!(!stdout.contains('\u{1b}'), "no colour off a terminal");
     insta::assert_snapshot!(redact(&stdout, tmp.path()));
 }
+
+#[test]
+fn colour_is_forced_by_clicolor_force_and_always_off_with_no_color() {
+    let out = tempfile::tempdir().unwrap();
+    let run = |env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(common::harness());
+        c.current_dir(common::root())
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .args([
+                "run",
+                "--case",
+                "states.completed",
+                "--delegator",
+                "false",
+                "--out",
+            ])
+            .arg(out.path());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(run(&[("CLICOLOR_FORCE", "1")]).contains("\u{1b}["));
+    assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\u{1b}'));
+    assert!(!run(&[]).contains('\u{1b}'), "no terminal, no colour");
+}
