@@ -1,5 +1,6 @@
 //! What `a2a-harness run` prints: a progress bar at a terminal (elapsed time, ETA, failures so
-//! far), one line per case otherwise, each failure as it happens (its rules, notes, the tail of
+//! far, the case running longest once it is slow; slow cases are listed as they end), one line
+//! per case otherwise, each failure as it happens (its rules, notes, the tail of
 //! the delegator's stderr and the repro line), and the closing counts.
 //!
 //! Colours go to a terminal only: the streams are [`anstream`] streams, which strip styles when
@@ -183,20 +184,20 @@ impl Counts {
     }
 }
 
-/// What the progress bar's message says: failures so far and the slowest case yet.
+/// What the progress bar's message says: failures so far and a case running slow.
 #[derive(Debug, Default)]
 struct Tally {
     counts: Counts,
-    slowest: Option<(u64, String)>,
+    slow: Option<(String, Duration)>,
 }
 
 impl Tally {
     fn message(&self) -> String {
         let mut m = format!("{} failing", self.counts.failing());
-        if let Some((ms, id)) = &self.slowest
-            && Duration::from_millis(*ms) >= SLOW
+        if let Some((id, d)) = &self.slow
+            && *d >= SLOW
         {
-            let _ = write!(m, " · slowest {id} ({})", secs(*ms));
+            let _ = write!(m, " · running {id} for {}", secs(d.as_millis() as u64));
         }
         m
     }
@@ -238,14 +239,6 @@ impl Live {
     /// closing lines report them.
     pub fn finished(&mut self, r: &CaseResult) {
         self.tally.counts.add(r.verdict);
-        if self
-            .tally
-            .slowest
-            .as_ref()
-            .is_none_or(|(ms, _)| r.duration_ms > *ms)
-        {
-            self.tally.slowest = Some((r.duration_ms, r.id.clone()));
-        }
         let loud = r.verdict.fails_run() || matches!(r.verdict, Verdict::XFail);
         let slow = Duration::from_millis(r.duration_ms) >= SLOW;
         if loud {
@@ -261,6 +254,12 @@ impl Live {
         }
         self.bar.set_message(self.tally.message());
         self.bar.inc(1);
+    }
+
+    /// Name the case running longest on the bar once it has run [`SLOW`] or more.
+    pub fn tick(&mut self, longest: Option<(String, Duration)>) {
+        self.tally.slow = longest;
+        self.bar.set_message(self.tally.message());
     }
 
     /// Remove the bar.
@@ -389,6 +388,17 @@ mod tests {
         )));
         let c = Counts::of(&results);
         assert_eq!((c.passed, c.failed, c.failing()), (2, 1, 3));
+    }
+
+    #[test]
+    fn the_bar_names_failures_so_far_and_a_case_running_slow() {
+        let mut t = Tally::default();
+        t.counts.add(Verdict::Fail);
+        t.counts.add(Verdict::XFail);
+        t.slow = Some(("a.quick".into(), Duration::from_secs(2)));
+        assert_eq!(t.message(), "1 failing");
+        t.slow = Some(("a.slow".into(), Duration::from_millis(12_300)));
+        assert_eq!(t.message(), "1 failing · running a.slow for 12.3s");
     }
 
     #[test]

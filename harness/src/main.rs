@@ -693,6 +693,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         known_failing: known.clone(),
         work_dir: None,
         bindings: BindingArg::expand(&a.binding),
+        running: Default::default(),
     };
     let per_repeat = a2a_harness::run::passes(&selected, &options.bindings).len();
     if per_repeat == 0 {
@@ -739,9 +740,18 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
             live.borrow_mut().finished(p.result);
             so_far.borrow_mut().push(p.result.clone());
         });
+        // Names a slow case on the bar while it runs.
+        let ticker = async {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                live.borrow_mut().tick(options.running.longest());
+            }
+        };
         Ok::<_, std::io::Error>(tokio::select! {
             run = run => Some(run),
             _ = int.recv() => None,
+            _ = ticker => None,
         })
     })?;
     // Every case task is dropped with the runtime: their delegator process groups are killed
