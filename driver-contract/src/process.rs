@@ -220,6 +220,9 @@ pub struct DelegatorProcess {
     killer: GroupKiller,
     reaped: bool,
     tasks: Vec<JoinHandle<()>>,
+    /// The stderr reader: awaited (bounded) once the process is stopped, so that what it wrote
+    /// last is in the capture.
+    stderr_reader: Option<JoinHandle<()>>,
     memory: Option<MemoryWatch>,
 }
 
@@ -434,10 +437,11 @@ impl DelegatorProcess {
         if let Some(out) = child.stdout.take() {
             tasks.push(tokio::spawn(read_lines(out, tx)));
         }
+        let mut stderr_reader = None;
         if let Some(mut err) = child.stderr.take() {
             let buf = stderr.clone();
             // Not aborted on drop: it ends at EOF and keeps what a killed process wrote last.
-            tokio::spawn(async move {
+            stderr_reader = Some(tokio::spawn(async move {
                 let mut chunk = vec![0u8; 8192];
                 while let Ok(n) = err.read(&mut chunk).await {
                     if n == 0 {
@@ -450,7 +454,7 @@ impl DelegatorProcess {
                         b.drain(..cut);
                     }
                 }
-            });
+            }));
         }
         Ok(DelegatorProcess {
             child,
@@ -462,6 +466,7 @@ impl DelegatorProcess {
             killer,
             reaped: false,
             tasks,
+            stderr_reader,
             memory: None,
         })
     }
@@ -528,6 +533,14 @@ impl DelegatorProcess {
         self.killer.disarm();
         let _ = self.child.kill().await;
         self.reaped = true;
+        self.drain_stderr().await;
+    }
+
+    /// Wait (at most a second) for the stderr reader to reach EOF once the group is gone.
+    async fn drain_stderr(&mut self) {
+        if let Some(h) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(1), h).await;
+        }
     }
 
     /// Close stdin (EOF: finish and exit), wait up to `grace`, then SIGTERM, then SIGKILL.
@@ -559,6 +572,7 @@ impl DelegatorProcess {
             killpg(pg, nix::sys::signal::Signal::SIGKILL);
         }
         self.reaped = true;
+        self.drain_stderr().await;
         code
     }
 

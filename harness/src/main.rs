@@ -1,37 +1,96 @@
 //! `a2a-harness`: run the conformance catalog against a delegator and write reports.
 
+mod console;
+
 use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::catalog::{CaseGlob, load_catalog, read_known_failing, select};
+use a2a_harness::catalog::{
+    CaseGlob, Catalog, CatalogSources, Partition, Selection, listing, load_sources,
+    read_known_failing, stale_known_failing,
+};
 use a2a_harness::delegator_process::{resolve_program, shell_quote, split_command};
 use a2a_harness::report;
 use a2a_harness::rules::registry;
 use a2a_harness::run::{RunOptions, default_jobs, run_with_progress};
+use a2a_harness::runner::CaseResult;
 use a2a_harness::scenario::Scenario;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use std::cell::RefCell;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tokio::signal::unix::{SignalKind, signal as unix_signal};
 
 /// The exit codes, [`HarnessExitCode`] (`a2a_driver_contract`), as `--help` shows them.
-const EXIT_HELP: &str = "EXIT CODES: 0 every MUST passed (NON-STRICT, XFAIL and UNSUPPORTED do not fail the run); 1 a failure (FAIL, UNKNOWN or XPASS; reports are written); 2 bad usage or configuration, nothing judged.";
+const EXIT_HELP: &str = "EXIT CODES: 0 every MUST passed (NON-STRICT, XFAIL and UNSUPPORTED do not fail the run); 1 a failure (FAIL, UNKNOWN or XPASS; reports are written); 2 bad usage or configuration, nothing judged; 130 interrupted (Ctrl-C): a partial report marked incomplete is written.";
+
+/// The exit code of a run interrupted by Ctrl-C (128 + SIGINT, as shells report it).
+const INTERRUPTED: u8 = 130;
 
 /// The A2A delegation conformance harness: drives a delegator through simulated A2A agents and
 /// checks every rule against what the network observed.
+///
+/// The scenario catalog is built into this binary; `--scenarios DIR` adds local cases.
 #[derive(Parser)]
-#[command(name = "a2a-harness", version, about, after_help = EXIT_HELP)]
+#[command(name = "a2a-harness", version, about, long_about, after_help = EXIT_HELP)]
 struct Cli {
-    /// The scenario catalog directory.
+    #[command(flatten)]
+    catalog: CatalogArgs,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+/// Where the cases come from (global options).
+#[derive(clap::Args, Debug, Clone)]
+struct CatalogArgs {
+    /// Add the cases of a local directory (`*.toml`, recursively) to the built-in catalog;
+    /// repeatable. A local case with the id of a built-in one replaces it (a note says so).
     #[arg(
         long,
         global = true,
-        default_value = "scenarios",
-        env = "A2A_HARNESS_SCENARIOS"
+        value_name = "DIR",
+        env = "A2A_HARNESS_SCENARIOS",
+        value_delimiter = ':'
     )]
-    scenarios: PathBuf,
-    #[command(subcommand)]
-    cmd: Cmd,
+    scenarios: Vec<PathBuf>,
+    /// Leave out the built-in catalog: only the cases of `--scenarios` directories.
+    #[arg(long, global = true)]
+    no_builtin: bool,
+}
+
+/// Which cases a command takes (`run`, `list`).
+#[derive(clap::Args, Debug, Clone)]
+struct SelectArgs {
+    /// Only cases whose id matches one of these globs (`*`, `?`, `{a,b}`); repeatable.
+    #[arg(long = "case", value_name = "GLOB")]
+    case: Vec<String>,
+    /// Only cases that list this rule (such as DLG-ART-04); repeatable. With `--case`, a case
+    /// must match both.
+    #[arg(long = "rule", value_name = "RULE")]
+    rule: Vec<String>,
+    /// Only this shard of the selection, as in cargo-nextest: `count:K/N` deals the selected
+    /// cases (sorted by id) round-robin to N shards, `hash:K/N` by a stable hash of the case id
+    /// (a case keeps its shard when others are added). K is 1-based; the N shards together run
+    /// every selected case once.
+    #[arg(long, value_name = "count:K/N|hash:K/N")]
+    partition: Option<Partition>,
+}
+
+impl SelectArgs {
+    fn selection(&self) -> anyhow::Result<Selection> {
+        let sel = Selection {
+            cases: self
+                .case
+                .iter()
+                .map(|c| CaseGlob::new(c))
+                .collect::<Result<_, _>>()?,
+            rules: self.rule.clone(),
+            partition: self.partition,
+        };
+        sel.check()?;
+        Ok(sel)
+    }
 }
 
 /// A `--binding` value.
@@ -75,41 +134,17 @@ enum Cmd {
     ///
     /// Example: a2a-harness run --case 'states.*' --seed 7 --out reports/mine
     #[command(after_help = EXIT_HELP)]
-    Run {
-        /// The delegator command (speaks docs/driver-protocol.md). Default: the reference delegator next to this binary.
-        #[arg(long)]
-        delegator: Option<String>,
-        /// Only cases whose id matches this glob (`*`, `?`).
-        #[arg(long = "case", default_value = "*")]
-        case: String,
-        /// Seed for every random choice; the report prints it.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Cases run in parallel (default: four per core, at most 32: cases mostly wait on timers).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Run each case this many times (seeds seed, seed+1, ...); with N > 1 each result is reported as `<case id>@<seed>`.
-        #[arg(long, default_value_t = 1)]
-        repeat: u32,
-        /// A file of case ids (or globs) known to fail: FAIL becomes XFAIL, PASS becomes XPASS (which fails the run).
-        #[arg(long)]
-        known_failing: Option<PathBuf>,
-        /// Report directory (default: reports/<timestamp>).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Run the catalog over these protocol bindings, one pass each (comma-separated, or
-        /// `all`): agents that do not pin their own bindings serve only that one, and each result
-        /// is reported as `<case id>:<binding>`. Cases list the bindings they have a meaning for;
-        /// a case whose agents all pin theirs runs once. Default: each case as it says
-        /// (JSON-RPC unless pinned), ids unsuffixed.
-        #[arg(long, value_delimiter = ',', value_name = "jsonrpc|rest|grpc|all")]
-        binding: Vec<BindingArg>,
+    Run(RunArgs),
+    /// List the cases of the catalog (the selection, with `--case`, `--rule`, `--partition`).
+    ///
+    /// Example: a2a-harness list --rule DLG-ART-04 --partition count:1/2
+    List {
+        #[command(flatten)]
+        select: SelectArgs,
     },
     /// Work with report directories.
     #[command(subcommand)]
     Report(ReportCmd),
-    /// List the cases of the catalog.
-    List,
     /// List the rules with how many catalog cases list each (NOT TESTED when none; always-on
     /// rules are judged wherever their situation arises), and with `--report`, in how many cases
     /// of that run each was actually evaluated.
@@ -143,6 +178,10 @@ enum Cmd {
         /// The run seed to reproduce: the network seed is the case's XOR this, as in `run`.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Write the network's journal (JSON lines: every request, response and event) to this
+        /// file on exit (Ctrl-C or SIGTERM).
+        #[arg(long, value_name = "FILE")]
+        journal: Option<PathBuf>,
     },
     /// Benchmark streaming throughput: each workload's artifacts through the delegator, paired
     /// with the ceiling (a raw reader of the same responses from the same in-process mock
@@ -216,6 +255,43 @@ enum ReportCmd {
     },
 }
 
+/// The arguments of `run`.
+#[derive(clap::Args, Debug, Clone)]
+struct RunArgs {
+    /// The delegator command (speaks docs/driver-protocol.md). Default: the reference
+    /// delegator `a2a-delegator drive`, next to this binary or else on PATH.
+    #[arg(long)]
+    delegator: Option<String>,
+    #[command(flatten)]
+    select: SelectArgs,
+    /// Seed for every random choice; the report prints it.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Cases run in parallel (default: four per core, at most 32: cases mostly wait on timers).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Run each case this many times (seeds seed, seed+1, ...); with N > 1 each result is reported as `<case id>@<seed>`.
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+    /// A file of case ids (or globs) known to fail: FAIL becomes XFAIL, PASS becomes XPASS
+    /// (which fails the run); entries matching no selected case are reported.
+    #[arg(long)]
+    known_failing: Option<PathBuf>,
+    /// Report directory (default: reports/<timestamp>). It is checked before anything runs: it
+    /// must be writable, and if it holds an earlier report (an a2a-harness index.json) that
+    /// report's files are removed first, so that no stale case file remains; a directory with
+    /// some other index.json is refused.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run the catalog over these protocol bindings, one pass each (comma-separated, or
+    /// `all`): agents that do not pin their own bindings serve only that one, and each result
+    /// is reported as `<case id>:<binding>`. Cases list the bindings they have a meaning for;
+    /// a case whose agents all pin theirs runs once. Default: each case as it says
+    /// (JSON-RPC unless pinned), ids unsuffixed.
+    #[arg(long, value_delimiter = ',', value_name = "jsonrpc|rest|grpc|all")]
+    binding: Vec<BindingArg>,
+}
+
 /// A `--baseline` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum BaselineArg {
@@ -232,41 +308,71 @@ fn main() -> ExitCode {
     // Clap exits with 2 (`HarnessExitCode::Usage`) on bad usage by itself.
     let cli = Cli::parse();
     match run(cli) {
-        Ok(c) => c.into(),
+        Ok(Ended::Code(c)) => c.into(),
+        Ok(Ended::Interrupted) => ExitCode::from(INTERRUPTED),
+        // A reader that went away (`a2a-harness rules | head`) is no error of ours.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("a2a-harness: {e:#}");
+            let _ = writeln!(std::io::stderr(), "a2a-harness: {e:#}");
             HarnessExitCode::Usage.into()
         }
     }
 }
 
-/// The reference delegator next to this binary, else `a2a-delegator` from `PATH` (said on
-/// stderr, since it may not be the build the user expects).
-fn default_delegator() -> String {
+/// How a command ended.
+enum Ended {
+    /// With this exit code.
+    Code(HarnessExitCode),
+    /// Interrupted by Ctrl-C (exit 130).
+    Interrupted,
+}
+
+impl From<HarnessExitCode> for Ended {
+    fn from(c: HarnessExitCode) -> Self {
+        Ended::Code(c)
+    }
+}
+
+/// True when the error is a write to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The reference delegator command: `a2a-delegator drive` next to this binary, else from
+/// `PATH` (said on stderr, since it may not be the build the user expects), by its absolute
+/// path so that repro lines run from anywhere. Neither: an error naming both ways and
+/// `--delegator`.
+fn default_delegator() -> anyhow::Result<String> {
     let exe = std::env::current_exe().ok();
     let sibling = exe
         .as_deref()
         .and_then(Path::parent)
         .map(|d| d.join("a2a-delegator"));
-    match sibling {
-        Some(p) if p.exists() => {
-            // Quoted the way `--delegator` is split.
-            format!("{} drive", shell_quote(&p.display().to_string()))
-        }
-        other => {
-            let found = resolve_program("a2a-delegator");
-            eprintln!(
-                "a2a-harness: note: no a2a-delegator next to this binary{}; using `a2a-delegator drive` from PATH ({})",
-                other
-                    .map(|p| format!(" ({})", p.display()))
-                    .unwrap_or_default(),
-                match &found {
-                    Ok(p) => p.display().to_string(),
-                    Err(_) => "not found there either".to_string(),
-                }
+    if let Some(p) = sibling.as_ref().filter(|p| p.is_file()) {
+        // Quoted the way `--delegator` is split.
+        return Ok(format!("{} drive", shell_quote(&p.display().to_string())));
+    }
+    let next_to = sibling
+        .map(|p| format!(" ({})", p.display()))
+        .unwrap_or_default();
+    match resolve_program("a2a-delegator") {
+        Ok(found) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "a2a-harness: note: no a2a-delegator next to this binary{next_to}; using `a2a-delegator drive` from PATH ({})",
+                found.display()
             );
-            "a2a-delegator drive".to_string()
+            Ok(format!(
+                "{} drive",
+                shell_quote(&found.display().to_string())
+            ))
         }
+        Err(_) => anyhow::bail!(
+            "no reference delegator: no a2a-delegator next to this binary{next_to}, and none on PATH; install it next to a2a-harness (`cargo install --locked --path delegator`) or put it on PATH, or name your own with --delegator CMD"
+        ),
     }
 }
 
@@ -278,12 +384,33 @@ fn check_delegator(cmd: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn catalog(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
-    load_catalog(dir).map_err(|e| anyhow::anyhow!("{e}"))
+impl CatalogArgs {
+    /// The catalog: built-in unless `--no-builtin`, plus each `--scenarios` directory; a note
+    /// on stderr for each built-in case a local one replaced.
+    fn load(&self) -> anyhow::Result<Catalog> {
+        if self.no_builtin && self.scenarios.is_empty() {
+            anyhow::bail!("--no-builtin leaves no cases: add --scenarios DIR");
+        }
+        let cat = load_sources(&CatalogSources {
+            builtin: !self.no_builtin,
+            dirs: self.scenarios.clone(),
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (id, file) in &cat.replaced {
+            let _ = writeln!(
+                std::io::stderr(),
+                "a2a-harness: note: case {id} from {} replaces the built-in one",
+                file.display()
+            );
+        }
+        Ok(cat)
+    }
 }
 
-fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
-    match cli.cmd {
+fn run(cli: Cli) -> anyhow::Result<Ended> {
+    // Styles are stripped where colour is off; a closed pipe comes back as an error.
+    let mut out = anstream::stdout();
+    let ended = match cli.cmd {
         Cmd::Bench {
             workloads,
             workload,
@@ -308,284 +435,404 @@ fn run(cli: Cli) -> anyhow::Result<HarnessExitCode> {
             out,
             compare,
             seed,
-        }),
-        Cmd::Report(ReportCmd::Merge { dirs, out }) => {
-            let index = report::merge(&dirs, &out)?;
-            print!("{}", report::rules_broken_text(&index.rules_broken));
+        })?
+        .into(),
+        Cmd::Report(ReportCmd::Merge { dirs, out: dir }) => {
+            let index = report::merge(&dirs, &dir)?;
+            write!(out, "{}", report::rules_broken_text(&index.rules_broken))?;
             let t = index.totals;
-            println!("reports: {}", out.display());
-            println!(
+            writeln!(out, "reports: {}", dir.display())?;
+            writeln!(
+                out,
                 "{} passed, {} failed, {} skipped",
                 t.passed, t.failed, t.skipped
-            );
-            Ok(HarnessExitCode::for_run(t.failed))
+            )?;
+            HarnessExitCode::for_run(t.failed).into()
         }
         Cmd::Schema => {
-            println!(
+            writeln!(
+                out,
                 "{}",
                 serde_json::to_string_pretty(&a2a_harness::scenario::json_schema())?
-            );
-            Ok(HarnessExitCode::Success)
+            )?;
+            HarnessExitCode::Success.into()
         }
-        Cmd::List => {
-            for s in catalog(&cli.scenarios)? {
-                println!("{:<40} {}  [{}]", s.id, s.title, s.rules.join(", "));
+        Cmd::List { select } => {
+            let cat = cli.catalog.load()?;
+            for s in select.selection()?.apply(&cat.cases) {
+                writeln!(out, "{:<40} {}  [{}]", s.id, s.title, s.rules.join(", "))?;
             }
-            Ok(HarnessExitCode::Success)
+            HarnessExitCode::Success.into()
         }
         Cmd::Rules { report: from } => {
-            let cat = catalog(&cli.scenarios)?;
-            let listed = listed_counts(&cat);
-            let judged = from.as_deref().map(evaluated_counts).transpose()?;
-            for r in registry() {
-                let n = listed.get(r.id).copied().unwrap_or(0);
-                let mut status = if r.check.is_none() || (n == 0 && !r.always) {
-                    "NOT TESTED".to_string()
-                } else if r.always {
-                    format!("always-on, listed in {n}")
-                } else {
-                    format!("{n} cases")
-                };
-                if let Some(j) = &judged {
-                    let _ = write!(
-                        status,
-                        ", evaluated in {}",
-                        j.get(r.id).copied().unwrap_or(0)
-                    );
-                }
-                println!(
-                    "{:<18} {:<6} {:<24} {}",
-                    r.id,
-                    format!("{:?}", r.level).to_uppercase(),
-                    status,
-                    r.requirement
-                );
-            }
-            Ok(HarnessExitCode::Success)
+            rules(&cli.catalog.load()?.cases, from.as_deref(), &mut out)?.into()
         }
         Cmd::Explain { what, report: from } => {
-            if let Some(r) = registry().into_iter().find(|r| r.id == what) {
-                println!(
-                    "{} ({:?})\n  {}\n  source: {}\n  checker: {}",
-                    r.id,
-                    r.level,
-                    r.requirement,
-                    r.source,
-                    if r.check.is_some() {
-                        "yes"
-                    } else {
-                        "none yet (NOT TESTED)"
-                    }
-                );
-                let cat = catalog(&cli.scenarios)?;
-                if r.always {
-                    println!(
-                        "  always-on: judged in every case where its situation arises (of {} catalog cases); listed in:",
-                        cat.len()
-                    );
-                }
-                for s in cat.iter().filter(|s| s.rules.contains(&what)) {
-                    println!("  case {}: {}", s.id, s.title);
-                }
-                if let Some(from) = from.as_deref() {
-                    let j = evaluated_counts(from)?;
-                    println!(
-                        "  evaluated in {} cases of the run in {}",
-                        j.get(r.id).copied().unwrap_or(0),
-                        from.display()
-                    );
-                }
-                return Ok(HarnessExitCode::Success);
-            }
-            let cat = catalog(&cli.scenarios)?;
-            match cat.iter().find(|s| s.id == what) {
-                Some(s) => {
-                    println!(
-                        "{} — {}\n  file: {}\n  rules: {}\n  agents: {}\n  delegations: {}",
-                        s.id,
-                        s.title,
-                        s.file.display(),
-                        s.rules.join(", "),
-                        s.network
-                            .agents
-                            .iter()
-                            .map(|a| a.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        s.delegations
-                            .iter()
-                            .map(|d| d.id.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                    if let Some(c) = &s.crash {
-                        println!("  crash: {:?}", c.trigger);
-                    }
-                    Ok(HarnessExitCode::Success)
-                }
-                None => anyhow::bail!(
-                    "no rule or case named {what:?} (see `a2a-harness rules` and `a2a-harness list`)"
-                ),
-            }
+            explain(&cli.catalog.load()?.cases, &what, from.as_deref(), &mut out)?.into()
         }
-        Cmd::Serve { case, seed } => {
-            let cat = catalog(&cli.scenarios)?;
-            let s = cat
-                .into_iter()
-                .find(|s| s.id == case)
-                .with_context(|| format!("no case {case:?}"))?;
-            let rt = tokio::runtime::Runtime::new()?;
-            rt.block_on(async move {
-                // The same network as `run --seed N` gives this case.
-                let mut spec = s.network.clone();
-                let case_seed = spec.seed;
-                spec.seed ^= seed;
-                let net = a2a_mock_agents::Network::start(spec.clone()).await?;
-                for n in net.names() {
-                    println!("{n}\t{}", net.card_url(n).unwrap_or_default());
-                }
-                println!(
-                    "serving case {} with network seed {} (the case's {case_seed} XOR --seed {seed}); Ctrl-C to stop",
-                    s.id, spec.seed
-                );
-                tokio::signal::ctrl_c().await?;
-                net.shutdown().await;
-                Ok::<_, anyhow::Error>(HarnessExitCode::Success)
-            })
-        }
-        Cmd::Run {
-            delegator,
+        Cmd::Serve {
             case,
             seed,
-            jobs,
-            repeat,
-            known_failing,
-            out,
-            binding,
-        } => {
-            let cat = catalog(&cli.scenarios)?;
-            let selected: Vec<Scenario> = select(&cat, &CaseGlob::new(&case)?);
-            if selected.is_empty() {
-                anyhow::bail!("no case matches {case:?} (see `a2a-harness list`)");
-            }
-            let known = match &known_failing {
-                Some(p) => read_known_failing(p)?,
-                None => Vec::new(),
-            };
-            let delegator = delegator.unwrap_or_else(default_delegator);
-            check_delegator(&delegator)?;
-            let out = out.unwrap_or_else(|| PathBuf::from(format!("reports/{}", report::stamp())));
-            let work = tempfile::tempdir().context("creating the store directory")?;
-            let options = RunOptions {
-                delegator: delegator.clone(),
-                seed,
-                jobs: jobs.unwrap_or_else(default_jobs).max(1),
-                repeat,
-                known_failing: known,
-                work_dir: Some(work.path().to_path_buf()),
-                bindings: BindingArg::expand(&binding),
-            };
-            let per_repeat = a2a_harness::run::passes(&selected, &options.bindings).len();
-            if per_repeat == 0 {
-                anyhow::bail!(
-                    "no case matching {case:?} has a meaning over {} (see each case's `bindings`)",
-                    binding
-                        .iter()
-                        .map(|b| format!("{b:?}").to_lowercase())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            let bar = indicatif::ProgressBar::new((per_repeat * repeat.max(1) as usize) as u64);
-            if !std::io::stderr().is_terminal() {
-                bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-            }
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()?;
-            let run = rt.block_on(run_with_progress(&selected, &options, |p| {
-                let r = p.result;
-                bar.set_message(format!("{} {}", r.id, r.verdict.label()));
-                bar.inc(1);
-                // Without a terminal there is no bar: print one line per case instead.
-                if bar.is_hidden() {
-                    eprintln!("{:<11} {}", r.verdict.label(), r.id);
-                }
-            }));
-            bar.finish_and_clear();
-            let results = &run.results;
-            report::write_all(
-                &out,
-                &report::ReportRun {
-                    delegator: &delegator,
-                    seed,
-                    wall_ms: run.wall_ms,
-                    incomplete: false,
-                },
-                &cat,
-                results,
-            )
-            .with_context(|| format!("writing reports to {}", out.display()))?;
-            for r in results.iter().filter(|r| r.verdict.fails_run()) {
-                println!("{} {}", r.verdict.label(), r.id);
-                for v in r.rules.iter().filter(|v| v.verdict.fails_run()) {
-                    println!(
-                        "  {} {}: expected {}; observed {}",
-                        v.verdict.label(),
-                        v.id,
-                        v.expected.as_deref().unwrap_or("-"),
-                        v.observed.as_deref().unwrap_or("-")
-                    );
-                }
-                for n in r.notes.iter().filter(|n| !n.starts_with("crash injected")) {
-                    println!("  note: {n}");
-                }
-                println!("  repro: {}", r.repro);
-            }
-            let t = run.totals();
-            print!(
-                "{}",
-                report::rules_broken_text(&report::rules_broken(results))
-            );
-            println!("reports: {}", out.display());
-            if !options.bindings.is_empty() {
-                for b in &options.bindings {
-                    let of_b: Vec<_> = results
-                        .iter()
-                        .filter(|r| r.binding == Some(*b))
-                        .cloned()
-                        .collect();
-                    let bt = a2a_harness::report::totals(&of_b);
-                    println!(
-                        "{b}: {} passed, {} failed, {} skipped",
-                        bt.passed, bt.failed, bt.skipped
-                    );
-                }
-            }
-            println!(
-                "{} passed, {} failed, {} skipped",
-                t.passed, t.failed, t.skipped
-            );
-            Ok(HarnessExitCode::for_run(t.failed))
+            journal,
+        } => serve(&cli.catalog.load()?.cases, &case, seed, journal.as_deref())?.into(),
+        Cmd::Run(args) => {
+            let cat = cli.catalog.load()?;
+            run_cases(&cat, args, &mut out)?
         }
-    }
+    };
+    out.flush()?;
+    Ok(ended)
 }
 
-/// How many catalog cases list each rule.
-fn listed_counts(
-    cat: &[a2a_harness::scenario::Scenario],
-) -> std::collections::BTreeMap<String, usize> {
-    let mut m = std::collections::BTreeMap::new();
-    for s in cat {
-        for r in &s.rules {
-            *m.entry(r.clone()).or_default() += 1;
+/// `rules`: each rule with how many catalog cases list it (the count `explain` and the
+/// report's coverage use), and with `--report`, in how many cases of that run it was evaluated.
+fn rules(
+    cat: &[Scenario],
+    from: Option<&Path>,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<HarnessExitCode> {
+    let judged = from.map(evaluated_counts).transpose()?;
+    for r in registry() {
+        let n = listing(cat, r.id).len();
+        let mut status = if r.check.is_none() && n > 0 {
+            format!("NOT TESTED, listed in {n}")
+        } else if r.check.is_none() || (n == 0 && !r.always) {
+            "NOT TESTED".to_string()
+        } else if r.always {
+            format!("always-on, listed in {n}")
+        } else {
+            format!("{n} cases")
+        };
+        if let Some(j) = &judged {
+            let _ = write!(
+                status,
+                ", evaluated in {}",
+                j.get(r.id).copied().unwrap_or(0)
+            );
         }
+        writeln!(
+            out,
+            "{:<18} {:<6} {:<24} {}",
+            r.id,
+            format!("{:?}", r.level).to_uppercase(),
+            status,
+            r.requirement
+        )?;
     }
-    m
+    Ok(HarnessExitCode::Success)
+}
+
+/// `explain`: a rule (its requirement, source, checker and the cases that list it) or a case.
+fn explain(
+    cat: &[Scenario],
+    what: &str,
+    from: Option<&Path>,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<HarnessExitCode> {
+    if let Some(r) = registry().into_iter().find(|r| r.id == what) {
+        writeln!(
+            out,
+            "{} ({:?})\n  {}\n  source: {}\n  checker: {}",
+            r.id,
+            r.level,
+            r.requirement,
+            r.source,
+            if r.check.is_some() {
+                "yes"
+            } else {
+                "none yet (NOT TESTED)"
+            }
+        )?;
+        let listed = listing(cat, r.id);
+        if r.always {
+            writeln!(
+                out,
+                "  always-on: judged in every case where its situation arises (of {} catalog cases)",
+                cat.len()
+            )?;
+        }
+        writeln!(out, "  listed in {} cases:", listed.len())?;
+        for s in &listed {
+            writeln!(out, "  case {}: {}", s.id, s.title)?;
+        }
+        if let Some(from) = from {
+            let j = evaluated_counts(from)?;
+            writeln!(
+                out,
+                "  evaluated in {} cases of the run in {}",
+                j.get(r.id).copied().unwrap_or(0),
+                from.display()
+            )?;
+        }
+        return Ok(HarnessExitCode::Success);
+    }
+    let Some(s) = cat.iter().find(|s| s.id == what) else {
+        anyhow::bail!(
+            "no rule or case named {what:?} (see `a2a-harness rules` and `a2a-harness list`)"
+        );
+    };
+    writeln!(
+        out,
+        "{} — {}\n  file: {}{}\n  rules: {}\n  agents: {}\n  delegations: {}",
+        s.id,
+        s.title,
+        s.file.display(),
+        if s.local_dir.is_some() {
+            ""
+        } else {
+            " (built in)"
+        },
+        s.rules.join(", "),
+        s.network
+            .agents
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        s.delegations
+            .iter()
+            .map(|d| d.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
+    if let Some(c) = &s.crash {
+        writeln!(out, "  crash: {:?}", c.trigger)?;
+    }
+    Ok(HarnessExitCode::Success)
+}
+
+/// `serve`: the network of one case until Ctrl-C or SIGTERM; then its journal to `journal`.
+fn serve(
+    cat: &[Scenario],
+    case: &str,
+    seed: u64,
+    journal: Option<&Path>,
+) -> anyhow::Result<HarnessExitCode> {
+    let s = cat
+        .iter()
+        .find(|s| s.id == case)
+        .with_context(|| format!("no case {case:?} (see `a2a-harness list`)"))?;
+    if let Some(j) = journal {
+        // Unwritable: said now, not after the session.
+        std::fs::File::create(j).with_context(|| format!("--journal {}", j.display()))?;
+    }
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async move {
+        // The same network as `run --seed N` gives this case.
+        let mut spec = s.network.clone();
+        let case_seed = spec.seed;
+        spec.seed ^= seed;
+        let net = a2a_mock_agents::Network::start(spec.clone()).await?;
+        // Listening before the banner, so that a signal right after it is caught.
+        let mut int = unix_signal(SignalKind::interrupt())?;
+        let mut term = unix_signal(SignalKind::terminate())?;
+        let mut out = std::io::stdout().lock();
+        for n in net.names() {
+            writeln!(out, "{n}\t{}", net.card_url(n).unwrap_or_default())?;
+        }
+        writeln!(
+            out,
+            "serving case {} with network seed {} (the case's {case_seed} XOR --seed {seed}); Ctrl-C to stop{}",
+            s.id,
+            spec.seed,
+            journal
+                .map(|j| format!(" (journal -> {})", j.display()))
+                .unwrap_or_default()
+        )?;
+        out.flush()?;
+        drop(out);
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        if let Some(j) = journal {
+            let f = std::fs::File::create(j).with_context(|| format!("--journal {}", j.display()))?;
+            let mut w = std::io::BufWriter::new(f);
+            net.journal()
+                .write_jsonl(&mut w)
+                .and_then(|()| w.flush())
+                .with_context(|| format!("writing the journal to {}", j.display()))?;
+        }
+        net.shutdown().await;
+        Ok::<_, anyhow::Error>(HarnessExitCode::Success)
+    })
+}
+
+/// Make `--out` ready before anything runs: refuse a directory holding someone else's
+/// `index.json`, remove the files of an earlier a2a-harness report (so no stale case file
+/// survives), and prove it writable. Returns whether an old report was removed.
+fn prepare_out(dir: &Path) -> anyhow::Result<bool> {
+    let index = dir.join("index.json");
+    let mut emptied = false;
+    if index.exists() {
+        let ours = std::fs::read(&index)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["tool"]["name"] == "a2a-harness");
+        if !ours {
+            anyhow::bail!(
+                "--out {} holds an index.json that is no a2a-harness report: choose another directory",
+                dir.display()
+            );
+        }
+        for e in std::fs::read_dir(dir).with_context(|| format!("--out {}", dir.display()))? {
+            let p = e?.path();
+            let r = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+            r.with_context(|| format!("--out: removing the old report's {}", p.display()))?;
+        }
+        emptied = true;
+    }
+    let not_writable = || {
+        format!(
+            "--out {} is not writable (the report could not be written there)",
+            dir.display()
+        )
+    };
+    std::fs::create_dir_all(dir).with_context(not_writable)?;
+    let probe = dir.join(".a2a-harness-write-check");
+    std::fs::write(&probe, b"").with_context(not_writable)?;
+    std::fs::remove_file(&probe).with_context(not_writable)?;
+    Ok(emptied)
+}
+
+/// `run`: everything is checked (selection, known-failing file, delegator, `--out`) before the
+/// first case starts; results print as they come; Ctrl-C stops the run, writes a partial
+/// report marked incomplete and removes the temporary directories.
+fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ended> {
+    let selection = a.select.selection()?;
+    let selected = selection.apply(&cat.cases);
+    if selected.is_empty() {
+        anyhow::bail!(
+            "no case matches {} (see `a2a-harness list`)",
+            selection.describe()
+        );
+    }
+    let known = match &a.known_failing {
+        Some(p) => read_known_failing(p)?,
+        None => Vec::new(),
+    };
+    let delegator = match a.delegator {
+        Some(d) => d,
+        None => default_delegator()?,
+    };
+    check_delegator(&delegator)?;
+    let options = RunOptions {
+        delegator: delegator.clone(),
+        seed: a.seed,
+        jobs: a.jobs.unwrap_or_else(default_jobs).max(1),
+        repeat: a.repeat,
+        known_failing: known.clone(),
+        work_dir: None,
+        bindings: BindingArg::expand(&a.binding),
+        running: Default::default(),
+    };
+    let per_repeat = a2a_harness::run::passes(&selected, &options.bindings).len();
+    if per_repeat == 0 {
+        anyhow::bail!(
+            "no case matching {} has a meaning over {} (see each case's `bindings`)",
+            selection.describe(),
+            a.binding
+                .iter()
+                .map(|b| format!("{b:?}").to_lowercase())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let out_dir = a
+        .out
+        .unwrap_or_else(|| PathBuf::from(format!("reports/{}", report::stamp())));
+    if prepare_out(&out_dir)? {
+        writeln!(
+            out,
+            "note: removed the earlier report in {}",
+            out_dir.display()
+        )?;
+    }
+    let work = tempfile::tempdir().context("creating the store directory")?;
+    let options = RunOptions {
+        work_dir: Some(work.path().to_path_buf()),
+        ..options
+    };
+    let total = per_repeat * a.repeat.max(1) as usize;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let live = RefCell::new(console::Live::new(
+        total as u64,
+        known.clone(),
+        a.known_failing.clone(),
+    ));
+    let so_far: RefCell<Vec<CaseResult>> = RefCell::new(Vec::new());
+    let t0 = std::time::Instant::now();
+    let finished = rt.block_on(async {
+        // Listening before the first case starts.
+        let mut int = unix_signal(SignalKind::interrupt())?;
+        let run = run_with_progress(&selected, &options, |p| {
+            live.borrow_mut().finished(p.result);
+            so_far.borrow_mut().push(p.result.clone());
+        });
+        // Names a slow case on the bar while it runs.
+        let ticker = async {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                live.borrow_mut().tick(options.running.longest());
+            }
+        };
+        Ok::<_, std::io::Error>(tokio::select! {
+            run = run => Some(run),
+            _ = int.recv() => None,
+            _ = ticker => None,
+        })
+    })?;
+    // Every case task is dropped with the runtime: their delegator process groups are killed
+    // before the store directory goes.
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    live.into_inner().finish();
+    let (results, wall_ms, interrupted) = match finished {
+        Some(run) => (run.results, run.wall_ms, None),
+        None => {
+            let done = so_far.into_inner();
+            let left = total.saturating_sub(done.len());
+            (done, t0.elapsed().as_millis() as u64, Some(left))
+        }
+    };
+    drop(work);
+    report::write_all(
+        &out_dir,
+        &report::ReportRun {
+            delegator: &delegator,
+            seed: a.seed,
+            wall_ms,
+            incomplete: interrupted.is_some(),
+        },
+        &cat.cases,
+        &results,
+    )
+    .with_context(|| format!("writing reports to {}", out_dir.display()))?;
+    let ids: Vec<&str> = selected.iter().map(|s| s.id.as_str()).collect();
+    let stale = stale_known_failing(&known, &ids);
+    write!(
+        out,
+        "{}",
+        console::closing(
+            &results,
+            &stale,
+            a.known_failing.as_deref(),
+            &out_dir,
+            &options.bindings,
+            interrupted,
+        )
+    )?;
+    if interrupted.is_some() {
+        return Ok(Ended::Interrupted);
+    }
+    let failing = console::Counts::of(&results).failing();
+    Ok(HarnessExitCode::for_run(failing as u64).into())
 }
 
 /// The per-rule evaluated counts of a run's `index.json` (a report directory or the file).
@@ -638,13 +885,20 @@ fn bench(a: BenchArgs) -> anyhow::Result<HarnessExitCode> {
         anyhow::bail!("--repeat must be at least 1");
     }
     let reference = default_delegator();
-    let delegator = a.delegator.unwrap_or_else(|| reference.clone());
+    let delegator = match a.delegator {
+        Some(d) => d,
+        None => reference
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .clone(),
+    };
     check_delegator(&delegator)?;
     let mut baselines = Vec::new();
     for b in &a.baseline {
         baselines.push(match b {
             BaselineArg::Reference => {
-                check_delegator(&reference)?;
+                let reference = reference.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+                check_delegator(reference)?;
                 a2a_benches::Baseline::Reference(reference.clone())
             }
             BaselineArg::PythonSdk => {

@@ -18,9 +18,9 @@ use crate::report::{Totals, totals};
 use crate::runner::{CaseResult, RunSettings, apply_known_failing, run_case};
 use crate::scenario::Scenario;
 use a2a_protocol::Binding;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// How to run a set of cases.
@@ -41,6 +41,35 @@ pub struct RunOptions {
     /// Run the catalog once per binding (`run --binding`): each case over each binding it has
     /// a meaning for, reported as `<case id>:<binding>`. Empty: once, as each case says.
     pub bindings: Vec<Binding>,
+    /// The cases in flight, for a console that names slow ones while they run.
+    pub running: Running,
+}
+
+/// The cases in flight (by result id) and when each started.
+#[derive(Debug, Clone, Default)]
+pub struct Running(Arc<Mutex<BTreeMap<String, Instant>>>);
+
+impl Running {
+    fn start(&self, id: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.to_string(), Instant::now());
+    }
+
+    fn end(&self, id: &str) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    }
+
+    /// The case running longest, and for how long.
+    pub fn longest(&self) -> Option<(String, std::time::Duration)> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .min_by_key(|(_, t)| **t)
+            .map(|(id, t)| (id.clone(), t.elapsed()))
+    }
 }
 
 impl RunOptions {
@@ -54,6 +83,7 @@ impl RunOptions {
             known_failing: Vec::new(),
             work_dir: None,
             bindings: Vec::new(),
+            running: Running::default(),
         }
     }
 }
@@ -158,8 +188,15 @@ pub async fn run_with_progress(
             });
         }
     }
-    let mut results = run_jobs(jobs, options.jobs, progress).await;
-    apply_known_failing(&mut results, &options.known_failing);
+    // Known-failing entries apply as each result comes, so that progress sees XFAIL, not FAIL.
+    let results = run_jobs_known(
+        jobs,
+        options.jobs,
+        &options.known_failing,
+        &options.running,
+        progress,
+    )
+    .await;
     RunReport {
         results,
         wall_ms: t0.elapsed().as_millis() as u64,
@@ -216,6 +253,18 @@ fn expected_wait_ms(s: &Scenario) -> i64 {
 pub async fn run_jobs(
     jobs: Vec<Job>,
     parallel: usize,
+    progress: impl FnMut(Progress<'_>),
+) -> Vec<CaseResult> {
+    run_jobs_known(jobs, parallel, &[], &Running::default(), progress).await
+}
+
+/// [`run_jobs`], with the known-failing entries applied to each result before `progress` sees
+/// it.
+async fn run_jobs_known(
+    jobs: Vec<Job>,
+    parallel: usize,
+    known_failing: &[CaseGlob],
+    running: &Running,
     mut progress: impl FnMut(Progress<'_>),
 ) -> Vec<CaseResult> {
     let total = jobs.len();
@@ -230,10 +279,17 @@ pub async fn run_jobs(
     for (i, job) in order {
         let sem = sem.clone();
         let Job {
-            scenario, settings, ..
+            scenario,
+            settings,
+            label,
         } = job.clone();
+        let running = running.clone();
         let handle = set.spawn(async move {
             let _permit = sem.acquire_owned().await;
+            let id = label.unwrap_or_else(|| scenario.id.clone());
+            running.start(&id);
+            // Ended however the task ends (a panic included).
+            let _running = RunningGuard { running, id };
             #[cfg(debug_assertions)]
             if std::env::var("A2A_HARNESS_TEST_PANIC").is_ok_and(|c| c == scenario.id) {
                 panic!(
@@ -269,6 +325,7 @@ pub async fn run_jobs(
         if let Some(label) = job.label {
             r.id = label;
         }
+        apply_known_failing(std::slice::from_mut(&mut r), known_failing);
         out.push((i, r));
         if let Some((_, r)) = out.last() {
             progress(Progress {
@@ -280,6 +337,18 @@ pub async fn run_jobs(
     }
     out.sort_by_key(|(i, _)| *i);
     out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Takes a case off [`Running`] when its task ends.
+struct RunningGuard {
+    running: Running,
+    id: String,
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        self.running.end(&self.id);
+    }
 }
 
 /// A panic payload as text.

@@ -62,6 +62,10 @@ pub struct Scenario {
     /// Where the file came from (filled by the loader).
     #[serde(skip)]
     pub file: PathBuf,
+    /// The local catalog directory (absolute) the case was loaded from, `None` for a case of
+    /// the embedded catalog: repro lines name it with `--scenarios`.
+    #[serde(skip)]
+    pub local_dir: Option<PathBuf>,
 }
 
 fn all_bindings() -> Vec<a2a_protocol::Binding> {

@@ -116,7 +116,9 @@ fn delegator_that_prints_garbage_or_dies_gets_a_recorded_failure() {
             .clone();
         let text = String::from_utf8_lossy(&out);
         assert!(
-            text.contains("0 passed, 1 failed, 0 skipped"),
+            text.contains(
+                "0 passed, 1 failed, 0 non-strict, 0 xfail, 0 xpass, 0 unknown, 0 skipped"
+            ),
             "{cmd}: {text}"
         );
         assert!(dir.path().join("index.json").exists());
@@ -198,7 +200,16 @@ fn a_run_writes_every_report_and_known_failing_marks_xpass() {
         .get_output()
         .stdout
         .clone();
-    assert!(String::from_utf8_lossy(&out).contains("XPASS states.rejected"));
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("XPASS") && l.contains("states.rejected")),
+        "{text}"
+    );
+    assert!(
+        text.contains("hint: it passed but is listed as known-failing (states.rejected in "),
+        "{text}"
+    );
 }
 
 /// A catalog of one small case `t.one` (one delegation `d1` with `text`) bounded by `timeout_ms`.
@@ -431,7 +442,10 @@ fn a_case_that_panics_is_a_recorded_failure() {
         .stdout
         .clone();
     let text = String::from_utf8_lossy(&o);
-    assert!(text.contains("0 passed, 1 failed, 0 skipped"), "{text}");
+    assert!(
+        text.contains("0 passed, 1 failed, 0 non-strict, 0 xfail, 0 xpass, 0 unknown, 0 skipped"),
+        "{text}"
+    );
     let case: Value = serde_json::from_slice(
         &std::fs::read(out.path().join("cases/states.rejected.json")).unwrap(),
     )
@@ -457,7 +471,10 @@ fn repeats_are_reported_under_their_own_ids() {
         &["--repeat", "2", "--seed", "5"],
     );
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("2 passed, 0 failed, 0 skipped"));
+    assert!(
+        r.stdout
+            .contains("2 passed, 0 failed, 0 non-strict, 0 xfail, 0 xpass, 0 unknown, 0 skipped")
+    );
     for id in ["states.rejected@5", "states.rejected@6"] {
         let case = r.case(id);
         assert_eq!(case["id"], id);
@@ -486,8 +503,9 @@ fn binding_passes_are_reported_per_binding_and_reproducible() {
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
     for b in ["rest", "grpc"] {
         assert!(
-            r.stdout
-                .contains(&format!("{b}: 1 passed, 0 failed, 0 skipped")),
+            r.stdout.contains(&format!(
+                "{b}: 1 passed, 0 failed, 0 non-strict, 0 xfail, 0 xpass, 0 unknown, 0 skipped"
+            )),
             "{}",
             r.stdout
         );
@@ -661,7 +679,8 @@ fn unsupported_does_not_hide_a_contract_break() {
     );
     assert_eq!(r.code, Some(0), "{}", r.stdout);
     assert!(
-        r.stdout.contains("0 passed, 0 failed, 1 skipped"),
+        r.stdout
+            .contains("0 passed, 0 failed, 0 non-strict, 0 xfail, 0 xpass, 0 unknown, 1 skipped"),
         "{}",
         r.stdout
     );
@@ -721,7 +740,8 @@ fn the_repro_command_survives_a_quote_in_the_delegator_command() {
     let r = run(Some(cat.path()), "t.one", delegator, out.path(), &[]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
     let repro = r.case("t.one")["repro"].as_str().unwrap().to_string();
-    assert!(repro.starts_with("a2a-harness run --case t.one --seed 1 --delegator "));
+    let dir = cat.path().display().to_string();
+    assert!(repro.starts_with("a2a-harness run --case t.one --scenarios "));
     // Run the repro through a real shell, with printf in place of the harness.
     let o = std::process::Command::new("sh")
         .args(["-c", &repro.replacen("a2a-harness", "printf '%s\\n'", 1)])
@@ -737,6 +757,8 @@ fn the_repro_command_survives_a_quote_in_the_delegator_command() {
             "run",
             "--case",
             "t.one",
+            "--scenarios",
+            &dir,
             "--seed",
             "1",
             "--delegator",
@@ -806,7 +828,8 @@ fn an_environment_prefix_in_the_delegator_command_reaches_the_delegator() {
     let r = run(None, "states.completed", &delegator, out.path(), &[]);
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     assert!(
-        r.stdout.contains("1 passed, 0 failed, 0 skipped"),
+        r.stdout
+            .contains("1 passed, 0 failed, 0 non-strict, 0 xfail, 0 xpass, 0 unknown, 0 skipped"),
         "{}",
         r.stdout
     );

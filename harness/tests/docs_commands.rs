@@ -107,13 +107,15 @@ fn every_documented_command_line_parses() {
     let mut broken = Vec::new();
     for doc in DOCS {
         let path = repo().join(doc);
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for line in command_lines(&text) {
             let mut args = match shell_words::split(&line) {
                 Ok(a) => a,
                 Err(e) => {
-                    broken.push(format!("{doc}: `a2a-harness {line}`: not a shell line ({e})"));
+                    broken.push(format!(
+                        "{doc}: `a2a-harness {line}`: not a shell line ({e})"
+                    ));
                     continue;
                 }
             };

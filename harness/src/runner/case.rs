@@ -62,6 +62,9 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
     run.note_time_bound();
     let stalled = run.note_stdin_stall();
     run.take_snapshot(stalled).await;
+    // A write that began late in a short case (a loaded machine) shows its stall while the
+    // snapshot is waited for.
+    let stalled = stalled || run.note_stdin_stall();
     let memory = run.memory_reading();
     let (mut intake, facts) = run.stop(stalled).await;
     let entries = net.journal().entries();

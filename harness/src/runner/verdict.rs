@@ -70,14 +70,25 @@ pub struct CaseResult {
     pub crash: Option<super::CrashRecord>,
 }
 
-/// The command that reproduces a case (shell-quoted).
+/// The command that reproduces a case (shell-quoted), from any directory: it names the local
+/// catalog directory of a local case (absolute) and the binding, seed and delegator.
 pub fn repro_command(s: &Scenario, cfg: &RunSettings) -> String {
     let binding = cfg
         .binding
         .map(|b| format!(" --binding {b}"))
         .unwrap_or_default();
+    let scenarios = s
+        .local_dir
+        .as_ref()
+        .map(|d| {
+            format!(
+                " --scenarios {}",
+                crate::delegator_process::shell_quote(&d.display().to_string())
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "a2a-harness run --case {}{binding} --seed {} --delegator {}",
+        "a2a-harness run --case {}{scenarios}{binding} --seed {} --delegator {}",
         crate::delegator_process::shell_quote(&s.id),
         cfg.seed,
         crate::delegator_process::shell_quote(&cfg.delegator)
@@ -216,9 +227,12 @@ pub(super) fn case_verdict(
 /// Apply a known-failing list: FAIL becomes XFAIL, PASS becomes XPASS.
 pub fn apply_known_failing(results: &mut [CaseResult], known: &[CaseGlob]) {
     for r in results {
-        // With `--repeat`, result ids are `<case id>@<seed>`: an entry names either.
-        let case = r.id.split_once('@').map_or(r.id.as_str(), |(c, _)| c);
-        if known.iter().any(|k| k.matches(&r.id) || k.matches(case)) {
+        // With `--repeat` and `--binding`, result ids are `<case id>:<binding>@<seed>`: an
+        // entry names either the result or its case.
+        if known
+            .iter()
+            .any(|k| crate::catalog::known_failing_matches(k, &r.id))
+        {
             r.verdict = match r.verdict {
                 Verdict::Fail | Verdict::NonStrict | Verdict::Unknown => Verdict::XFail,
                 Verdict::Pass => Verdict::XPass,

@@ -1,0 +1,56 @@
+//! Embeds the scenario catalog (`scenarios/**/*.toml`) in the binary: generates
+//! `$OUT_DIR/builtin_catalog.rs` with one `(path, include_str!(...))` entry per file, paths
+//! relative to the workspace root (`scenarios/states/completed.toml`) so that errors name them.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.is_dir() {
+            collect(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "toml") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
+    let root = manifest.join("..");
+    let dir = root.join("scenarios");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files = Vec::new();
+    if dir.is_dir() {
+        collect(&dir, &mut files)?;
+    } else {
+        println!(
+            "cargo:warning=no scenario catalog at {}: the binary embeds none (use --scenarios DIR)",
+            dir.display()
+        );
+    }
+    files.sort();
+    let mut code = String::from(
+        "/// The embedded catalog: (path relative to the workspace root, file text).\npub static BUILTIN: &[(&str, &str)] = &[\n",
+    );
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let abs = f.canonicalize()?;
+        writeln!(
+            code,
+            "    ({rel:?}, include_str!({:?})),",
+            abs.to_string_lossy()
+        )?;
+    }
+    code.push_str("];\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR")?).join("builtin_catalog.rs");
+    std::fs::write(out, code)?;
+    Ok(())
+}
