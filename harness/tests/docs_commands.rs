@@ -94,8 +94,9 @@ fn command_lines(text: &str) -> Vec<String> {
                 .split(" | ")
                 .next()
                 .unwrap_or_default()
-                .trim()
-                .to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
         })
         .collect()
 }
