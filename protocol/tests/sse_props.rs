@@ -1,6 +1,9 @@
 //! Property and example tests for the SSE codec (`a2a_protocol::sse`).
 
-use a2a_protocol::sse::{SseDecoder, SseError, SseEvent, encode_comment, encode_event};
+use a2a_protocol::sse::{
+    SseDecoder, SseError, SseEvent, SseEventBytes, encode_comment, encode_event,
+};
+use bytes::Bytes;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -18,8 +21,41 @@ struct Outcome {
 }
 
 /// Decodes `chunks` with the given limit, checking the memory bound and the
-/// poisoning contract along the way.
+/// poisoning contract along the way, and that the shared-bytes path
+/// ([`SseDecoder::feed_bytes`]) decodes exactly the same events.
 fn decode<'a>(chunks: impl IntoIterator<Item = &'a [u8]>, limit: usize) -> Outcome {
+    let chunks: Vec<&[u8]> = chunks.into_iter().collect();
+    let outcome = decode_str(chunks.iter().copied(), limit);
+    assert_eq!(
+        decode_shared(&chunks, limit),
+        outcome,
+        "feed_bytes differs from feed"
+    );
+    outcome
+}
+
+/// [`decode`] through `feed_bytes`, every chunk in its own shared buffer.
+fn decode_shared(chunks: &[&[u8]], limit: usize) -> Outcome {
+    let mut decoder = SseDecoder::new(limit);
+    let mut events: Vec<SseEventBytes> = Vec::new();
+    let mut end = None;
+    for chunk in chunks {
+        let result = decoder.feed_bytes(&Bytes::copy_from_slice(chunk), &mut events);
+        assert!(decoder.buffered_bytes() <= limit);
+        if let Err(err) = result {
+            end = Some(Err(err));
+            break;
+        }
+    }
+    let end = end.unwrap_or_else(|| decoder.finish());
+    Outcome {
+        events: events.into_iter().map(SseEventBytes::into_event).collect(),
+        end,
+        comments: decoder.comments_seen(),
+    }
+}
+
+fn decode_str<'a>(chunks: impl IntoIterator<Item = &'a [u8]>, limit: usize) -> Outcome {
     let mut decoder = SseDecoder::new(limit);
     let mut events = Vec::new();
     for chunk in chunks {
