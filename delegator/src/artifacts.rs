@@ -17,7 +17,9 @@ use crate::bugs::{Bug, Bugs};
 use crate::request::ArtifactSpec;
 use crate::request::ArtifactSpecExt;
 use crate::store::ArtifactRecord;
+use a2a_protocol::artifact_chunk::{ArtifactChunk, ChunkContent, ChunkPart};
 use a2a_protocol::{Artifact, Part, PartContent};
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fs::File;
@@ -96,29 +98,76 @@ pub fn hex(bytes: &[u8]) -> String {
 /// data and `application/octet-stream` for raw and url parts. Borrowed: nothing is allocated per
 /// chunk.
 pub fn part_media_type(p: &Part) -> &str {
-    if let Some(m) = p.media_type.as_deref().filter(|m| !m.trim().is_empty()) {
+    media_type_or_default(
+        p.media_type.as_deref(),
+        match p.content {
+            PartContent::Text(_) => DefaultMedia::Text,
+            PartContent::Data(_) => DefaultMedia::Data,
+            PartContent::Raw(_) | PartContent::Url(_) => DefaultMedia::Bytes,
+        },
+    )
+}
+
+/// [`part_media_type`] of a part of an [`ArtifactChunk`].
+pub fn chunk_part_media_type(p: &ChunkPart) -> &str {
+    media_type_or_default(
+        p.media_type.as_deref(),
+        match p.content {
+            ChunkContent::Text(_) => DefaultMedia::Text,
+            ChunkContent::Data(_) => DefaultMedia::Data,
+            ChunkContent::Raw(_) | ChunkContent::Url(_) => DefaultMedia::Bytes,
+        },
+    )
+}
+
+/// Which default media type a part's kind has.
+enum DefaultMedia {
+    Text,
+    Data,
+    Bytes,
+}
+
+fn media_type_or_default(given: Option<&str>, kind: DefaultMedia) -> &str {
+    if let Some(m) = given.filter(|m| !m.trim().is_empty()) {
         return m;
     }
-    match p.content {
-        PartContent::Text(_) => "text/plain",
-        PartContent::Data(_) => "application/json",
-        PartContent::Raw(_) | PartContent::Url(_) => "application/octet-stream",
+    match kind {
+        DefaultMedia::Text => "text/plain",
+        DefaultMedia::Data => "application/json",
+        DefaultMedia::Bytes => "application/octet-stream",
     }
 }
 
-/// What a background write returns: the file, the (emptied) buffer for reuse, the hasher that
-/// hashed it, and the outcome.
-type WriteJob = (Arc<File>, Vec<u8>, Sha256, std::io::Result<()>);
+/// What one background write writes: the write buffer, or a chunk's shared bytes as received.
+enum Block {
+    Buf(Vec<u8>),
+    Shared(Bytes),
+}
+
+impl Block {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Block::Buf(v) => v,
+            Block::Shared(b) => b,
+        }
+    }
+}
+
+/// What a background write returns: the file, the block (a buffer comes back for reuse), the
+/// hasher that hashed it, and the outcome.
+type WriteJob = (Arc<File>, Block, Sha256, std::io::Result<()>);
 
 /// An artifact file written off the async workers.
 ///
-/// Bytes are copied once, into `buf` (the write buffer, `buffer_bytes` large). A full buffer is
-/// handed to a blocking task ([`tokio::task::spawn_blocking`]) that writes it with one
-/// `write(2)` and feeds it to the artifact's SHA-256 (so hashing also leaves the async worker),
-/// while the stream keeps filling a second buffer: at most two buffers per open artifact, and at
-/// most one write in flight per file, so bytes land in order. [`Sink::drain`] waits for the
-/// write in flight and writes the rest; durability (fsync, rename, directory fsync) is done by
-/// [`Reassembler::commit`] after it, exactly as before.
+/// A chunk at least as large as the write buffer (`buffer_bytes`) is written from where it was
+/// received (a slice of the SSE payload, see [`a2a_protocol::artifact_chunk`]): not copied here.
+/// Smaller chunks are copied once, into `buf`, so that they leave in large writes. A full buffer
+/// or a large chunk is handed to a blocking task ([`tokio::task::spawn_blocking`]) that writes it
+/// with one `write(2)` and feeds it to the artifact's SHA-256 (so hashing also leaves the async
+/// worker), while the stream goes on decoding: at most one write in flight per file, so bytes
+/// land in order, and memory per open artifact is bounded by two buffers (or one buffer and one
+/// chunk). [`Sink::drain`] waits for the write in flight and writes the rest; durability (fsync,
+/// rename, directory fsync) is done by [`Reassembler::commit`] after it.
 struct Sink {
     file: Option<Arc<File>>,
     buf: Vec<u8>,
@@ -139,11 +188,13 @@ impl Sink {
     /// Wait for the write in flight, taking back the file, buffer and hasher.
     async fn settle(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
         if let Some(h) = self.inflight.take() {
-            let (file, mut buf, h2, r) = h.await.map_err(std::io::Error::other)?;
+            let (file, block, h2, r) = h.await.map_err(std::io::Error::other)?;
             self.file = Some(file);
             *hasher = h2;
-            buf.clear();
-            if self.spare.capacity() == 0 {
+            if let Block::Buf(mut buf) = block
+                && self.spare.capacity() == 0
+            {
+                buf.clear();
                 self.spare = buf;
             }
             r?;
@@ -158,19 +209,19 @@ impl Sink {
             return Ok(());
         }
         let full = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
-        self.launch(full, hasher)
+        self.launch(Block::Buf(full), hasher)
     }
 
-    /// Hash and write `full` on a blocking thread; the previous write must be settled.
-    fn launch(&mut self, full: Vec<u8>, hasher: &mut Sha256) -> std::io::Result<()> {
+    /// Hash and write `block` on a blocking thread; the previous write must be settled.
+    fn launch(&mut self, block: Block, hasher: &mut Sha256) -> std::io::Result<()> {
         let Some(file) = self.file.take() else {
             return Err(std::io::Error::other("file not open"));
         };
         let mut h = std::mem::take(hasher);
         self.inflight = Some(tokio::task::spawn_blocking(move || {
-            h.update(&full);
-            let r = (&*file).write_all(&full);
-            (file, full, h, r)
+            h.update(block.bytes());
+            let r = (&*file).write_all(block.bytes());
+            (file, block, h, r)
         }));
         Ok(())
     }
@@ -192,12 +243,12 @@ impl Sink {
         Ok(())
     }
 
-    /// Append owned bytes: a chunk at least as large as the buffer is not copied at all but
+    /// Append shared bytes: a chunk at least as large as the buffer is not copied at all but
     /// handed to the writer as it is (after what is buffered before it); a smaller one is
     /// copied into the buffer, so small chunks still leave in large writes.
-    async fn write_owned(
+    async fn write_shared(
         &mut self,
-        bytes: Vec<u8>,
+        bytes: Bytes,
         cap: usize,
         hasher: &mut Sha256,
     ) -> std::io::Result<()> {
@@ -206,7 +257,7 @@ impl Sink {
         }
         self.submit(hasher).await?;
         self.settle(hasher).await?;
-        self.launch(bytes, hasher)
+        self.launch(Block::Shared(bytes), hasher)
     }
 
     /// Every byte written and hashed; the file stays open.
@@ -300,19 +351,21 @@ impl Reassembler {
         self.index.get(id).copied()
     }
 
-    async fn start(&mut self, art: &Artifact) -> Result<usize, ArtifactError> {
+    async fn start(
+        &mut self,
+        artifact_id: &str,
+        name: &Option<String>,
+    ) -> Result<usize, ArtifactError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| io_err(&self.dir, e))?;
-        let idx = match self.index_of(&art.artifact_id) {
+        let idx = match self.index_of(artifact_id) {
             Some(i) => i,
             None => {
                 if self.artifacts.len() >= MAX_ARTIFACTS {
                     return Err(ArtifactError::TooMany);
                 }
-                let path = self
-                    .dir
-                    .join(format!("{}.part", safe_name(&art.artifact_id)));
+                let path = self.dir.join(format!("{}.part", safe_name(artifact_id)));
                 self.artifacts.push(Assembling {
-                    id: art.artifact_id.clone(),
+                    id: artifact_id.to_string(),
                     name: None,
                     media_type: None,
                     path,
@@ -324,7 +377,7 @@ impl Reassembler {
                     rejected_media: Vec::new(),
                 });
                 self.index
-                    .insert(art.artifact_id.clone(), self.artifacts.len() - 1);
+                    .insert(artifact_id.to_string(), self.artifacts.len() - 1);
                 self.artifacts.len() - 1
             }
         };
@@ -341,14 +394,12 @@ impl Reassembler {
         a.problems.clear();
         a.rejected_media.clear();
         a.media_type = None;
-        a.name = art.name.clone();
+        a.name = name.clone();
         Ok(idx)
     }
 
-    /// Apply one `artifactUpdate`.
-    ///
-    /// The artifact is taken by value: the bytes of its `text` and `raw` parts move to the
-    /// writer without a copy.
+    /// Apply one `artifactUpdate` given as its artifact and flags ([`Reassembler::apply_shared`]
+    /// of it; the bytes of its `text` and `raw` parts move to the writer without a copy).
     pub async fn apply_chunk(
         &mut self,
         http: &reqwest::Client,
@@ -356,17 +407,36 @@ impl Reassembler {
         append: bool,
         last_chunk: bool,
     ) -> Result<(), ArtifactError> {
-        if art.artifact_id.is_empty() {
+        self.apply_shared(http, ArtifactChunk::from_artifact(art, append, last_chunk))
+            .await
+    }
+
+    /// Apply one `artifactUpdate`. Its `text` and `raw` bytes are shared with the payload they
+    /// were decoded from and reach the writer without a copy.
+    pub async fn apply_shared(
+        &mut self,
+        http: &reqwest::Client,
+        chunk: ArtifactChunk,
+    ) -> Result<(), ArtifactError> {
+        let ArtifactChunk {
+            artifact_id,
+            name,
+            parts,
+            append,
+            last_chunk,
+            ..
+        } = chunk;
+        if artifact_id.is_empty() {
             return Err(ArtifactError::NoId);
         }
         if self.terminal {
-            return Err(ArtifactError::AfterTerminal(art.artifact_id.clone()));
+            return Err(ArtifactError::AfterTerminal(artifact_id));
         }
         let append = append && !self.bugs.has(Bug::IgnoreAppend);
         let idx = if append {
-            match self.index_of(&art.artifact_id) {
+            match self.index_of(&artifact_id) {
                 Some(_) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => {
-                    self.start(&art).await?
+                    self.start(&artifact_id, &name).await?
                 }
                 Some(i) => {
                     if self.artifacts[i].file.is_none() {
@@ -380,15 +450,15 @@ impl Reassembler {
                     }
                     i
                 }
-                None => return Err(ArtifactError::UnknownAppend(art.artifact_id.clone())),
+                None => return Err(ArtifactError::UnknownAppend(artifact_id)),
             }
         } else {
-            self.start(&art).await?
+            self.start(&artifact_id, &name).await?
         };
-        if art.name.is_some() {
-            self.artifacts[idx].name = art.name.clone();
+        if name.is_some() {
+            self.artifacts[idx].name = name;
         }
-        for part in art.parts {
+        for part in parts {
             self.write_part(http, idx, part).await?;
         }
         if last_chunk {
@@ -420,10 +490,10 @@ impl Reassembler {
         &mut self,
         http: &reqwest::Client,
         idx: usize,
-        part: Part,
+        part: ChunkPart,
     ) -> Result<(), ArtifactError> {
         let limit = self.spec.max_size_bytes;
-        let media = part_media_type(&part);
+        let media = chunk_part_media_type(&part);
         {
             let a = &mut self.artifacts[idx];
             if a.media_type.is_none() {
@@ -436,7 +506,7 @@ impl Reassembler {
                     a.id, self.spec.mime_types
                 ));
             }
-            if let (PartContent::Data(v), Some(validator)) = (&part.content, &self.validator)
+            if let (ChunkContent::Data(v), Some(validator)) = (&part.content, &self.validator)
                 && let Some(err) = validator.iter_errors(v).next()
             {
                 a.problems.push(format!(
@@ -447,21 +517,20 @@ impl Reassembler {
             }
         }
         match part.content {
-            PartContent::Url(url) => self.fetch_into(http, idx, &url, limit).await,
-            PartContent::Text(t) => self.write_owned(idx, t.into_bytes(), limit).await,
-            PartContent::Raw(b) => self.write_owned(idx, b, limit).await,
-            PartContent::Data(v) => {
+            ChunkContent::Url(url) => self.fetch_into(http, idx, &url, limit).await,
+            ChunkContent::Text(b) | ChunkContent::Raw(b) => self.write_shared(idx, b, limit).await,
+            ChunkContent::Data(v) => {
                 let bytes = serde_json::to_vec(&v).unwrap_or_default();
-                self.write_owned(idx, bytes, limit).await
+                self.write_shared(idx, Bytes::from(bytes), limit).await
             }
         }
     }
 
-    /// [`Reassembler::write_bytes`] for bytes this reassembler owns (no copy when large).
-    async fn write_owned(
+    /// [`Reassembler::write_bytes`] for shared bytes (no copy when large).
+    async fn write_shared(
         &mut self,
         idx: usize,
-        bytes: Vec<u8>,
+        bytes: Bytes,
         limit: u64,
     ) -> Result<(), ArtifactError> {
         let cap = self.buffer_bytes;
@@ -476,7 +545,7 @@ impl Reassembler {
             return Err(io_err(&a.path, "file not open"));
         };
         let n = bytes.len() as u64;
-        sink.write_owned(bytes, cap, &mut a.hasher)
+        sink.write_shared(bytes, cap, &mut a.hasher)
             .await
             .map_err(|e| io_err(&a.path, e))?;
         a.len += n;
