@@ -25,7 +25,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// The most distinct artifacts accepted per delegation.
 pub const MAX_ARTIFACTS: usize = 256;
@@ -138,7 +137,7 @@ fn media_type_or_default(given: Option<&str>, kind: DefaultMedia) -> &str {
     }
 }
 
-/// What one background write writes: the write buffer, or a chunk's shared bytes as received.
+/// What the writer writes: the write buffer, or a chunk's shared bytes as received.
 enum Block {
     Buf(Vec<u8>),
     Shared(Bytes),
@@ -153,88 +152,103 @@ impl Block {
     }
 }
 
-/// What a background write returns: the file, the block (a buffer comes back for reuse), the
-/// hasher that hashed it, and the outcome.
-type WriteJob = (Arc<File>, Block, Sha256, std::io::Result<()>);
+/// Blocks a sink's writer may have queued and not yet written: with the one it is writing, the
+/// async side runs up to this many blocks ahead of the disk and the hash before it waits.
+const WRITER_QUEUE: usize = 2;
+
+/// What a sink sends its writer.
+enum ToWriter {
+    /// Hash and write these bytes (after everything sent before).
+    Block(Block),
+    /// Everything sent before is written (and with `fsync`, synced): reply with the hash state
+    /// and the first error, if any.
+    Drain {
+        fsync: bool,
+        reply: tokio::sync::oneshot::Sender<(Sha256, std::io::Result<()>)>,
+    },
+}
 
 /// An artifact file written off the async workers.
 ///
 /// A chunk at least as large as the write buffer (`buffer_bytes`) is written from where it was
 /// received (a slice of the SSE payload, see [`a2a_protocol::artifact_chunk`]): not copied here.
 /// Smaller chunks are copied once, into `buf`, so that they leave in large writes. A full buffer
-/// or a large chunk is handed to a blocking task ([`tokio::task::spawn_blocking`]) that writes it
-/// with one `write(2)` and feeds it to the artifact's SHA-256 (so hashing also leaves the async
-/// worker), while the stream goes on decoding: at most one write in flight per file, so bytes
-/// land in order, and memory per open artifact is bounded by two buffers (or one buffer and one
-/// chunk). [`Sink::drain`] waits for the write in flight and writes the rest; durability (fsync,
-/// rename, directory fsync) is done by [`Reassembler::commit`] after it.
+/// or a large chunk goes to the file's writer: one blocking task
+/// ([`tokio::task::spawn_blocking`]), started with the first block, that feeds each block to the
+/// artifact's SHA-256 and writes it with one `write(2)`, in order. The queue to it holds
+/// [`WRITER_QUEUE`] blocks, so decoding goes on while the writer hashes and writes (no hand-off
+/// per chunk to wait for), and memory per open artifact is bounded by the buffer plus
+/// `WRITER_QUEUE + 1` blocks. [`Sink::drain`] waits until everything is written (and synced, for
+/// a commit); rename and directory fsync are done by [`Reassembler::commit`] after it.
 struct Sink {
-    file: Option<Arc<File>>,
+    /// The file, until the writer takes it.
+    file: Option<File>,
+    /// SHA-256 of the bytes written so far, until the writer takes it.
+    hasher: Option<Sha256>,
+    writer: Option<tokio::sync::mpsc::Sender<ToWriter>>,
     buf: Vec<u8>,
-    spare: Vec<u8>,
-    inflight: Option<tokio::task::JoinHandle<WriteJob>>,
 }
 
 impl Sink {
-    fn new(file: File) -> Self {
+    /// A sink appending to `file`, whose bytes so far hash to `hasher`.
+    fn new(file: File, hasher: Sha256) -> Self {
         Sink {
-            file: Some(Arc::new(file)),
+            file: Some(file),
+            hasher: Some(hasher),
+            writer: None,
             buf: Vec::new(),
-            spare: Vec::new(),
-            inflight: None,
         }
     }
 
-    /// Wait for the write in flight, taking back the file, buffer and hasher.
-    async fn settle(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
-        if let Some(h) = self.inflight.take() {
-            let (file, block, h2, r) = h.await.map_err(std::io::Error::other)?;
-            self.file = Some(file);
-            *hasher = h2;
-            if let Block::Buf(mut buf) = block
-                && self.spare.capacity() == 0
-            {
-                buf.clear();
-                self.spare = buf;
-            }
-            r?;
+    /// The writer's queue, starting the writer on first use.
+    fn writer(&mut self) -> std::io::Result<tokio::sync::mpsc::Sender<ToWriter>> {
+        if let Some(tx) = &self.writer {
+            return Ok(tx.clone());
         }
-        Ok(())
-    }
-
-    /// Start writing the buffer in the background (after the previous write finished).
-    async fn submit(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
-        self.settle(hasher).await?;
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let full = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
-        self.launch(Block::Buf(full), hasher)
-    }
-
-    /// Hash and write `block` on a blocking thread; the previous write must be settled.
-    fn launch(&mut self, block: Block, hasher: &mut Sha256) -> std::io::Result<()> {
-        let Some(file) = self.file.take() else {
+        let (Some(mut file), Some(mut h)) = (self.file.take(), self.hasher.take()) else {
             return Err(std::io::Error::other("file not open"));
         };
-        let mut h = std::mem::take(hasher);
-        self.inflight = Some(tokio::task::spawn_blocking(move || {
-            h.update(block.bytes());
-            let r = (&*file).write_all(block.bytes());
-            (file, block, h, r)
-        }));
-        Ok(())
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<ToWriter>(WRITER_QUEUE);
+        tokio::task::spawn_blocking(move || {
+            let mut failed: Option<std::io::Error> = None;
+            while let Some(msg) = rx.blocking_recv() {
+                match msg {
+                    ToWriter::Block(block) => {
+                        if failed.is_none() {
+                            h.update(block.bytes());
+                            if let Err(e) = file.write_all(block.bytes()) {
+                                failed = Some(e);
+                            }
+                        }
+                    }
+                    ToWriter::Drain { fsync, reply } => {
+                        let r = match &failed {
+                            Some(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+                            None if fsync => file.sync_all(),
+                            None => Ok(()),
+                        };
+                        let _ = reply.send((h.clone(), r));
+                    }
+                }
+            }
+        });
+        self.writer = Some(tx.clone());
+        Ok(tx)
+    }
+
+    /// Queue `block` for the writer (waiting while its queue is full).
+    async fn hand(&mut self, block: Block) -> std::io::Result<()> {
+        let tx = self.writer()?;
+        tx.send(ToWriter::Block(block))
+            .await
+            .map_err(|_| std::io::Error::other("artifact writer stopped"))
     }
 
     /// Append `bytes`, handing the buffer to the writer first when they would overflow it.
-    async fn write(
-        &mut self,
-        bytes: &[u8],
-        cap: usize,
-        hasher: &mut Sha256,
-    ) -> std::io::Result<()> {
+    async fn write(&mut self, bytes: &[u8], cap: usize) -> std::io::Result<()> {
         if !self.buf.is_empty() && self.buf.len() + bytes.len() > cap {
-            self.submit(hasher).await?;
+            let full = std::mem::take(&mut self.buf);
+            self.hand(Block::Buf(full)).await?;
         }
         if self.buf.capacity() == 0 {
             self.buf.reserve_exact(cap.max(bytes.len()));
@@ -246,24 +260,39 @@ impl Sink {
     /// Append shared bytes: a chunk at least as large as the buffer is not copied at all but
     /// handed to the writer as it is (after what is buffered before it); a smaller one is
     /// copied into the buffer, so small chunks still leave in large writes.
-    async fn write_shared(
-        &mut self,
-        bytes: Bytes,
-        cap: usize,
-        hasher: &mut Sha256,
-    ) -> std::io::Result<()> {
+    async fn write_shared(&mut self, bytes: Bytes, cap: usize) -> std::io::Result<()> {
         if bytes.len() < cap {
-            return self.write(&bytes, cap, hasher).await;
+            return self.write(&bytes, cap).await;
         }
-        self.submit(hasher).await?;
-        self.settle(hasher).await?;
-        self.launch(Block::Shared(bytes), hasher)
+        if !self.buf.is_empty() {
+            let full = std::mem::take(&mut self.buf);
+            self.hand(Block::Buf(full)).await?;
+        }
+        self.hand(Block::Shared(bytes)).await
     }
 
-    /// Every byte written and hashed; the file stays open.
-    async fn drain(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
-        self.submit(hasher).await?;
-        self.settle(hasher).await
+    /// Every byte written and hashed (and with `fsync`, synced to disk); the file stays open.
+    /// Returns the SHA-256 state of everything written.
+    async fn drain(&mut self, fsync: bool) -> std::io::Result<Sha256> {
+        if !self.buf.is_empty() {
+            let full = std::mem::take(&mut self.buf);
+            self.hand(Block::Buf(full)).await?;
+        }
+        if self.writer.is_none()
+            && !fsync
+            && let Some(h) = &self.hasher
+        {
+            return Ok(h.clone());
+        }
+        let tx = self.writer()?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        tx.send(ToWriter::Drain { fsync, reply })
+            .await
+            .map_err(|_| std::io::Error::other("artifact writer stopped"))?;
+        let (h, r) = answer
+            .await
+            .map_err(|_| std::io::Error::other("artifact writer stopped"))?;
+        r.map(|()| h)
     }
 }
 
@@ -273,8 +302,7 @@ struct Assembling {
     media_type: Option<String>,
     path: PathBuf,
     file: Option<Sink>,
-    /// SHA-256 of the bytes handed to the sink so far (while a write is in flight, of the bytes
-    /// before it; [`Sink::drain`] brings it up to date).
+    /// SHA-256 of the bytes written (brought up to date by [`Sink::drain`]).
     hasher: Sha256,
     len: u64,
     last_chunk: bool,
@@ -383,11 +411,11 @@ impl Reassembler {
         };
         let a = &mut self.artifacts[idx];
         if let Some(mut old) = a.file.take() {
-            // A write in flight to the replaced content must land before the file is truncated.
-            let _ = old.settle(&mut a.hasher).await;
+            // Writes of the replaced content must land before the file is truncated.
+            let _ = old.drain(false).await;
         }
         let f = File::create(&a.path).map_err(|e| io_err(&a.path, e))?;
-        a.file = Some(Sink::new(f));
+        a.file = Some(Sink::new(f, Sha256::new()));
         a.hasher = Sha256::new();
         a.len = 0;
         a.last_chunk = false;
@@ -446,7 +474,8 @@ impl Reassembler {
                             .append(true)
                             .open(&path)
                             .map_err(|e| io_err(&path, e))?;
-                        self.artifacts[i].file = Some(Sink::new(f));
+                        let h = self.artifacts[i].hasher.clone();
+                        self.artifacts[i].file = Some(Sink::new(f, h));
                     }
                     i
                 }
@@ -545,7 +574,7 @@ impl Reassembler {
             return Err(io_err(&a.path, "file not open"));
         };
         let n = bytes.len() as u64;
-        sink.write_shared(bytes, cap, &mut a.hasher)
+        sink.write_shared(bytes, cap)
             .await
             .map_err(|e| io_err(&a.path, e))?;
         a.len += n;
@@ -570,7 +599,7 @@ impl Reassembler {
         let Some(sink) = a.file.as_mut() else {
             return Err(io_err(&a.path, "file not open"));
         };
-        sink.write(bytes, cap, &mut a.hasher)
+        sink.write(bytes, cap)
             .await
             .map_err(|e| io_err(&a.path, e))?;
         a.len += bytes.len() as u64;
@@ -623,19 +652,12 @@ impl Reassembler {
             .collect()
     }
 
-    /// Write out every buffer, then fsync every file (off the async workers).
-    async fn flush_all(&mut self) -> Result<(), ArtifactError> {
+    /// Write out every buffer and bring the hashes up to date; with `fsync`, sync every file
+    /// (all off the async workers).
+    async fn flush_all(&mut self, fsync: bool) -> Result<(), ArtifactError> {
         for a in &mut self.artifacts {
             if let Some(sink) = a.file.as_mut() {
-                sink.drain(&mut a.hasher)
-                    .await
-                    .map_err(|e| io_err(&a.path, e))?;
-                if let Some(f) = sink.file.clone() {
-                    tokio::task::spawn_blocking(move || f.sync_all())
-                        .await
-                        .map_err(|e| io_err(&a.path, e))?
-                        .map_err(|e| io_err(&a.path, e))?;
-                }
+                a.hasher = sink.drain(fsync).await.map_err(|e| io_err(&a.path, e))?;
             }
         }
         Ok(())
@@ -661,7 +683,7 @@ impl Reassembler {
 
     /// What was assembled so far, uncommitted (for the dead-letter queue).
     pub async fn partials(&mut self, prov: &Provenance) -> Vec<ArtifactRecord> {
-        let _ = self.flush_all().await;
+        let _ = self.flush_all(true).await;
         self.artifacts
             .iter()
             .map(|a| Self::record(a, prov, &a.path, false))
@@ -673,7 +695,7 @@ impl Reassembler {
         &mut self,
         prov: &Provenance,
     ) -> Result<Vec<ArtifactRecord>, ArtifactError> {
-        self.flush_all().await?;
+        self.flush_all(true).await?;
         let mut out = Vec::new();
         for a in &mut self.artifacts {
             a.file = None;
