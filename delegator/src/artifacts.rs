@@ -156,6 +156,11 @@ impl Block {
 /// async side runs up to this many blocks ahead of the disk and the hash before it waits.
 const WRITER_QUEUE: usize = 2;
 
+/// Bytes a writer writes between early syncs: past this much unsynced data it starts an
+/// `fdatasync` on a second thread while it goes on writing, so the disk writes back during the
+/// stream instead of all at once in the commit's fsync (which the delegation would wait for).
+const EARLY_SYNC_BYTES: u64 = 16 * 1024 * 1024;
+
 /// What a sink sends its writer.
 enum ToWriter {
     /// Hash and write these bytes (after everything sent before).
@@ -178,8 +183,10 @@ enum ToWriter {
 /// artifact's SHA-256 and writes it with one `write(2)`, in order. The queue to it holds
 /// [`WRITER_QUEUE`] blocks, so decoding goes on while the writer hashes and writes (no hand-off
 /// per chunk to wait for), and memory per open artifact is bounded by the buffer plus
-/// `WRITER_QUEUE + 1` blocks. [`Sink::drain`] waits until everything is written (and synced, for
-/// a commit); rename and directory fsync are done by [`Reassembler::commit`] after it.
+/// `WRITER_QUEUE + 1` blocks. Every [`EARLY_SYNC_BYTES`] the writer starts an `fdatasync` on
+/// another thread (at most one at a time) and keeps writing, so that write-back overlaps the
+/// stream. [`Sink::drain`] waits until everything is written (and synced, for a commit); rename
+/// and directory fsync are done by [`Reassembler::commit`] after it.
 struct Sink {
     /// The file, until the writer takes it.
     file: Option<File>,
@@ -211,17 +218,46 @@ impl Sink {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<ToWriter>(WRITER_QUEUE);
         tokio::task::spawn_blocking(move || {
             let mut failed: Option<std::io::Error> = None;
+            let mut unsynced = 0u64;
+            let mut syncing: Option<std::thread::JoinHandle<std::io::Result<()>>> = None;
+            // An early sync's error is kept: the kernel reports a writeback error once per
+            // open file, so the commit's fsync might not see it again.
+            let join = |h: std::thread::JoinHandle<std::io::Result<()>>,
+                        failed: &mut Option<std::io::Error>| {
+                let r = h
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("early sync panicked")));
+                if let (Err(e), None) = (r, &*failed) {
+                    *failed = Some(e);
+                }
+            };
             while let Some(msg) = rx.blocking_recv() {
                 match msg {
                     ToWriter::Block(block) => {
-                        if failed.is_none() {
-                            h.update(block.bytes());
-                            if let Err(e) = file.write_all(block.bytes()) {
-                                failed = Some(e);
+                        if failed.is_some() {
+                            continue;
+                        }
+                        h.update(block.bytes());
+                        if let Err(e) = file.write_all(block.bytes()) {
+                            failed = Some(e);
+                            continue;
+                        }
+                        unsynced += block.bytes().len() as u64;
+                        if unsynced >= EARLY_SYNC_BYTES
+                            && syncing.as_ref().is_none_or(|t| t.is_finished())
+                            && let Ok(clone) = file.try_clone()
+                        {
+                            if let Some(t) = syncing.take() {
+                                join(t, &mut failed);
                             }
+                            syncing = Some(std::thread::spawn(move || clone.sync_data()));
+                            unsynced = 0;
                         }
                     }
                     ToWriter::Drain { fsync, reply } => {
+                        if fsync && let Some(t) = syncing.take() {
+                            join(t, &mut failed);
+                        }
                         let r = match &failed {
                             Some(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
                             None if fsync => file.sync_all(),
@@ -230,6 +266,9 @@ impl Sink {
                         let _ = reply.send((h.clone(), r));
                     }
                 }
+            }
+            if let Some(t) = syncing.take() {
+                join(t, &mut failed);
             }
         });
         self.writer = Some(tx.clone());
