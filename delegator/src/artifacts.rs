@@ -159,7 +159,7 @@ const WRITER_QUEUE: usize = 2;
 /// Bytes a writer writes between early syncs: past this much unsynced data it starts an
 /// `fdatasync` on a second thread while it goes on writing, so the disk writes back during the
 /// stream instead of all at once in the commit's fsync (which the delegation would wait for).
-const EARLY_SYNC_BYTES: u64 = 16 * 1024 * 1024;
+const EARLY_SYNC_BYTES: u64 = 4 * 1024 * 1024;
 
 /// What a sink sends its writer.
 enum ToWriter {
