@@ -698,3 +698,30 @@ fn encoders_write_expected_bytes() {
     );
     assert_eq!(outcome.comments, 3);
 }
+
+#[test]
+fn feed_bytes_shares_the_chunk_and_assembles_split_lines_once() {
+    let payload = "p".repeat(70_000);
+    let mut wire = Vec::new();
+    encode_event(&mut wire, None, &payload);
+    encode_event(&mut wire, Some("x"), "two\nlines");
+    // The whole stream in one chunk: the one-line event's data is a slice of it.
+    let whole = Bytes::from(wire.clone());
+    let mut d = SseDecoder::default();
+    let mut events = Vec::new();
+    d.feed_bytes(&whole, &mut events).unwrap();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0].data, payload.as_bytes());
+    assert!(whole.as_ptr_range().contains(&events[0].data.as_ptr()));
+    assert_eq!(events[1].data, &b"two\nlines"[..]);
+    assert_eq!(events[1].event.as_deref(), Some("x"));
+    // Split into reads: the same events, the line assembled in the decoder's own buffer.
+    let mut d = SseDecoder::default();
+    let mut split = Vec::new();
+    for read in wire.chunks(16 * 1024) {
+        let read = Bytes::copy_from_slice(read);
+        d.feed_bytes(&read, &mut split).unwrap();
+    }
+    assert!(!d.finish().unwrap());
+    assert_eq!(split, events);
+}
