@@ -178,14 +178,13 @@ enum ToWriter {
 /// A chunk at least as large as the write buffer (`buffer_bytes`) is written from where it was
 /// received (a slice of the SSE payload, see [`a2a_protocol::artifact_chunk`]): not copied here.
 /// Smaller chunks are copied once, into `buf`, so that they leave in large writes. A full buffer
-/// or a large chunk goes to the file's writer: one blocking task
-/// ([`tokio::task::spawn_blocking`]), started with the first block, that feeds each block to the
-/// artifact's SHA-256 and writes it with one `write(2)`, in order. The queue to it holds
-/// [`WRITER_QUEUE`] blocks, so decoding goes on while the writer hashes and writes (no hand-off
-/// per chunk to wait for), and memory per open artifact is bounded by the buffer plus
-/// `WRITER_QUEUE + 1` blocks. Every [`EARLY_SYNC_BYTES`] the writer starts an `fdatasync` on
-/// another thread (at most one at a time) and keeps writing, so that write-back overlaps the
-/// stream. [`Sink::drain`] waits until everything is written (and synced, for a commit); rename
+/// or a large chunk goes to the file's [`Writer`], started with the first block: it feeds each
+/// block to the artifact's SHA-256 and writes it with one `write(2)`, in order, on a blocking
+/// thread ([`tokio::task::spawn_blocking`]; the blocks queued meanwhile go along in one trip).
+/// The queue to it holds [`WRITER_QUEUE`] blocks, so decoding goes on while the writer hashes and
+/// writes, and memory per open artifact is bounded by the buffer plus `WRITER_QUEUE + 1` blocks.
+/// Every [`EARLY_SYNC_BYTES`] the writer starts an `fdatasync` on another blocking thread (at
+/// most one at a time) and keeps writing, so that write-back overlaps the stream. [`Sink::drain`] waits until everything is written (and synced, for a commit); rename
 /// and directory fsync are done by [`Reassembler::commit`] after it.
 struct Sink {
     /// The file, until the writer takes it.
@@ -194,6 +193,121 @@ struct Sink {
     hasher: Option<Sha256>,
     writer: Option<tokio::sync::mpsc::Sender<ToWriter>>,
     buf: Vec<u8>,
+}
+
+/// The state of a sink's writer: an async task that takes blocks from the sink's queue and
+/// hashes and writes them on a blocking thread, holding that thread only while it works (an
+/// idle writer holds none, however many artifacts are open).
+struct Writer {
+    /// The file and the SHA-256 of what was written to it (away while a write runs).
+    open: Option<(File, Sha256)>,
+    /// The first error: later blocks are dropped, every drain reports it.
+    failed: Option<std::io::Error>,
+    /// Bytes written since the last early sync started.
+    unsynced: u64,
+    /// The early sync in progress.
+    syncing: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+fn copy_err(e: &std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), e.to_string())
+}
+
+impl Writer {
+    /// Keep the first error of a finished early sync: the kernel reports a write-back error
+    /// once per open file, so the commit's fsync might not see it again.
+    fn keep(&mut self, r: Result<std::io::Result<()>, tokio::task::JoinError>) {
+        let r = r.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        if let (Err(e), None) = (r, &self.failed) {
+            self.failed = Some(e);
+        }
+    }
+
+    /// Hash and write `blocks` in order on a blocking thread; start an early sync when due.
+    async fn write(&mut self, blocks: Vec<Block>) {
+        if self.failed.is_some() {
+            return;
+        }
+        let Some((mut file, mut h)) = self.open.take() else {
+            return;
+        };
+        let job = tokio::task::spawn_blocking(move || {
+            let mut written = 0u64;
+            for b in &blocks {
+                h.update(b.bytes());
+                if let Err(e) = file.write_all(b.bytes()) {
+                    return (file, h, written, Err(e));
+                }
+                written += b.bytes().len() as u64;
+            }
+            (file, h, written, Ok(()))
+        })
+        .await;
+        match job {
+            Ok((file, h, written, r)) => {
+                self.open = Some((file, h));
+                self.unsynced += written;
+                if let Err(e) = r {
+                    self.failed = Some(e);
+                }
+            }
+            Err(e) => self.failed = Some(std::io::Error::other(e)),
+        }
+        if self.failed.is_none()
+            && self.unsynced >= EARLY_SYNC_BYTES
+            && self.syncing.as_ref().is_none_or(|t| t.is_finished())
+            && let Some((file, _)) = &self.open
+            && let Ok(clone) = file.try_clone()
+        {
+            if let Some(t) = self.syncing.take() {
+                let r = t.await;
+                self.keep(r);
+            }
+            self.syncing = Some(tokio::task::spawn_blocking(move || clone.sync_data()));
+            self.unsynced = 0;
+        }
+    }
+
+    /// Everything sent before is written (and with `fsync`, synced): the hash state and the
+    /// outcome.
+    async fn drain(&mut self, fsync: bool) -> (Sha256, std::io::Result<()>) {
+        if fsync && let Some(t) = self.syncing.take() {
+            let r = t.await;
+            self.keep(r);
+        }
+        let h = self
+            .open
+            .as_ref()
+            .map(|(_, h)| h.clone())
+            .unwrap_or_default();
+        if let Some(e) = &self.failed {
+            return (h, Err(copy_err(e)));
+        }
+        if !fsync {
+            return (h, Ok(()));
+        }
+        let Some((file, hh)) = self.open.take() else {
+            return (h, Err(std::io::Error::other("file not open")));
+        };
+        match tokio::task::spawn_blocking(move || {
+            let r = file.sync_all();
+            (file, hh, r)
+        })
+        .await
+        {
+            Ok((file, hh, r)) => {
+                self.open = Some((file, hh));
+                if let Err(e) = &r {
+                    self.failed = Some(copy_err(e));
+                }
+                (h, r)
+            }
+            Err(e) => {
+                self.failed = Some(std::io::Error::other(e));
+                (h, Err(std::io::Error::other("fsync task failed")))
+            }
+        }
+    }
 }
 
 impl Sink {
@@ -212,63 +326,44 @@ impl Sink {
         if let Some(tx) = &self.writer {
             return Ok(tx.clone());
         }
-        let (Some(mut file), Some(mut h)) = (self.file.take(), self.hasher.take()) else {
+        let (Some(file), Some(h)) = (self.file.take(), self.hasher.take()) else {
             return Err(std::io::Error::other("file not open"));
         };
         let (tx, mut rx) = tokio::sync::mpsc::channel::<ToWriter>(WRITER_QUEUE);
-        tokio::task::spawn_blocking(move || {
-            let mut failed: Option<std::io::Error> = None;
-            let mut unsynced = 0u64;
-            let mut syncing: Option<std::thread::JoinHandle<std::io::Result<()>>> = None;
-            // An early sync's error is kept: the kernel reports a writeback error once per
-            // open file, so the commit's fsync might not see it again.
-            let join = |h: std::thread::JoinHandle<std::io::Result<()>>,
-                        failed: &mut Option<std::io::Error>| {
-                let r = h
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("early sync panicked")));
-                if let (Err(e), None) = (r, &*failed) {
-                    *failed = Some(e);
-                }
-            };
-            while let Some(msg) = rx.blocking_recv() {
+        let mut w = Writer {
+            open: Some((file, h)),
+            failed: None,
+            unsynced: 0,
+            syncing: None,
+        };
+        tokio::spawn(async move {
+            while let Some(msg) = rx.recv().await {
                 match msg {
-                    ToWriter::Block(block) => {
-                        if failed.is_some() {
-                            continue;
-                        }
-                        h.update(block.bytes());
-                        if let Err(e) = file.write_all(block.bytes()) {
-                            failed = Some(e);
-                            continue;
-                        }
-                        unsynced += block.bytes().len() as u64;
-                        if unsynced >= EARLY_SYNC_BYTES
-                            && syncing.as_ref().is_none_or(|t| t.is_finished())
-                            && let Ok(clone) = file.try_clone()
-                        {
-                            if let Some(t) = syncing.take() {
-                                join(t, &mut failed);
+                    ToWriter::Block(first) => {
+                        // What else is queued goes along: one trip to a blocking thread.
+                        let mut blocks = vec![first];
+                        let mut then = None;
+                        while let Ok(m) = rx.try_recv() {
+                            match m {
+                                ToWriter::Block(b) => blocks.push(b),
+                                drain @ ToWriter::Drain { .. } => {
+                                    then = Some(drain);
+                                    break;
+                                }
                             }
-                            syncing = Some(std::thread::spawn(move || clone.sync_data()));
-                            unsynced = 0;
+                        }
+                        w.write(blocks).await;
+                        if let Some(ToWriter::Drain { fsync, reply }) = then {
+                            let _ = reply.send(w.drain(fsync).await);
                         }
                     }
                     ToWriter::Drain { fsync, reply } => {
-                        if fsync && let Some(t) = syncing.take() {
-                            join(t, &mut failed);
-                        }
-                        let r = match &failed {
-                            Some(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
-                            None if fsync => file.sync_all(),
-                            None => Ok(()),
-                        };
-                        let _ = reply.send((h.clone(), r));
+                        let _ = reply.send(w.drain(fsync).await);
                     }
                 }
             }
-            if let Some(t) = syncing.take() {
-                join(t, &mut failed);
+            if let Some(t) = w.syncing.take() {
+                let _ = t.await;
             }
         });
         self.writer = Some(tx.clone());
