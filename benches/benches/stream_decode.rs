@@ -1,8 +1,12 @@
 //! StreamResponse decode: one JSON-RPC SSE payload carrying a 64 KiB text `artifactUpdate`,
 //! decoded the way the delegator's typed fast path does it (`delegator/src/client/jsonrpc.rs`,
 //! `event_typed`, which is crate-private): `serde_json::from_str` straight into
-//! `JsonRpcResponse<StreamResponse>`. Throughput is the payload's JSON bytes.
+//! `JsonRpcResponse<StreamResponse>` (the path before `artifact_chunk`), and `..._shared`:
+//! `a2a_protocol::artifact_chunk::decode_jsonrpc_stream_response` from the payload's `Bytes`,
+//! the text part left in the payload (what the delegator does now). Throughput is the payload's
+//! JSON bytes.
 
+use a2a_protocol::artifact_chunk::{SharedStreamResponse, decode_jsonrpc_stream_response};
 use a2a_protocol::{Artifact, Id, JsonRpcResponse, Part, StreamResponse, TaskArtifactUpdateEvent};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -40,6 +44,16 @@ fn bench(c: &mut Criterion) {
                 serde_json::from_str(black_box(&data)).expect("valid payload");
             match resp.payload {
                 Ok(StreamResponse::ArtifactUpdate(ev)) => black_box(ev),
+                other => panic!("unexpected event: {other:?}"),
+            }
+        });
+    });
+    let shared = bytes::Bytes::from(data.clone());
+    g.bench_function("jsonrpc_artifact_update_64KiB_text_shared", |b| {
+        b.iter(|| {
+            let resp = decode_jsonrpc_stream_response(black_box(&shared)).expect("valid payload");
+            match resp.payload {
+                Ok(SharedStreamResponse::ArtifactChunk(c)) => black_box(c),
                 other => panic!("unexpected event: {other:?}"),
             }
         });

@@ -17,13 +17,14 @@ use crate::bugs::{Bug, Bugs};
 use crate::request::ArtifactSpec;
 use crate::request::ArtifactSpecExt;
 use crate::store::ArtifactRecord;
+use a2a_protocol::artifact_chunk::{ArtifactChunk, ChunkContent, ChunkPart};
 use a2a_protocol::{Artifact, Part, PartContent};
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// The most distinct artifacts accepted per delegation.
 pub const MAX_ARTIFACTS: usize = 256;
@@ -96,94 +97,292 @@ pub fn hex(bytes: &[u8]) -> String {
 /// data and `application/octet-stream` for raw and url parts. Borrowed: nothing is allocated per
 /// chunk.
 pub fn part_media_type(p: &Part) -> &str {
-    if let Some(m) = p.media_type.as_deref().filter(|m| !m.trim().is_empty()) {
+    media_type_or_default(
+        p.media_type.as_deref(),
+        match p.content {
+            PartContent::Text(_) => DefaultMedia::Text,
+            PartContent::Data(_) => DefaultMedia::Data,
+            PartContent::Raw(_) | PartContent::Url(_) => DefaultMedia::Bytes,
+        },
+    )
+}
+
+/// [`part_media_type`] of a part of an [`ArtifactChunk`].
+pub fn chunk_part_media_type(p: &ChunkPart) -> &str {
+    media_type_or_default(
+        p.media_type.as_deref(),
+        match p.content {
+            ChunkContent::Text(_) => DefaultMedia::Text,
+            ChunkContent::Data(_) => DefaultMedia::Data,
+            ChunkContent::Raw(_) | ChunkContent::Url(_) => DefaultMedia::Bytes,
+        },
+    )
+}
+
+/// Which default media type a part's kind has.
+enum DefaultMedia {
+    Text,
+    Data,
+    Bytes,
+}
+
+fn media_type_or_default(given: Option<&str>, kind: DefaultMedia) -> &str {
+    if let Some(m) = given.filter(|m| !m.trim().is_empty()) {
         return m;
     }
-    match p.content {
-        PartContent::Text(_) => "text/plain",
-        PartContent::Data(_) => "application/json",
-        PartContent::Raw(_) | PartContent::Url(_) => "application/octet-stream",
+    match kind {
+        DefaultMedia::Text => "text/plain",
+        DefaultMedia::Data => "application/json",
+        DefaultMedia::Bytes => "application/octet-stream",
     }
 }
 
-/// What a background write returns: the file, the (emptied) buffer for reuse, the hasher that
-/// hashed it, and the outcome.
-type WriteJob = (Arc<File>, Vec<u8>, Sha256, std::io::Result<()>);
+/// What the writer writes: the write buffer, or a chunk's shared bytes as received.
+enum Block {
+    Buf(Vec<u8>),
+    Shared(Bytes),
+}
+
+impl Block {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Block::Buf(v) => v,
+            Block::Shared(b) => b,
+        }
+    }
+}
+
+/// Blocks a sink's writer may have queued and not yet written: with the one it is writing, the
+/// async side runs up to this many blocks ahead of the disk and the hash before it waits.
+const WRITER_QUEUE: usize = 2;
+
+/// Bytes a writer writes between early syncs: past this much unsynced data it starts an
+/// `fdatasync` on a second thread while it goes on writing, so the disk writes back during the
+/// stream instead of all at once in the commit's fsync (which the delegation would wait for).
+const EARLY_SYNC_BYTES: u64 = 4 * 1024 * 1024;
+
+/// What a sink sends its writer.
+enum ToWriter {
+    /// Hash and write these bytes (after everything sent before).
+    Block(Block),
+    /// Everything sent before is written (and with `fsync`, synced): reply with the hash state
+    /// and the first error, if any.
+    Drain {
+        fsync: bool,
+        reply: tokio::sync::oneshot::Sender<(Sha256, std::io::Result<()>)>,
+    },
+}
 
 /// An artifact file written off the async workers.
 ///
-/// Bytes are copied once, into `buf` (the write buffer, `buffer_bytes` large). A full buffer is
-/// handed to a blocking task ([`tokio::task::spawn_blocking`]) that writes it with one
-/// `write(2)` and feeds it to the artifact's SHA-256 (so hashing also leaves the async worker),
-/// while the stream keeps filling a second buffer: at most two buffers per open artifact, and at
-/// most one write in flight per file, so bytes land in order. [`Sink::drain`] waits for the
-/// write in flight and writes the rest; durability (fsync, rename, directory fsync) is done by
-/// [`Reassembler::commit`] after it, exactly as before.
+/// A chunk at least as large as the write buffer (`buffer_bytes`) is written from where it was
+/// received (a slice of the SSE payload, see [`a2a_protocol::artifact_chunk`]): not copied here.
+/// Smaller chunks are copied once, into `buf`, so that they leave in large writes. A full buffer
+/// or a large chunk goes to the file's [`Writer`], started with the first block: it feeds each
+/// block to the artifact's SHA-256 and writes it with one `write(2)`, in order, on a blocking
+/// thread ([`tokio::task::spawn_blocking`]; the blocks queued meanwhile go along in one trip).
+/// The queue to it holds [`WRITER_QUEUE`] blocks, so decoding goes on while the writer hashes and
+/// writes, and memory per open artifact is bounded by the buffer plus `WRITER_QUEUE + 1` blocks.
+/// Every [`EARLY_SYNC_BYTES`] the writer starts an `fdatasync` on another blocking thread (at
+/// most one at a time) and keeps writing, so that write-back overlaps the stream. [`Sink::drain`] waits until everything is written (and synced, for a commit); rename
+/// and directory fsync are done by [`Reassembler::commit`] after it.
 struct Sink {
-    file: Option<Arc<File>>,
+    /// The file, until the writer takes it.
+    file: Option<File>,
+    /// SHA-256 of the bytes written so far, until the writer takes it.
+    hasher: Option<Sha256>,
+    writer: Option<tokio::sync::mpsc::Sender<ToWriter>>,
     buf: Vec<u8>,
-    spare: Vec<u8>,
-    inflight: Option<tokio::task::JoinHandle<WriteJob>>,
+}
+
+/// The state of a sink's writer: an async task that takes blocks from the sink's queue and
+/// hashes and writes them on a blocking thread, holding that thread only while it works (an
+/// idle writer holds none, however many artifacts are open).
+struct Writer {
+    /// The file and the SHA-256 of what was written to it (away while a write runs).
+    open: Option<(File, Sha256)>,
+    /// The first error: later blocks are dropped, every drain reports it.
+    failed: Option<std::io::Error>,
+    /// Bytes written since the last early sync started.
+    unsynced: u64,
+    /// The early sync in progress.
+    syncing: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+fn copy_err(e: &std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), e.to_string())
+}
+
+impl Writer {
+    /// Keep the first error of a finished early sync: the kernel reports a write-back error
+    /// once per open file, so the commit's fsync might not see it again.
+    fn keep(&mut self, r: Result<std::io::Result<()>, tokio::task::JoinError>) {
+        let r = r.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        if let (Err(e), None) = (r, &self.failed) {
+            self.failed = Some(e);
+        }
+    }
+
+    /// Hash and write `blocks` in order on a blocking thread; start an early sync when due.
+    async fn write(&mut self, blocks: Vec<Block>) {
+        if self.failed.is_some() {
+            return;
+        }
+        let Some((mut file, mut h)) = self.open.take() else {
+            return;
+        };
+        let job = tokio::task::spawn_blocking(move || {
+            let mut written = 0u64;
+            for b in &blocks {
+                h.update(b.bytes());
+                if let Err(e) = file.write_all(b.bytes()) {
+                    return (file, h, written, Err(e));
+                }
+                written += b.bytes().len() as u64;
+            }
+            (file, h, written, Ok(()))
+        })
+        .await;
+        match job {
+            Ok((file, h, written, r)) => {
+                self.open = Some((file, h));
+                self.unsynced += written;
+                if let Err(e) = r {
+                    self.failed = Some(e);
+                }
+            }
+            Err(e) => self.failed = Some(std::io::Error::other(e)),
+        }
+        if self.failed.is_none()
+            && self.unsynced >= EARLY_SYNC_BYTES
+            && self.syncing.as_ref().is_none_or(|t| t.is_finished())
+            && let Some((file, _)) = &self.open
+            && let Ok(clone) = file.try_clone()
+        {
+            if let Some(t) = self.syncing.take() {
+                let r = t.await;
+                self.keep(r);
+            }
+            self.syncing = Some(tokio::task::spawn_blocking(move || clone.sync_data()));
+            self.unsynced = 0;
+        }
+    }
+
+    /// Everything sent before is written (and with `fsync`, synced): the hash state and the
+    /// outcome.
+    async fn drain(&mut self, fsync: bool) -> (Sha256, std::io::Result<()>) {
+        if fsync && let Some(t) = self.syncing.take() {
+            let r = t.await;
+            self.keep(r);
+        }
+        let h = self
+            .open
+            .as_ref()
+            .map(|(_, h)| h.clone())
+            .unwrap_or_default();
+        if let Some(e) = &self.failed {
+            return (h, Err(copy_err(e)));
+        }
+        if !fsync {
+            return (h, Ok(()));
+        }
+        let Some((file, hh)) = self.open.take() else {
+            return (h, Err(std::io::Error::other("file not open")));
+        };
+        match tokio::task::spawn_blocking(move || {
+            let r = file.sync_all();
+            (file, hh, r)
+        })
+        .await
+        {
+            Ok((file, hh, r)) => {
+                self.open = Some((file, hh));
+                if let Err(e) = &r {
+                    self.failed = Some(copy_err(e));
+                }
+                (h, r)
+            }
+            Err(e) => {
+                self.failed = Some(std::io::Error::other(e));
+                (h, Err(std::io::Error::other("fsync task failed")))
+            }
+        }
+    }
 }
 
 impl Sink {
-    fn new(file: File) -> Self {
+    /// A sink appending to `file`, whose bytes so far hash to `hasher`.
+    fn new(file: File, hasher: Sha256) -> Self {
         Sink {
-            file: Some(Arc::new(file)),
+            file: Some(file),
+            hasher: Some(hasher),
+            writer: None,
             buf: Vec::new(),
-            spare: Vec::new(),
-            inflight: None,
         }
     }
 
-    /// Wait for the write in flight, taking back the file, buffer and hasher.
-    async fn settle(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
-        if let Some(h) = self.inflight.take() {
-            let (file, mut buf, h2, r) = h.await.map_err(std::io::Error::other)?;
-            self.file = Some(file);
-            *hasher = h2;
-            buf.clear();
-            if self.spare.capacity() == 0 {
-                self.spare = buf;
-            }
-            r?;
+    /// The writer's queue, starting the writer on first use.
+    fn writer(&mut self) -> std::io::Result<tokio::sync::mpsc::Sender<ToWriter>> {
+        if let Some(tx) = &self.writer {
+            return Ok(tx.clone());
         }
-        Ok(())
-    }
-
-    /// Start writing the buffer in the background (after the previous write finished).
-    async fn submit(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
-        self.settle(hasher).await?;
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let full = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
-        self.launch(full, hasher)
-    }
-
-    /// Hash and write `full` on a blocking thread; the previous write must be settled.
-    fn launch(&mut self, full: Vec<u8>, hasher: &mut Sha256) -> std::io::Result<()> {
-        let Some(file) = self.file.take() else {
+        let (Some(file), Some(h)) = (self.file.take(), self.hasher.take()) else {
             return Err(std::io::Error::other("file not open"));
         };
-        let mut h = std::mem::take(hasher);
-        self.inflight = Some(tokio::task::spawn_blocking(move || {
-            h.update(&full);
-            let r = (&*file).write_all(&full);
-            (file, full, h, r)
-        }));
-        Ok(())
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<ToWriter>(WRITER_QUEUE);
+        let mut w = Writer {
+            open: Some((file, h)),
+            failed: None,
+            unsynced: 0,
+            syncing: None,
+        };
+        tokio::spawn(async move {
+            while let Some(msg) = rx.recv().await {
+                match msg {
+                    ToWriter::Block(first) => {
+                        // What else is queued goes along: one trip to a blocking thread.
+                        let mut blocks = vec![first];
+                        let mut then = None;
+                        while let Ok(m) = rx.try_recv() {
+                            match m {
+                                ToWriter::Block(b) => blocks.push(b),
+                                drain @ ToWriter::Drain { .. } => {
+                                    then = Some(drain);
+                                    break;
+                                }
+                            }
+                        }
+                        w.write(blocks).await;
+                        if let Some(ToWriter::Drain { fsync, reply }) = then {
+                            let _ = reply.send(w.drain(fsync).await);
+                        }
+                    }
+                    ToWriter::Drain { fsync, reply } => {
+                        let _ = reply.send(w.drain(fsync).await);
+                    }
+                }
+            }
+            if let Some(t) = w.syncing.take() {
+                let _ = t.await;
+            }
+        });
+        self.writer = Some(tx.clone());
+        Ok(tx)
+    }
+
+    /// Queue `block` for the writer (waiting while its queue is full).
+    async fn hand(&mut self, block: Block) -> std::io::Result<()> {
+        let tx = self.writer()?;
+        tx.send(ToWriter::Block(block))
+            .await
+            .map_err(|_| std::io::Error::other("artifact writer stopped"))
     }
 
     /// Append `bytes`, handing the buffer to the writer first when they would overflow it.
-    async fn write(
-        &mut self,
-        bytes: &[u8],
-        cap: usize,
-        hasher: &mut Sha256,
-    ) -> std::io::Result<()> {
+    async fn write(&mut self, bytes: &[u8], cap: usize) -> std::io::Result<()> {
         if !self.buf.is_empty() && self.buf.len() + bytes.len() > cap {
-            self.submit(hasher).await?;
+            let full = std::mem::take(&mut self.buf);
+            self.hand(Block::Buf(full)).await?;
         }
         if self.buf.capacity() == 0 {
             self.buf.reserve_exact(cap.max(bytes.len()));
@@ -192,27 +391,42 @@ impl Sink {
         Ok(())
     }
 
-    /// Append owned bytes: a chunk at least as large as the buffer is not copied at all but
+    /// Append shared bytes: a chunk at least as large as the buffer is not copied at all but
     /// handed to the writer as it is (after what is buffered before it); a smaller one is
     /// copied into the buffer, so small chunks still leave in large writes.
-    async fn write_owned(
-        &mut self,
-        bytes: Vec<u8>,
-        cap: usize,
-        hasher: &mut Sha256,
-    ) -> std::io::Result<()> {
+    async fn write_shared(&mut self, bytes: Bytes, cap: usize) -> std::io::Result<()> {
         if bytes.len() < cap {
-            return self.write(&bytes, cap, hasher).await;
+            return self.write(&bytes, cap).await;
         }
-        self.submit(hasher).await?;
-        self.settle(hasher).await?;
-        self.launch(bytes, hasher)
+        if !self.buf.is_empty() {
+            let full = std::mem::take(&mut self.buf);
+            self.hand(Block::Buf(full)).await?;
+        }
+        self.hand(Block::Shared(bytes)).await
     }
 
-    /// Every byte written and hashed; the file stays open.
-    async fn drain(&mut self, hasher: &mut Sha256) -> std::io::Result<()> {
-        self.submit(hasher).await?;
-        self.settle(hasher).await
+    /// Every byte written and hashed (and with `fsync`, synced to disk); the file stays open.
+    /// Returns the SHA-256 state of everything written.
+    async fn drain(&mut self, fsync: bool) -> std::io::Result<Sha256> {
+        if !self.buf.is_empty() {
+            let full = std::mem::take(&mut self.buf);
+            self.hand(Block::Buf(full)).await?;
+        }
+        if self.writer.is_none()
+            && !fsync
+            && let Some(h) = &self.hasher
+        {
+            return Ok(h.clone());
+        }
+        let tx = self.writer()?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        tx.send(ToWriter::Drain { fsync, reply })
+            .await
+            .map_err(|_| std::io::Error::other("artifact writer stopped"))?;
+        let (h, r) = answer
+            .await
+            .map_err(|_| std::io::Error::other("artifact writer stopped"))?;
+        r.map(|()| h)
     }
 }
 
@@ -222,8 +436,7 @@ struct Assembling {
     media_type: Option<String>,
     path: PathBuf,
     file: Option<Sink>,
-    /// SHA-256 of the bytes handed to the sink so far (while a write is in flight, of the bytes
-    /// before it; [`Sink::drain`] brings it up to date).
+    /// SHA-256 of the bytes written (brought up to date by [`Sink::drain`]).
     hasher: Sha256,
     len: u64,
     last_chunk: bool,
@@ -300,19 +513,21 @@ impl Reassembler {
         self.index.get(id).copied()
     }
 
-    async fn start(&mut self, art: &Artifact) -> Result<usize, ArtifactError> {
+    async fn start(
+        &mut self,
+        artifact_id: &str,
+        name: &Option<String>,
+    ) -> Result<usize, ArtifactError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| io_err(&self.dir, e))?;
-        let idx = match self.index_of(&art.artifact_id) {
+        let idx = match self.index_of(artifact_id) {
             Some(i) => i,
             None => {
                 if self.artifacts.len() >= MAX_ARTIFACTS {
                     return Err(ArtifactError::TooMany);
                 }
-                let path = self
-                    .dir
-                    .join(format!("{}.part", safe_name(&art.artifact_id)));
+                let path = self.dir.join(format!("{}.part", safe_name(artifact_id)));
                 self.artifacts.push(Assembling {
-                    id: art.artifact_id.clone(),
+                    id: artifact_id.to_string(),
                     name: None,
                     media_type: None,
                     path,
@@ -324,31 +539,29 @@ impl Reassembler {
                     rejected_media: Vec::new(),
                 });
                 self.index
-                    .insert(art.artifact_id.clone(), self.artifacts.len() - 1);
+                    .insert(artifact_id.to_string(), self.artifacts.len() - 1);
                 self.artifacts.len() - 1
             }
         };
         let a = &mut self.artifacts[idx];
         if let Some(mut old) = a.file.take() {
-            // A write in flight to the replaced content must land before the file is truncated.
-            let _ = old.settle(&mut a.hasher).await;
+            // Writes of the replaced content must land before the file is truncated.
+            let _ = old.drain(false).await;
         }
         let f = File::create(&a.path).map_err(|e| io_err(&a.path, e))?;
-        a.file = Some(Sink::new(f));
+        a.file = Some(Sink::new(f, Sha256::new()));
         a.hasher = Sha256::new();
         a.len = 0;
         a.last_chunk = false;
         a.problems.clear();
         a.rejected_media.clear();
         a.media_type = None;
-        a.name = art.name.clone();
+        a.name = name.clone();
         Ok(idx)
     }
 
-    /// Apply one `artifactUpdate`.
-    ///
-    /// The artifact is taken by value: the bytes of its `text` and `raw` parts move to the
-    /// writer without a copy.
+    /// Apply one `artifactUpdate` given as its artifact and flags ([`Reassembler::apply_shared`]
+    /// of it; the bytes of its `text` and `raw` parts move to the writer without a copy).
     pub async fn apply_chunk(
         &mut self,
         http: &reqwest::Client,
@@ -356,17 +569,36 @@ impl Reassembler {
         append: bool,
         last_chunk: bool,
     ) -> Result<(), ArtifactError> {
-        if art.artifact_id.is_empty() {
+        self.apply_shared(http, ArtifactChunk::from_artifact(art, append, last_chunk))
+            .await
+    }
+
+    /// Apply one `artifactUpdate`. Its `text` and `raw` bytes are shared with the payload they
+    /// were decoded from and reach the writer without a copy.
+    pub async fn apply_shared(
+        &mut self,
+        http: &reqwest::Client,
+        chunk: ArtifactChunk,
+    ) -> Result<(), ArtifactError> {
+        let ArtifactChunk {
+            artifact_id,
+            name,
+            parts,
+            append,
+            last_chunk,
+            ..
+        } = chunk;
+        if artifact_id.is_empty() {
             return Err(ArtifactError::NoId);
         }
         if self.terminal {
-            return Err(ArtifactError::AfterTerminal(art.artifact_id.clone()));
+            return Err(ArtifactError::AfterTerminal(artifact_id));
         }
         let append = append && !self.bugs.has(Bug::IgnoreAppend);
         let idx = if append {
-            match self.index_of(&art.artifact_id) {
+            match self.index_of(&artifact_id) {
                 Some(_) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => {
-                    self.start(&art).await?
+                    self.start(&artifact_id, &name).await?
                 }
                 Some(i) => {
                     if self.artifacts[i].file.is_none() {
@@ -376,19 +608,20 @@ impl Reassembler {
                             .append(true)
                             .open(&path)
                             .map_err(|e| io_err(&path, e))?;
-                        self.artifacts[i].file = Some(Sink::new(f));
+                        let h = self.artifacts[i].hasher.clone();
+                        self.artifacts[i].file = Some(Sink::new(f, h));
                     }
                     i
                 }
-                None => return Err(ArtifactError::UnknownAppend(art.artifact_id.clone())),
+                None => return Err(ArtifactError::UnknownAppend(artifact_id)),
             }
         } else {
-            self.start(&art).await?
+            self.start(&artifact_id, &name).await?
         };
-        if art.name.is_some() {
-            self.artifacts[idx].name = art.name.clone();
+        if name.is_some() {
+            self.artifacts[idx].name = name;
         }
-        for part in art.parts {
+        for part in parts {
             self.write_part(http, idx, part).await?;
         }
         if last_chunk {
@@ -420,10 +653,10 @@ impl Reassembler {
         &mut self,
         http: &reqwest::Client,
         idx: usize,
-        part: Part,
+        part: ChunkPart,
     ) -> Result<(), ArtifactError> {
         let limit = self.spec.max_size_bytes;
-        let media = part_media_type(&part);
+        let media = chunk_part_media_type(&part);
         {
             let a = &mut self.artifacts[idx];
             if a.media_type.is_none() {
@@ -436,7 +669,7 @@ impl Reassembler {
                     a.id, self.spec.mime_types
                 ));
             }
-            if let (PartContent::Data(v), Some(validator)) = (&part.content, &self.validator)
+            if let (ChunkContent::Data(v), Some(validator)) = (&part.content, &self.validator)
                 && let Some(err) = validator.iter_errors(v).next()
             {
                 a.problems.push(format!(
@@ -447,21 +680,20 @@ impl Reassembler {
             }
         }
         match part.content {
-            PartContent::Url(url) => self.fetch_into(http, idx, &url, limit).await,
-            PartContent::Text(t) => self.write_owned(idx, t.into_bytes(), limit).await,
-            PartContent::Raw(b) => self.write_owned(idx, b, limit).await,
-            PartContent::Data(v) => {
+            ChunkContent::Url(url) => self.fetch_into(http, idx, &url, limit).await,
+            ChunkContent::Text(b) | ChunkContent::Raw(b) => self.write_shared(idx, b, limit).await,
+            ChunkContent::Data(v) => {
                 let bytes = serde_json::to_vec(&v).unwrap_or_default();
-                self.write_owned(idx, bytes, limit).await
+                self.write_shared(idx, Bytes::from(bytes), limit).await
             }
         }
     }
 
-    /// [`Reassembler::write_bytes`] for bytes this reassembler owns (no copy when large).
-    async fn write_owned(
+    /// [`Reassembler::write_bytes`] for shared bytes (no copy when large).
+    async fn write_shared(
         &mut self,
         idx: usize,
-        bytes: Vec<u8>,
+        bytes: Bytes,
         limit: u64,
     ) -> Result<(), ArtifactError> {
         let cap = self.buffer_bytes;
@@ -476,7 +708,7 @@ impl Reassembler {
             return Err(io_err(&a.path, "file not open"));
         };
         let n = bytes.len() as u64;
-        sink.write_owned(bytes, cap, &mut a.hasher)
+        sink.write_shared(bytes, cap)
             .await
             .map_err(|e| io_err(&a.path, e))?;
         a.len += n;
@@ -501,7 +733,7 @@ impl Reassembler {
         let Some(sink) = a.file.as_mut() else {
             return Err(io_err(&a.path, "file not open"));
         };
-        sink.write(bytes, cap, &mut a.hasher)
+        sink.write(bytes, cap)
             .await
             .map_err(|e| io_err(&a.path, e))?;
         a.len += bytes.len() as u64;
@@ -554,19 +786,12 @@ impl Reassembler {
             .collect()
     }
 
-    /// Write out every buffer, then fsync every file (off the async workers).
-    async fn flush_all(&mut self) -> Result<(), ArtifactError> {
+    /// Write out every buffer and bring the hashes up to date; with `fsync`, sync every file
+    /// (all off the async workers).
+    async fn flush_all(&mut self, fsync: bool) -> Result<(), ArtifactError> {
         for a in &mut self.artifacts {
             if let Some(sink) = a.file.as_mut() {
-                sink.drain(&mut a.hasher)
-                    .await
-                    .map_err(|e| io_err(&a.path, e))?;
-                if let Some(f) = sink.file.clone() {
-                    tokio::task::spawn_blocking(move || f.sync_all())
-                        .await
-                        .map_err(|e| io_err(&a.path, e))?
-                        .map_err(|e| io_err(&a.path, e))?;
-                }
+                a.hasher = sink.drain(fsync).await.map_err(|e| io_err(&a.path, e))?;
             }
         }
         Ok(())
@@ -592,7 +817,7 @@ impl Reassembler {
 
     /// What was assembled so far, uncommitted (for the dead-letter queue).
     pub async fn partials(&mut self, prov: &Provenance) -> Vec<ArtifactRecord> {
-        let _ = self.flush_all().await;
+        let _ = self.flush_all(true).await;
         self.artifacts
             .iter()
             .map(|a| Self::record(a, prov, &a.path, false))
@@ -604,7 +829,7 @@ impl Reassembler {
         &mut self,
         prov: &Provenance,
     ) -> Result<Vec<ArtifactRecord>, ArtifactError> {
-        self.flush_all().await?;
+        self.flush_all(true).await?;
         let mut out = Vec::new();
         for a in &mut self.artifacts {
             a.file = None;

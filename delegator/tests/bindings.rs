@@ -470,7 +470,12 @@ mod client_level {
             .unwrap();
         let first = s.next().await.unwrap().unwrap();
         assert!(
-            matches!(first.event, a2a_protocol::StreamResponse::Task(_)),
+            matches!(
+                first.event,
+                a2a_protocol::artifact_chunk::SharedStreamResponse::Other(
+                    a2a_protocol::StreamResponse::Task(_)
+                )
+            ),
             "{first:?}"
         );
         let err = s.next().await.unwrap().unwrap_err();

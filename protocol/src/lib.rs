@@ -31,6 +31,7 @@
 
 #![warn(missing_docs)]
 
+pub mod artifact_chunk;
 pub mod binding;
 pub mod card;
 pub mod codec;

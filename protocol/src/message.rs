@@ -214,7 +214,7 @@ pub fn decode_base64_lenient(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
 
 /// A string field borrowed from the input when it has no escapes (always the case for base64),
 /// so decoding a `raw` part does not copy its text first.
-struct StrField<'de>(std::borrow::Cow<'de, str>);
+pub(crate) struct StrField<'de>(pub(crate) std::borrow::Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for StrField<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -11,6 +11,10 @@
 //!   positions (even inside a UTF-8 sequence or between the CR and LF of a
 //!   CRLF); the decoded events do not depend on where the splits fall. Memory is
 //!   bounded by a per-event byte limit whatever the input.
+//! * [`SseDecoder::feed_bytes`], the same decoder over shared [`Bytes`] producing
+//!   [`SseEventBytes`]: an event whose one `data:` line lies inside one received chunk is a
+//!   slice of that chunk (no copy), and a data line split across chunks is assembled once,
+//!   in the line buffer, which then becomes the event's data (one copy, no second one).
 //! * [`encode_event`] and [`encode_comment`], which append well-formed frames to a
 //!   byte buffer.
 //!
@@ -49,6 +53,7 @@
 //! # Ok::<(), SseError>(())
 //! ```
 
+use bytes::Bytes;
 use std::mem;
 
 /// One decoded server-sent event.
@@ -70,6 +75,155 @@ pub struct SseEvent {
     /// Reconnection time in milliseconds from the last valid `retry:` field of this
     /// event (one consisting only of ASCII digits that fits in a `u64`).
     pub retry: Option<u64>,
+}
+
+/// One decoded server-sent event whose data shares the received bytes
+/// ([`SseDecoder::feed_bytes`]). Same fields and semantics as [`SseEvent`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEventBytes {
+    /// Event type, as [`SseEvent::event`].
+    pub event: Option<String>,
+    /// The values of all `data:` lines joined with `\n`: valid UTF-8 (every line was
+    /// checked), a slice of the received chunk when the event had one `data:` line inside
+    /// one chunk.
+    pub data: Bytes,
+    /// Last event ID, as [`SseEvent::id`].
+    pub id: Option<String>,
+    /// Reconnection time, as [`SseEvent::retry`].
+    pub retry: Option<u64>,
+}
+
+impl SseEventBytes {
+    /// The same event with its data as a `String` (a copy).
+    pub fn into_event(self) -> SseEvent {
+        SseEvent {
+            event: self.event,
+            data: String::from_utf8_lossy(&self.data).into_owned(),
+            id: self.id,
+            retry: self.retry,
+        }
+    }
+}
+
+/// The data of the event being decoded, held where it already is when possible.
+#[derive(Debug, Clone, Default)]
+enum EventData {
+    /// No `data:` line yet.
+    #[default]
+    Empty,
+    /// One `data:` line, a slice of the received chunk.
+    Shared(Bytes),
+    /// One `data:` line assembled in the line buffer, taken over: the value starts at `start`.
+    Line { buf: Vec<u8>, start: usize },
+    /// Several `data:` lines joined with `\n` (or one copied out of a borrowed chunk).
+    Joined(String),
+}
+
+impl EventData {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            EventData::Empty => &[],
+            EventData::Shared(b) => b,
+            EventData::Line { buf, start } => &buf[*start..],
+            EventData::Joined(s) => s.as_bytes(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.bytes().len()
+    }
+
+    /// Appends a further `data:` value (joined with `\n`).
+    fn join(&mut self, value: &str) {
+        let mut joined = match mem::take(self) {
+            EventData::Joined(s) => s,
+            other => String::from_utf8_lossy(other.bytes()).into_owned(),
+        };
+        joined.push('\n');
+        joined.push_str(value);
+        *self = EventData::Joined(joined);
+    }
+}
+
+/// Where dispatched events go: strings ([`SseEvent`]) or shared bytes ([`SseEventBytes`]).
+trait EventSink {
+    fn emit(
+        &mut self,
+        event: Option<String>,
+        data: EventData,
+        id: Option<String>,
+        retry: Option<u64>,
+    );
+}
+
+impl EventSink for Vec<SseEvent> {
+    fn emit(
+        &mut self,
+        event: Option<String>,
+        data: EventData,
+        id: Option<String>,
+        retry: Option<u64>,
+    ) {
+        let data = match data {
+            EventData::Empty => String::new(),
+            EventData::Joined(s) => s,
+            EventData::Line { mut buf, start } => {
+                buf.drain(..start);
+                String::from_utf8(buf)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            }
+            EventData::Shared(b) => String::from_utf8_lossy(&b).into_owned(),
+        };
+        self.push(SseEvent {
+            event,
+            data,
+            id,
+            retry,
+        });
+    }
+}
+
+impl EventSink for Vec<SseEventBytes> {
+    fn emit(
+        &mut self,
+        event: Option<String>,
+        data: EventData,
+        id: Option<String>,
+        retry: Option<u64>,
+    ) {
+        let data = match data {
+            EventData::Empty => Bytes::new(),
+            EventData::Shared(b) => b,
+            EventData::Line { buf, start } => Bytes::from(buf).slice(start..),
+            EventData::Joined(s) => Bytes::from(s),
+        };
+        self.push(SseEventBytes {
+            event,
+            data,
+            id,
+            retry,
+        });
+    }
+}
+
+/// `part` (a subslice of `whole`) as a slice of the shared buffer; a copy if it is not one.
+fn sub_bytes(whole: &Bytes, part: &[u8]) -> Bytes {
+    let base = whole.as_ptr() as usize;
+    let at = (part.as_ptr() as usize).wrapping_sub(base);
+    if part.is_empty() {
+        Bytes::new()
+    } else if at <= whole.len() && part.len() <= whole.len() - at {
+        whole.slice(at..at + part.len())
+    } else {
+        Bytes::copy_from_slice(part)
+    }
+}
+
+/// A line to process: inside the received chunk, or assembled in the line buffer (which
+/// `process_line` may take over as the event's data).
+enum Line<'a> {
+    Chunk(&'a [u8]),
+    Buffered(Vec<u8>),
 }
 
 /// A fatal decoding error. After returning one, an [`SseDecoder`] is poisoned.
@@ -135,8 +289,12 @@ pub struct SseDecoder {
     block_bytes: usize,
     /// Event type buffer.
     event_type: String,
-    /// Data buffer (values joined with `\n`, no trailing newline).
-    data: String,
+    /// Data of the current event (values joined with `\n`, no trailing newline).
+    data: EventData,
+    /// Length of the last data line taken over from the line buffer: the capacity reserved
+    /// for the next buffered line, so that assembling a large line does not grow (and copy)
+    /// the buffer step by step.
+    line_hint: usize,
     /// Whether the current event has at least one `data` line.
     data_seen: bool,
     /// Last event ID buffer (persists across events).
@@ -172,7 +330,8 @@ impl SseDecoder {
             line: Vec::new(),
             block_bytes: 0,
             event_type: String::new(),
-            data: String::new(),
+            data: EventData::Empty,
+            line_hint: 0,
             data_seen: false,
             last_id: String::new(),
             retry: None,
@@ -195,7 +354,27 @@ impl SseDecoder {
         if let Some(err) = &self.error {
             return Err(err.clone());
         }
-        let result = self.feed_inner(chunk, out);
+        let result = self.feed_inner(chunk, None, out);
+        if let Err(err) = &result {
+            self.poison(err.clone());
+        }
+        result
+    }
+
+    /// [`feed`](Self::feed) for a chunk held in shared [`Bytes`]: the events are the same,
+    /// with their data as [`Bytes`]. An event with one `data:` line that lies inside `chunk`
+    /// is a slice of it (no copy); a line split across chunks is assembled once in the line
+    /// buffer, which is then handed over as the data (no second copy). Errors and
+    /// poisoning as for `feed`; the two may be mixed on one stream.
+    pub fn feed_bytes(
+        &mut self,
+        chunk: &Bytes,
+        out: &mut Vec<SseEventBytes>,
+    ) -> Result<(), SseError> {
+        if let Some(err) = &self.error {
+            return Err(err.clone());
+        }
+        let result = self.feed_inner(chunk, Some(chunk), out);
         if let Err(err) = &result {
             self.poison(err.clone());
         }
@@ -242,7 +421,12 @@ impl SseDecoder {
         self.line.len() + self.data.len() + self.event_type.len()
     }
 
-    fn feed_inner(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+    fn feed_inner(
+        &mut self,
+        mut chunk: &[u8],
+        shared: Option<&Bytes>,
+        out: &mut impl EventSink,
+    ) -> Result<(), SseError> {
         if self.bom < BOM_DONE {
             chunk = self.strip_bom(chunk);
         }
@@ -270,19 +454,23 @@ impl SseDecoder {
             };
             chunk = &chunk[pos + terminator..];
             if self.line.is_empty() {
-                self.process_line(content, out)?;
+                self.process_line(Line::Chunk(content), shared, out)?;
             } else {
                 self.check_size(self.line.len() + content.len())?;
                 let mut line = mem::take(&mut self.line);
                 line.extend_from_slice(content);
-                let result = self.process_line(&line, out);
-                line.clear();
-                self.line = line;
-                result?;
+                if let Some(mut kept) = self.process_line(Line::Buffered(line), shared, out)? {
+                    kept.clear();
+                    self.line = kept;
+                }
             }
         }
         if !chunk.is_empty() {
             self.check_size(self.line.len() + chunk.len())?;
+            if self.line.capacity() == 0 {
+                let hint = self.line_hint.min(self.max_event_bytes);
+                self.line.reserve(hint.max(chunk.len()));
+            }
             self.line.extend_from_slice(chunk);
         }
         Ok(())
@@ -319,35 +507,67 @@ impl SseDecoder {
         }
     }
 
-    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+    /// Processes one complete line. A buffered line is handed back for reuse unless it
+    /// became the event's data.
+    fn process_line(
+        &mut self,
+        line: Line<'_>,
+        shared: Option<&Bytes>,
+        out: &mut impl EventSink,
+    ) -> Result<Option<Vec<u8>>, SseError> {
         self.line_no += 1;
-        if line.is_empty() {
+        let bytes: &[u8] = match &line {
+            Line::Chunk(b) => b,
+            Line::Buffered(v) => v,
+        };
+        if bytes.is_empty() {
             self.dispatch(out);
-            return Ok(());
+            return Ok(match line {
+                Line::Buffered(v) => Some(v),
+                Line::Chunk(_) => None,
+            });
         }
-        self.check_size(line.len())?;
-        let Ok(line) = std::str::from_utf8(line) else {
+        self.check_size(bytes.len())?;
+        let Ok(text) = std::str::from_utf8(bytes) else {
             return Err(SseError::InvalidUtf8 { line: self.line_no });
         };
-        let (field, value) = match line.find(':') {
+        let (field, value) = match text.find(':') {
             Some(0) => {
                 self.comments += 1;
-                return Ok(());
+                return Ok(match line {
+                    Line::Buffered(v) => Some(v),
+                    Line::Chunk(_) => None,
+                });
             }
             Some(colon) => {
-                let value = &line[colon + 1..];
-                (&line[..colon], value.strip_prefix(' ').unwrap_or(value))
+                let value = &text[colon + 1..];
+                (&text[..colon], value.strip_prefix(' ').unwrap_or(value))
             }
-            None => (line, ""),
+            None => (text, ""),
         };
-        self.block_bytes += line.len();
+        self.block_bytes += text.len();
         match field {
             "data" => {
                 if self.data_seen {
-                    self.data.push('\n');
+                    self.data.join(value);
+                } else {
+                    self.data_seen = true;
+                    let start = text.len() - value.len();
+                    self.data = match (line, shared) {
+                        (Line::Buffered(buf), _) => {
+                            self.line_hint = buf.len();
+                            EventData::Line { buf, start }
+                        }
+                        (Line::Chunk(b), Some(whole)) => {
+                            EventData::Shared(sub_bytes(whole, &b[start..]))
+                        }
+                        // Checked UTF-8 above (a suffix at a char boundary): never lossy.
+                        (Line::Chunk(b), None) => {
+                            EventData::Joined(String::from_utf8_lossy(&b[start..]).into_owned())
+                        }
+                    };
+                    return Ok(None);
                 }
-                self.data.push_str(value);
-                self.data_seen = true;
             }
             "event" => {
                 self.event_type.clear();
@@ -363,10 +583,13 @@ impl SseDecoder {
             }
             _ => {}
         }
-        Ok(())
+        Ok(match line {
+            Line::Buffered(v) => Some(v),
+            Line::Chunk(_) => None,
+        })
     }
 
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+    fn dispatch(&mut self, out: &mut impl EventSink) {
         if self.data_seen {
             let event = if self.event_type.is_empty() {
                 None
@@ -378,20 +601,15 @@ impl SseDecoder {
             } else {
                 Some(self.last_id.clone())
             };
-            out.push(SseEvent {
-                event,
-                // Hands the buffer over: a one-line event costs one exact allocation.
-                data: mem::take(&mut self.data),
-                id,
-                retry: self.retry,
-            });
+            // Hands the data over where it is: no copy.
+            out.emit(event, mem::take(&mut self.data), id, self.retry);
         }
         self.reset_event();
     }
 
     fn reset_event(&mut self) {
         self.event_type.clear();
-        self.data.clear();
+        self.data = EventData::Empty;
         self.data_seen = false;
         self.retry = None;
         self.block_bytes = 0;
@@ -401,7 +619,7 @@ impl SseDecoder {
         self.error = Some(err);
         self.line = Vec::new();
         self.event_type = String::new();
-        self.data = String::new();
+        self.data = EventData::Empty;
         self.last_id = String::new();
         self.data_seen = false;
         self.retry = None;

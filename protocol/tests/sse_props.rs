@@ -1,6 +1,9 @@
 //! Property and example tests for the SSE codec (`a2a_protocol::sse`).
 
-use a2a_protocol::sse::{SseDecoder, SseError, SseEvent, encode_comment, encode_event};
+use a2a_protocol::sse::{
+    SseDecoder, SseError, SseEvent, SseEventBytes, encode_comment, encode_event,
+};
+use bytes::Bytes;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -18,8 +21,41 @@ struct Outcome {
 }
 
 /// Decodes `chunks` with the given limit, checking the memory bound and the
-/// poisoning contract along the way.
+/// poisoning contract along the way, and that the shared-bytes path
+/// ([`SseDecoder::feed_bytes`]) decodes exactly the same events.
 fn decode<'a>(chunks: impl IntoIterator<Item = &'a [u8]>, limit: usize) -> Outcome {
+    let chunks: Vec<&[u8]> = chunks.into_iter().collect();
+    let outcome = decode_str(chunks.iter().copied(), limit);
+    assert_eq!(
+        decode_shared(&chunks, limit),
+        outcome,
+        "feed_bytes differs from feed"
+    );
+    outcome
+}
+
+/// [`decode`] through `feed_bytes`, every chunk in its own shared buffer.
+fn decode_shared(chunks: &[&[u8]], limit: usize) -> Outcome {
+    let mut decoder = SseDecoder::new(limit);
+    let mut events: Vec<SseEventBytes> = Vec::new();
+    let mut end = None;
+    for chunk in chunks {
+        let result = decoder.feed_bytes(&Bytes::copy_from_slice(chunk), &mut events);
+        assert!(decoder.buffered_bytes() <= limit);
+        if let Err(err) = result {
+            end = Some(Err(err));
+            break;
+        }
+    }
+    let end = end.unwrap_or_else(|| decoder.finish());
+    Outcome {
+        events: events.into_iter().map(SseEventBytes::into_event).collect(),
+        end,
+        comments: decoder.comments_seen(),
+    }
+}
+
+fn decode_str<'a>(chunks: impl IntoIterator<Item = &'a [u8]>, limit: usize) -> Outcome {
     let mut decoder = SseDecoder::new(limit);
     let mut events = Vec::new();
     for chunk in chunks {
@@ -661,4 +697,31 @@ fn encoders_write_expected_bytes() {
         ]
     );
     assert_eq!(outcome.comments, 3);
+}
+
+#[test]
+fn feed_bytes_shares_the_chunk_and_assembles_split_lines_once() {
+    let payload = "p".repeat(70_000);
+    let mut wire = Vec::new();
+    encode_event(&mut wire, None, &payload);
+    encode_event(&mut wire, Some("x"), "two\nlines");
+    // The whole stream in one chunk: the one-line event's data is a slice of it.
+    let whole = Bytes::from(wire.clone());
+    let mut d = SseDecoder::default();
+    let mut events = Vec::new();
+    d.feed_bytes(&whole, &mut events).unwrap();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0].data, payload.as_bytes());
+    assert!(whole.as_ptr_range().contains(&events[0].data.as_ptr()));
+    assert_eq!(events[1].data, &b"two\nlines"[..]);
+    assert_eq!(events[1].event.as_deref(), Some("x"));
+    // Split into reads: the same events, the line assembled in the decoder's own buffer.
+    let mut d = SseDecoder::default();
+    let mut split = Vec::new();
+    for read in wire.chunks(16 * 1024) {
+        let read = Bytes::copy_from_slice(read);
+        d.feed_bytes(&read, &mut split).unwrap();
+    }
+    assert!(!d.finish().unwrap());
+    assert_eq!(split, events);
 }

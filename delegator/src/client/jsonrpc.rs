@@ -6,11 +6,12 @@ use super::{
     CallResult, ClientError, Endpoint, EventStream, MAX_RESPONSE_BYTES, RpcClient, SseFraming,
     classify, is_event_stream, read_limited, retry_after_of,
 };
+use a2a_protocol::Method;
+use a2a_protocol::artifact_chunk::{SharedStreamResponse, decode_jsonrpc_stream_response};
 use a2a_protocol::compat03::{self, ObjectKind};
 use a2a_protocol::jsonrpc::{Id, JsonRpcError, JsonRpcRequest, JsonRpcResponse};
-use a2a_protocol::sse::SseEvent;
+use a2a_protocol::sse::{SseEvent, SseEventBytes};
 use a2a_protocol::version::{ProtocolVersion, VERSION_HEADER};
-use a2a_protocol::{Method, StreamResponse};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -191,19 +192,21 @@ pub(super) fn event_value(
 }
 
 /// The fast path of [`event_value`] plus decoding: the SSE payload of a 1.0 stream decoded once,
-/// from its text straight into `JsonRpcResponse<StreamResponse>`. `None` when that typed decode
-/// fails (or for a 0.3 agent): the caller then takes the `Value` path, which owns leniency (unknown
-/// task states) and the error messages. Id and error checks are the same as on that path.
+/// from its bytes straight into the typed envelope and event
+/// ([`decode_jsonrpc_stream_response`]: an artifact chunk's text stays in the payload). `None`
+/// when that typed decode fails (or for a 0.3 agent): the caller then takes the `Value` path,
+/// which owns leniency (unknown task states) and the error messages. Id and error checks are the
+/// same as on that path.
 pub(super) fn event_typed(
     method: Method,
     version: ProtocolVersion,
     rpc_id: &Id,
-    ev: &SseEvent,
-) -> Option<Result<StreamResponse, ClientError>> {
+    ev: &SseEventBytes,
+) -> Option<Result<SharedStreamResponse, ClientError>> {
     if version != ProtocolVersion::V1_0 {
         return None;
     }
-    let resp: JsonRpcResponse<StreamResponse> = serde_json::from_str(&ev.data).ok()?;
+    let resp = decode_jsonrpc_stream_response(&ev.data).ok()?;
     Some(check_id(method, rpc_id, &resp).and_then(|()| resp.payload.map_err(ClientError::Rpc)))
 }
 

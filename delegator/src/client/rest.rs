@@ -12,11 +12,12 @@ use super::{
     CallResult, ClientError, Endpoint, EventStream, MAX_RESPONSE_BYTES, RpcClient, SseFraming,
     classify, is_event_stream, read_limited, retry_after_of,
 };
+use a2a_protocol::artifact_chunk::{SharedStreamResponse, decode_stream_response};
 use a2a_protocol::jsonrpc::JsonRpcError;
 use a2a_protocol::rest::{self, HttpMethod, REST_CONTENT_TYPE, RestRequest};
-use a2a_protocol::sse::SseEvent;
+use a2a_protocol::sse::{SseEvent, SseEventBytes};
 use a2a_protocol::version::{ProtocolVersion, VERSION_HEADER};
-use a2a_protocol::{ErrorCode, Method, StreamResponse};
+use a2a_protocol::{ErrorCode, Method};
 use reqwest::StatusCode;
 use serde_json::Value;
 use std::time::Duration;
@@ -203,13 +204,11 @@ fn error_of(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> C
 /// The fast path of [`event_value`] plus decoding: a bare `StreamResponse` decoded once from the
 /// SSE payload's text (no `Value`). `None` for an `event: error` event or when the typed decode
 /// fails: the caller then takes the `Value` path (unknown states, error bodies, messages).
-pub(super) fn event_typed(ev: &SseEvent) -> Option<Result<StreamResponse, ClientError>> {
+pub(super) fn event_typed(ev: &SseEventBytes) -> Option<Result<SharedStreamResponse, ClientError>> {
     if ev.event.as_deref() == Some("error") {
         return None;
     }
-    serde_json::from_str::<StreamResponse>(&ev.data)
-        .ok()
-        .map(Ok)
+    decode_stream_response(&ev.data).ok().map(Ok)
 }
 
 /// The `StreamResponse` an SSE event of an HTTP+JSON stream carries; `event: error` is an error

@@ -9,6 +9,7 @@ use crate::client::{ClientError, EventStream};
 use crate::engine::EscalationKind;
 use crate::policy::{self, StateAction};
 use crate::store::{DelegationState, state_of_task};
+use a2a_protocol::artifact_chunk::{ArtifactChunk, SharedStreamResponse};
 use a2a_protocol::{Message, Method, StreamResponse, Task, TaskState, TaskStatus};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -201,11 +202,11 @@ impl Run {
                     if let Some(f) = &pending_final {
                         // After the final state only a repeated final snapshot is acceptable.
                         let ok = match &item.event {
-                            StreamResponse::Task(t) => {
+                            SharedStreamResponse::Other(StreamResponse::Task(t)) => {
                                 state_of_task(t.status.state) == f.state
                                     || t.status.state.is_terminal()
                             }
-                            StreamResponse::StatusUpdate(u) => {
+                            SharedStreamResponse::Other(StreamResponse::StatusUpdate(u)) => {
                                 state_of_task(u.status.state) == self.rec.state
                             }
                             _ => false,
@@ -245,7 +246,11 @@ impl Run {
     }
 
     /// Apply one stream event.
-    async fn on_stream_event(&mut self, ev: StreamResponse) -> Option<Next> {
+    async fn on_stream_event(&mut self, ev: SharedStreamResponse) -> Option<Next> {
+        let ev = match ev {
+            SharedStreamResponse::ArtifactChunk(c) => return self.on_artifact_chunk(c).await,
+            SharedStreamResponse::Other(ev) => ev,
+        };
         match ev {
             StreamResponse::Message(m) => {
                 if self.rec.task_id.is_none() {
@@ -277,29 +282,28 @@ impl Run {
                 }
                 self.on_status(u.status, u.metadata.as_ref()).await
             }
-            StreamResponse::ArtifactUpdate(a) => {
-                if let Some(mine) = &self.rec.task_id
-                    && !a.task_id.is_empty()
-                    && &a.task_id != mine
-                {
-                    return Some(Next::Finish(Final::new(
-                        DelegationState::Failed,
-                        format!(
-                            "agent protocol error: artifact for task {:?}, expected {mine:?}",
-                            a.task_id
-                        ),
-                    )));
-                }
-                let http = self.inner.client.http().clone();
-                match self
-                    .reassembler
-                    .apply_chunk(&http, a.artifact, a.append, a.last_chunk)
-                    .await
-                {
-                    Ok(()) => None,
-                    Err(e) => Some(self.artifact_failure(e).await),
-                }
-            }
+            StreamResponse::ArtifactUpdate(a) => self.on_artifact_chunk(a.into()).await,
+        }
+    }
+
+    /// Apply one artifact chunk (its bytes go to the reassembler without a copy).
+    async fn on_artifact_chunk(&mut self, a: ArtifactChunk) -> Option<Next> {
+        if let Some(mine) = &self.rec.task_id
+            && !a.task_id.is_empty()
+            && &a.task_id != mine
+        {
+            return Some(Next::Finish(Final::new(
+                DelegationState::Failed,
+                format!(
+                    "agent protocol error: artifact for task {:?}, expected {mine:?}",
+                    a.task_id
+                ),
+            )));
+        }
+        let http = self.inner.client.http().clone();
+        match self.reassembler.apply_shared(&http, a).await {
+            Ok(()) => None,
+            Err(e) => Some(self.artifact_failure(e).await),
         }
     }
 
