@@ -27,8 +27,8 @@ pub(crate) async fn blob_handler(
         path: format!("/blobs/{key}"),
         method: None,
         rpc_id: None,
-        params: Value::Null,
-        headers: crate::rpc::header_map(&headers),
+        params: Box::new(Value::Null),
+        headers: Box::new(crate::rpc::header_map(&headers)),
     });
     let Some((size, seed, text)) = crate::agent::lock_map(&st.blobs).get(&key).copied() else {
         st.journal(Event::Response {

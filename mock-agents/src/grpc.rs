@@ -336,8 +336,8 @@ pub(crate) fn unimplemented(st: &AgentState, request: &Request, message: &str) -
         path: request.uri().path().to_string(),
         method: None,
         rpc_id: None,
-        params: Value::Null,
-        headers: header_map(request.headers()),
+        params: Box::new(Value::Null),
+        headers: Box::new(header_map(request.headers())),
     });
     let status = plain_status(GrpcCode::Unimplemented, message);
     st.journal(Event::Response {
@@ -374,8 +374,8 @@ pub(crate) async fn grpc_handler(
             path: path.clone(),
             method: rpc.map(|r| r.name().to_string()),
             rpc_id: None,
-            params,
-            headers: header_map(&headers),
+            params: Box::new(params),
+            headers: Box::new(header_map(&headers)),
         });
     };
     let refuse = |status: StatusCode, why: &str| {

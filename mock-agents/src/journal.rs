@@ -50,16 +50,17 @@ pub enum Event {
         /// agent's requests carry the 0.3 name), if the request named one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         method: Option<String>,
-        /// JSON-RPC id.
+        /// JSON-RPC id (boxed, as `params` and `headers`: every entry is as large as the
+        /// largest variant, and this one is rare next to the per-chunk entries).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        rpc_id: Option<Value>,
+        rpc_id: Option<Box<Value>>,
         /// The JSON-RPC-shaped params (long strings summarised): JSON-RPC `params`, the
         /// HTTP+JSON body merged with path and query fields, or the ProtoJSON of a gRPC
         /// request; the raw body text if it could not be decoded.
         #[serde(default)]
-        params: Value,
+        params: Box<Value>,
         /// Headers (lowercase names); `authorization` is recorded so forwarded credentials show.
-        headers: BTreeMap<String, String>,
+        headers: Box<BTreeMap<String, String>>,
     },
     /// A unary response was sent (for a stream: its start).
     Response {
@@ -267,8 +268,8 @@ impl Entry {
                 agent: self.agent.clone(),
                 method: method.clone(),
                 binding: *binding,
-                params: params.clone(),
-                headers: headers.clone(),
+                params: Value::clone(params),
+                headers: BTreeMap::clone(headers),
             }),
             _ => None,
         }
@@ -567,6 +568,17 @@ mod tests {
         j.record("a", state("t2", "TASK_STATE_COMPLETED"));
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(j.len(), 4);
+    }
+
+    #[test]
+    fn an_entry_is_not_sized_by_the_request_variant() {
+        // A streamed chunk costs two entries (`artifact_chunk`, `sse_event`), each as large as
+        // the largest variant: `Request` keeps its bulky fields boxed so that the per-chunk
+        // entries of a multi-GiB stream stay small (152 bytes on 64-bit targets, 216 before).
+        let entry = std::mem::size_of::<Entry>();
+        let event = std::mem::size_of::<Event>();
+        assert!(entry <= 152, "Entry is {entry} bytes");
+        assert!(event <= 112, "Event is {event} bytes");
     }
 
     #[test]

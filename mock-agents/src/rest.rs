@@ -138,8 +138,8 @@ pub(crate) async fn rest_handler(
             },
             method,
             rpc_id: None,
-            params,
-            headers: header_map(&headers),
+            params: Box::new(params),
+            headers: Box::new(header_map(&headers)),
         });
     };
     let bytes = match crate::rpc::read_body(&st, body).await {

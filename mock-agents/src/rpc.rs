@@ -75,8 +75,8 @@ fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
         path: path.clone(),
         method: None,
         rpc_id: None,
-        params: Value::Null,
-        headers: header_map(request.headers()),
+        params: Box::new(Value::Null),
+        headers: Box::new(header_map(request.headers())),
     });
     let body = json!({
         "error": status.canonical_reason().unwrap_or("unrouted"),
@@ -106,8 +106,8 @@ pub(crate) async fn card_handler(
         path: a2a_protocol::AGENT_CARD_PATH.into(),
         method: None,
         rpc_id: None,
-        params: Value::Null,
-        headers: header_map(&headers),
+        params: Box::new(Value::Null),
+        headers: Box::new(header_map(&headers)),
     });
     let card = serde_json::to_value(st.card()).unwrap_or(Value::Null);
     let card = if st.is_v03() {
@@ -295,8 +295,8 @@ pub(crate) async fn rpc_handler(
                 path,
                 method: None,
                 rpc_id: None,
-                params: json!(too.describe(&st)),
-                headers: header_map(&headers),
+                params: Box::new(json!(too.describe(&st))),
+                headers: Box::new(header_map(&headers)),
             });
             let e = ErrorCode::InvalidRequest.to_error(Some(too.message()), &[]);
             let body = serde_json::to_vec(&JsonRpcResponse::<Value>::error(Id::Null, e))
@@ -333,8 +333,10 @@ pub(crate) async fn rpc_handler(
             path,
             method: None,
             rpc_id: None,
-            params: json!(String::from_utf8_lossy(&bytes[..bytes.len().min(1024)])),
-            headers: header_map(&headers),
+            params: Box::new(json!(String::from_utf8_lossy(
+                &bytes[..bytes.len().min(1024)]
+            ))),
+            headers: Box::new(header_map(&headers)),
         });
         let call = Call {
             req,
@@ -377,9 +379,9 @@ pub(crate) async fn rpc_handler(
         http_method: "POST".into(),
         path,
         method: method.clone(),
-        rpc_id: rpc_id.clone(),
-        params,
-        headers: header_map(&headers),
+        rpc_id: rpc_id.clone().map(Box::new),
+        params: Box::new(params),
+        headers: Box::new(header_map(&headers)),
     });
     let Ok(v) = parsed else {
         let call = Call {

@@ -208,8 +208,8 @@ mod tests {
                 path: "/.well-known/agent-card.json".into(),
                 method: None,
                 rpc_id: None,
-                params: Value::Null,
-                headers: BTreeMap::new(),
+                params: Box::new(Value::Null),
+                headers: Box::new(BTreeMap::new()),
             },
         );
         assert_eq!(
@@ -238,8 +238,8 @@ mod tests {
                 path: "/.well-known/agent-card.json".into(),
                 method: None,
                 rpc_id: None,
-                params: Value::Null,
-                headers: BTreeMap::new(),
+                params: Box::new(Value::Null),
+                headers: Box::new(BTreeMap::new()),
             },
         );
         // The own credential forwarded is DLG-AUTH-01's failure, not this rule's.

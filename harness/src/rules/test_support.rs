@@ -68,9 +68,9 @@ impl J {
                 http_method: "POST".into(),
                 path: "/a2a".into(),
                 method: Some(method.into()),
-                rpc_id: Some(json!(1)),
-                params,
-                headers: h,
+                rpc_id: Some(Box::new(json!(1))),
+                params: Box::new(params),
+                headers: Box::new(h),
             },
         );
         (seq, self.req)
@@ -92,8 +92,8 @@ impl J {
                 path: "/".into(),
                 method: method.map(str::to_string),
                 rpc_id: None,
-                params: json!({}),
-                headers: BTreeMap::new(),
+                params: Box::new(json!({})),
+                headers: Box::new(BTreeMap::new()),
             },
         )
     }

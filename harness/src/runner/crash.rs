@@ -351,8 +351,8 @@ mod tests {
             path: "/".into(),
             method: Some("SendMessage".into()),
             rpc_id: None,
-            params,
-            headers: BTreeMap::new(),
+            params: Box::new(params),
+            headers: Box::new(BTreeMap::new()),
         }
     }
 
@@ -415,8 +415,8 @@ mod tests {
                 path: "/.well-known/agent-card.json".into(),
                 method: None,
                 rpc_id: None,
-                params: serde_json::Value::Null,
-                headers: BTreeMap::new(),
+                params: Box::new(serde_json::Value::Null),
+                headers: Box::new(BTreeMap::new()),
             },
         );
         assert!(inj.kill_at_point("in the backoff"));

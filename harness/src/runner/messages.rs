@@ -213,7 +213,7 @@ mod tests {
             path: "/a2a".into(),
             method: Some("SendMessage".into()),
             rpc_id: None,
-            params,
+            params: Box::new(params),
             headers: Default::default(),
         };
         let created = Event::TaskCreated {
