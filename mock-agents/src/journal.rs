@@ -24,10 +24,113 @@ pub struct Entry {
     /// Microseconds since the network started.
     pub at_us: u64,
     /// The agent that saw it.
-    pub agent: String,
+    pub agent: AgentName,
     /// What happened.
     #[serde(flatten)]
     pub event: Event,
+}
+
+/// An agent's name as the journal keeps it: one shared copy per agent, not one per entry (a
+/// streamed chunk records two entries). Serialised as a plain string; compares with `str`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AgentName(Arc<str>);
+
+impl AgentName {
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for AgentName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for AgentName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for AgentName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for AgentName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for AgentName {
+    fn from(s: &str) -> Self {
+        AgentName(Arc::from(s))
+    }
+}
+
+impl From<String> for AgentName {
+    fn from(s: String) -> Self {
+        AgentName(Arc::from(s))
+    }
+}
+
+impl From<AgentName> for String {
+    fn from(a: AgentName) -> Self {
+        a.0.to_string()
+    }
+}
+
+impl PartialEq<str> for AgentName {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for AgentName {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for AgentName {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<AgentName> for str {
+    fn eq(&self, other: &AgentName) -> bool {
+        *self == *other.0
+    }
+}
+
+impl PartialEq<AgentName> for &str {
+    fn eq(&self, other: &AgentName) -> bool {
+        **self == *other.0
+    }
+}
+
+impl PartialEq<AgentName> for String {
+    fn eq(&self, other: &AgentName) -> bool {
+        **self == *other.0
+    }
+}
+
+impl Serialize for AgentName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(AgentName::from)
+    }
 }
 
 /// What happened.
@@ -265,7 +368,7 @@ impl Entry {
             } => Some(RpcRequest {
                 seq: self.seq,
                 req: *req,
-                agent: self.agent.clone(),
+                agent: self.agent.to_string(),
                 method: method.clone(),
                 binding: *binding,
                 params: Value::clone(params),
@@ -285,6 +388,8 @@ impl RpcRequest {
 
 struct Inner {
     entries: Vec<Entry>,
+    /// The names entries share (a network has a handful of agents: a scan is enough).
+    agents: Vec<AgentName>,
     dropped: u64,
     next_seq: u64,
 }
@@ -316,6 +421,7 @@ impl Journal {
         Journal {
             inner: Arc::new(Mutex::new(Inner {
                 entries: Vec::new(),
+                agents: Vec::new(),
                 dropped: 0,
                 next_seq: 1,
             })),
@@ -371,10 +477,18 @@ impl Journal {
             let mut g = self.lock();
             let seq = g.next_seq;
             g.next_seq += 1;
+            let agent = match g.agents.iter().find(|a| **a == agent) {
+                Some(a) => a.clone(),
+                None => {
+                    let a = AgentName::from(agent);
+                    g.agents.push(a.clone());
+                    a
+                }
+            };
             let entry = Entry {
                 seq,
                 at_us,
-                agent: agent.to_string(),
+                agent,
                 event,
             };
             let copy = self.armed.load(Ordering::SeqCst).then(|| entry.clone());
@@ -573,12 +687,28 @@ mod tests {
     #[test]
     fn an_entry_is_not_sized_by_the_request_variant() {
         // A streamed chunk costs two entries (`artifact_chunk`, `sse_event`), each as large as
-        // the largest variant: `Request` keeps its bulky fields boxed so that the per-chunk
-        // entries of a multi-GiB stream stay small (152 bytes on 64-bit targets, 216 before).
+        // the largest variant: `Request` keeps its bulky fields boxed and the agent's name is
+        // shared, so that the per-chunk entries of a multi-GiB stream stay small (144 bytes on
+        // 64-bit targets, 216 before).
         let entry = std::mem::size_of::<Entry>();
         let event = std::mem::size_of::<Event>();
-        assert!(entry <= 152, "Entry is {entry} bytes");
+        assert!(entry <= 144, "Entry is {entry} bytes");
         assert!(event <= 112, "Event is {event} bytes");
+    }
+
+    #[test]
+    fn entries_share_one_name_per_agent_and_serialise_it_as_a_string() {
+        let j = Journal::new(JournalSpec::default());
+        j.record("a", state("t0", "TASK_STATE_WORKING"));
+        j.record("b", state("t1", "TASK_STATE_WORKING"));
+        j.record("a", state("t2", "TASK_STATE_WORKING"));
+        let es = j.entries();
+        assert!(Arc::ptr_eq(&es[0].agent.0, &es[2].agent.0));
+        assert_eq!(es[1].agent, "b");
+        let line = serde_json::to_string(&es[2]).unwrap();
+        assert!(line.contains(r#""agent":"a""#), "{line}");
+        let back: Entry = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, es[2]);
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub use builder::{
     StateStep, Step,
 };
 pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
-pub use journal::{Entry, Event, Journal, RpcRequest, Tripwire, WaitTimeout};
+pub use journal::{AgentName, Entry, Event, Journal, RpcRequest, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
 pub use rpc::MOCK_PEER_HEADER;
 pub use script::{

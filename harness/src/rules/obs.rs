@@ -165,7 +165,9 @@ pub(super) fn only_completed_work_committed(ev: &Evidence) -> Check {
             ev.journal
                 .iter()
                 .filter_map(|e| match &e.event {
-                    Event::TaskCreated { task_id, .. } => Some((task_id.clone(), e.agent.clone())),
+                    Event::TaskCreated { task_id, .. } => {
+                        Some((task_id.clone(), e.agent.to_string()))
+                    }
                     _ => None,
                 })
                 .collect()

@@ -139,7 +139,7 @@ fn creation_of(j: &[a2a_mock_agents::Entry], t: &str) -> Option<(String, String,
             context_id,
             message_id,
             dedup: false,
-        } if task_id == t => Some((e.agent.clone(), message_id.clone(), context_id.clone())),
+        } if task_id == t => Some((e.agent.to_string(), message_id.clone(), context_id.clone())),
         _ => None,
     })
 }

@@ -564,7 +564,7 @@ pub fn limit_rejections(j: &Journal) -> Vec<(String, String)> {
     j.entries()
         .iter()
         .filter_map(|e| match &e.event {
-            Event::LimitRejected { reason, .. } => Some((e.agent.clone(), reason.clone())),
+            Event::LimitRejected { reason, .. } => Some((e.agent.to_string(), reason.clone())),
             _ => None,
         })
         .collect()
