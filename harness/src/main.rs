@@ -1,6 +1,7 @@
 //! `a2a-harness`: run the conformance catalog against a delegator and write reports.
 
 mod console;
+mod sweep_cmd;
 
 use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::{
@@ -290,6 +291,21 @@ struct RunArgs {
     /// (JSON-RPC unless pinned), ids unsuffixed.
     #[arg(long, value_delimiter = ',', value_name = "jsonrpc|rest|grpc|all")]
     binding: Vec<BindingArg>,
+    /// Crash sweep: run each selected case once clean to learn its journal length N (up to
+    /// the moment every delegation had its outcome), then once per position k = 1..N with its
+    /// crash replaced by a SIGKILL when journal entry k is recorded (restart on the same store),
+    /// each reported as `<case id>@event<k>` and judged by its rules and the history invariants
+    /// (HIST-*). The summary lists every position at which a rule broke.
+    #[arg(long, conflicts_with_all = ["repeat", "binding", "crash_at_event"])]
+    crash_sweep: bool,
+    /// With --crash-sweep: at most N positions per case; a longer case is sampled with --seed
+    /// (first and last position always included).
+    #[arg(long, value_name = "N", requires = "crash_sweep", default_value_t = a2a_harness::sweep::DEFAULT_SWEEP_MAX, value_parser = clap::value_parser!(u64).range(2..))]
+    sweep_max: u64,
+    /// Run each selected case with its crash replaced by a SIGKILL when journal entry K is
+    /// recorded (one crash-sweep position; its repro line), reported as `<case id>@event<K>`.
+    #[arg(long, value_name = "K", conflicts_with_all = ["repeat", "binding"], value_parser = clap::value_parser!(u64).range(1..))]
+    crash_at_event: Option<u64>,
 }
 
 /// A `--baseline` value.
@@ -477,7 +493,11 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
         } => serve(&cli.catalog.load()?.cases, &case, seed, journal.as_deref())?.into(),
         Cmd::Run(args) => {
             let cat = cli.catalog.load()?;
-            run_cases(&cat, args, &mut out)?
+            if args.crash_sweep || args.crash_at_event.is_some() {
+                sweep_cmd::sweep_cases(&cat, args, &mut out)?
+            } else {
+                run_cases(&cat, args, &mut out)?
+            }
         }
     };
     out.flush()?;
@@ -564,6 +584,17 @@ fn explain(
                 from.display()
             )?;
         }
+        return Ok(HarnessExitCode::Success);
+    }
+    if let Some(i) = a2a_harness::invariants::INVARIANTS
+        .iter()
+        .find(|i| i.id == what)
+    {
+        writeln!(
+            out,
+            "{} ({:?})\n  {}\n  source: {}\n  history invariant: judged over a whole case's evidence, needing no expected outcome, in `run --crash-sweep` and `run --crash-at-event`",
+            i.id, i.level, i.requirement, i.source
+        )?;
         return Ok(HarnessExitCode::Success);
     }
     let Some(s) = cat.iter().find(|s| s.id == what) else {
