@@ -239,15 +239,21 @@ pub struct Crash {
     /// entry at which the kill lands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event: Option<std::num::NonZeroU64>,
+    /// Set by the crash sweep, never by a file: the crash replaced the case's own, so a rule
+    /// the case lists whose situation did not arise at this position is NOT EXERCISED there,
+    /// not UNKNOWN (the case was written for another crash point).
+    #[serde(skip)]
+    pub swept: bool,
 }
 
 impl Crash {
-    /// A crash at journal entry `event` (the crash sweep's point).
-    pub fn at_event(event: std::num::NonZeroU64) -> Crash {
+    /// A crash sweep's crash at journal entry `event`, replacing the case's own (`swept`).
+    pub fn swept_at_event(event: std::num::NonZeroU64) -> Crash {
         Crash {
             trigger: CrashTrigger::AtEvent,
             chunks: 0,
             event: Some(event),
+            swept: true,
         }
     }
 }

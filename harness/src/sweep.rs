@@ -13,7 +13,7 @@
 use crate::catalog::CaseGlob;
 use crate::invariants;
 use crate::run::{Job, Progress, run_jobs};
-use crate::runner::{CaseResult, RunSettings, apply_known_failing};
+use crate::runner::{CaseResult, RunSettings, Verdict, apply_known_failing};
 use crate::scenario::{Crash, Scenario};
 use rand::{RngExt, SeedableRng};
 use std::collections::BTreeMap;
@@ -83,7 +83,7 @@ pub fn position_id(id: &str, k: u64) -> String {
 /// The case with its crash replaced by a SIGKILL at journal entry `k`.
 pub fn at_event(s: &Scenario, k: NonZeroU64) -> Scenario {
     let mut s = s.clone();
-    s.crash = Some(Crash::at_event(k));
+    s.crash = Some(Crash::swept_at_event(k));
     s
 }
 
@@ -202,6 +202,13 @@ async fn judge_positions(
                 return;
             };
             invariants::apply(s, &mut r);
+            if r.crash.is_none() && r.verdict == Verdict::Pass {
+                // The journal ended before entry k (the delegator took a shorter path this
+                // run): no kill, so the position tested no recovery.
+                r.verdict = Verdict::NotExercised;
+                r.notes
+                    .push("position not reached: no crash, nothing recovered; NOT EXERCISED".into());
+            }
             if let Some(k) = s
                 .crash
                 .as_ref()
@@ -310,7 +317,7 @@ pub fn summary_text(report: &SweepReport) -> String {
     let broken: Vec<(&CaseResult, Vec<&str>)> = report
         .results
         .iter()
-        .filter(|r| r.verdict.fails_run() || r.verdict == crate::runner::Verdict::XFail)
+        .filter(|r| r.verdict.fails_run() || r.verdict == Verdict::XFail)
         .map(|r| {
             let mut ids: Vec<&str> = r
                 .rules

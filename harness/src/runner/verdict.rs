@@ -164,6 +164,16 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
                 )),
                 vec![],
             ),
+            // A crash sweep's position is not the crash point the case was written for.
+            Check::NotApplicable if listed && s.crash.as_ref().is_some_and(|c| c.swept) => (
+                Verdict::NotExercised,
+                Some("the situation this rule is about".to_string()),
+                Some(
+                    "it did not arise with the crash at this position (the case lists the rule for its own crash point)"
+                        .to_string(),
+                ),
+                vec![],
+            ),
             Check::NotApplicable if listed => (
                 Verdict::Unknown,
                 Some("evidence for this rule".to_string()),
