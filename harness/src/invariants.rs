@@ -397,12 +397,7 @@ impl<'a> History<'a> {
     /// own decision (its deadline, a rejected artifact, retries exhausted, a definite error, its
     /// limits): the rules about each judge those, here they are taken as given.
     fn justified(&self, d: &Deleg, done: &Done) -> Result<(), Broken> {
-        let until = self
-            .r
-            .done_at
-            .get(d.id)
-            .copied()
-            .unwrap_or(u64::MAX);
+        let until = self.r.done_at.get(d.id).copied().unwrap_or(u64::MAX);
         let entries: Vec<&Entry> = self.r.journal.iter().filter(|e| e.seq <= until).collect();
         let traffic: Vec<&Req> = self
             .traffic(d)
@@ -442,9 +437,10 @@ impl<'a> History<'a> {
                         .cancels
                         .iter()
                         .any(|c| c.id == d.id || Some(c.id.as_str()) == d.parent)
-                    || self.reqs.iter().any(|r| {
-                        r.seq <= until && r.calls(&[Method::CancelTask]) && names_task(r)
-                    }),
+                    || self
+                        .reqs
+                        .iter()
+                        .any(|r| r.seq <= until && r.calls(&[Method::CancelTask]) && names_task(r)),
                 "a cancel: the harness's, a CancelTask of one of its tasks, or a CANCELED state",
             ),
             Outcome::Lost => (
@@ -459,10 +455,9 @@ impl<'a> History<'a> {
                 }),
                 "-32001 (task not found) for one of its tasks",
             ),
-            Outcome::Failed
-            | Outcome::DeadLettered
-            | Outcome::SendFailed
-            | Outcome::Refused => (true, ""),
+            Outcome::Failed | Outcome::DeadLettered | Outcome::SendFailed | Outcome::Refused => {
+                (true, "")
+            }
         };
         if ok {
             Ok(())
@@ -651,7 +646,11 @@ mod tests {
         let mut c = good("");
         let done = done_of(&c, "d1");
         // Once before the kill (seq 3), once again from the restarted process: one outcome.
-        let r = result(&c, vec![init_ok(), done.clone(), init_ok(), done.clone()], Some((3, 2)));
+        let r = result(
+            &c,
+            vec![init_ok(), done.clone(), init_ok(), done.clone()],
+            Some((3, 2)),
+        );
         assert_eq!(verdict_of(&c, &r, "HIST-01"), Some(Verdict::Pass));
         c.done("d1", "FAILED", json!([]));
         let failed = done_of(&c, "d1");
@@ -665,14 +664,23 @@ mod tests {
         let mut c = Case::new(&delegation(""));
         let (_, req) = c.j.send("a", "m1", "do the thing", json!({}));
         c.j.created("a", "t1", "c1", "m1", false);
-        c.j.resp("a", req, 200, None, json!({"result": {"task": {"id": "t1"}}}));
+        c.j.resp(
+            "a",
+            req,
+            200,
+            None,
+            json!({"result": {"task": {"id": "t1"}}}),
+        );
         c.j.state("a", "t1", "TASK_STATE_FAILED");
         c.done("d1", "COMPLETED", json!([]));
         let r = result(&c, vec![init_ok(), done_of(&c, "d1")], None);
         let v = check(&c.s, &r);
         let h = v.iter().find(|v| v.id == "HIST-01").unwrap();
         assert_eq!(h.verdict, Verdict::Fail);
-        assert!(h.expected.as_deref().unwrap().contains("COMPLETED"), "{h:?}");
+        assert!(
+            h.expected.as_deref().unwrap().contains("COMPLETED"),
+            "{h:?}"
+        );
         // FAILED is the delegator's to decide; REJECTED needs the agent's REJECTED.
         for (state, verdict) in [("FAILED", Verdict::Pass), ("REJECTED", Verdict::Fail)] {
             c.done("d1", state, json!([]));
@@ -689,7 +697,11 @@ mod tests {
         let c = good("");
         let done = done_of(&c, "d1");
         // Killed after seq 1 (its send reached the agent): open, ended by the new process.
-        let r = result(&c, vec![init_ok(), state("d1"), init_ok(), done.clone()], Some((1, 2)));
+        let r = result(
+            &c,
+            vec![init_ok(), state("d1"), init_ok(), done.clone()],
+            Some((1, 2)),
+        );
         assert_eq!(verdict_of(&c, &r, "HIST-02"), Some(Verdict::Pass));
         // Lost: nothing after the restart.
         let r = result(&c, vec![init_ok(), state("d1"), init_ok()], Some((1, 2)));

@@ -317,10 +317,7 @@ fn check_crash(c: &Crash) -> Result<(), (&'static str, &'static str)> {
             "trigger \"at_event\" needs event = K (the journal seq of the kill, >= 1)",
         )),
         (CrashTrigger::AtEvent, Some(_)) | (_, None) => Ok(()),
-        (_, Some(_)) => Err((
-            "crash.event",
-            "event is only for trigger \"at_event\"",
-        )),
+        (_, Some(_)) => Err(("crash.event", "event is only for trigger \"at_event\"")),
     }
 }
 
@@ -603,13 +600,13 @@ mod tests {
         // Missing with at_event, and given with another trigger: named at the [crash] table.
         for (body, says) in [
             ("trigger = \"at_event\"\n", "needs event"),
-            ("trigger = \"first_request\"\nevent = 3\n", "only for trigger"),
+            (
+                "trigger = \"first_request\"\nevent = 3\n",
+                "only for trigger",
+            ),
         ] {
-            let err = Scenario::from_toml(
-                Path::new("x.toml"),
-                &format!("{BASE}[crash]\n{body}"),
-            )
-            .unwrap_err();
+            let err = Scenario::from_toml(Path::new("x.toml"), &format!("{BASE}[crash]\n{body}"))
+                .unwrap_err();
             let text = err.to_string();
             assert!(
                 text.starts_with("x.toml:7:1: crash.event: ") && text.contains(says),

@@ -206,15 +206,11 @@ async fn judge_positions(
                 // The journal ended before entry k (the delegator took a shorter path this
                 // run): no kill, so the position tested no recovery.
                 r.verdict = Verdict::NotExercised;
-                r.notes
-                    .push("position not reached: no crash, nothing recovered; NOT EXERCISED".into());
+                r.notes.push(
+                    "position not reached: no crash, nothing recovered; NOT EXERCISED".into(),
+                );
             }
-            if let Some(k) = s
-                .crash
-                .as_ref()
-                .and_then(|c| c.event)
-                .map(NonZeroU64::get)
-            {
+            if let Some(k) = s.crash.as_ref().and_then(|c| c.event).map(NonZeroU64::get) {
                 position_repro(&mut r, k);
             }
             apply_known_failing(std::slice::from_mut(&mut r), &o.known_failing);
@@ -347,10 +343,7 @@ pub fn summary_text(report: &SweepReport) -> String {
 }
 
 fn join(ks: &[u64]) -> String {
-    ks.iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+    ks.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -372,9 +365,7 @@ mod tests {
 
     #[test]
     fn a_position_replaces_the_case_crash_and_its_repro_names_it() {
-        let s = crate::rules::test_support::scenario(
-            "[crash]\ntrigger = \"first_request\"\n",
-        );
+        let s = crate::rules::test_support::scenario("[crash]\ntrigger = \"first_request\"\n");
         let k = NonZeroU64::new(5).unwrap();
         let swept = at_event(&s, k);
         let c = swept.crash.as_ref().unwrap();

@@ -232,10 +232,7 @@ pub(super) fn one_task_per_intent(ev: &Evidence) -> Check {
     for ((agent, _), mut created) in per_intent {
         created.sort();
         for (i, (seq, _)) in created.iter().enumerate() {
-            if let Some((first, _)) = created[..i]
-                .iter()
-                .find(|(_, t)| !purged_before(t, *seq))
-            {
+            if let Some((first, _)) = created[..i].iter().find(|(_, t)| !purged_before(t, *seq)) {
                 return fail(
                     format!("one remote task per intent at {agent}"),
                     format!("{} tasks", created.len()),
