@@ -339,12 +339,12 @@ impl<'a> CaseRun<'a> {
                 Some(DelegatorOutput::TooLong) => {
                     self.garbage(None);
                 }
+                // Our own kill: the restart comes next turn.
+                Some(DelegatorOutput::Eof) if self.crash_due().is_some() => {}
                 Some(DelegatorOutput::Eof) => {
-                    if self.crash_due().is_none() {
-                        self.intake
-                            .note("the delegator exited before init_ok".into());
-                        self.alive = false;
-                    }
+                    self.intake
+                        .note("the delegator exited before init_ok".into());
+                    self.alive = false;
                 }
             }
         }
