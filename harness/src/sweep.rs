@@ -306,8 +306,21 @@ pub fn summary_text(report: &SweepReport) -> String {
         };
         let _ = writeln!(
             s,
-            "  {}: N = {} (clean run {}), {how}",
+            "  {}: N = {} (its clean run, no crash: {}), {how}",
             p.id, p.length, p.clean_verdict
+        );
+    }
+    let unreached: Vec<&str> = report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::NotExercised && r.crash.is_none())
+        .map(|r| r.id.as_str())
+        .collect();
+    if !unreached.is_empty() {
+        let _ = writeln!(
+            s,
+            "positions not reached (the run's journal ended first; NOT EXERCISED): {}",
+            unreached.join(", ")
         );
     }
     let broken: Vec<(&CaseResult, Vec<&str>)> = report
