@@ -247,13 +247,21 @@ pub struct Crash {
 }
 
 impl Crash {
-    /// A crash sweep's crash at journal entry `event`, replacing the case's own (`swept`).
-    pub fn swept_at_event(event: std::num::NonZeroU64) -> Crash {
+    /// A crash at journal entry `event`, as `[crash] trigger = "at_event"` writes it.
+    pub fn at_event(event: std::num::NonZeroU64) -> Crash {
         Crash {
             trigger: CrashTrigger::AtEvent,
             chunks: 0,
             event: Some(event),
+            swept: false,
+        }
+    }
+
+    /// A crash sweep's crash at journal entry `event`, replacing the case's own (`swept`).
+    pub fn swept_at_event(event: std::num::NonZeroU64) -> Crash {
+        Crash {
             swept: true,
+            ..Crash::at_event(event)
         }
     }
 }
