@@ -13,11 +13,13 @@
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`runner`]: running a case, crash injection, verdicts;
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
+//! - [`record`]: the recording proxy of `a2a-harness record` (traffic to a mock-format journal);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod record;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod report;
 pub mod rules;
