@@ -113,6 +113,12 @@ impl TapBody {
                 } else if let Some(t) = frame.trailers_ref() {
                     self.observer.on_trailers(t);
                 }
+                // A body of known length ends with its last frame: the server does not poll
+                // again for the end.
+                if self.inner.is_end_stream() {
+                    self.ended = true;
+                    self.observer.on_end();
+                }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {

@@ -13,7 +13,9 @@ pub const REDACTED: &str = "<redacted>";
 pub const SUMMARY_PREFIX_BYTES: usize = 32;
 
 /// A payload path to redact: a JSON pointer (RFC 6901) whose segments may be `*` (any key or
-/// index), such as `/message/parts/*/data/ssn`.
+/// index), such as `/metadata/ssn`, matched from the root of every recorded payload and from
+/// every value nested in it (so `/metadata/ssn` is redacted in a request's message and in a
+/// task's history alike).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedactPath(Vec<String>);
 
@@ -133,7 +135,7 @@ impl Redactor {
         let mut v = v.clone();
         redact_push_secrets(&mut v);
         for p in &self.paths {
-            redact_at(&mut v, &p.0);
+            redact_everywhere(&mut v, &p.0);
         }
         match self.max_inline_bytes {
             Some(max) => summarise(&v, max),
@@ -168,6 +170,17 @@ fn redact_push_secrets(v: &mut Value) {
     }
 }
 
+/// Redact `path` relative to `v` and to every value nested in it: the same data shows up at
+/// different depths (a message in the request's params and in a task's history).
+fn redact_everywhere(v: &mut Value, path: &[String]) {
+    redact_at(v, path);
+    match v {
+        Value::Object(o) => o.values_mut().for_each(|x| redact_everywhere(x, path)),
+        Value::Array(a) => a.iter_mut().for_each(|x| redact_everywhere(x, path)),
+        _ => {}
+    }
+}
+
 fn redact_at(v: &mut Value, path: &[String]) {
     let Some((first, rest)) = path.split_first() else {
         *v = Value::String(REDACTED.into());
@@ -193,9 +206,9 @@ fn redact_at(v: &mut Value, path: &[String]) {
 }
 
 /// Summarise one string: `<N bytes, sha256 H, starts "…">` (the mock's summary, plus the first
-/// bytes).
-pub fn summary(s: &str) -> String {
-    let mut cut = SUMMARY_PREFIX_BYTES.min(s.len());
+/// [`SUMMARY_PREFIX_BYTES`] bytes, never more than `max`).
+pub fn summary(s: &str, max: usize) -> String {
+    let mut cut = SUMMARY_PREFIX_BYTES.min(max).min(s.len());
     while !s.is_char_boundary(cut) {
         cut -= 1;
     }
@@ -210,7 +223,7 @@ pub fn summary(s: &str) -> String {
 /// Replace every string longer than `max` bytes with its [`summary`].
 pub fn summarise(v: &Value, max: usize) -> Value {
     match v {
-        Value::String(s) if s.len() > max => Value::String(summary(s)),
+        Value::String(s) if s.len() > max => Value::String(summary(s, max)),
         Value::Array(a) => Value::Array(a.iter().map(|x| summarise(x, max)).collect()),
         Value::Object(o) => Value::Object(
             o.iter()
@@ -229,20 +242,21 @@ mod tests {
     #[test]
     fn push_tokens_paths_and_long_strings_are_redacted() {
         let r = Redactor {
-            paths: vec!["/message/parts/*/data/ssn".parse().unwrap()],
-            max_inline_bytes: Some(8),
+            paths: vec!["/parts/*/data/ssn".parse().unwrap()],
+            max_inline_bytes: Some(12),
         };
         let v = json!({
             "configuration": {"taskPushNotificationConfig": {"url": "http://h/x", "token": "tok-1",
                 "authentication": {"scheme": "Bearer", "credentials": "cred-1"}}},
-            "message": {"parts": [{"data": {"ssn": "123", "ok": 1}}, {"text": "0123456789abc"}]}
+            "message": {"parts": [{"data": {"ssn": "123", "ok": 1}}, {"text": "0123456789abc"}]},
+            "task": {"history": [{"parts": [{"data": {"ssn": "456"}}]}]}
         });
         let out = r.payload(&v).to_string();
-        for secret in ["tok-1", "cred-1", "\"123\"", "0123456789abc"] {
+        for secret in ["tok-1", "cred-1", "\"123\"", "\"456\"", "0123456789abc"] {
             assert!(!out.contains(secret), "{secret} in {out}");
         }
         assert!(out.contains("<13 bytes, sha256 "), "{out}");
-        assert!(out.contains(r#"starts \"01234567"#), "{out}");
+        assert!(out.contains(r#"starts \"0123456789ab\""#), "{out}");
         assert!(out.contains("http://h/x"));
         assert!("no-slash".parse::<RedactPath>().is_err());
     }
