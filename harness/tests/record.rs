@@ -277,7 +277,7 @@ async fn read_events_until(
     use futures::StreamExt;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        if buf.split("\n\n").any(|e| until(e)) {
+        if buf.split("\n\n").any(&until) {
             return true;
         }
         match tokio::time::timeout_at(deadline, body.next()).await {
