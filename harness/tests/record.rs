@@ -710,3 +710,8 @@ steps = [
     rec.shutdown().await;
     net.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_0_3_agent_through_the_proxy_matches_too() {
+    direct_and_recorded(&case("compat.v03-agent"), Binding::JsonRpc).await;
+}

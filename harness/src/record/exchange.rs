@@ -10,7 +10,7 @@ use a2a_protocol::conformance::ObjectType;
 use a2a_protocol::grpc::Rpc;
 use a2a_protocol::grpc::framing::FrameDecoder;
 use a2a_protocol::sse::SseDecoder;
-use a2a_protocol::{Binding, Method};
+use a2a_protocol::{Binding, Method, compat03};
 use bytes::Bytes;
 use hyper::HeaderMap;
 use serde_json::{Value, json};
@@ -75,6 +75,8 @@ pub struct Decoded {
     pub method_name: Option<String>,
     /// The JSON-RPC id.
     pub rpc_id: Option<Value>,
+    /// The method was named in 0.3 (`message/send`): its results are 0.3 objects.
+    pub v03: bool,
     /// The JSON-RPC-shaped params (unredacted), or the raw text when undecodable.
     pub params: Value,
     /// Why it could not be decoded, if it could not.
@@ -123,6 +125,7 @@ pub fn decode_request(
         method: None,
         method_name: None,
         rpc_id: None,
+        v03: false,
         params: Value::Null,
         problem: None,
     };
@@ -161,7 +164,9 @@ pub fn decode_request(
         && v.get("jsonrpc").is_some()
     {
         if let Some(m) = v.get("method").and_then(Value::as_str) {
-            d.method = Method::parse_any(m).map(|(m, _)| m);
+            let parsed = Method::parse_any(m);
+            d.method = parsed.map(|(m, _)| m);
+            d.v03 = parsed.is_some_and(|(_, v)| v == a2a_protocol::ProtocolVersion::V0_3);
             d.method_name = Some(m.to_string());
         }
         d.rpc_id = v.get("id").cloned();
@@ -213,6 +218,8 @@ pub struct Observer {
     header_rpc_error: Option<i64>,
     reading: Reading,
     created_by: Option<String>,
+    /// A 0.3 method's result kind: results are translated to 1.0 before tasks are derived.
+    v03_result: Option<compat03::ObjectKind>,
     index: u32,
     last_state: Option<String>,
     decode_failed: bool,
@@ -269,6 +276,15 @@ impl Observer {
             header_rpc_error,
             reading,
             created_by,
+            v03_result: decoded
+                .v03
+                .then(|| {
+                    decoded
+                        .method_name
+                        .as_deref()
+                        .and_then(compat03::ObjectKind::result_of)
+                })
+                .flatten(),
             index: 0,
             last_state: None,
             decode_failed: false,
@@ -284,6 +300,14 @@ impl Observer {
             });
         }
         o
+    }
+
+    /// A result in 1.0 form (a 0.3 agent's translated; as it is when it does not translate).
+    fn as_v1(&self, r: &Value) -> Value {
+        match self.v03_result {
+            Some(kind) => compat03::to_v1(kind, r).unwrap_or_else(|_| r.clone()),
+            None => r.clone(),
+        }
     }
 
     /// The type of each gRPC answer message.
@@ -308,6 +332,7 @@ impl Observer {
         });
         self.index += 1;
         if let Some(r) = result {
+            let r = self.as_v1(&r);
             let states = self.rec.observe_result(&r, self.created_by.as_deref());
             if let Some(s) = states.last() {
                 self.last_state = Some(s.clone());
@@ -497,7 +522,8 @@ impl Observer {
                     Binding::JsonRpc => {
                         rpc_error = v.pointer("/error/code").and_then(Value::as_i64);
                         if let Some(r) = v.get("result") {
-                            self.rec.observe_result(r, self.created_by.as_deref());
+                            let r = self.as_v1(r);
+                            self.rec.observe_result(&r, self.created_by.as_deref());
                         }
                         v
                     }

@@ -218,13 +218,17 @@ fn grpc_frame(msg: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Where a method's params carry a push-notification URL.
-fn push_url_pointer(m: Option<Method>) -> Option<&'static str> {
-    match m? {
-        Method::SendMessage | Method::SendStreamingMessage => {
+/// Where a method's params carry a push-notification URL (1.0, or 0.3 when `v03`).
+fn push_url_pointer(m: Option<Method>, v03: bool) -> Option<&'static str> {
+    match (m?, v03) {
+        (Method::SendMessage | Method::SendStreamingMessage, false) => {
             Some("/configuration/taskPushNotificationConfig/url")
         }
-        Method::CreateTaskPushNotificationConfig => Some("/url"),
+        (Method::SendMessage | Method::SendStreamingMessage, true) => {
+            Some("/configuration/pushNotificationConfig/url")
+        }
+        (Method::CreateTaskPushNotificationConfig, false) => Some("/url"),
+        (Method::CreateTaskPushNotificationConfig, true) => Some("/pushNotificationConfig/url"),
         _ => None,
     }
 }
@@ -540,7 +544,7 @@ impl Proxy {
     /// The request body with the delegator's webhook replaced by the relay (the one change the
     /// proxy makes to a request); unchanged when there is none or it cannot be re-encoded.
     fn substitute_in_request(&self, d: &Decoded, body: Vec<u8>, n: u64) -> Vec<u8> {
-        let Some(pointer) = push_url_pointer(d.method) else {
+        let Some(pointer) = push_url_pointer(d.method, d.v03) else {
             return body;
         };
         match d.binding {
@@ -808,7 +812,7 @@ mod tests {
     #[test]
     fn a_grpc_frame_has_the_five_byte_header() {
         assert_eq!(grpc_frame(b"ab"), vec![0, 0, 0, 0, 2, b'a', b'b']);
-        assert_eq!(push_url_pointer(Some(Method::GetTask)), None);
+        assert_eq!(push_url_pointer(Some(Method::GetTask), false), None);
         assert!(rewrites_answer(Some(
             Method::ListTaskPushNotificationConfigs
         )));
