@@ -715,3 +715,134 @@ steps = [
 async fn a_0_3_agent_through_the_proxy_matches_too() {
     direct_and_recorded(&case("compat.v03-agent"), Binding::JsonRpc).await;
 }
+
+/// One raw gRPC call (HTTP/2 prior knowledge) through `addr`; the answer as ProtoJSON.
+async fn grpc_call(addr: &str, rpc: a2a_protocol::grpc::Rpc, params: Value) -> Value {
+    let msg = a2a_protocol::grpc::encode_from_json(rpc.request_type(), &params).expect("encode");
+    let mut body = vec![0u8];
+    body.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+    body.extend_from_slice(&msg);
+    let r = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .timeout(WAIT)
+        .build()
+        .expect("client")
+        .post(format!("http://{addr}{}", rpc.path()))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("a2a-version", "1.0")
+        .body(body)
+        .send()
+        .await
+        .expect("gRPC call");
+    assert_eq!(r.status(), 200);
+    let bytes = r.bytes().await.expect("body");
+    assert!(
+        bytes.len() >= 5,
+        "{rpc:?}: no message (grpc-status in trailers)"
+    );
+    let t = rpc.response_type().expect("a response type");
+    a2a_protocol::grpc::decode_to_json(t, &bytes[5..]).expect("decode")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_push_configs_and_the_extended_card_are_rewritten_for_the_delegator() {
+    use a2a_protocol::grpc::Rpc;
+    let net = Network::start(spec(
+        r#"
+[[agent]]
+name = "a"
+bindings = ["grpc"]
+[[agent.skill]]
+id = "work"
+[[agent.extended_skill]]
+id = "secret-skill"
+[[agent.rule]]
+steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
+"#,
+    ))
+    .await
+    .expect("network");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let rec = record(&net, tmp.path()).await;
+    let proxy = rec.agents()[0].listen.to_string();
+    let hook = "http://127.0.0.1:9/hook/d1";
+    let sent = grpc_call(
+        &proxy,
+        Rpc::SendMessage,
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "go"}]}}),
+    )
+    .await;
+    let tid = sent
+        .pointer("/task/id")
+        .and_then(Value::as_str)
+        .expect("task")
+        .to_string();
+    let created = grpc_call(
+        &proxy,
+        Rpc::CreateTaskPushNotificationConfig,
+        json!({"taskId": tid, "id": "c1", "url": hook, "token": "SECRET-GRPC-TOKEN"}),
+    )
+    .await;
+    assert_eq!(created["url"], hook);
+    let got = grpc_call(
+        &proxy,
+        Rpc::GetTaskPushNotificationConfig,
+        json!({"taskId": tid, "id": "c1"}),
+    )
+    .await;
+    assert_eq!(got["url"], hook);
+    let listed = grpc_call(
+        &proxy,
+        Rpc::ListTaskPushNotificationConfigs,
+        json!({"taskId": tid}),
+    )
+    .await;
+    assert_eq!(listed["configs"][0]["url"], hook);
+    // The agent holds the relay.
+    let at_agent = net
+        .journal()
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "CreateTaskPushNotificationConfig")
+        .expect("create reached the agent");
+    assert!(
+        at_agent.params["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with(&format!(
+                "http://{proxy}{}",
+                a2a_harness::record::PUSH_PREFIX
+            ))),
+        "{:?}",
+        at_agent.params
+    );
+    let card = grpc_call(&proxy, Rpc::GetExtendedAgentCard, json!({})).await;
+    assert_eq!(card["supportedInterfaces"][0]["url"], json!(proxy));
+    assert!(card.to_string().contains("secret-skill"));
+    let path = rec.journal().path().to_path_buf();
+    rec.shutdown().await;
+    net.shutdown().await;
+    let text = std::fs::read_to_string(&path).expect("journal");
+    assert!(!text.contains("SECRET-GRPC-TOKEN"));
+    let recorded = read_journal(&path);
+    let create = recorded
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::Request {
+                method: Some(m),
+                params,
+                binding: Binding::Grpc,
+                ..
+            } if m == "CreateTaskPushNotificationConfig" => Some(params.clone()),
+            _ => None,
+        })
+        .expect("create recorded");
+    assert_eq!(create["url"], hook);
+    assert_eq!(create["token"], "<redacted>");
+    assert!(
+        !recorded
+            .iter()
+            .any(|e| matches!(e.event, Event::Note { .. })),
+        "{recorded:?}"
+    );
+}
