@@ -846,3 +846,97 @@ steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
         "{recorded:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_record_command_prints_its_card_urls_and_stops_on_sigterm() {
+    use tokio::io::AsyncBufReadExt;
+    let net = Network::start(spec("[[agent]]\nname = \"cli-agent\"\n"))
+        .await
+        .expect("network");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut child = tokio::process::Command::new(common::harness())
+        .args(["record", "--upstream"])
+        .arg(net.base_url("cli-agent").expect("url"))
+        .arg("--out")
+        .arg(tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn");
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first = tokio::time::timeout(WAIT, lines.next_line())
+        .await
+        .expect("a line in time")
+        .expect("read")
+        .expect("a first line");
+    let fields: Vec<&str> = first.split('\t').collect();
+    assert_eq!(fields[0], "cli-agent", "{first}");
+    let card: Value = reqwest::get(fields[1])
+        .await
+        .expect("card")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(card["name"], "cli-agent");
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+    let status = tokio::time::timeout(WAIT, child.wait())
+        .await
+        .expect("exit in time")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+    let mut rest = Vec::new();
+    while let Ok(Some(l)) = lines.next_line().await {
+        rest.push(l);
+    }
+    assert!(
+        rest.last().is_some_and(|l| l.starts_with("2 entries in ")),
+        "{rest:?}"
+    );
+    let recorded = read_journal(&tmp.path().join(a2a_harness::record::JOURNAL_FILE));
+    assert!(
+        matches!(&recorded[0].event, Event::Request { path, .. } if path == "/.well-known/agent-card.json")
+    );
+    net.shutdown().await;
+}
+
+#[test]
+fn bad_record_arguments_are_usage_errors_naming_the_value() {
+    for (args, says) in [
+        (
+            vec!["--upstream", "https://127.0.0.1:1"],
+            "--upstream \"https://127.0.0.1:1\"",
+        ),
+        (
+            vec!["--upstream", "http://127.0.0.1:1/a2a"],
+            "give the upstream's origin",
+        ),
+        (
+            vec![
+                "--upstream",
+                "http://127.0.0.1:1",
+                "--listen",
+                "127.0.0.1:0",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            "2 --listen addresses for 1 --upstream",
+        ),
+        (
+            vec!["--upstream", "http://127.0.0.1:1", "--redact", "ssn"],
+            "--redact",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let out = std::process::Command::new(common::harness())
+            .arg("record")
+            .args(&args)
+            .arg("--out")
+            .arg(tmp.path())
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
