@@ -570,6 +570,19 @@ fault = { kind = "garbage_body", body = "<<not json>>" }
 steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
 
 [[agent]]
+name = "dropper"
+[[agent.rule]]
+fault = { kind = "drop_response" }
+steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
+
+[[agent]]
+name = "refuser"
+bindings = ["grpc"]
+[[agent.rule]]
+fault = { kind = "rpc_error", code = -32001 }
+steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
+
+[[agent]]
 name = "resetter"
 [[agent.rule]]
 fault = { kind = "reset_after", events = 1 }
@@ -587,7 +600,7 @@ steps = [
         l.local_addr().expect("addr")
     };
     let tmp = tempfile::tempdir().expect("tmp");
-    let mut upstreams: Vec<UpstreamSpec> = ["garbage", "resetter"]
+    let mut upstreams: Vec<UpstreamSpec> = ["garbage", "resetter", "dropper", "refuser"]
         .iter()
         .map(|n| UpstreamSpec {
             url: net.base_url(n).expect("url"),
@@ -601,7 +614,8 @@ steps = [
     let mut opts = RecordOptions::new(tmp.path());
     opts.keep_in_memory = 10_000;
     let rec = Recorder::start(&upstreams, opts).await.expect("recorder");
-    let [garbage, resetter, down] = [0, 1, 2].map(|i| rec.agents()[i].listen);
+    let [garbage, resetter, dropper, refuser, down] =
+        [0, 1, 2, 3, 4].map(|i| rec.agents()[i].listen);
     let client = reqwest::Client::new();
     let note_about = |req_text: &'static str| {
         move |es: &[Entry]| {
@@ -683,8 +697,74 @@ steps = [
             .await
     );
 
+    // An upstream that drops the connection instead of answering: so does the proxy.
+    let r = client
+        .post(format!("http://{dropper}/a2a"))
+        .header("A2A-Version", "1.0")
+        .json(&stream_request("d").as_object().map(|o| {
+            let mut o = o.clone();
+            o.insert("method".into(), json!("SendMessage"));
+            Value::Object(o)
+        }))
+        .send()
+        .await;
+    assert!(r.is_err(), "{r:?}");
+    assert!(
+        rec.journal()
+            .wait_for(WAIT, |es| {
+                es.iter().any(|e| {
+                    matches!(&e.event,
+                Event::ConnectionDropped { phase, .. } if phase == "before_response")
+                })
+            })
+            .await
+    );
+
+    // A gRPC trailers-only error (no body at all) is recorded as the agent's answer.
+    let msg = a2a_protocol::grpc::encode_from_json(
+        a2a_protocol::grpc::Rpc::SendMessage.request_type(),
+        &json!({"message": {"messageId": "g1", "role": "ROLE_USER", "parts": [{"text": "g"}]}}),
+    )
+    .expect("encode");
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&msg);
+    let r = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .expect("h2")
+        .post(format!(
+            "http://{refuser}{}",
+            a2a_protocol::grpc::Rpc::SendMessage.path()
+        ))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("a2a-version", "1.0")
+        .body(frame)
+        .send()
+        .await
+        .expect("gRPC call");
+    assert_eq!(
+        r.headers().get("grpc-status").and_then(|v| v.to_str().ok()),
+        Some("5")
+    );
+    assert!(
+        rec.journal()
+            .wait_for(WAIT, |es| es.iter().any(|e| matches!(
+                &e.event,
+                Event::Response {
+                    grpc_status: Some(5),
+                    rpc_error: Some(-32001),
+                    ..
+                }
+            )))
+            .await,
+        "{:?}",
+        rec.journal().recent()
+    );
+
     // Every proxy still serves.
-    for p in [garbage, resetter] {
+    for p in [garbage, resetter, dropper, refuser] {
         let card: Value = client
             .get(format!("http://{p}/.well-known/agent-card.json"))
             .send()
@@ -696,7 +776,11 @@ steps = [
         let u = card["supportedInterfaces"][0]["url"]
             .as_str()
             .unwrap_or_default();
-        assert!(u.starts_with(&format!("http://{p}/")), "{u}");
+        // A gRPC interface's URL is the bare `host:port`.
+        assert!(
+            u.starts_with(&format!("http://{p}/")) || u == p.to_string(),
+            "{u}"
+        );
     }
     assert_eq!(
         client

@@ -51,13 +51,18 @@ pub struct TapBody {
 
 impl TapBody {
     /// Pass `inner` through, showing each frame to `observer`.
-    pub fn new(inner: Incoming, observer: Observer, idle: Duration) -> Self {
+    pub fn new(inner: Incoming, mut observer: Observer, idle: Duration) -> Self {
+        // An empty body (a gRPC trailers-only answer, `Content-Length: 0`) is never polled.
+        let ended = inner.is_end_stream();
+        if ended {
+            observer.on_end();
+        }
         TapBody {
             inner,
             observer,
             idle,
             timer: Box::pin(tokio::time::sleep(idle)),
-            ended: false,
+            ended,
         }
     }
 }

@@ -464,10 +464,12 @@ impl Proxy {
                     Some(n),
                     format!("request body from the delegator unreadable: {e}"),
                 );
-                return Ok(plain(
-                    StatusCode::BAD_REQUEST,
-                    format!("a2a-harness record: {e}\n"),
-                ));
+                let status = if e.starts_with("body larger") {
+                    StatusCode::PAYLOAD_TOO_LARGE
+                } else {
+                    StatusCode::BAD_REQUEST
+                };
+                return Ok(plain(status, format!("a2a-harness record: {e}\n")));
             }
         };
         let prefixes = lock(&self.rest_prefixes).clone();
