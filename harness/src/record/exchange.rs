@@ -543,7 +543,8 @@ impl Observer {
                     }
                 },
                 Err(e) => {
-                    if self.method.is_some() {
+                    // An error status with a text body (`503 Service Unavailable`) is ordinary.
+                    if self.method.is_some() && (200..300).contains(&self.status) {
                         self.rec
                             .note(Some(self.req), format!("answer body is not JSON: {e}"));
                     }
