@@ -249,6 +249,71 @@ async fn direct_and_recorded(s: &a2a_harness::scenario::Scenario, binding: Bindi
     assert!(notes.is_empty(), "case {}: notes {notes:?}", s.id);
 }
 
+/// Run `s` directly and through the proxy: the same outcome for every delegation; the
+/// recording and the proxied network's own journal.
+async fn same_outcome(s: &a2a_harness::scenario::Scenario) -> (Vec<Entry>, Vec<Entry>) {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let delegations = delegations_of(s);
+    let direct_net = Network::start(s.network.clone()).await.expect("network");
+    let cards: Vec<String> = direct_net
+        .names()
+        .filter_map(|n| direct_net.card_url(n))
+        .collect();
+    let direct = drive(&cards, &tmp.path().join("direct"), &delegations).await;
+    direct_net.shutdown().await;
+    let net = Network::start(s.network.clone()).await.expect("network");
+    let rec = record(&net, &tmp.path().join("rec")).await;
+    let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
+    let proxied = drive(&cards, &tmp.path().join("proxied"), &delegations).await;
+    let path = rec.journal().path().to_path_buf();
+    rec.shutdown().await;
+    let mock = net.journal().entries();
+    net.shutdown().await;
+    for (id, d) in &direct {
+        assert_eq!(
+            outcome(d),
+            outcome(&proxied[id]),
+            "case {} delegation {id}",
+            s.id
+        );
+    }
+    (read_journal(&path), mock)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_and_errors_reach_the_delegator_as_they_would_directly() {
+    let dropped = |es: &[Entry], phase: &str| {
+        es.iter()
+            .any(|e| matches!(&e.event, Event::ConnectionDropped { phase: p, .. } if p == phase))
+    };
+    let (es, _) = same_outcome(&case("observation.stream-reset")).await;
+    assert!(dropped(&es, "mid_event"));
+    let (es, _) = same_outcome(&case("retries.connection-dropped")).await;
+    assert!(dropped(&es, "before_response"));
+    let (es, _) = same_outcome(&case("retries.429-retry-after")).await;
+    assert!(
+        es.iter()
+            .any(|e| matches!(e.event, Event::Response { status: 429, .. }))
+    );
+    let (es, _) = same_outcome(&case("hostile.invalid-json-event")).await;
+    assert!(
+        es.iter()
+            .any(|e| matches!(&e.event, Event::Note { text, .. } if text.contains("is not JSON")))
+    );
+    let (es, _) = same_outcome(&case("errors.task-not-found")).await;
+    assert!(es.iter().any(|e| matches!(
+        e.event,
+        Event::Response {
+            rpc_error: Some(-32001),
+            ..
+        }
+    )));
+    // Polling: no stream, the artifact's truth comes from the final task.
+    let (es, mock) = same_outcome(&case("artifacts.polling")).await;
+    assert!(!artifacts(&es).is_empty());
+    assert_eq!(artifacts(&es), artifacts(&mock));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_jsonrpc_case_through_the_proxy_matches_a_direct_run_and_the_mock_journal() {
     direct_and_recorded(&case("artifacts.raw-bytes"), Binding::JsonRpc).await;
