@@ -157,8 +157,13 @@ impl std::fmt::Display for SendError {
     }
 }
 
-/// The upstream's card, read at start (for the agent's name and its HTTP+JSON paths).
+/// The upstream's card, read at start (for the agent's name and its HTTP+JSON paths), within
+/// the connect bound (a slow upstream does not hold the start up).
 pub async fn fetch_card(authority: &str, bounds: Bounds) -> Result<Value, String> {
+    let bounds = Bounds {
+        upstream: bounds.connect.min(bounds.upstream),
+        ..bounds
+    };
     let mut req = Request::new(ProxyBody::full(Bytes::new()));
     *req.uri_mut() = Uri::from_static(AGENT_CARD_PATH);
     if let Ok(h) = HeaderValue::from_str(authority) {
