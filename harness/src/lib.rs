@@ -15,12 +15,14 @@
 //! - [`invariants`]: history invariants (`HIST-*`) over a whole case's evidence;
 //! - [`sweep`]: the crash sweep (a kill at every journal position of a case);
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
+//! - [`record`]: the recording proxy of `a2a-harness record` (traffic to a mock-format journal);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
 pub mod invariants;
+pub mod record;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod report;
 pub mod rules;
