@@ -13,12 +13,15 @@
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`runner`]: running a case, crash injection, verdicts;
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
+//! - [`journal_diff`]: comparing two journals modulo ids, ports and timing (`journal diff`,
+//!   `run --check-determinism`);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
 pub use a2a_driver_contract::process as delegator_process;
+pub mod journal_diff;
 pub mod report;
 pub mod rules;
 pub mod run;

@@ -1,0 +1,251 @@
+//! Comparing two network journals modulo timing, ports and ids: where two runs' traffic first
+//! differs. Used by `a2a-harness journal diff` and `a2a-harness run --check-determinism`.
+//!
+//! A journal is first put in a canonical form ([`normalise`]) that keeps what the delegator
+//! and the agents did and drops what timing, the operating system or a random generator
+//! decided ([`IGNORED`] says exactly what); two canonical forms are then compared line by line
+//! ([`first_difference`]).
+//!
+//! ```
+//! use a2a_harness::journal_diff::{compare, normalise};
+//! let a = normalise(&[]);
+//! assert!(compare(&[], &[]).is_none());
+//! assert!(a.lines.is_empty());
+//! ```
+
+mod load;
+mod normalise;
+
+pub use load::{LoadError, load_journal};
+
+use a2a_mock_agents::Entry;
+use serde_json::Value;
+use std::fmt;
+
+/// What the comparison ignores, as `journal diff --help` and the determinism notes say it.
+pub const IGNORED: &str = "\
+Ignored: entry sequence numbers and times (`seq`, `at_us`); points in time anywhere (RFC 3339 \
+timestamps, `timestamp` and `deadline` fields); loopback ports (127.0.0.1:N, localhost:N, \
+[::1]:N; numbered by first appearance, so a URL to another agent still differs); the \
+`content-length` header; task ids, context ids, messageIds, push tokens and credentials and \
+any other UUID (each replaced by a placeholder numbered by first appearance, per kind: the same \
+id keeps the same placeholder everywhere); JSON-RPC ids and the journal's request numbers \
+(numbered within each request: only whether a response names its request counts); how traffic \
+to different agents, and to different tasks of one agent, interleaves (entries are compared per \
+agent, then per task, each task's own life, its push notifications and the requests about it \
+apart; tasks are ordered by their first request, not by when they ran); and how many times in \
+a row an identical request got an identical answer (a run of identical polls counts once). \
+Everything else is compared: methods, paths, bindings, params and bodies, states, artifact \
+chunks (flags, byte counts, sha256), faults, stream ends, push deliveries, headers.";
+
+/// A journal in canonical form: one line per entry, grouped by agent and task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NormalisedJournal {
+    /// The lines, in canonical order.
+    pub lines: Vec<Line>,
+}
+
+/// One entry of a normalised journal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// Where it belongs: agent, task placeholder and section (`task life`, `pushes`,
+    /// `requests`), such as `agent flights, task <task#1>, requests`.
+    pub place: String,
+    /// The entry's sequence number in its journal (the first of a run of repeats).
+    pub seq: u64,
+    /// How many identical requests in a row this line stands for (1 when not repeated);
+    /// ignored by the comparison.
+    pub repeats: usize,
+    /// The entry with timing, ports and ids replaced (no `seq`, `at_us` or `agent`).
+    pub value: Value,
+}
+
+impl Line {
+    /// Same place and same normalised entry (repeats aside).
+    pub fn same_as(&self, other: &Line) -> bool {
+        self.place == other.place && self.value == other.value
+    }
+}
+
+impl fmt::Display for Line {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.value.to_string();
+        write!(f, "seq {:>5}  {}", self.seq, shorten(&text, 400))?;
+        if self.repeats > 1 {
+            write!(f, "  (x{} in a row)", self.repeats)?;
+        }
+        Ok(())
+    }
+}
+
+/// Put a journal in canonical form (see [`IGNORED`]).
+pub fn normalise(entries: &[Entry]) -> NormalisedJournal {
+    normalise::normalise(entries)
+}
+
+/// The first place where two normalised journals differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    /// The index of the differing line in both canonical forms.
+    pub index: usize,
+    /// The line of the first journal (`None`: it ended here).
+    pub left: Option<Line>,
+    /// The line of the second journal (`None`: it ended here).
+    pub right: Option<Line>,
+    /// Up to [`CONTEXT`] lines before it, the same in both, as the first journal has them.
+    pub context_left: Vec<Line>,
+    /// The same lines as the second journal has them (their `seq` may differ).
+    pub context_right: Vec<Line>,
+    /// Where inside the entries they differ (a JSON path such as
+    /// `data.result.statusUpdate.status.state`), when both lines exist at the same place.
+    pub path: Option<String>,
+}
+
+/// Lines of context shown before a difference.
+pub const CONTEXT: usize = 3;
+
+/// Find the first difference of two normalised journals; `None` when they are equal.
+pub fn first_difference(a: &NormalisedJournal, b: &NormalisedJournal) -> Option<Difference> {
+    let n = a.lines.len().max(b.lines.len());
+    let index = (0..n).find(|&i| match (a.lines.get(i), b.lines.get(i)) {
+        (Some(x), Some(y)) => !x.same_as(y),
+        _ => true,
+    })?;
+    let from = index.saturating_sub(CONTEXT);
+    let left = a.lines.get(index).cloned();
+    let right = b.lines.get(index).cloned();
+    let path = match (&left, &right) {
+        (Some(l), Some(r)) if l.place == r.place => value_difference(&l.value, &r.value, ""),
+        _ => None,
+    };
+    Some(Difference {
+        index,
+        left,
+        right,
+        context_left: a.lines[from..index].to_vec(),
+        context_right: b.lines[from..index].to_vec(),
+        path,
+    })
+}
+
+/// Normalise two journals and find their first difference; `None` when they are equal modulo
+/// ids, ports and timing.
+pub fn compare(a: &[Entry], b: &[Entry]) -> Option<Difference> {
+    first_difference(&normalise(a), &normalise(b))
+}
+
+/// The JSON path of the first difference of two values (keys in order).
+fn value_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    let join = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match (a, b) {
+        _ if a == b => None,
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .find_map(|k| match (x.get(k), y.get(k)) {
+                    (Some(p), Some(q)) => value_difference(p, q, &join(k)),
+                    _ => Some(join(k)),
+                })
+                .or_else(|| Some(at.to_string()))
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| value_difference(p, q, &format!("{at}[{i}]"))),
+        _ => Some(if at.is_empty() {
+            "(the whole entry)".to_string()
+        } else {
+            at.to_string()
+        }),
+    }
+}
+
+/// The value at a JSON path made by [`value_difference`], as compact text.
+fn value_at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+    if path.is_empty() || path == "(the whole entry)" {
+        return Some(v);
+    }
+    let mut cur = v;
+    for part in path.split('.') {
+        let (key, indices) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            cur = cur.get(key)?;
+        }
+        for idx in indices.split(['[', ']']).filter(|s| !s.is_empty()) {
+            cur = cur.get(idx.parse::<usize>().ok()?)?;
+        }
+    }
+    Some(cur)
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len())
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = self
+            .left
+            .as_ref()
+            .or(self.right.as_ref())
+            .map_or("", |l| l.place.as_str());
+        writeln!(
+            f,
+            "first difference at line {} of the normalised journals ({place}):",
+            self.index + 1
+        )?;
+        if !self.context_left.is_empty() {
+            writeln!(f, "  before it, the same in both (seq in A / seq in B):")?;
+            for (l, r) in self.context_left.iter().zip(&self.context_right) {
+                writeln!(
+                    f,
+                    "    {:>5} / {:<5}  [{}] {}",
+                    l.seq,
+                    r.seq,
+                    l.place,
+                    shorten(&l.value.to_string(), 200)
+                )?;
+            }
+        }
+        for (side, line) in [("A", &self.left), ("B", &self.right)] {
+            match line {
+                Some(l) => writeln!(f, "  {side}: [{}] {l}", l.place)?,
+                None => writeln!(f, "  {side}: (ends here: no more entries)")?,
+            }
+        }
+        if let (Some(path), Some(l), Some(r)) = (&self.path, &self.left, &self.right) {
+            let show = |v: &Value| {
+                value_at(v, path).map_or("(absent)".to_string(), |x| shorten(&x.to_string(), 200))
+            };
+            writeln!(
+                f,
+                "  they differ at {path}: A {} / B {}",
+                show(&l.value),
+                show(&r.value)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
