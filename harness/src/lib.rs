@@ -13,6 +13,7 @@
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`runner`]: running a case, crash injection, verdicts;
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
+//! - [`determinism`]: `run --check-determinism`, each case twice and the runs compared;
 //! - [`journal_diff`]: comparing two journals modulo ids, ports and timing (`journal diff`,
 //!   `run --check-determinism`);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
@@ -20,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod determinism;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod journal_diff;
 pub mod report;

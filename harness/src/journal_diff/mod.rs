@@ -33,8 +33,15 @@ id keeps the same placeholder everywhere); JSON-RPC ids and the journal's reques
 (numbered within each request: only whether a response names its request counts); how traffic \
 to different agents, and to different tasks of one agent, interleaves (entries are compared per \
 agent, then per task, each task's own life, its push notifications and the requests about it \
-apart; tasks are ordered by their first request, not by when they ran); and how many times in \
-a row an identical request got an identical answer (a run of identical polls counts once). \
+apart; tasks are ordered by their first request, not by when they ran); how many times in \
+a row an identical request got an identical answer (a run of identical polls counts once), and \
+how many identical entries in a row a task's life or its pushes have (a flood of identical \
+chunks counts once); the webhook's answer to a push (its status or error: whether a push lands \
+before or after the delegator finished with the delegation is timing); the `artifacts` and \
+`history` of task objects in answers (a GetTask, CancelTask or ListTasks result, a stream's \
+first event: a snapshot of how far the agent had got, which its task life records exactly); \
+and the tail of a stream the client left (`client_gone`) or that never closed, past the point \
+where both journals still agree. \
 Everything else is compared: methods, paths, bindings, params and bodies, states, artifact \
 chunks (flags, byte counts, sha256), faults, stream ends, push deliveries, headers.";
 
@@ -58,12 +65,26 @@ pub struct Line {
     pub repeats: usize,
     /// The entry with timing, ports and ids replaced (no `seq`, `at_us` or `agent`).
     pub value: Value,
+    /// The request (numbered within the normalised journal) this line belongs to, for the
+    /// lines of the requests section.
+    pub exchange: Option<usize>,
+    /// A line of a stream the client left (`client_gone`) or that never closed: the stream's
+    /// tail is compared only as far as both journals have it.
+    pub abandoned: bool,
 }
 
 impl Line {
     /// Same place and same normalised entry (repeats aside).
     pub fn same_as(&self, other: &Line) -> bool {
         self.place == other.place && self.value == other.value
+    }
+
+    /// An SSE event or the end of a stream.
+    fn is_stream(&self) -> bool {
+        matches!(
+            self.value.get("event").and_then(Value::as_str),
+            Some("sse_event" | "stream_closed")
+        )
     }
 }
 
@@ -86,7 +107,7 @@ pub fn normalise(entries: &[Entry]) -> NormalisedJournal {
 /// The first place where two normalised journals differ.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Difference {
-    /// The index of the differing line in both canonical forms.
+    /// The index of the differing line in the first journal's canonical form.
     pub index: usize,
     /// The line of the first journal (`None`: it ended here).
     pub left: Option<Line>,
@@ -105,27 +126,67 @@ pub struct Difference {
 pub const CONTEXT: usize = 3;
 
 /// Find the first difference of two normalised journals; `None` when they are equal.
+///
+/// Where the two differ inside a stream that one of them abandoned (see [`Line::abandoned`]),
+/// the rest of that stream is skipped on both sides and the comparison goes on after it.
 pub fn first_difference(a: &NormalisedJournal, b: &NormalisedJournal) -> Option<Difference> {
-    let n = a.lines.len().max(b.lines.len());
-    let index = (0..n).find(|&i| match (a.lines.get(i), b.lines.get(i)) {
-        (Some(x), Some(y)) => !x.same_as(y),
-        _ => true,
-    })?;
-    let from = index.saturating_sub(CONTEXT);
-    let left = a.lines.get(index).cloned();
-    let right = b.lines.get(index).cloned();
-    let path = match (&left, &right) {
-        (Some(l), Some(r)) if l.place == r.place => value_difference(&l.value, &r.value, ""),
-        _ => None,
+    let (x, y) = (&a.lines, &b.lines);
+    let (mut i, mut j) = (0, 0);
+    // Equal lines so far, as (index in a, index in b), for the context.
+    let mut matched: Vec<(usize, usize)> = Vec::new();
+    loop {
+        match (x.get(i), y.get(j)) {
+            (None, None) => return None,
+            (Some(l), Some(r)) if l.same_as(r) => {
+                matched.push((i, j));
+                i += 1;
+                j += 1;
+                continue;
+            }
+            (l, r) => {
+                let abandoned = |line: Option<&Line>| line.is_some_and(|l| l.is_stream() && l.abandoned);
+                let stream = |line: Option<&Line>| line.is_some_and(Line::is_stream);
+                let same_place = matches!((l, r), (Some(l), Some(r)) if l.place == r.place);
+                if same_place && (abandoned(l) || abandoned(r)) && (stream(l) || stream(r)) {
+                    i = skip_stream(x, i);
+                    j = skip_stream(y, j);
+                    continue;
+                }
+                let left = l.cloned();
+                let right = r.cloned();
+                let path = match (&left, &right) {
+                    (Some(l), Some(r)) if l.place == r.place => {
+                        value_difference(&l.value, &r.value, "")
+                    }
+                    _ => None,
+                };
+                let context = &matched[matched.len().saturating_sub(CONTEXT)..];
+                return Some(Difference {
+                    index: i,
+                    left,
+                    right,
+                    context_left: context.iter().map(|(p, _)| x[*p].clone()).collect(),
+                    context_right: context.iter().map(|(_, q)| y[*q].clone()).collect(),
+                    path,
+                });
+            }
+        }
+    }
+}
+
+/// The index after the stream lines of the exchange at `i` (`i` itself when it is no stream
+/// line).
+fn skip_stream(lines: &[Line], mut i: usize) -> usize {
+    let Some(exchange) = lines.get(i).filter(|l| l.is_stream()).and_then(|l| l.exchange) else {
+        return i;
     };
-    Some(Difference {
-        index,
-        left,
-        right,
-        context_left: a.lines[from..index].to_vec(),
-        context_right: b.lines[from..index].to_vec(),
-        path,
-    })
+    while lines
+        .get(i)
+        .is_some_and(|l| l.exchange == Some(exchange) && l.is_stream())
+    {
+        i += 1;
+    }
+    i
 }
 
 /// Normalise two journals and find their first difference; `None` when they are equal modulo
@@ -210,7 +271,7 @@ impl fmt::Display for Difference {
             .map_or("", |l| l.place.as_str());
         writeln!(
             f,
-            "first difference at line {} of the normalised journals ({place}):",
+            "first difference at line {} of A's normalised journal ({place}):",
             self.index + 1
         )?;
         if !self.context_left.is_empty() {

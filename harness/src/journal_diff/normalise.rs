@@ -436,6 +436,32 @@ fn threads(entries: &[Entry]) -> BTreeMap<String, Vec<Thread<'_>>> {
     by_agent
 }
 
+/// An entry of a stream (an SSE event or its end).
+pub(super) fn is_stream_entry(e: &Event) -> bool {
+    matches!(e, Event::SseEvent { .. } | Event::StreamClosed { .. })
+}
+
+/// Task objects in an answer (a `GetTask`, `CancelTask` or `ListTasks` result, the first
+/// event of a stream) are snapshots of the agent's task at a moment timing chose: they keep
+/// their ids and status, not their `artifacts` and `history` (how far the agent had got within
+/// a state). What the agent sent is compared in the task's life (its chunks, sizes and sha256).
+fn reduce_snapshots(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let is_task = m.contains_key("contextId")
+                && m.contains_key("id")
+                && m.get("status").is_some_and(|s| s.get("state").is_some());
+            if is_task {
+                m.remove("artifacts");
+                m.remove("history");
+            }
+            m.values_mut().for_each(reduce_snapshots);
+        }
+        Value::Array(a) => a.iter_mut().for_each(reduce_snapshots),
+        _ => {}
+    }
+}
+
 /// The thread's entries normalised on their own (ids numbered within the thread), for ordering
 /// threads independently of when they ran.
 fn local_form(known: &Known, entries: &[&Entry]) -> Vec<Value> {
@@ -461,7 +487,8 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
         known: &known,
         ids: Ids::default(),
     };
-    let mut lines = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
+    let mut exchange_no = 0;
     for (agent, list) in threads(entries) {
         // Threads in an order timing does not decide: the agent's task-less requests first,
         // then by the thread's first request (normalised on its own), then by all its entries,
@@ -511,21 +538,35 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                 None => "no task".to_string(),
             };
             let place = |s: Section| format!("agent {agent}, {name}, {}", s.name());
-            for e in &t.life {
-                lines.push(Line {
-                    place: place(Section::Life),
-                    seq: e.seq,
-                    repeats: 1,
-                    value: n.entry(e),
-                });
-            }
-            for e in &t.pushes {
-                lines.push(Line {
-                    place: place(Section::Pushes),
-                    seq: e.seq,
-                    repeats: 1,
-                    value: n.entry(e),
-                });
+            // Runs of identical entries count once: how many chunks a flood got out before
+            // the delegator reacted is timing.
+            for (section, entries) in [(Section::Life, &t.life), (Section::Pushes, &t.pushes)] {
+                let start = lines.len();
+                for e in entries {
+                    let mut value = n.entry(e);
+                    if section == Section::Pushes
+                        && let Value::Object(m) = &mut value
+                    {
+                        // The webhook's answer: whether the push came before or after the
+                        // delegator finished with the delegation is timing.
+                        m.remove("status");
+                        m.remove("error");
+                    }
+                    if let Some(last) = lines[start..].last_mut()
+                        && last.value == value
+                    {
+                        last.repeats += 1;
+                        continue;
+                    }
+                    lines.push(Line {
+                        place: place(section),
+                        seq: e.seq,
+                        repeats: 1,
+                        value,
+                        exchange: None,
+                        abandoned: false,
+                    });
+                }
             }
             // Runs of identical requests (with identical answers) count once: how many polls
             // fit in a wait is timing.
@@ -533,7 +574,25 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
             let mut run_start = lines.len();
             for x in &t.exchanges {
                 n.ids.start_request();
-                let values: Vec<Value> = x.iter().map(|e| n.entry(e)).collect();
+                let values: Vec<Value> = x
+                    .iter()
+                    .map(|e| {
+                        let mut v = n.entry(e);
+                        if let Some(answer) = v.get_mut("body") {
+                            reduce_snapshots(answer);
+                        }
+                        if let Some(event) = v.get_mut("data") {
+                            reduce_snapshots(event);
+                        }
+                        v
+                    })
+                    .collect();
+                // A stream the client left (or that never closed) ends where timing decided.
+                let abandoned = x.iter().any(|e| is_stream_entry(&e.event))
+                    && !x.iter().any(|e| {
+                        matches!(&e.event, Event::StreamClosed { reason, .. } if reason != "client_gone")
+                    });
+                exchange_no += 1;
                 if previous.as_ref() == Some(&values) {
                     for l in &mut lines[run_start..] {
                         l.repeats += 1;
@@ -547,6 +606,8 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                         seq: e.seq,
                         repeats: 1,
                         value: v.clone(),
+                        exchange: Some(exchange_no),
+                        abandoned,
                     });
                 }
                 previous = Some(values);
