@@ -38,8 +38,13 @@ a row an identical request got an identical answer (a run of identical polls cou
 how many identical entries in a row a task's life or its pushes have (a flood of identical \
 chunks counts once); the webhook's answer to a push (its status or error: whether a push lands \
 before or after the delegator finished with the delegation is timing); the `artifacts` and \
-`history` of task objects in answers (a GetTask, CancelTask or ListTasks result, a stream's \
-first event: a snapshot of how far the agent had got, which its task life records exactly); \
+`history` of task objects in answers (a snapshot of how far the agent had got, which its task \
+life records exactly); in the answers to observations (GetTask, ListTasks, CancelTask), task \
+objects keep only their ids (when the delegator asked is timing: the states the agent went \
+through are compared in its task life); of a subscription's stream (SubscribeToTask), only the \
+first event (the task as it joined) and how the stream ended (it joins when timing says); \
+what agents recorded after the last request of the journal (they went on alone; \
+where the case's end cut them short is timing), past the point where both journals have it; \
 and the tail of a stream the client left (`client_gone`) or that never closed, past the point \
 where both journals still agree. \
 Everything else is compared: methods, paths, bindings, params and bodies, states, artifact \
@@ -71,6 +76,9 @@ pub struct Line {
     /// A line of a stream the client left (`client_gone`) or that never closed: the stream's
     /// tail is compared only as far as both journals have it.
     pub abandoned: bool,
+    /// A line of a task's life or pushes recorded after the last request of the journal: the
+    /// agent went on alone, and where the case's end cut it short is timing.
+    pub late: bool,
 }
 
 impl Line {
@@ -147,6 +155,16 @@ pub fn first_difference(a: &NormalisedJournal, b: &NormalisedJournal) -> Option<
                 let abandoned = |line: Option<&Line>| line.is_some_and(|l| l.is_stream() && l.abandoned);
                 let stream = |line: Option<&Line>| line.is_some_and(Line::is_stream);
                 let same_place = matches!((l, r), (Some(l), Some(r)) if l.place == r.place);
+                // What an agent did alone after the last request, one journal has further
+                // than the other: skipped where the other has nothing in its place.
+                let (i0, j0) = (i, j);
+                if !same_place {
+                    i = skip_late(x, i, r);
+                    j = skip_late(y, j, l);
+                }
+                if (i, j) != (i0, j0) {
+                    continue;
+                }
                 if same_place && (abandoned(l) || abandoned(r)) && (stream(l) || stream(r)) {
                     i = skip_stream(x, i);
                     j = skip_stream(y, j);
@@ -172,6 +190,21 @@ pub fn first_difference(a: &NormalisedJournal, b: &NormalisedJournal) -> Option<
             }
         }
     }
+}
+
+/// The index after the late lines (see [`Line::late`]) at `i` in one place, when `other` (the
+/// other journal's line) is elsewhere.
+fn skip_late(lines: &[Line], mut i: usize, other: Option<&Line>) -> usize {
+    let Some(place) = lines.get(i).filter(|l| l.late).map(|l| l.place.clone()) else {
+        return i;
+    };
+    if other.is_some_and(|o| o.place == place) {
+        return i;
+    }
+    while lines.get(i).is_some_and(|l| l.late && l.place == place) {
+        i += 1;
+    }
+    i
 }
 
 /// The index after the stream lines of the exchange at `i` (`i` itself when it is no stream

@@ -441,11 +441,23 @@ pub(super) fn is_stream_entry(e: &Event) -> bool {
     matches!(e, Event::SseEvent { .. } | Event::StreamClosed { .. })
 }
 
-/// Task objects in an answer (a `GetTask`, `CancelTask` or `ListTasks` result, the first
-/// event of a stream) are snapshots of the agent's task at a moment timing chose: they keep
-/// their ids and status, not their `artifacts` and `history` (how far the agent had got within
-/// a state). What the agent sent is compared in the task's life (its chunks, sizes and sha256).
-fn reduce_snapshots(v: &mut Value) {
+/// Whether a request's answer is an observation of a task (`GetTask`, `ListTasks`,
+/// `CancelTask`, `SubscribeToTask`, or their 0.3 names), and whether it is a subscription.
+fn observation(method: Option<&str>) -> (bool, bool) {
+    match method {
+        Some("SubscribeToTask" | "tasks/resubscribe") => (true, true),
+        Some("GetTask" | "ListTasks" | "CancelTask" | "tasks/get" | "tasks/list" | "tasks/cancel") => {
+            (true, false)
+        }
+        _ => (false, false),
+    }
+}
+
+/// Task objects in answers are snapshots of the agent's task: they keep their ids and status,
+/// not their `artifacts` and `history` (how far the agent had got within a state); in the answer
+/// to an observation (`observing`) they keep only their ids, since when it was asked is timing.
+/// What the agent did is compared in the task's life (its states, chunks, sizes and sha256).
+fn reduce_tasks(v: &mut Value, observing: bool) {
     match v {
         Value::Object(m) => {
             let is_task = m.contains_key("contextId")
@@ -454,10 +466,13 @@ fn reduce_snapshots(v: &mut Value) {
             if is_task {
                 m.remove("artifacts");
                 m.remove("history");
+                if observing {
+                    m.remove("status");
+                }
             }
-            m.values_mut().for_each(reduce_snapshots);
+            m.values_mut().for_each(|x| reduce_tasks(x, observing));
         }
-        Value::Array(a) => a.iter_mut().for_each(reduce_snapshots),
+        Value::Array(a) => a.iter_mut().for_each(|x| reduce_tasks(x, observing)),
         _ => {}
     }
 }
@@ -489,6 +504,13 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
     };
     let mut lines: Vec<Line> = Vec::new();
     let mut exchange_no = 0;
+    // The last entry of any request: what agents record after it, they did on their own.
+    let last_traffic = entries
+        .iter()
+        .filter(|e| e.event.req().is_some())
+        .map(|e| e.seq)
+        .max()
+        .unwrap_or(0);
     for (agent, list) in threads(entries) {
         // Threads in an order timing does not decide: the agent's task-less requests first,
         // then by the thread's first request (normalised on its own), then by all its entries,
@@ -565,6 +587,7 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                         value,
                         exchange: None,
                         abandoned: false,
+                        late: e.seq > last_traffic,
                     });
                 }
             }
@@ -574,19 +597,36 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
             let mut run_start = lines.len();
             for x in &t.exchanges {
                 n.ids.start_request();
-                let values: Vec<Value> = x
+                let method = match x.first().map(|e| &e.event) {
+                    Some(Event::Request { method, .. }) => method.as_deref(),
+                    _ => None,
+                };
+                let (observing, subscription) = observation(method);
+                let kept: Vec<(&Entry, Value)> = x
                     .iter()
+                    .filter(|e| {
+                        // A subscription joins the task when timing says: of its events, only
+                        // the first (the task as it joined) is compared.
+                        !(subscription && matches!(e.event, Event::SseEvent { index, .. } if index > 0))
+                    })
                     .map(|e| {
                         let mut v = n.entry(e);
                         if let Some(answer) = v.get_mut("body") {
-                            reduce_snapshots(answer);
+                            reduce_tasks(answer, observing);
                         }
                         if let Some(event) = v.get_mut("data") {
-                            reduce_snapshots(event);
+                            reduce_tasks(event, observing);
                         }
-                        v
+                        if subscription
+                            && let Value::Object(m) = &mut v
+                            && matches!(e.event, Event::StreamClosed { .. })
+                        {
+                            m.remove("events");
+                        }
+                        (*e, v)
                     })
                     .collect();
+                let values: Vec<Value> = kept.iter().map(|(_, v)| v.clone()).collect();
                 // A stream the client left (or that never closed) ends where timing decided.
                 let abandoned = x.iter().any(|e| is_stream_entry(&e.event))
                     && !x.iter().any(|e| {
@@ -600,7 +640,7 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                     continue;
                 }
                 run_start = lines.len();
-                for (e, v) in x.iter().zip(&values) {
+                for (e, v) in kept.iter().map(|(e, _)| e).zip(&values) {
                     lines.push(Line {
                         place: place(Section::Requests),
                         seq: e.seq,
@@ -608,6 +648,7 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                         value: v.clone(),
                         exchange: Some(exchange_no),
                         abandoned,
+                        late: false,
                     });
                 }
                 previous = Some(values);
