@@ -261,6 +261,9 @@ impl Normaliser<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Section {
     Life,
+    /// Resent messages the agent deduplicated to the task (`task_created` with `dedup`): they
+    /// come when the delegator resends, not at a point of the task's life.
+    Resends,
     Pushes,
     Requests,
 }
@@ -269,6 +272,7 @@ impl Section {
     fn name(self) -> &'static str {
         match self {
             Section::Life => "task life",
+            Section::Resends => "deduplicated resends",
             Section::Pushes => "pushes",
             Section::Requests => "requests",
         }
@@ -280,6 +284,7 @@ impl Section {
 struct Thread<'a> {
     task: Option<String>,
     life: Vec<&'a Entry>,
+    resends: Vec<&'a Entry>,
     pushes: Vec<&'a Entry>,
     /// One request and what answered it each, in the order the requests arrived.
     exchanges: Vec<Vec<&'a Entry>>,
@@ -289,6 +294,7 @@ impl<'a> Thread<'a> {
     fn first_seq(&self) -> u64 {
         [
             self.life.first(),
+            self.resends.first(),
             self.pushes.first(),
             self.exchanges.first().and_then(|x| x.first()),
         ]
@@ -306,6 +312,7 @@ impl<'a> Thread<'a> {
             .first()
             .and_then(|x| x.first())
             .or(self.life.first())
+            .or(self.resends.first())
             .or(self.pushes.first())
             .copied()
     }
@@ -314,6 +321,11 @@ impl<'a> Thread<'a> {
 /// The task id a task-level event is about, and its section.
 fn task_event(e: &Event) -> Option<(&str, Section)> {
     Some(match e {
+        Event::TaskCreated {
+            task_id,
+            dedup: true,
+            ..
+        } => (task_id.as_str(), Section::Resends),
         Event::TaskCreated { task_id, .. }
         | Event::TaskState { task_id, .. }
         | Event::Continued { task_id, .. }
@@ -403,6 +415,7 @@ fn threads(entries: &[Entry]) -> BTreeMap<String, Vec<Thread<'_>>> {
             let i = thread_index(list, &mut thread_of, agent, Some(t));
             match section {
                 Section::Pushes => list[i].pushes.push(e),
+                Section::Resends => list[i].resends.push(e),
                 _ => list[i].life.push(e),
             }
             continue;
@@ -530,6 +543,7 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
             let all: Vec<&Entry> = t
                 .life
                 .iter()
+                .chain(&t.resends)
                 .chain(&t.pushes)
                 .chain(t.exchanges.iter().flatten())
                 .copied()
@@ -562,7 +576,11 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
             let place = |s: Section| format!("agent {agent}, {name}, {}", s.name());
             // Runs of identical entries count once: how many chunks a flood got out before
             // the delegator reacted is timing.
-            for (section, entries) in [(Section::Life, &t.life), (Section::Pushes, &t.pushes)] {
+            for (section, entries) in [
+                (Section::Life, &t.life),
+                (Section::Resends, &t.resends),
+                (Section::Pushes, &t.pushes),
+            ] {
                 let start = lines.len();
                 for e in entries {
                     let mut value = n.entry(e);
