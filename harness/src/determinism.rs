@@ -159,8 +159,14 @@ mod tests {
         let d = determinism_result(&a, &b);
         assert_eq!(d.verdict, Verdict::Fail);
         let notes = d.notes.join("\n");
-        assert!(notes.contains("case verdict: PASS in the first run, FAIL in the second"), "{notes}");
-        assert!(notes.contains("rule DLG-X-01: PASS in the first run, FAIL in the second"), "{notes}");
+        assert!(
+            notes.contains("case verdict: PASS in the first run, FAIL in the second"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("rule DLG-X-01: PASS in the first run, FAIL in the second"),
+            "{notes}"
+        );
         assert!(notes.contains("they differ at state"), "{notes}");
         assert_eq!(d.journal, b.journal);
         assert_eq!(first_run_label("c#rerun"), "c");

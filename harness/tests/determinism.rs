@@ -64,7 +64,11 @@ fn the_whole_catalog_is_deterministic_with_the_reference_delegator() {
     // Every case has its determinism result, right after it.
     let ids: Vec<&str> = cases.iter().filter_map(|c| c["id"].as_str()).collect();
     let checked = ids.iter().filter(|i| i.ends_with("#determinism")).count();
-    assert!(checked >= 80, "{checked} determinism results of {}", ids.len());
+    assert!(
+        checked >= 80,
+        "{checked} determinism results of {}",
+        ids.len()
+    );
     assert_eq!(checked * 2, ids.len(), "{ids:?}");
     for pair in ids.chunks(2) {
         assert_eq!(format!("{}#determinism", pair[0]), pair[1], "{ids:?}");
@@ -132,9 +136,7 @@ fn a_delegator_that_changes_between_runs_is_a_nondeterminism_finding() {
         "{all}"
     );
     // The second run's journal is kept: `journal diff` shows the same difference.
-    let first = report
-        .join("cases")
-        .join("states.slow-progress.json");
+    let first = report.join("cases").join("states.slow-progress.json");
     let second = report
         .join("cases")
         .join("states.slow-progress#determinism.json");
@@ -245,11 +247,25 @@ fn journal_diff_says_equal_different_or_bad_input() {
         err.contains(&format!("{}:2: not a journal entry", broken.display())),
         "{err}"
     );
-    let o = run(&["journal", "diff", a.to_str().unwrap(), lines.to_str().unwrap()]);
+    let o = run(&[
+        "journal",
+        "diff",
+        a.to_str().unwrap(),
+        lines.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--case"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--case"),
+        "{}",
+        text(&o)
+    );
     let missing = dir.path().join("missing.jsonl");
-    let o = run(&["journal", "diff", missing.to_str().unwrap(), lines.to_str().unwrap()]);
+    let o = run(&[
+        "journal",
+        "diff",
+        missing.to_str().unwrap(),
+        lines.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains(&missing.display().to_string()),
@@ -272,7 +288,12 @@ fn journal_diff_says_equal_different_or_bad_input() {
     );
     let not_journal = dir.path().join("other.json");
     std::fs::write(&not_journal, "{\"tool\": 1}").unwrap();
-    let o = run(&["journal", "diff", not_journal.to_str().unwrap(), lines.to_str().unwrap()]);
+    let o = run(&[
+        "journal",
+        "diff",
+        not_journal.to_str().unwrap(),
+        lines.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("neither a journal"),

@@ -152,7 +152,8 @@ pub fn first_difference(a: &NormalisedJournal, b: &NormalisedJournal) -> Option<
                 continue;
             }
             (l, r) => {
-                let abandoned = |line: Option<&Line>| line.is_some_and(|l| l.is_stream() && l.abandoned);
+                let abandoned =
+                    |line: Option<&Line>| line.is_some_and(|l| l.is_stream() && l.abandoned);
                 let stream = |line: Option<&Line>| line.is_some_and(Line::is_stream);
                 let same_place = matches!((l, r), (Some(l), Some(r)) if l.place == r.place);
                 // What an agent did alone after the last request, one journal has further
@@ -210,7 +211,11 @@ fn skip_late(lines: &[Line], mut i: usize, other: Option<&Line>) -> usize {
 /// The index after the stream lines of the exchange at `i` (`i` itself when it is no stream
 /// line).
 fn skip_stream(lines: &[Line], mut i: usize) -> usize {
-    let Some(exchange) = lines.get(i).filter(|l| l.is_stream()).and_then(|l| l.exchange) else {
+    let Some(exchange) = lines
+        .get(i)
+        .filter(|l| l.is_stream())
+        .and_then(|l| l.exchange)
+    else {
         return i;
     };
     while lines

@@ -459,9 +459,9 @@ pub(super) fn is_stream_entry(e: &Event) -> bool {
 fn observation(method: Option<&str>) -> (bool, bool) {
     match method {
         Some("SubscribeToTask" | "tasks/resubscribe") => (true, true),
-        Some("GetTask" | "ListTasks" | "CancelTask" | "tasks/get" | "tasks/list" | "tasks/cancel") => {
-            (true, false)
-        }
+        Some(
+            "GetTask" | "ListTasks" | "CancelTask" | "tasks/get" | "tasks/list" | "tasks/cancel",
+        ) => (true, false),
         _ => (false, false),
     }
 }
@@ -531,7 +531,10 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
         let mut keyed: Vec<(bool, String, Thread<'_>)> = list
             .into_iter()
             .map(|t| {
-                let head = t.head().map(|h| local_form(&known, &[h])).unwrap_or_default();
+                let head = t
+                    .head()
+                    .map(|h| local_form(&known, &[h]))
+                    .unwrap_or_default();
                 (t.task.is_some(), Value::Array(head).to_string(), t)
             })
             .collect();
@@ -566,10 +569,8 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
             let name = match &t.task {
                 Some(task) => format!(
                     "task {}",
-                    n.ids.placeholder(
-                        known.kinds.get(task).copied().unwrap_or(Kind::Task),
-                        task
-                    )
+                    n.ids
+                        .placeholder(known.kinds.get(task).copied().unwrap_or(Kind::Task), task)
                 ),
                 None => "no task".to_string(),
             };
@@ -625,7 +626,8 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                     .filter(|e| {
                         // A subscription joins the task when timing says: of its events, only
                         // the first (the task as it joined) is compared.
-                        !(subscription && matches!(e.event, Event::SseEvent { index, .. } if index > 0))
+                        !(subscription
+                            && matches!(e.event, Event::SseEvent { index, .. } if index > 0))
                     })
                     .map(|e| {
                         let mut v = n.entry(e);

@@ -27,7 +27,11 @@ impl Run {
         let h = what
             .bytes()
             .fold(17u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
-        format!("{:08x}-0000-4000-8000-{:012x}", self.run, h & 0xffff_ffff_ffff)
+        format!(
+            "{:08x}-0000-4000-8000-{:012x}",
+            self.run,
+            h & 0xffff_ffff_ffff
+        )
     }
 
     fn push(&mut self, agent: &str, event: Event) {
@@ -168,9 +172,15 @@ fn journals_that_differ_only_in_ids_ports_times_and_poll_counts_are_equal() {
     assert_eq!(compare(&a, &b), None);
     let n = normalise(&a);
     let text: String = n.lines.iter().map(|l| l.value.to_string()).collect();
-    assert!(text.contains("<task#1>") && text.contains("<context#1>"), "{text}");
+    assert!(
+        text.contains("<task#1>") && text.contains("<context#1>"),
+        "{text}"
+    );
     assert!(text.contains("127.0.0.1:<port#"), "{text}");
-    assert!(text.contains("<token#1>") && text.contains("<time>"), "{text}");
+    assert!(
+        text.contains("<token#1>") && text.contains("<time>"),
+        "{text}"
+    );
     assert!(!text.contains("content-length"), "{text}");
     // The two polls in a row count once, and say so.
     assert!(n.lines.iter().any(|l| l.repeats == 2), "{:#?}", n.lines);
@@ -188,10 +198,13 @@ fn a_changed_state_is_the_first_difference_at_its_place() {
     assert_eq!(d.path.as_deref(), Some("state"));
     assert_eq!(l.place, "agent a, task <task#1>, task life");
     // The seq of the task_state entry in each journal.
-    assert_eq!(a[l.seq as usize - 1].event, Event::TaskState {
-        task_id: a[l.seq as usize - 1].event.clone().task_state_id(),
-        state: "TASK_STATE_COMPLETED".into()
-    });
+    assert_eq!(
+        a[l.seq as usize - 1].event,
+        Event::TaskState {
+            task_id: a[l.seq as usize - 1].event.clone().task_state_id(),
+            state: "TASK_STATE_COMPLETED".into()
+        }
+    );
     let text = d.to_string();
     assert!(text.contains("they differ at state"), "{text}");
     assert!(text.contains("TASK_STATE_FAILED"), "{text}");
@@ -216,7 +229,10 @@ fn a_changed_artifact_byte_or_method_is_found() {
     assert_eq!(d.path.as_deref(), Some("method"));
     assert_eq!(d.left.as_ref().unwrap().value["method"], "GetTask");
     assert_eq!(d.right.as_ref().unwrap().value["method"], "CancelTask");
-    assert_eq!(d.left.as_ref().unwrap().place, "agent a, task <task#1>, requests");
+    assert_eq!(
+        d.left.as_ref().unwrap().place,
+        "agent a, task <task#1>, requests"
+    );
 }
 
 #[test]
@@ -260,7 +276,10 @@ fn the_interleaving_of_tasks_and_agents_is_ignored_but_a_response_to_the_wrong_r
     let d = compare(&a.entries, &c.entries).expect("a difference");
     assert_eq!(d.path.as_deref(), Some("body.id"));
     let text = d.to_string();
-    assert!(text.contains("<rpc#1>") && text.contains("<rpc#2>"), "{text}");
+    assert!(
+        text.contains("<rpc#1>") && text.contains("<rpc#2>"),
+        "{text}"
+    );
 }
 
 #[test]
