@@ -166,8 +166,20 @@ fn one_task(run: u32, port: u16, polls: usize, final_state: &str, method: &str) 
 
 #[test]
 fn journals_that_differ_only_in_ids_ports_times_and_poll_counts_are_equal() {
-    let a = one_task(1, 40001, 2, "TASK_STATE_COMPLETED", "GetTask");
-    let b = one_task(2, 51234, 5, "TASK_STATE_COMPLETED", "GetTask");
+    let a = one_task(
+        1,
+        40001,
+        2,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    let b = one_task(
+        2,
+        51234,
+        5,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
     assert_ne!(a, b);
     assert_eq!(compare(&a, &b), None);
     let n = normalise(&a);
@@ -188,8 +200,20 @@ fn journals_that_differ_only_in_ids_ports_times_and_poll_counts_are_equal() {
 
 #[test]
 fn a_changed_state_is_the_first_difference_at_its_place() {
-    let a = one_task(1, 40001, 2, "TASK_STATE_COMPLETED", "GetTask");
-    let b = one_task(2, 40001, 2, "TASK_STATE_FAILED", "GetTask");
+    let a = one_task(
+        1,
+        40001,
+        2,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    let b = one_task(
+        2,
+        40001,
+        2,
+        "TASK_STATE_FAILED",
+        "GetTaskPushNotificationConfig",
+    );
     let d = compare(&a, &b).expect("a difference");
     let (l, r) = (d.left.as_ref().unwrap(), d.right.as_ref().unwrap());
     assert_eq!(l.value["event"], "task_state");
@@ -213,8 +237,20 @@ fn a_changed_state_is_the_first_difference_at_its_place() {
 
 #[test]
 fn a_changed_artifact_byte_or_method_is_found() {
-    let a = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
-    let mut b = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
+    let a = one_task(
+        1,
+        40001,
+        1,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    let mut b = one_task(
+        1,
+        40001,
+        1,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
     for e in &mut b {
         if let Event::ArtifactSent { sha256, .. } = &mut e.event {
             *sha256 = "abd".into();
@@ -224,11 +260,23 @@ fn a_changed_artifact_byte_or_method_is_found() {
     assert_eq!(d.path.as_deref(), Some("sha256"));
     assert_eq!(d.left.as_ref().unwrap().value["event"], "artifact_sent");
 
-    let c = one_task(3, 40001, 1, "TASK_STATE_COMPLETED", "CancelTask");
+    let c = one_task(
+        3,
+        40001,
+        1,
+        "TASK_STATE_COMPLETED",
+        "DeleteTaskPushNotificationConfig",
+    );
     let d = compare(&a, &c).expect("a difference");
     assert_eq!(d.path.as_deref(), Some("method"));
-    assert_eq!(d.left.as_ref().unwrap().value["method"], "GetTask");
-    assert_eq!(d.right.as_ref().unwrap().value["method"], "CancelTask");
+    assert_eq!(
+        d.left.as_ref().unwrap().value["method"],
+        "GetTaskPushNotificationConfig"
+    );
+    assert_eq!(
+        d.right.as_ref().unwrap().value["method"],
+        "DeleteTaskPushNotificationConfig"
+    );
     assert_eq!(
         d.left.as_ref().unwrap().place,
         "agent a, task <task#1>, requests"
@@ -237,7 +285,13 @@ fn a_changed_artifact_byte_or_method_is_found() {
 
 #[test]
 fn a_journal_that_ends_early_differs_where_it_ends() {
-    let a = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
+    let a = one_task(
+        1,
+        40001,
+        1,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
     let b = a[..a.len() - 1].to_vec();
     let d = compare(&a, &b).expect("a difference");
     assert!(d.right.is_none());
@@ -283,14 +337,85 @@ fn the_interleaving_of_tasks_and_agents_is_ignored_but_a_response_to_the_wrong_r
 }
 
 #[test]
+fn what_an_agent_did_after_the_last_request_is_compared_as_far_as_both_have_it() {
+    let mut a = Run::new(1, 40001);
+    a.task("a", "t1", "alpha");
+    a.state("a", "t1", "TASK_STATE_WORKING");
+    let mut b = Run::new(2, 40001);
+    b.task("a", "t1", "alpha");
+    b.state("a", "t1", "TASK_STATE_WORKING");
+    b.state("a", "t1", "TASK_STATE_COMPLETED");
+    assert_eq!(compare(&a.entries, &b.entries), None);
+    // But not a late entry that differs from the other journal's at the same place.
+    let mut c = Run::new(3, 40001);
+    c.task("a", "t1", "alpha");
+    c.state("a", "t1", "TASK_STATE_FAILED");
+    let d = compare(&a.entries, &c.entries).expect("a difference");
+    assert_eq!(d.path.as_deref(), Some("state"));
+}
+
+#[test]
+fn a_stream_the_client_left_is_compared_as_far_as_both_have_it() {
+    let stream = |events: u32, reason: &str| {
+        let mut s = Run::new(events, 40001);
+        s.task("a", "t1", "alpha");
+        s.push(
+            "a",
+            Event::Request {
+                req: 9,
+                binding: Binding::JsonRpc,
+                http_method: "POST".into(),
+                path: "/a2a".into(),
+                method: Some("SendStreamingMessage".into()),
+                rpc_id: None,
+                params: Box::new(json!({"message": {"taskId": s.id("t1"), "messageId": "m2"}})),
+                headers: Box::default(),
+            },
+        );
+        for index in 0..events {
+            s.push(
+                "a",
+                Event::SseEvent {
+                    req: 9,
+                    index,
+                    data: json!({"n": index}),
+                },
+            );
+        }
+        s.push(
+            "a",
+            Event::StreamClosed {
+                req: 9,
+                events,
+                reason: reason.into(),
+            },
+        );
+        s.entries
+    };
+    assert_eq!(
+        compare(&stream(3, "client_gone"), &stream(5, "client_gone")),
+        None
+    );
+    assert_eq!(
+        compare(&stream(3, "terminal"), &stream(5, "client_gone")),
+        None
+    );
+    // Two streams that both ended on their own must agree to the end.
+    let d = compare(&stream(3, "terminal"), &stream(5, "terminal")).expect("a difference");
+    assert_eq!(d.right.as_ref().unwrap().value["event"], "sse_event");
+}
+
+#[test]
 fn a_difference_in_the_first_request_pairs_the_right_tasks() {
     let mut a = Run::new(1, 40001);
     a.task("a", "t1", "alpha");
     a.task("a", "t2", "beta");
+    a.poll("a", "t1", "TASK_STATE_WORKING");
     let mut b = Run::new(2, 40001);
     b.task("a", "t1", "alpha");
     b.task("a", "t2", "beta");
     b.state("a", "t2", "TASK_STATE_WORKING");
+    b.poll("a", "t1", "TASK_STATE_WORKING");
     let d = compare(&a.entries, &b.entries).expect("a difference");
     let r = d.right.as_ref().unwrap();
     assert_eq!(r.value["event"], "task_state");
