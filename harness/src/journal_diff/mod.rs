@@ -33,7 +33,8 @@ id keeps the same placeholder everywhere); JSON-RPC ids and the journal's reques
 (numbered within each request: only whether a response names its request counts); how traffic \
 to different agents, and to different tasks of one agent, interleaves (entries are compared per \
 agent, then per task, each task's own life, its push notifications and the requests about it \
-apart, and the resent messages it deduplicated apart too; tasks are ordered by their first request, not by when they ran); how many times in \
+apart, and the resent messages it deduplicated apart too; tasks are ordered by their first request, not by when they ran, and an agent's requests \
+about no task, such as card fetches, by their content); how many times in \
 a row an identical request got an identical answer (a run of identical polls counts once), and \
 how many identical entries in a row a task's life or its pushes have (a flood of identical \
 chunks counts once); the webhook's answer to a push (its status or error: whether a push lands \

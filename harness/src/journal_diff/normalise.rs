@@ -565,7 +565,18 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
             })
             .collect();
         sorted.sort_by(|a, b| (a.0, &a.1, &a.2, a.3).cmp(&(b.0, &b.1, &b.2, b.3)));
-        for (_, _, _, _, t) in sorted {
+        for (_, _, _, _, mut t) in sorted {
+            if t.task.is_none() {
+                // Requests about no task (card fetches, stray posts) are independent of each
+                // other: compared in an order of their content, not of their arrival.
+                let mut keyed: Vec<(String, Vec<&Entry>)> = t
+                    .exchanges
+                    .drain(..)
+                    .map(|x| (Value::Array(local_form(&known, &x)).to_string(), x))
+                    .collect();
+                keyed.sort_by(|a, b| a.0.cmp(&b.0));
+                t.exchanges = keyed.into_iter().map(|(_, x)| x).collect();
+            }
             let name = match &t.task {
                 Some(task) => format!(
                     "task {}",
