@@ -18,6 +18,9 @@ use tokio::sync::{Notify, mpsc, oneshot};
 
 /// Shared by every agent of a network.
 pub struct NetShared {
+    /// Unique among the networks of every process on this machine (process id and a counter):
+    /// sent on push notifications ([`crate::rpc::MOCK_PUSH_HEADER`]).
+    pub id: String,
     /// The journal.
     pub journal: Journal,
     /// Base URL of every agent by name (known before the first request).
