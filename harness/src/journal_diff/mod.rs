@@ -36,8 +36,9 @@ agent, then per task, each task's own life, its push notifications and the reque
 apart, and the resent messages it deduplicated apart too; tasks are ordered by their first request, not by when they ran, and an agent's requests \
 about no task, such as card fetches, by their content); how many times in \
 a row an identical request got an identical answer (a run of identical polls counts once), and \
-how many identical entries in a row a task's life or its pushes have (a flood of identical \
-chunks counts once); the webhook's answer to a push (its status or error: whether a push lands \
+how many identical entries in a row a task's life, its pushes or a stream have (a flood of \
+identical chunks counts once; an SSE event's `index` and a stream's event count are left out, \
+the order of the lines keeps them); the webhook's answer to a push (its status or error: whether a push lands \
 before or after the delegator finished with the delegation is timing); the `artifacts` and \
 `history` of task objects in answers (a snapshot of how far the agent had got, which its task \
 life records exactly); in the answers to observations (GetTask, ListTasks, CancelTask), task \

@@ -632,32 +632,45 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                     _ => None,
                 };
                 let (observing, subscription) = observation(method);
-                let kept: Vec<(&Entry, Value)> = x
-                    .iter()
-                    .filter(|e| {
-                        // A subscription joins the task when timing says: of its events, only
-                        // the first (the task as it joined) is compared.
-                        !(subscription
-                            && matches!(e.event, Event::SseEvent { index, .. } if index > 0))
-                    })
-                    .map(|e| {
-                        let mut v = n.entry(e);
-                        if let Some(answer) = v.get_mut("body") {
-                            reduce_tasks(answer, observing);
+                // (entry, value, how many identical events in a row it stands for)
+                let mut kept: Vec<(&Entry, Value, usize)> = Vec::new();
+                for e in x {
+                    // A subscription joins the task when timing says: of its events, only the
+                    // first (the task as it joined) is compared.
+                    if subscription && matches!(e.event, Event::SseEvent { index, .. } if index > 0)
+                    {
+                        continue;
+                    }
+                    let mut v = n.entry(e);
+                    if let Some(answer) = v.get_mut("body") {
+                        reduce_tasks(answer, observing);
+                    }
+                    if let Some(event) = v.get_mut("data") {
+                        reduce_tasks(event, observing);
+                    }
+                    if let Value::Object(m) = &mut v {
+                        // Positions and counts in a stream follow from the lines' order; a run
+                        // of identical events (a flood) counts once.
+                        match e.event {
+                            Event::SseEvent { .. } => {
+                                m.remove("index");
+                            }
+                            Event::StreamClosed { .. } => {
+                                m.remove("events");
+                            }
+                            _ => {}
                         }
-                        if let Some(event) = v.get_mut("data") {
-                            reduce_tasks(event, observing);
-                        }
-                        if subscription
-                            && let Value::Object(m) = &mut v
-                            && matches!(e.event, Event::StreamClosed { .. })
+                    }
+                    match kept.last_mut() {
+                        Some((_, last, n))
+                            if *last == v && matches!(e.event, Event::SseEvent { .. }) =>
                         {
-                            m.remove("events");
+                            *n += 1;
                         }
-                        (*e, v)
-                    })
-                    .collect();
-                let values: Vec<Value> = kept.iter().map(|(_, v)| v.clone()).collect();
+                        _ => kept.push((e, v, 1)),
+                    }
+                }
+                let values: Vec<Value> = kept.iter().map(|(_, v, _)| v.clone()).collect();
                 // A stream the client left (or that never closed) ends where timing decided.
                 let abandoned = x.iter().any(|e| is_stream_entry(&e.event))
                     && !x.iter().any(|e| {
@@ -671,12 +684,12 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                     continue;
                 }
                 run_start = lines.len();
-                for (e, v) in kept.iter().map(|(e, _)| e).zip(&values) {
+                for (e, v, repeats) in kept {
                     lines.push(Line {
                         place: place(Section::Requests),
                         seq: e.seq,
-                        repeats: 1,
-                        value: v.clone(),
+                        repeats,
+                        value: v,
                         exchange: Some(exchange_no),
                         abandoned,
                         late: false,
