@@ -16,6 +16,9 @@
 //! - [`sweep`]: the crash sweep (a kill at every journal position of a case);
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
 //! - [`record`]: the recording proxy of `a2a-harness record` (traffic to a mock-format journal);
+//! - [`determinism`]: `run --check-determinism`, each case twice and the runs compared;
+//! - [`journal_diff`]: comparing two journals modulo ids, ports and timing (`journal diff`,
+//!   `run --check-determinism`);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
@@ -23,7 +26,9 @@
 pub mod catalog;
 pub mod invariants;
 pub mod record;
+pub mod determinism;
 pub use a2a_driver_contract::process as delegator_process;
+pub mod journal_diff;
 pub mod report;
 pub mod rules;
 pub mod run;

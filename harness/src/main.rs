@@ -146,6 +146,9 @@ enum Cmd {
     /// Work with report directories.
     #[command(subcommand)]
     Report(ReportCmd),
+    /// Work with network journals.
+    #[command(subcommand)]
+    Journal(JournalCmd),
     /// List the rules with how many catalog cases list each (NOT TESTED when none; always-on
     /// rules are judged wherever their situation arises), and with `--report`, in how many cases
     /// of that run each was actually evaluated.
@@ -302,6 +305,37 @@ enum ReportCmd {
     },
 }
 
+/// `a2a-harness journal ...`.
+#[derive(Subcommand)]
+enum JournalCmd {
+    /// Print where two journals first differ, modulo ids, ports and timing (or that they are
+    /// identical modulo those).
+    ///
+    /// A and B are each a JSON-lines journal (`a2a-harness serve --journal FILE`), a case
+    /// result (`cases/<id>.json` of a report: its `journal` field), or a report directory with
+    /// `--case ID`.
+    ///
+    /// Example: a2a-harness journal diff reports/passing reports/failing --case states.completed
+    #[command(after_help = journal_diff_help())]
+    Diff {
+        /// The first journal.
+        a: PathBuf,
+        /// The second journal.
+        b: PathBuf,
+        /// The case whose journal to take from a report directory (A, B or both).
+        #[arg(long, value_name = "ID")]
+        case: Option<String>,
+    },
+}
+
+/// What `journal diff` ignores, and its exit codes.
+fn journal_diff_help() -> String {
+    format!(
+        "WHAT IS COMPARED: both journals are put in a canonical form first. {}\n\nEXIT CODES: 0 identical modulo ids, ports and timing; 1 different (the first difference is printed, with the entries before it and the seq of each side); 2 bad input (an unreadable file, a line that is no journal entry: the file and line are named).",
+        a2a_harness::journal_diff::IGNORED
+    )
+}
+
 /// The arguments of `run`.
 #[derive(clap::Args, Debug, Clone)]
 struct RunArgs {
@@ -352,6 +386,12 @@ struct RunArgs {
     /// recorded (one crash-sweep position; its repro line), reported as `<case id>@event<K>`.
     #[arg(long, value_name = "K", conflicts_with_all = ["repeat", "binding"], value_parser = clap::value_parser!(u64).range(1..))]
     crash_at_event: Option<u64>,
+    /// Run each selected case twice with the same seed and compare the case verdicts, the rule
+    /// verdicts and the journals modulo ids, ports and timing (as `journal diff` does); each
+    /// case gets a second result `<case id>#determinism`, FAIL with notes naming the
+    /// difference when the runs differ (a nondeterminism finding).
+    #[arg(long, conflicts_with_all = ["crash_sweep", "crash_at_event"])]
+    check_determinism: bool,
 }
 
 /// A `--baseline` value.
@@ -511,6 +551,9 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
             )?;
             HarnessExitCode::for_run(t.failed).into()
         }
+        Cmd::Journal(JournalCmd::Diff { a, b, case }) => {
+            journal_diff(&a, &b, case.as_deref(), &mut out)?.into()
+        }
         Cmd::Schema => {
             writeln!(
                 out,
@@ -549,6 +592,35 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
     };
     out.flush()?;
     Ok(ended)
+}
+
+/// `journal diff`: the first difference of two journals, exit 1 when there is one.
+fn journal_diff(
+    a: &Path,
+    b: &Path,
+    case: Option<&str>,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<HarnessExitCode> {
+    use a2a_harness::journal_diff::{compare, load_journal};
+    // `--case` names the journal inside a report directory; a file is a journal itself.
+    let load = |p: &Path| load_journal(p, case.filter(|_| p.is_dir()));
+    let (ja, jb) = (load(a)?, load(b)?);
+    match compare(&ja, &jb) {
+        None => {
+            writeln!(
+                out,
+                "identical modulo ids, ports and timing ({} and {} entries)",
+                ja.len(),
+                jb.len()
+            )?;
+            Ok(HarnessExitCode::Success)
+        }
+        Some(d) => {
+            writeln!(out, "A: {}\nB: {}", a.display(), b.display())?;
+            write!(out, "{d}")?;
+            Ok(HarnessExitCode::Failure)
+        }
+    }
 }
 
 /// `rules`: each rule with how many catalog cases list it (the count `explain` and the
@@ -868,6 +940,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         work_dir: None,
         bindings: BindingArg::expand(&a.binding),
         running: Default::default(),
+        check_determinism: a.check_determinism,
     };
     let per_repeat = a2a_harness::run::passes(&selected, &options.bindings).len();
     if per_repeat == 0 {
@@ -896,7 +969,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         work_dir: Some(work.path().to_path_buf()),
         ..options
     };
-    let total = per_repeat * a.repeat.max(1) as usize;
+    let total = per_repeat * a.repeat.max(1) as usize * if a.check_determinism { 2 } else { 1 };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
