@@ -97,6 +97,8 @@ pub fn determinism_result(first: &CaseResult, second: &CaseResult) -> CaseResult
             Vec::new()
         },
         crash: None,
+        started_at_us: None,
+        done_at: BTreeMap::new(),
     }
 }
 
@@ -143,6 +145,8 @@ mod tests {
                 },
             }],
             crash: None,
+            started_at_us: None,
+            done_at: BTreeMap::new(),
         }
     }
 
