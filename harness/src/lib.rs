@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod from_journal;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod report;
 pub mod rules;

@@ -145,6 +145,9 @@ enum Cmd {
     /// Work with report directories.
     #[command(subcommand)]
     Report(ReportCmd),
+    /// Write scenarios.
+    #[command(subcommand)]
+    Scenario(ScenarioCmd),
     /// List the rules with how many catalog cases list each (NOT TESTED when none; always-on
     /// rules are judged wherever their situation arises), and with `--report`, in how many cases
     /// of that run each was actually evaluated.
@@ -252,6 +255,33 @@ enum ReportCmd {
         /// Where to write the merged report (a new or empty directory).
         #[arg(long)]
         out: PathBuf,
+    },
+}
+
+/// `a2a-harness scenario ...`.
+#[derive(Subcommand)]
+enum ScenarioCmd {
+    /// Turn a recorded journal (JSON lines from `record` or `serve --journal`, or a report's
+    /// cases/<id>.json) into a catalog scenario: each agent becomes a mock agent that does what
+    /// it did, the delegator's first request of each delegation a `[[delegate]]` entry.
+    ///
+    /// What cannot be expressed is named on stderr (seq, agent, what) and marked
+    /// `# TODO (seq N)` in the file; the rest is still written, and the file loads with
+    /// `--scenarios`.
+    ///
+    /// Example: a2a-harness scenario from-journal rec/journal.jsonl --out repro/case.toml
+    ///
+    /// EXIT CODES: 0 written (TODOs included); 2 the journal cannot be read or the file cannot
+    /// be written or does not load.
+    FromJournal {
+        /// The journal file.
+        journal: PathBuf,
+        /// Where to write the scenario (TOML).
+        #[arg(long)]
+        out: PathBuf,
+        /// The case id (default: `recorded.<file stem>`, `<case id>.replay` for a report case).
+        #[arg(long)]
+        id: Option<String>,
     },
 }
 
@@ -448,6 +478,36 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
                 t.passed, t.failed, t.skipped
             )?;
             HarnessExitCode::for_run(t.failed).into()
+        }
+        Cmd::Scenario(ScenarioCmd::FromJournal {
+            journal,
+            out: file,
+            id,
+        }) => {
+            use a2a_harness::from_journal::{ConvertOptions, convert, read_journal};
+            let recorded = read_journal(&journal)?;
+            let c = convert(&recorded, &ConvertOptions { id });
+            for u in &c.unsupported {
+                writeln!(
+                    std::io::stderr(),
+                    "a2a-harness: from-journal: not expressible: {u}"
+                )?;
+            }
+            std::fs::write(&file, &c.toml)
+                .with_context(|| format!("writing {}", file.display()))?;
+            // The written file must load as a catalog case.
+            a2a_harness::catalog::load_case(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+            writeln!(
+                out,
+                "{}: {} agents, {} rules, {} delegations, {} TODOs, {} bytes",
+                file.display(),
+                c.agents,
+                c.rules,
+                c.delegations,
+                c.unsupported.len(),
+                c.toml.len()
+            )?;
+            HarnessExitCode::Success.into()
         }
         Cmd::Schema => {
             writeln!(

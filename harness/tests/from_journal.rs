@@ -1,0 +1,283 @@
+//! `scenario from-journal`: catalog cases run with the reference delegator, their journals
+//! converted to scenarios, the scenarios run again; the agents' side of the new journals must
+//! match the recorded ones (methods, states, artifacts, errors and faults, in order) and the
+//! verdicts must be the same. Also: an unsupported construct yields a TODO and a loadable
+//! file; a malformed journal line is an error naming it.
+
+mod common;
+
+use a2a_harness::catalog::{CaseGlob, load_case, load_catalog, select};
+use a2a_harness::from_journal::{
+    ConvertOptions, LITERAL_MAX_BYTES, Record, RecordedJournal, convert, read_journal,
+};
+use a2a_harness::run::{RunOptions, run};
+use a2a_harness::runner::{CaseResult, Verdict};
+use a2a_mock_agents::{Entry, Event};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// Cases of varied constructs: states with a status message, a chunked artifact, an input
+/// round, a Message reply, a JSON-RPC error, a 429, a stream reset, a stalled send, a lost
+/// response (indefinite send, deduplicated resend).
+const CASES: &str = "{states.completed,states.failed,interrupted.input-escalated,sending.direct-message,errors.internal-error,retries.429-retry-after,observation.stream-reset,hostile.stall-unary,retries.indefinite-send}";
+
+fn delegator() -> String {
+    format!("{} drive", common::delegator().display())
+}
+
+/// One agent-side item of a journal, without ids, ports or timing.
+fn agent_side(journal: &[Entry]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Streams closed by a fault, by request number.
+    for e in journal {
+        let item = match &e.event {
+            // Sends are the delegator's and the agent's script keys off them; the number of
+            // polls and resubscriptions depends on the delegator's timers, not the agent.
+            Event::Request {
+                method: Some(m), ..
+            } if m.starts_with("Send") => {
+                let continues = matches!(&e.event, Event::Request { params, .. } if params.pointer("/message/taskId").is_some());
+                Some(format!(
+                    "request {m}{}",
+                    if continues { " (continues)" } else { "" }
+                ))
+            }
+            Event::Response {
+                status, rpc_error, ..
+            } if *status >= 400 || rpc_error.is_some() => {
+                Some(format!("response {status} {rpc_error:?}"))
+            }
+            Event::StreamClosed { events, reason, .. } if reason == "fault" => {
+                Some(format!("stream cut after {events} events"))
+            }
+            Event::ConnectionDropped { phase, .. } => Some(format!("dropped {phase}")),
+            Event::Fault { kind, .. } => Some(format!("fault {kind}")),
+            Event::TaskCreated { dedup, .. } => Some(format!("task created dedup={dedup}")),
+            Event::TaskState { state, .. } => Some(format!("state {state}")),
+            Event::Continued { outcome, .. } => Some(format!("continued {outcome}")),
+            Event::ArtifactChunk {
+                append,
+                last_chunk,
+                bytes,
+                ..
+            } => Some(format!("chunk {bytes} append={append} last={last_chunk}")),
+            Event::ArtifactSent { bytes, sha256, .. } => Some(if *bytes <= LITERAL_MAX_BYTES {
+                format!("artifact {bytes} bytes sha256 {sha256}")
+            } else {
+                format!("artifact {bytes} bytes (generated)")
+            }),
+            _ => None,
+        };
+        if let Some(i) = item {
+            out.entry(e.agent.to_string()).or_default().push(i);
+        }
+    }
+    out
+}
+
+fn verdicts(r: &CaseResult) -> BTreeMap<String, Verdict> {
+    r.rules.iter().map(|v| (v.id.clone(), v.verdict)).collect()
+}
+
+fn describe(r: &CaseResult) -> String {
+    format!(
+        "{} {:?} notes {:?} rules {:?}",
+        r.id,
+        r.verdict,
+        r.notes,
+        r.rules
+            .iter()
+            .filter(|v| v.verdict != Verdict::Pass)
+            .map(|v| (&v.id, v.verdict, &v.observed))
+            .collect::<Vec<_>>()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn recorded_cases_replay_with_the_same_agent_traffic_and_verdicts() {
+    let catalog = load_catalog(&common::root().join("scenarios")).expect("catalog loads");
+    let cases = select(&catalog, &CaseGlob::new(CASES).expect("glob"));
+    assert_eq!(cases.len(), 9, "the case list names catalog cases");
+    let mut options = RunOptions::new(delegator());
+    options.jobs = 4;
+    let recorded = run(&cases, &options).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut converted = Vec::new();
+    for r in &recorded.results {
+        assert_eq!(r.verdict, Verdict::Pass, "{}", describe(r));
+        let journal = RecordedJournal {
+            source: format!("{}.json", r.id),
+            case_id: Some(r.id.clone()),
+            records: r.journal.iter().cloned().map(Record::Entry).collect(),
+        };
+        let c = convert(&journal, &ConvertOptions::default());
+        assert!(
+            c.unsupported.is_empty(),
+            "{}: {:?}\n{}",
+            r.id,
+            c.unsupported,
+            c.toml
+        );
+        let file = dir.path().join(format!("{}.toml", r.id));
+        std::fs::write(&file, &c.toml).expect("write");
+        let s = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+        assert_eq!(s.id, format!("{}.replay", r.id));
+        converted.push((r, s, c.toml));
+    }
+    let scenarios: Vec<_> = converted.iter().map(|(_, s, _)| s.clone()).collect();
+    let replayed = run(&scenarios, &options).await;
+    for (orig, _, toml) in &converted {
+        let replay = replayed
+            .results
+            .iter()
+            .find(|x| x.id == format!("{}.replay", orig.id))
+            .expect("every converted case ran");
+        assert_eq!(
+            agent_side(&replay.journal),
+            agent_side(&orig.journal),
+            "{}: the agents' side differs\n{toml}",
+            orig.id
+        );
+        assert_eq!(replay.verdict, orig.verdict, "{}\n{toml}", describe(replay));
+        let (a, b) = (verdicts(orig), verdicts(replay));
+        for (rule, v) in &a {
+            if let Some(w) = b.get(rule) {
+                assert_eq!(v, w, "{}: {rule} differs\n{}", orig.id, describe(replay));
+            }
+        }
+    }
+}
+
+/// A small journal in the mock network's format, as JSON lines.
+fn line(seq: u64, event: serde_json::Value) -> String {
+    let mut v = serde_json::json!({"seq": seq, "at_us": seq * 1000, "agent": "svc"});
+    if let (Some(o), serde_json::Value::Object(e)) = (v.as_object_mut(), event) {
+        o.extend(e);
+    }
+    v.to_string()
+}
+
+fn send(seq: u64, req: u64, text: &str) -> String {
+    line(
+        seq,
+        serde_json::json!({"event": "request", "req": req, "binding": "jsonrpc", "http_method": "POST", "path": "/a2a",
+            "method": "SendMessage", "params": {"message": {"messageId": "m1", "role": "ROLE_USER",
+            "metadata": {"skill": "lookup"}, "parts": [{"text": text}]}}, "headers": {}}),
+    )
+}
+
+#[test]
+fn an_unsupported_construct_becomes_a_todo_and_the_file_still_loads() {
+    let journal = [
+        send(1, 1, "Look it up"),
+        line(
+            2,
+            serde_json::json!({"event": "task_created", "task_id": "t1", "context_id": "c1", "message_id": "m1"}),
+        ),
+        line(
+            3,
+            serde_json::json!({"event": "task_state", "task_id": "t1", "state": "TASK_STATE_SUBMITTED"}),
+        ),
+        line(
+            4,
+            serde_json::json!({"event": "response", "req": 1, "status": 200, "body": {"result": {"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}}}}),
+        ),
+        line(
+            5,
+            serde_json::json!({"event": "request", "req": 2, "binding": "jsonrpc", "http_method": "POST", "path": "/a2a", "method": "GetTask", "params": {"id": "t1"}, "headers": {}}),
+        ),
+        line(
+            6,
+            serde_json::json!({"event": "response", "req": 2, "status": 200, "body": {"result": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}}}),
+        ),
+        // A 503 on the second GetTask: a queued fault would hit the first one.
+        line(
+            7,
+            serde_json::json!({"event": "request", "req": 3, "binding": "jsonrpc", "http_method": "POST", "path": "/a2a", "method": "GetTask", "params": {"id": "t1"}, "headers": {}}),
+        ),
+        line(
+            8,
+            serde_json::json!({"event": "response", "req": 3, "status": 503, "body": null}),
+        ),
+        line(
+            9,
+            serde_json::json!({"event": "task_state", "task_id": "t1", "state": "TASK_STATE_COMPLETED"}),
+        ),
+        line(10, serde_json::json!({"event": "mystery", "text": "?"})),
+    ]
+    .join("\n");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let jfile = dir.path().join("odd.jsonl");
+    std::fs::write(&jfile, &journal).expect("write");
+    let j = read_journal(&jfile).expect("reads");
+    let c = convert(&j, &ConvertOptions::default());
+    let seqs: Vec<u64> = c.unsupported.iter().map(|u| u.seq).collect();
+    assert_eq!(seqs, vec![7, 10], "{:?}", c.unsupported);
+    assert!(c.unsupported.iter().all(|u| u.agent == "svc"));
+    assert!(
+        c.unsupported[0]
+            .to_string()
+            .starts_with("seq 7 (agent svc): GetTask")
+    );
+    assert!(c.toml.contains("# TODO (seq 7): GetTask"), "{}", c.toml);
+    assert!(
+        c.toml
+            .contains("# TODO (seq 10): journal event \"mystery\""),
+        "{}",
+        c.toml
+    );
+    // Written through the CLI: the TODOs on stderr, the file loads with the catalog loader.
+    let out_dir = dir.path().join("cases");
+    std::fs::create_dir(&out_dir).expect("mkdir");
+    let case = out_dir.join("odd.toml");
+    let o = Command::new(common::harness())
+        .args(["scenario", "from-journal"])
+        .arg(&jfile)
+        .arg("--out")
+        .arg(&case)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("seq 7 (agent svc)") && stderr.contains("seq 10 (agent svc)"),
+        "{stderr}"
+    );
+    let s = load_case(&case).expect("loads");
+    assert_eq!(s.id, "recorded.odd");
+    assert_eq!(s.delegations.len(), 1);
+    assert_eq!(s.delegations[0].capability, "lookup");
+    let listed = Command::new(common::harness())
+        .args(["list", "--no-builtin", "--scenarios"])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    assert!(listed.status.success());
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("recorded.odd"));
+}
+
+#[test]
+fn a_malformed_journal_line_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let jfile = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &jfile,
+        format!("{}\n{{\"seq\": 2, \"agent\": \"svc\"\n", send(1, 1, "x")),
+    )
+    .expect("write");
+    let out = dir.path().join("case.toml");
+    let o = Command::new(common::harness())
+        .args(["scenario", "from-journal"])
+        .arg(&jfile)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!("{}:2: not JSON", jfile.display())),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing written on a bad journal");
+}
