@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const LITERAL_MAX_BYTES: u64 = 512;
 
 /// Gaps shorter than this between an agent's events are processing noise, not delays.
-const DELAY_MIN_MS: u64 = 50;
+const DELAY_MIN_MS: u64 = 10;
 
 /// One line inside a rule's `steps`: a step, or a TODO where a construct could not be written.
 #[derive(Debug, Clone)]
@@ -913,7 +913,20 @@ fn build_agent(
                         .push("sent by another agent of the network (a delegate step)".to_string());
                 }
                 let fault = rule_fault(r, view, m);
+                let before: BTreeSet<&'static str> = m.rules.keys().copied().collect();
                 let (steps, on_cancel) = task_steps(name, r, view, tasks, blobs, reqs, m);
+                // Artifacts count for the rules only when the task completed: a delegator
+                // commits nothing of a failed task.
+                let completed = view.events.iter().any(|(_, _, e)| {
+                    matches!(e, Event::TaskState { state, .. } if state_of(state) == Some(TaskState::Completed))
+                });
+                if !completed {
+                    for id in ["DLG-ART-01", "DLG-ART-02", "DLG-ART-03", "DLG-ART-08"] {
+                        if !before.contains(id) {
+                            m.rules.remove(id);
+                        }
+                    }
+                }
                 push_rule(&mut agent, r, fault, steps, comments, on_cancel);
             }
             None => {
@@ -983,6 +996,24 @@ fn build_agent(
                 }
             }
         }
+    }
+    // A rule with a fault acts once: further sends of its message (resends) get the same
+    // steps without it, as the recorded resends did.
+    let mut i = 0;
+    while i < agent.rules.len() {
+        let later = agent.rules[i + 1..]
+            .iter()
+            .any(|o| o.key == agent.rules[i].key);
+        if agent.rules[i].fault.is_some() && !later {
+            let mut plain = agent.rules[i].clone();
+            plain.fault = None;
+            plain.comments = vec![format!(
+                "further sends of that message, without the fault ({})",
+                agent.rules[i].comments.first().cloned().unwrap_or_default()
+            )];
+            agent.rules.insert(i + 1, plain);
+        }
+        i += 1;
     }
     // All but the last rule of a matcher apply once; the last one takes any further sends.
     let n = agent.rules.len();
@@ -1071,16 +1102,19 @@ fn note_fault_rules(m: &mut Model, fault: &Fault, r: &ReqInfo, all: &[&ReqInfo])
             && o.message_id() == r.message_id()
     });
     match fault {
-        Fault::HttpStatus { .. } | Fault::Stall { .. } | Fault::DropBefore if resent => {
-            let what = match fault {
-                Fault::HttpStatus { status: s, .. } => format!("HTTP {s}"),
-                Fault::Stall { .. } => "a stalled request".into(),
-                _ => "a dropped connection".into(),
-            };
+        // A transient failure (429, 5xx, a dropped connection) followed by a resend: backoff.
+        Fault::HttpStatus { status, .. } if resent && (*status == 429 || *status >= 500) => {
             note_rule(
                 m,
                 "DLG-RETRY-02",
-                format!("{what} was followed by a resend (backoff)"),
+                format!("HTTP {status} was followed by a resend (backoff)"),
+            );
+        }
+        Fault::DropBefore if resent => {
+            note_rule(
+                m,
+                "DLG-RETRY-02",
+                "a dropped connection was followed by a resend (backoff)",
             );
         }
         Fault::RpcError { code, .. } => {
@@ -1096,23 +1130,35 @@ fn note_fault_rules(m: &mut Model, fault: &Fault, r: &ReqInfo, all: &[&ReqInfo])
 
 /// A stream that ended early: `close_after` (clean end) or `reset_after`.
 fn stream_fault(r: &ReqInfo) -> Option<(Fault, String)> {
-    let (seq, events, reason) = r.closed.as_ref()?;
     let mock_kind = r
         .faults
         .iter()
-        .find(|k| *k == "close_after" || *k == "reset_after");
-    let fault = match (mock_kind.map(String::as_str), reason.as_str()) {
-        (Some("close_after"), _) | (None, "upstream_closed") => {
-            Fault::CloseAfter { events: *events }
+        .find(|k| *k == "close_after" || *k == "reset_after")
+        .map(String::as_str);
+    let (seq, fault) = match (mock_kind, &r.closed, &r.dropped) {
+        (Some("close_after"), Some((seq, events, _)), _) => {
+            (*seq, Fault::CloseAfter { events: *events })
         }
-        (Some("reset_after"), _) | (None, "upstream_reset") => {
-            Fault::ResetAfter { events: *events }
+        // The mock journals the half event it sends before the reset.
+        (Some("reset_after"), _, Some((seq, _))) => (
+            *seq,
+            Fault::ResetAfter {
+                events: r.events.len().saturating_sub(1) as u32,
+            },
+        ),
+        // A recorder sees only whole events.
+        (None, Some((seq, events, reason)), _) if reason == "upstream_closed" => {
+            (*seq, Fault::CloseAfter { events: *events })
+        }
+        (None, Some((seq, events, reason)), _) if reason == "upstream_reset" => {
+            (*seq, Fault::ResetAfter { events: *events })
         }
         _ => return None,
     };
-    let what = match fault {
-        Fault::CloseAfter { .. } => "closed cleanly",
-        _ => "reset",
+    let (what, events) = match fault {
+        Fault::CloseAfter { events } => ("closed cleanly", events),
+        Fault::ResetAfter { events } => ("reset mid-event", events),
+        _ => return None,
     };
     Some((
         fault,

@@ -28,7 +28,7 @@ pub(crate) fn render(m: &Model, journal: &RecordedJournal, id: &str) -> String {
     for line in [
         "# A recording shows one run: these agents do what the recorded ones did, matched to the",
         "# requests that triggered them. A journal does not hold response headers (Retry-After),",
-        "# the bytes of long strings it summarised, nor timing below 50 ms: large or summarised",
+        "# the bytes of long strings it summarised, nor timing below 10 ms: large or summarised",
         "# artifacts are generated content of the same length and media type (different bytes; the",
         "# recorded sha256 is in a comment). Comments name the journal seq each rule and step came",
         "# from; `# TODO (seq N)` marks what could not be written. Edit freely.",
