@@ -17,6 +17,8 @@ pub const LITERAL_MAX_BYTES: u64 = 512;
 const DELAY_MIN_MS: u64 = 10;
 
 /// One line inside a rule's `steps`: a step, or a TODO where a construct could not be written.
+// A scenario has a handful of these, built once: their size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub(crate) enum StepLine {
     /// A step and the comment that says where it came from.
@@ -1195,6 +1197,9 @@ fn rule_fault(r: &ReqInfo, view: &TaskView, m: &mut Model) -> Option<(Fault, Str
     f
 }
 
+/// Generated content: (chunks, chunk bytes, content kind, media type).
+type Shape = (u32, u64, ContentKind, Option<String>);
+
 /// One artifact's chunks as recorded: (seq, at_us, append, last_chunk, bytes).
 type ChunkRec = (u64, u64, bool, bool, u64);
 
@@ -1418,21 +1423,18 @@ fn task_steps(
                         if let Some(ix) = input_open.take() {
                             let answer = continuation(message_id)
                                 .and_then(|r| r.message().and_then(all_text));
-                            if let Some(StepLine::Step(
-                                ScriptStep::InputRequired { expect, .. },
-                                c,
-                            )) = steps.get_mut(ix)
+                            if let Some(StepLine::Step(ScriptStep::InputRequired { expect, .. }, c)) =
+                                steps.get_mut(ix)
+                                && let Some(a) = answer.filter(|a| !a.trim().is_empty())
                             {
-                                if let Some(a) = answer.filter(|a| !a.trim().is_empty()) {
-                                    c.push_str(&format!(
-                                        "; answered at seq {seq} with {:?}",
-                                        clip(&a, 40)
-                                    ));
-                                    *expect = Some(Matcher {
-                                        text_contains: Some(a),
-                                        ..Default::default()
-                                    });
-                                }
+                                c.push_str(&format!(
+                                    "; answered at seq {seq} with {:?}",
+                                    clip(&a, 40)
+                                ));
+                                *expect = Some(Matcher {
+                                    text_contains: Some(a),
+                                    ..Default::default()
+                                });
                             }
                         }
                         wrong = 0;
@@ -1627,7 +1629,7 @@ fn flush_artifacts(
         .collect();
     // Interleaved generated artifacts of one shape: one `artifacts` step.
     if interleaved {
-        let shapes: Vec<Option<(u32, u64, ContentKind, Option<String>)>> = per
+        let shapes: Vec<Option<Shape>> = per
             .iter()
             .map(|(id, chunks)| generated_shape(view, id, chunks))
             .collect();
@@ -1800,11 +1802,7 @@ fn literal_ok(view: &TaskView, id: &str, chunks: &[ChunkRec]) -> bool {
 
 /// The shape of generated content that reproduces these chunks: (chunks, chunk bytes, content
 /// kind, media type), when every chunk but none is of one size.
-fn generated_shape(
-    view: &TaskView,
-    id: &str,
-    chunks: &[ChunkRec],
-) -> Option<(u32, u64, ContentKind, Option<String>)> {
+fn generated_shape(view: &TaskView, id: &str, chunks: &[ChunkRec]) -> Option<Shape> {
     let size = chunks.first()?.4;
     if size == 0 || chunks.iter().any(|c| c.4 != size) {
         return None;
