@@ -46,6 +46,8 @@ pub(crate) struct RuleModel {
     pub steps: Vec<StepLine>,
     /// The key that groups rules of one matcher (skill and text).
     key: (Option<String>, Option<String>),
+    /// Its fault answers every further matching send (it is not applied once).
+    sticky: bool,
 }
 
 /// One `[[network.agent.queued_fault]]`.
@@ -800,6 +802,8 @@ fn build_agent(
     }
     // Methods that have seen a processed call: later faults on them cannot be queued.
     let mut processed: BTreeSet<String> = BTreeSet::new();
+    // The last new send of each method that failed before processing.
+    let mut last_failed: BTreeMap<String, (&ReqInfo, Fault)> = BTreeMap::new();
     for r in &mine {
         let Some(method) = r.method10() else {
             continue;
@@ -837,6 +841,9 @@ fn build_agent(
                 continue;
             }
             if !processed.contains(&method) {
+                if new_send {
+                    last_failed.insert(method.clone(), (*r, fault.clone()));
+                }
                 match agent.queued.last_mut() {
                     Some(q) if q.method == method && q.fault == fault => {
                         q.times += 1;
@@ -999,6 +1006,29 @@ fn build_agent(
             }
         }
     }
+    // A method whose every send failed while recorded goes on failing: the queued faults
+    // cover the recorded attempts, a rule the ones after.
+    for (method, (r, fault)) in last_failed {
+        if processed.contains(&method) {
+            continue;
+        }
+        push_rule(
+            &mut agent,
+            r,
+            Some((
+                fault,
+                format!(
+                    "every {method} of this message failed so while recorded: further ones too"
+                ),
+            )),
+            Vec::new(),
+            Vec::new(),
+            None,
+        );
+        if let Some(last) = agent.rules.last_mut() {
+            last.sticky = true;
+        }
+    }
     // A rule with a fault acts once: further sends of its message (resends) get the same
     // steps without it, as the recorded resends did.
     let mut i = 0;
@@ -1006,7 +1036,7 @@ fn build_agent(
         let later = agent.rules[i + 1..]
             .iter()
             .any(|o| o.key == agent.rules[i].key);
-        if agent.rules[i].fault.is_some() && !later {
+        if agent.rules[i].fault.is_some() && !later && !agent.rules[i].sticky {
             let mut plain = agent.rules[i].clone();
             plain.fault = None;
             plain.comments = vec![format!(
@@ -1093,6 +1123,7 @@ fn push_rule(
         on_cancel,
         steps,
         key,
+        sticky: false,
     });
 }
 
