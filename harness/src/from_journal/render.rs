@@ -65,6 +65,14 @@ pub(crate) fn render(m: &Model, journal: &RecordedJournal, id: &str) -> String {
     for a in &m.agents {
         agent(w, a);
     }
+    if m.delegations.is_empty() {
+        let _ = writeln!(w);
+        let _ = writeln!(
+            w,
+            "# TODO (seq {}): the journal holds no message send: no [[delegate]] could be written (add one; until then no rule has anything to judge)",
+            m.first_seq
+        );
+    }
     for d in &m.delegations {
         delegation(w, d);
     }
@@ -255,8 +263,16 @@ fn delegation(w: &mut String, d: &DelegationModel) {
         let _ = writeln!(w, "refine_of = {}", string(r));
         let _ = writeln!(w, "after = {}", string(r));
     }
-    if let Some(s) = d.expect_state {
-        let _ = writeln!(w, "expect = {{ state = [{}] }}", string(s));
+    if !d.expect_state.is_empty() {
+        let list: Vec<String> = d.expect_state.iter().map(|x| string(x)).collect();
+        let _ = writeln!(w, "expect = {{ state = [{}] }}", list.join(", "));
+    }
+    for (state, why) in &d.cancels {
+        let _ = writeln!(w);
+        let _ = writeln!(w, "# {}", comment(why));
+        let _ = writeln!(w, "[[cancel]]");
+        let _ = writeln!(w, "id = {}", string(&d.id));
+        let _ = writeln!(w, "when_state = {}", string(state));
     }
     for (kind, value, why) in &d.answers {
         let _ = writeln!(w);
