@@ -727,10 +727,9 @@ fn card(agent: &mut AgentModel, reqs: &[&ReqInfo]) {
         if r.method.as_deref().is_some_and(|m| m.contains('/')) {
             agent.v03 = true;
         }
-        if matches!(
-            r.method10().as_deref(),
-            Some("SendStreamingMessage" | "SubscribeToTask")
-        ) && r.response.as_ref().is_some_and(|x| x.3 == Some(-32004))
+        // (A SubscribeToTask to a finished task gets -32004 too: only a send says it.)
+        if r.method10().as_deref() == Some("SendStreamingMessage")
+            && r.response.as_ref().is_some_and(|x| x.3 == Some(-32004))
         {
             agent.streaming = Some(false);
         }
@@ -993,7 +992,8 @@ fn build_agent(
                 }
                 let fault = rule_fault(r, view, m);
                 let before: BTreeSet<&'static str> = m.rules.keys().copied().collect();
-                let (steps, on_cancel) = task_steps(name, r, view, tasks, blobs, reqs, m);
+                let (steps, on_cancel) =
+                    task_steps(journal_end, name, r, view, tasks, blobs, reqs, m);
                 // Artifacts count for the rules only when the task completed: a delegator
                 // commits nothing of a failed task.
                 let completed = view.events.iter().any(|(_, _, e)| {
@@ -1314,6 +1314,7 @@ type ChunkRec = (u64, u64, bool, bool, u64);
 /// The steps of a task, and its `on_cancel`.
 #[allow(clippy::too_many_arguments)]
 fn task_steps(
+    journal_end: u64,
     agent: &str,
     creator: &ReqInfo,
     view: &TaskView,
@@ -1686,6 +1687,25 @@ fn task_steps(
             &mut doubtful,
             m,
         );
+    }
+    // Silent for the rest of the recording without a final state: the agent holds the task
+    // (and its streams) open at least as long, instead of ending its script.
+    let interrupted = steps.iter().any(|s| {
+        matches!(
+            s,
+            StepLine::Step(
+                ScriptStep::InputRequired { .. } | ScriptStep::AuthRequired { .. },
+                _
+            )
+        )
+    });
+    if final_state.is_none() && !interrupted {
+        let left = ms(journal_end.saturating_sub(last_at));
+        let hold = (left + 5000).div_ceil(1000) * 1000;
+        steps.push(StepLine::Step(
+            ScriptStep::Wait { ms: hold },
+            format!("silent for the {left} ms the recording went on, with no final state"),
+        ));
     }
     // What a correct delegator may rightly reject: an append to an artifact never started, an
     // artifact of a media type the request did not accept.
