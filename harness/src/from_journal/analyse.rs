@@ -104,6 +104,7 @@ pub(crate) struct DelegationModel {
     /// Milliseconds from the first request to the forwarded deadline.
     pub deadline_in_ms: Option<i64>,
     pub budget_usd: Option<f64>,
+    pub max_size_bytes: Option<u64>,
     pub depth: Option<u32>,
     pub chain: Option<Vec<String>>,
     pub refine_of: Option<String>,
@@ -131,7 +132,7 @@ pub(crate) struct Model {
     pub entries: usize,
     /// The first entry's seq.
     pub first_seq: u64,
-    /// Tasks that completed with something a correct delegator may rightly reject, and what.
+    /// Tasks with something a correct delegator may rightly reject, and what.
     pub doubtful: BTreeMap<String, String>,
 }
 
@@ -647,7 +648,7 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
             }
         }
     }
-    build_delegations(&reqs, &tasks, &children, &mut m);
+    build_delegations(&reqs, &tasks, &children, journal_end, &mut m);
     m.first_seq = records.first().map_or(0, Record::seq);
     if m.delegations.is_empty() {
         m.unsupported.push(Unsupported {
@@ -1739,12 +1740,13 @@ fn task_steps(
             "the task was SUBMITTED or WORKING, then ended",
         );
     }
-    if final_state == Some(TaskState::Completed) {
-        if doubtful.is_empty() {
-            note_rule(m, "DLG-STATE-02", "a task completed");
-        } else if let Some(task_id) = view_task_id(view) {
-            m.doubtful.insert(task_id, doubtful.join("; "));
-        }
+    if final_state == Some(TaskState::Completed) && doubtful.is_empty() {
+        note_rule(m, "DLG-STATE-02", "a task completed");
+    }
+    if !doubtful.is_empty()
+        && let Some(task_id) = view_task_id(view)
+    {
+        m.doubtful.insert(task_id, doubtful.join("; "));
     }
     // A cancel the agent answered without canceling: it ignores cancels.
     if !canceled_by_client
@@ -2247,6 +2249,7 @@ fn build_delegations(
     reqs: &BTreeMap<(String, u64), ReqInfo>,
     tasks: &BTreeMap<String, TaskView>,
     children: &BTreeSet<String>,
+    journal_end: u64,
     m: &mut Model,
 ) {
     let mut sends: Vec<&ReqInfo> = reqs
@@ -2352,14 +2355,14 @@ fn build_delegations(
             .iter()
             .filter(|o| (o.skill(), o.text()) == key)
             .collect();
-        outcome(&mut d, &mine, tasks, reqs, &m.doubtful);
+        outcome(&mut d, &mine, tasks, reqs, &m.doubtful, journal_end);
         m.delegations.push(d);
     }
     if m.delegations.iter().any(|d| d.deadline_in_ms.is_some()) {
         let open = m
             .delegations
             .iter()
-            .any(|d| d.deadline_in_ms.is_some() && d.expect_state.is_empty());
+            .any(|d| d.deadline_in_ms.is_some() && d.expect_state.contains(&"CANCELED"));
         if open {
             note_rule(
                 m,
@@ -2465,6 +2468,7 @@ fn outcome(
     tasks: &BTreeMap<String, TaskView>,
     reqs: &BTreeMap<(String, u64), ReqInfo>,
     doubtful: &BTreeMap<String, String>,
+    journal_end: u64,
 ) {
     let last = sends.last();
     let task = sends.iter().rev().find_map(|r| match &r.task {
@@ -2473,6 +2477,23 @@ fn outcome(
     });
     if let Some((task_id, view)) = &task {
         caller_cancels(d, sends, view);
+        // An artifact larger than the default size bound (10 MiB), sent in full.
+        let largest = view
+            .events
+            .iter()
+            .filter_map(|(_, _, e)| match e {
+                Event::ArtifactSent { bytes, .. } => Some(*bytes),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        if largest > 10 * 1024 * 1024 {
+            let bound = largest.div_ceil(1024 * 1024).next_power_of_two() * 1024 * 1024;
+            d.max_size_bytes = Some(bound);
+            d.comments.push(format!(
+                "max_size_bytes: the agent sent a {largest}-byte artifact in full, which the default bound (10 MiB) would reject; the journal does not hold the delegation's own bound"
+            ));
+        }
         for (seq, _, e) in &view.events {
             if let Event::Continued {
                 message_id,
@@ -2544,7 +2565,24 @@ fn outcome(
                 ));
             }
             Some(_) => d.comments.push("expect left empty: the delegator canceled the task itself; a recording shows one run, not what every correct delegator must do".into()),
-            None => d.comments.push("expect left empty: the agent's task never reached a final state while recorded; a recording shows one run, not what every correct delegator must do".into()),
+            None => {
+                // Open past the deadline: the delegator must cancel at its deadline.
+                let past = match (d.deadline_in_ms, sends.first()) {
+                    (Some(dl), Some(first)) => {
+                        (journal_end.saturating_sub(first.at_us) / 1000) as i64 >= dl
+                    }
+                    _ => false,
+                };
+                if let Some(what) = doubtful.get(task_id) {
+                    d.expect_state = vec!["FAILED", "CANCELED"];
+                    d.comments.push(format!("expect: the agent sent {what} and its task never ended while recorded: a correct delegator fails visibly (DLG-ART-09) or cancels at its deadline"));
+                } else if past {
+                    d.expect_state = vec!["CANCELED", "FAILED"];
+                    d.comments.push("expect: the agent left its task open past the delegation's deadline: a correct delegator cancels it at its deadline (DLG-LIMIT-03) and ends CANCELED or FAILED".into());
+                } else {
+                    d.comments.push("expect left empty: the agent's task never reached a final state while recorded; a recording shows one run, not what every correct delegator must do".into());
+                }
+            }
         }
         return;
     }

@@ -242,6 +242,9 @@ fn delegation(w: &mut String, d: &DelegationModel) {
     if let Some(ms) = d.deadline_in_ms {
         let _ = writeln!(w, "deadline_in_ms = {ms}");
     }
+    if let Some(b) = d.max_size_bytes {
+        let _ = writeln!(w, "max_size_bytes = {b}");
+    }
     if let Some(b) = d.budget_usd {
         let _ = writeln!(w, "budget_usd = {}", inline(&serde_json::json!(b)));
     }
