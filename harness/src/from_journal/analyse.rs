@@ -2476,7 +2476,10 @@ fn outcome(
         _ => None,
     });
     if let Some((task_id, view)) = &task {
-        caller_cancels(d, sends, view);
+        // After a protocol error a cancel is the delegator's own reaction, not the caller's.
+        if !doubtful.contains_key(task_id) {
+            caller_cancels(d, sends, view);
+        }
         // An artifact larger than the default size bound (10 MiB), sent in full.
         let largest = view
             .events
@@ -2544,6 +2547,14 @@ fn outcome(
         let canceled_by_client =
             final_state == Some(TaskState::Canceled) && !view.cancels.is_empty();
         match final_state {
+            Some(s) if s != TaskState::Completed && doubtful.contains_key(task_id) => {
+                d.expect_state = vec!["FAILED", "CANCELED"];
+                d.comments.push(format!(
+                    "expect: the agent sent {} and its task ended {}: a correct delegator fails visibly (DLG-ART-09)",
+                    doubtful[task_id],
+                    s.as_str()
+                ));
+            }
             Some(TaskState::Completed) if doubtful.contains_key(task_id) => {
                 d.expect_state = vec!["COMPLETED", "FAILED"];
                 d.comments.push(format!(
