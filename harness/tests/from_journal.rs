@@ -279,6 +279,83 @@ fn an_unsupported_construct_becomes_a_todo_and_the_file_still_loads() {
 }
 
 #[test]
+fn a_recorded_card_gives_the_agent_its_card() {
+    let card = serde_json::json!({
+        "name": "translator",
+        "supportedInterfaces": [
+            {"url": "http://127.0.0.1:1/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://127.0.0.1:1/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"streaming": false, "pushNotifications": true},
+        "defaultOutputModes": ["text/markdown"],
+        "skills": [{"id": "translate", "outputModes": ["text/markdown"], "tags": ["lang"]}]
+    });
+    let journal = [
+        line(
+            1,
+            serde_json::json!({"event": "request", "req": 1, "binding": "jsonrpc", "http_method": "GET", "path": "/.well-known/agent-card.json", "params": null, "headers": {}}),
+        ),
+        line(
+            2,
+            serde_json::json!({"event": "response", "req": 1, "status": 200, "body": card}),
+        ),
+        line(
+            3,
+            serde_json::json!({"event": "request", "req": 2, "binding": "rest", "http_method": "POST", "path": "/rest/message:send",
+                "method": "SendMessage", "params": {"message": {"messageId": "m1", "role": "ROLE_USER",
+                "metadata": {"skill": "translate"}, "parts": [{"text": "Translate this"}]}}, "headers": {}}),
+        ),
+        line(
+            4,
+            serde_json::json!({"event": "response", "req": 2, "status": 200, "body": {"result": {"message": {"messageId": "r1", "role": "ROLE_AGENT", "parts": [{"text": "Traduis ceci"}]}}}}),
+        ),
+    ]
+    .join("\n");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let jfile = dir.path().join("card.jsonl");
+    std::fs::write(&jfile, &journal).expect("write");
+    let c = convert(
+        &read_journal(&jfile).expect("reads"),
+        &ConvertOptions {
+            id: Some("my.case".into()),
+        },
+    );
+    assert!(c.unsupported.is_empty(), "{:?}", c.unsupported);
+    let file = dir.path().join("case.toml");
+    std::fs::write(&file, &c.toml).expect("write");
+    let s = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+    assert_eq!(s.id, "my.case");
+    let a = &s.network.agents[0];
+    assert!(!a.streaming, "{}", c.toml);
+    assert_eq!(
+        a.bindings,
+        Some(vec![
+            a2a_protocol::Binding::Rest,
+            a2a_protocol::Binding::JsonRpc
+        ])
+    );
+    assert_eq!(a.output_modes, vec!["text/markdown".to_string()]);
+    assert_eq!(a.skills[0].id, "translate");
+    assert_eq!(a.skills[0].output_modes, vec!["text/markdown".to_string()]);
+    assert_eq!(a.skills[0].tags, vec!["lang".to_string()]);
+    assert!(
+        matches!(&a.rules[0].steps[..], [a2a_mock_agents::ScriptStep::Reply { text, .. }] if text == "Traduis ceci"),
+        "{}",
+        c.toml
+    );
+    assert!(!s.delegations[0].streaming_preferred);
+    assert_eq!(
+        s.delegations[0].expect.state,
+        vec![a2a_driver_contract::Outcome::AnsweredDirect]
+    );
+    assert!(
+        s.rules.contains(&"DLG-SEND-05".to_string()),
+        "{:?}",
+        s.rules
+    );
+}
+
+#[test]
 fn a_malformed_journal_line_is_an_error_naming_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let jfile = dir.path().join("bad.jsonl");

@@ -709,10 +709,22 @@ fn card(agent: &mut AgentModel, reqs: &[&ReqInfo]) {
                 agent.bindings.push(b);
             }
         }
-        agent.v03 = c
+        // 0.3 cards name their version at the top; 1.0 cards per interface.
+        let versions: Vec<&str> = c
             .get("protocolVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|v| v.starts_with("0."));
+            .into_iter()
+            .chain(
+                interfaces
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| i.get("protocolVersion")),
+            )
+            .filter_map(Value::as_str)
+            .collect();
+        agent.v03 = !versions.is_empty() && versions.iter().all(|v| v.starts_with("0."));
+        if agent.bindings == [Binding::JsonRpc] || agent.v03 {
+            agent.bindings.clear();
+        }
         return;
     }
     agent.card_source = "inferred from the traffic (no card body in the journal)".into();
