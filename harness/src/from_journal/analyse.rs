@@ -984,7 +984,7 @@ fn build_agent(
                     .find(|x| x.key == (r.skill(), r.text()))
                 {
                     rule.comments.push(format!(
-                        "{}: resent with the same messageId; the agent deduplicated it to this rule's task",
+                        "seq {}: resent with the same messageId; the agent deduplicated it to this rule's task",
                         r.seq
                     ));
                 }
