@@ -3,8 +3,9 @@
 
 use super::*;
 
-/// Generated content: (chunks, chunk bytes, content kind, media type).
-pub(super) type Shape = (u32, u64, ContentKind, Option<String>);
+/// Generated content: (chunks, chunk bytes, content kind, media type, whether a recorded part
+/// said the kind and media type).
+pub(super) type Shape = (u32, u64, ContentKind, Option<String>, bool);
 
 /// One artifact's chunks as recorded: (seq, at_us, append, last_chunk, bytes).
 pub(super) type ChunkRec = (u64, u64, bool, bool, u64);
@@ -65,7 +66,7 @@ pub(super) fn flush_artifacts(
             && shapes.iter().all(|x| x.as_ref() == Some(s))
             && per.iter().all(|(id, c)| !literal_ok(view, id, c))
         {
-            let (chunks, chunk_bytes, content, media_type) = s.clone();
+            let (chunks, chunk_bytes, content, media_type, _) = s.clone();
             note_rule(m, "DLG-ART-01", "artifact chunks were appended");
             note_rule(m, "DLG-ART-02", "artifacts came in several chunks");
             steps.push(StepLine::Step(
@@ -264,7 +265,7 @@ pub(super) fn generated_shape(view: &TaskView, id: &str, chunks: &[ChunkRec]) ->
         .and_then(|p| p.get("mediaType"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    Some((chunks.len() as u32, size, content, media))
+    Some((chunks.len() as u32, size, content, media, part.is_some()))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -397,7 +398,7 @@ pub(super) fn artifact_steps(
     let flags_ok = chunks.iter().enumerate().all(|(i, c)| c.2 == (i > 0))
         && chunks[..chunks.len() - 1].iter().all(|c| !c.3);
     match generated_shape(view, id, chunks) {
-        Some((n, size, content, media_type)) if flags_ok => {
+        Some((n, size, content, media_type, seen)) if flags_ok => {
             let data_part = parts
                 .iter()
                 .flatten()
@@ -426,8 +427,13 @@ pub(super) fn artifact_steps(
                     delay_ms: chunk_delay(chunks.iter().copied()),
                 },
                 format!(
-                    "{seqs}: {} bytes in {n} chunk(s) of {size}, generated: same length and media type, not the same bytes ({recorded}; the artifact id becomes artifact-N)",
-                    total(chunks)
+                    "{seqs}: {} bytes in {n} chunk(s) of {size}, generated: same length{}, not the same bytes ({recorded}; the artifact id becomes artifact-N)",
+                    total(chunks),
+                    if seen {
+                        " and media type"
+                    } else {
+                        " (the journal summarised every part: text, no media type, as a guess)"
+                    }
                 ),
             ));
         }
