@@ -12,18 +12,25 @@
 //!   its process group;
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`runner`]: running a case, crash injection, verdicts;
+//! - [`invariants`]: history invariants (`HIST-*`) over a whole case's evidence;
+//! - [`sweep`]: the crash sweep (a kill at every journal position of a case);
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
+//! - [`record`]: the recording proxy of `a2a-harness record` (traffic to a mock-format journal);
+//! - [`from_journal`]: `a2a-harness scenario from-journal` (a recorded journal to a scenario);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
 pub mod from_journal;
+pub mod invariants;
+pub mod record;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod report;
 pub mod rules;
 pub mod run;
 pub mod runner;
 pub mod scenario;
+pub mod sweep;
 
 pub use run::{RunOptions, RunReport, run};

@@ -30,7 +30,18 @@ fn delegator() -> String {
 /// continuations, chunks, artifacts), each in order. How the two interleave is timing.
 fn agent_side(journal: &[Entry]) -> BTreeMap<(String, &'static str), Vec<String>> {
     let mut out: BTreeMap<(String, &'static str), Vec<String>> = BTreeMap::new();
+    // Streams whose last event was a Message: a recorder names their end `upstream_closed`.
+    let mut ended_by_message: std::collections::BTreeSet<(String, u64)> = Default::default();
     for e in journal {
+        if let Event::SseEvent { req, data, .. } = &e.event {
+            let message = data.get("result").unwrap_or(data).get("message").is_some();
+            let key = (e.agent.to_string(), *req);
+            if message {
+                ended_by_message.insert(key);
+            } else {
+                ended_by_message.remove(&key);
+            }
+        }
         let side = match &e.event {
             Event::TaskCreated { .. }
             | Event::TaskState { .. }
@@ -56,7 +67,15 @@ fn agent_side(journal: &[Entry]) -> BTreeMap<(String, &'static str), Vec<String>
             } if *status >= 400 || rpc_error.is_some() => {
                 Some(format!("response {status} {rpc_error:?}"))
             }
-            Event::StreamClosed { events, reason, .. } if reason == "fault" => {
+            // A stream the agent ended early, as the mock and as a recorder name it.
+            Event::StreamClosed {
+                req,
+                events,
+                reason,
+            } if reason == "fault"
+                || (reason == "upstream_closed"
+                    && !ended_by_message.contains(&(e.agent.to_string(), *req))) =>
+            {
                 Some(format!("stream cut after {events} events"))
             }
             Event::ConnectionDropped { phase, .. } => Some(format!("dropped {phase}")),
@@ -163,6 +182,201 @@ async fn recorded_cases_replay_with_the_same_agent_traffic_and_verdicts() {
                     "{}: {rule} was {v:?}, is {w:?}: {}",
                     orig.id,
                     describe(replay)
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// The reference delegator driven through the recording proxies (`cards`) with the case's
+/// delegations, as the harness would start it; the `done` lines by delegation id.
+async fn drive_through(
+    cards: &[String],
+    store: &std::path::Path,
+    s: &a2a_harness::scenario::Scenario,
+) -> BTreeMap<String, serde_json::Value> {
+    use a2a_driver_contract::process::{DelegatorOutput, DelegatorProcess, init_message};
+    use a2a_driver_contract::{Delegate, InitOptions, ToDelegator};
+    let wait = std::time::Duration::from_secs(60);
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut p = DelegatorProcess::spawn(&delegator(), stderr.clone()).expect("spawn delegator");
+    let deadline = tokio::time::Instant::now() + wait;
+    let options = InitOptions {
+        seed: Some(1),
+        ..InitOptions::default()
+    };
+    let init = init_message(
+        &store.display().to_string(),
+        false,
+        cards,
+        Some("http://127.0.0.1:0"),
+        "http://127.0.0.1:9/delegator-under-test",
+        "Bearer delegator-own-token",
+        options,
+    );
+    p.send(&init, deadline).await.expect("init");
+    let mut done = BTreeMap::new();
+    while done.len() < s.delegations.len() {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let v = match p.recv(left).await {
+            Some(DelegatorOutput::Message(v)) => v,
+            Some(DelegatorOutput::Eof) | None => panic!(
+                "{}: the delegator ended or timed out; stderr:\n{}",
+                s.id,
+                String::from_utf8_lossy(&stderr.lock().unwrap_or_else(|e| e.into_inner()))
+            ),
+            Some(_) => continue,
+        };
+        match v["type"].as_str() {
+            Some("init_ok") => {
+                for d in &s.delegations {
+                    let mut m = Delegate::new(&d.id, &d.capability, &d.text);
+                    m.artifact_spec.mime_types = d.mime_types.clone();
+                    m.artifact_spec.max_size_bytes = d.max_size_bytes;
+                    m.timeout_seconds = d.timeout_seconds;
+                    p.send(&ToDelegator::Delegate(m), deadline)
+                        .await
+                        .expect("delegate");
+                }
+            }
+            Some("done") => {
+                done.insert(v["id"].as_str().unwrap_or_default().to_string(), v);
+            }
+            _ => {}
+        }
+    }
+    p.finish(std::time::Duration::from_secs(10)).await;
+    done
+}
+
+/// The agents' side as both a recording proxy and a mock network journal it. What the proxy
+/// cannot see is left out: the mock's `fault` entries (their effects are compared) and, for an
+/// agent whose chunks the delegator never saw (it read the artifact back from the final task),
+/// the chunks (the artifact's bytes are compared). The ways each names a dropped connection are
+/// made one, and a task's states and its artifacts are compared each in order (a recorder learns
+/// an artifact read back with the final task after its state).
+fn agent_side_seen_through_a_proxy(
+    recorded: &[Entry],
+    journal: &[Entry],
+) -> BTreeMap<(String, &'static str), Vec<String>> {
+    let saw_chunks: std::collections::BTreeSet<String> = recorded
+        .iter()
+        .filter(|e| matches!(e.event, Event::ArtifactChunk { .. }))
+        .map(|e| e.agent.to_string())
+        .collect();
+    let mut out: BTreeMap<(String, &'static str), Vec<String>> = BTreeMap::new();
+    for ((agent, side), items) in agent_side(journal) {
+        for i in items {
+            if i.starts_with("fault ") || (i.starts_with("chunk ") && !saw_chunks.contains(&agent))
+            {
+                continue;
+            }
+            let i = match i.as_str() {
+                "dropped before_processing"
+                | "dropped after_processing"
+                | "dropped before_response" => "dropped before a response".to_string(),
+                _ => i,
+            };
+            let side = match side {
+                "tasks" if i.starts_with("chunk ") || i.starts_with("artifact ") => "artifacts",
+                other => other,
+            };
+            out.entry((agent.clone(), side)).or_default().push(i);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffic() {
+    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
+    let catalog = load_catalog(&common::root().join("scenarios")).expect("catalog loads");
+    let cases = select(
+        &catalog,
+        &CaseGlob::new("{states.completed,observation.stream-reset,observation.stream-closed-early,retries.429-retry-after,sending.direct-message,errors.internal-error}").expect("glob"),
+    );
+    assert_eq!(cases.len(), 6);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut scenarios = Vec::new();
+    let mut recorded = Vec::new();
+    for s in &cases {
+        // Record: the case's network behind the proxy, the reference delegator in front.
+        let net = a2a_mock_agents::Network::start(s.network.clone())
+            .await
+            .expect("network");
+        let upstreams: Vec<UpstreamSpec> = net
+            .names()
+            .map(|n| UpstreamSpec {
+                url: net.card_url(n).expect("card url"),
+                listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            })
+            .collect();
+        let out = dir.path().join(&s.id);
+        let rec = Recorder::start(&upstreams, RecordOptions::new(&out))
+            .await
+            .expect("recorder");
+        let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
+        let done = drive_through(&cards, &out.join("store"), s).await;
+        let path = rec.journal().path().to_path_buf();
+        rec.shutdown().await;
+        net.shutdown().await;
+        // Convert the recording, as `scenario from-journal` does.
+        let journal = read_journal(&path).expect("the recording reads");
+        let c = convert(
+            &journal,
+            &ConvertOptions {
+                id: Some(format!("{}.recorded", s.id)),
+            },
+        );
+        let file = dir.path().join(format!("{}.toml", s.id));
+        std::fs::write(&file, &c.toml).expect("write");
+        let scenario = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+        let entries: Vec<Entry> = journal
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Entry(e) => Some(e.clone()),
+                Record::Other { .. } => None,
+            })
+            .collect();
+        recorded.push((s.id.clone(), done, entries, c.toml));
+        scenarios.push(scenario);
+    }
+    let mut options = RunOptions::new(delegator());
+    options.jobs = 4;
+    let replayed = run(&scenarios, &options).await;
+    let mut problems: Vec<String> = Vec::new();
+    for (id, done, entries, toml) in &recorded {
+        let replay = replayed
+            .results
+            .iter()
+            .find(|r| r.id == format!("{id}.recorded"))
+            .expect("every converted case ran");
+        let (was, now) = (
+            agent_side_seen_through_a_proxy(entries, entries),
+            agent_side_seen_through_a_proxy(entries, &replay.journal),
+        );
+        if was != now {
+            problems.push(format!(
+                "{id}: the agents' side differs\nrecorded: {was:?}\nreplayed: {now:?}\n{toml}"
+            ));
+        }
+        // The same verdict as the catalog case (every one of these passes), and the outcome
+        // the delegator reported through the proxy.
+        if replay.verdict != Verdict::Pass {
+            problems.push(format!("{}\n{toml}", describe(replay)));
+        }
+        for (d, v) in done {
+            let state = replay
+                .outcomes
+                .get(d)
+                .and_then(|o| serde_json::to_value(o).ok())
+                .and_then(|o| o.get("state").cloned());
+            if state.as_ref() != v.get("state") {
+                problems.push(format!(
+                    "{id}: delegation {d} ended {:?} through the proxy, {state:?} in the replay",
+                    v.get("state")
                 ));
             }
         }

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 pub enum Record {
     /// A journal entry.
     Entry(Entry),
-    /// An entry whose `event` is not one of the mock network's (such as a recorder's `note`).
+    /// An entry whose `event` this version does not know (a later journal's).
     Other {
         /// Its sequence number.
         seq: u64,
@@ -198,7 +198,7 @@ pub fn parse_journal(path: &Path, text: &str) -> Result<RecordedJournal, FromJou
 }
 
 /// The event names of [`a2a_mock_agents::Event`].
-const KNOWN_EVENTS: [&str; 16] = [
+const KNOWN_EVENTS: [&str; 17] = [
     "request",
     "response",
     "sse_event",
@@ -215,6 +215,7 @@ const KNOWN_EVENTS: [&str; 16] = [
     "delegated",
     "task_purged",
     "limit_rejected",
+    "note",
 ];
 
 fn record_of(v: Value) -> Result<Record, String> {
@@ -323,11 +324,11 @@ mod tests {
 
     #[test]
     fn unknown_events_are_kept_and_an_empty_journal_is_an_error() {
-        let text = "{\"seq\":2,\"at_us\":0,\"agent\":\"a\",\"event\":\"note\",\"text\":\"hi\"}\n";
+        let text = "{\"seq\":2,\"at_us\":0,\"agent\":\"a\",\"event\":\"gossip\",\"text\":\"hi\"}\n";
         let j = parse_journal(Path::new("x/j.jsonl"), text).unwrap();
         assert_eq!(j.source, "j.jsonl");
         assert!(
-            matches!(&j.records[0], Record::Other { event, text: Some(t), .. } if event == "note" && t == "hi")
+            matches!(&j.records[0], Record::Other { event, text: Some(t), .. } if event == "gossip" && t == "hi")
         );
         let err = parse_journal(Path::new("j.jsonl"), "\n\n").unwrap_err();
         assert!(matches!(err, FromJournalError::Empty { .. }));

@@ -166,7 +166,29 @@ pub(super) fn chunk_parts(
         }
     }
     let _ = meta_seen;
-    // A snapshot keeps the appended parts in order: one part per chunk lines up.
+    // A snapshot keeps the appended parts in order: one part per chunk lines up, or all of
+    // them in the one chunk.
+    if let [only] = chunks
+        && out[0].is_none()
+        && let Some(parts) = view
+            .snapshot
+            .as_ref()
+            .and_then(|t| t.get("artifacts"))
+            .and_then(Value::as_array)
+            .and_then(|a| {
+                a.iter()
+                    .find(|x| x.get("artifactId").and_then(Value::as_str) == Some(id))
+            })
+            .and_then(|a| a.get("parts"))
+            .and_then(Value::as_array)
+        && parts
+            .iter()
+            .map(|p| part_bytes(p).unwrap_or(0))
+            .sum::<u64>()
+            == only.4
+    {
+        out[0] = Some(parts.clone());
+    }
     if out.iter().any(Option::is_none)
         && let Some(parts) = view
             .snapshot

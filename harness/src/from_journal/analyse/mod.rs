@@ -298,6 +298,8 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
             Event::BlobServed { key, bytes, sha256 } => {
                 blobs.push((key.clone(), *bytes, sha256.clone()));
             }
+            // A recorder's remark: a comment at its agent (below).
+            Event::Note { .. } => {}
         }
     }
     // What the bodies say about tasks: statuses, artifact updates, snapshots, cancels.
@@ -407,28 +409,36 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
     }
     // Recorder notes and unknown events go to their agent's notes.
     for r in records {
-        if let Record::Other {
-            seq,
-            agent,
-            event,
-            text,
-        } = r
-            && let Some(a) = m.agents.iter_mut().find(|a| a.name == *agent)
-        {
-            if event == "note" {
-                a.notes.push(StepLine::Comment(format!(
-                    "note (seq {seq}): {}",
-                    text.as_deref().unwrap_or("(no text)")
-                )));
-            } else {
-                let what = format!("journal event {event:?} is not known to this version");
-                m.unsupported.push(Unsupported {
-                    seq: *seq,
-                    agent: agent.clone(),
-                    what: what.clone(),
-                });
-                a.notes.push(StepLine::Todo(*seq, what));
+        match r {
+            Record::Entry(Entry {
+                seq,
+                agent,
+                event: Event::Note { req, text },
+                ..
+            }) => {
+                if let Some(a) = m.agents.iter_mut().find(|a| a.name == agent.as_str()) {
+                    let about = req
+                        .map(|q| format!(" about request {q}"))
+                        .unwrap_or_default();
+                    a.notes.push(StepLine::Comment(format!(
+                        "recorder note (seq {seq}){about}: {text}"
+                    )));
+                }
             }
+            Record::Other {
+                seq, agent, event, ..
+            } => {
+                if let Some(a) = m.agents.iter_mut().find(|a| a.name == *agent) {
+                    let what = format!("journal event {event:?} is not known to this version");
+                    m.unsupported.push(Unsupported {
+                        seq: *seq,
+                        agent: agent.clone(),
+                        what: what.clone(),
+                    });
+                    a.notes.push(StepLine::Todo(*seq, what));
+                }
+            }
+            Record::Entry(_) => {}
         }
     }
     build_delegations(&reqs, &tasks, &children, journal_end, &mut m);

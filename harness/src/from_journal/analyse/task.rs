@@ -294,6 +294,37 @@ pub(super) fn task_steps(
                 ..
             } => {
                 sent.insert(artifact_id.clone(), (*bytes, sha256.clone()));
+                // Known only from a task the delegator read (a recorder saw no chunk of it):
+                // one chunk, before the final state that carried it.
+                let chunked = view.events.iter().any(|(s, _, e)| {
+                    *s < *seq
+                        && matches!(e, Event::ArtifactChunk { artifact_id: a, .. } if a == artifact_id)
+                }) || pending_chunks.iter().any(|(a, _)| a == artifact_id);
+                if !chunked {
+                    let mut added = Vec::new();
+                    artifact_steps(
+                        agent,
+                        view,
+                        artifact_id,
+                        &[(*seq, *at, false, true, *bytes)],
+                        &sent,
+                        blobs,
+                        &mut added,
+                        m,
+                    );
+                    for line in &mut added {
+                        if let StepLine::Step(_, c) = line {
+                            c.push_str(" (seen only in a task read back: one chunk)");
+                        }
+                    }
+                    let at_end = matches!(
+                        steps.last(),
+                        Some(StepLine::Step(ScriptStep::State { state, .. }, _))
+                            if state_of(state).is_some_and(TaskState::is_terminal)
+                    );
+                    let pos = if at_end { steps.len() - 1 } else { steps.len() };
+                    steps.splice(pos..pos, added);
+                }
             }
             Event::TaskPurged { .. } => {
                 let delay = gap_ms(last_at, *at);
