@@ -19,11 +19,13 @@
 //! - [`determinism`]: `run --check-determinism`, each case twice and the runs compared;
 //! - [`journal_diff`]: comparing two journals modulo ids, ports and timing (`journal diff`,
 //!   `run --check-determinism`);
+//! - [`from_journal`]: `a2a-harness scenario from-journal` (a recorded journal to a scenario);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod from_journal;
 pub mod invariants;
 pub mod record;
 pub mod determinism;

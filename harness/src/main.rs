@@ -149,6 +149,9 @@ enum Cmd {
     /// Work with network journals.
     #[command(subcommand)]
     Journal(JournalCmd),
+    /// Write scenarios.
+    #[command(subcommand)]
+    Scenario(ScenarioCmd),
     /// List the rules with how many catalog cases list each (NOT TESTED when none; always-on
     /// rules are judged wherever their situation arises), and with `--report`, in how many cases
     /// of that run each was actually evaluated.
@@ -334,6 +337,33 @@ fn journal_diff_help() -> String {
         "WHAT IS COMPARED: both journals are put in a canonical form first. {}\n\nEXIT CODES: 0 identical modulo ids, ports and timing; 1 different (the first difference is printed, with the entries before it and the seq of each side); 2 bad input (an unreadable file, a line that is no journal entry: the file and line are named).",
         a2a_harness::journal_diff::IGNORED
     )
+}
+
+/// `a2a-harness scenario ...`.
+#[derive(Subcommand)]
+enum ScenarioCmd {
+    /// Turn a recorded journal (JSON lines from `record` or `serve --journal`, or a report's
+    /// cases/<id>.json) into a catalog scenario: each agent becomes a mock agent that does what
+    /// it did, the delegator's first request of each delegation a `[[delegate]]` entry.
+    ///
+    /// What cannot be expressed is named on stderr (seq, agent, what) and marked
+    /// `# TODO (seq N)` in the file; the rest is still written, and the file loads with
+    /// `--scenarios`.
+    ///
+    /// Example: a2a-harness scenario from-journal rec/journal.jsonl --out repro/case.toml
+    ///
+    /// EXIT CODES: 0 written (TODOs included); 2 the journal cannot be read or the file cannot
+    /// be written or does not load.
+    FromJournal {
+        /// The journal file.
+        journal: PathBuf,
+        /// Where to write the scenario (TOML).
+        #[arg(long)]
+        out: PathBuf,
+        /// The case id (default: `recorded.<file stem>`, `<case id>.replay` for a report case).
+        #[arg(long)]
+        id: Option<String>,
+    },
 }
 
 /// The arguments of `run`.
@@ -553,6 +583,36 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
         }
         Cmd::Journal(JournalCmd::Diff { a, b, case }) => {
             journal_diff(&a, &b, case.as_deref(), &mut out)?.into()
+        }
+        Cmd::Scenario(ScenarioCmd::FromJournal {
+            journal,
+            out: file,
+            id,
+        }) => {
+            use a2a_harness::from_journal::{ConvertOptions, convert, read_journal};
+            let recorded = read_journal(&journal)?;
+            let c = convert(&recorded, &ConvertOptions { id });
+            for u in &c.unsupported {
+                writeln!(
+                    std::io::stderr(),
+                    "a2a-harness: from-journal: not expressible: {u}"
+                )?;
+            }
+            std::fs::write(&file, &c.toml)
+                .with_context(|| format!("writing {}", file.display()))?;
+            // The written file must load as a catalog case.
+            a2a_harness::catalog::load_case(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+            writeln!(
+                out,
+                "{}: {} agents, {} rules, {} delegations, {} TODOs, {} bytes",
+                file.display(),
+                c.agents,
+                c.rules,
+                c.delegations,
+                c.unsupported.len(),
+                c.toml.len()
+            )?;
+            HarnessExitCode::Success.into()
         }
         Cmd::Schema => {
             writeln!(
