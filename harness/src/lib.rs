@@ -11,6 +11,7 @@
 //!   [`ToDelegator`](a2a_driver_contract::ToDelegator) lines, reading its output lines, killing
 //!   its process group;
 //! - [`rules`]: the rule registry and its checkers;
+//! - [`generate`]: scenarios generated from a seed, aimed at a rule family (for `explore`);
 //! - [`runner`]: running a case, crash injection, verdicts;
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
@@ -18,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod generate;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod report;
 pub mod rules;

@@ -1,0 +1,259 @@
+//! The scenario generator of `a2a-harness explore`: one [`Scenario`] from a seed, built only from
+//! the vocabulary that already exists (mock agents and their scripts, faults, delegations,
+//! answers, cancels and crash triggers), aimed at one rule family ([`Topic`]).
+//!
+//! A generated scenario is a composition of *situations*: each is a small, well-understood case
+//! (a task streaming chunked artifacts, a question nobody can answer, a transient 503, a deadline
+//! that passes while the agent dawdles, ...) with its parameters drawn from the seed, its own
+//! agents, skills and delegation(s), the rules whose situation it plants and the outcomes every
+//! correct delegator must reach. The first situation comes from the aimed family; up to two more
+//! from families drawn with [`Topic::weight`] are added when they cannot change what the others
+//! judge (one kind of refusal per case, no deadline-bound delegation next to the local-deadline
+//! rule, options that agree, at most four agents, one crash and then alone).
+//!
+//! Expectations are deliberately wide where the rules allow several correct paths (a rejected
+//! artifact may fail the delegation or complete without it; a delegator may give up retrying
+//! before `max_retries`): a correct delegator that chose another correct path fails nothing.
+//!
+//! ```
+//! use a2a_harness::generate::{Topic, generate, to_toml};
+//! let s = generate(7, Some(Topic::Art));
+//! assert_eq!(s.id, "explore.art.7");
+//! let text = to_toml(&s).unwrap();
+//! assert!(text.contains("explore.art.7"));
+//! ```
+
+mod draft;
+mod situations;
+mod steps;
+mod toml_out;
+
+use crate::scenario::Scenario;
+use draft::Draft;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::fmt;
+use std::str::FromStr;
+
+pub use toml_out::{ToTomlError, to_toml};
+
+/// A rule family explore can aim at (`--topic`), by DLG rule-id family: send, wire, route,
+/// state, input, auth, limit, obs, art, retry, rec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Topic {
+    /// DLG-SEND-*: message ids, direct replies, headers and `x-deleg`, definite errors.
+    Send,
+    /// DLG-WIRE-*: requests that conform to the 1.0 proto, whatever the agent sends back.
+    Wire,
+    /// DLG-ROUTE-*: routing by skill and output mode, streaming choice, 0.3 agents, bindings.
+    Route,
+    /// DLG-STATE-*: every task state, terminal is final, unknown states, refinement.
+    State,
+    /// DLG-INPUT-*: questions answered from held data, escalated, capped.
+    Input,
+    /// DLG-AUTH-* and DLG-UNTRUSTED-*: scoped credentials, planted instructions.
+    Auth,
+    /// DLG-LIMIT-*: deadlines, depth, loops, budgets, cancellation.
+    Limit,
+    /// DLG-OBS-*: streams that end early, push, polling.
+    Obs,
+    /// DLG-ART-*: chunking, append and lastChunk, by reference, rejections, protocol errors.
+    Art,
+    /// DLG-RETRY-*: transient failures, Retry-After, indefinite sends, the dead-letter queue.
+    Retry,
+    /// DLG-REC-*: crashes at each trigger, purged tasks.
+    Rec,
+}
+
+impl Topic {
+    /// Every topic, in rule-id order.
+    pub const ALL: [Topic; 11] = [
+        Topic::Send,
+        Topic::Wire,
+        Topic::Route,
+        Topic::State,
+        Topic::Input,
+        Topic::Auth,
+        Topic::Limit,
+        Topic::Obs,
+        Topic::Art,
+        Topic::Retry,
+        Topic::Rec,
+    ];
+
+    /// The name used on the command line and in scenario ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Topic::Send => "send",
+            Topic::Wire => "wire",
+            Topic::Route => "route",
+            Topic::State => "state",
+            Topic::Input => "input",
+            Topic::Auth => "auth",
+            Topic::Limit => "limit",
+            Topic::Obs => "obs",
+            Topic::Art => "art",
+            Topic::Retry => "retry",
+            Topic::Rec => "rec",
+        }
+    }
+
+    /// The rule-id prefixes of the family (`DLG-AUTH-` and `DLG-UNTRUSTED-` for `auth`).
+    pub fn rule_prefixes(self) -> &'static [&'static str] {
+        match self {
+            Topic::Send => &["DLG-SEND-"],
+            Topic::Wire => &["DLG-WIRE-"],
+            Topic::Route => &["DLG-ROUTE-"],
+            Topic::State => &["DLG-STATE-"],
+            Topic::Input => &["DLG-INPUT-"],
+            Topic::Auth => &["DLG-AUTH-", "DLG-UNTRUSTED-"],
+            Topic::Limit => &["DLG-LIMIT-"],
+            Topic::Obs => &["DLG-OBS-"],
+            Topic::Art => &["DLG-ART-"],
+            Topic::Retry => &["DLG-RETRY-"],
+            Topic::Rec => &["DLG-REC-"],
+        }
+    }
+
+    /// How often the family is drawn without `--topic`, relative to the others: families with
+    /// many rules or many distinct situations weigh more.
+    pub fn weight(self) -> u32 {
+        match self {
+            Topic::Wire | Topic::Auth => 2,
+            Topic::Send | Topic::Route | Topic::Input | Topic::Obs | Topic::Retry => 3,
+            Topic::State | Topic::Limit | Topic::Art | Topic::Rec => 4,
+        }
+    }
+
+    /// A topic drawn with [`Topic::weight`].
+    fn draw(rng: &mut ChaCha8Rng) -> Topic {
+        let total: u32 = Topic::ALL.iter().map(|t| t.weight()).sum();
+        let mut pick = rng.random_range(0..total);
+        for t in Topic::ALL {
+            if pick < t.weight() {
+                return t;
+            }
+            pick -= t.weight();
+        }
+        Topic::State
+    }
+}
+
+impl fmt::Display for Topic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A `--topic` that names no family.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown topic {given:?}: expected one of {}", valid_names())]
+pub struct UnknownTopic {
+    /// What was given.
+    pub given: String,
+}
+
+fn valid_names() -> String {
+    Topic::ALL
+        .iter()
+        .map(|t| t.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl FromStr for Topic {
+    type Err = UnknownTopic;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let key = s.trim().to_ascii_lowercase();
+        Topic::ALL
+            .into_iter()
+            .find(|t| t.name() == key)
+            .ok_or_else(|| UnknownTopic {
+                given: s.to_string(),
+            })
+    }
+}
+
+/// Most situations a generated scenario combines (the aimed one included).
+const MAX_SITUATIONS: u32 = 3;
+
+/// Generate one scenario from `seed` (same seed => identical scenario), aimed at `topic` or,
+/// with `None`, at a family drawn with weights. Its id is `explore.<topic>.<seed>`.
+pub fn generate(seed: u64, topic: Option<Topic>) -> Scenario {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let topic = topic.unwrap_or_else(|| Topic::draw(&mut rng));
+    // TOML integers are i64: the network seed stays well inside.
+    let mut draft = Draft::new(rng.random_range(0..1u64 << 40));
+    // The aimed situation alone always fits.
+    situations::add(topic, &mut draft, &mut rng);
+    if !draft.alone {
+        let extra = rng.random_range(0..MAX_SITUATIONS);
+        for _ in 0..extra {
+            let t = Topic::draw(&mut rng);
+            let before = draft.clone();
+            situations::add(t, &mut draft, &mut rng);
+            if let Err(why) = draft.consistent() {
+                tracing::trace!(topic = %t, why, "generated situation left out");
+                draft = before;
+            }
+        }
+    }
+    draft.finish(format!("explore.{topic}.{seed}"), topic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topics_parse_by_name_and_the_error_lists_them() {
+        for t in Topic::ALL {
+            assert_eq!(t.name().parse::<Topic>(), Ok(t));
+            assert_eq!(t.to_string(), t.name());
+        }
+        assert_eq!("ART".parse::<Topic>(), Ok(Topic::Art));
+        let err = "bogus".parse::<Topic>().unwrap_err().to_string();
+        assert!(err.contains("\"bogus\""), "{err}");
+        for t in Topic::ALL {
+            assert!(err.contains(t.name()), "{err}");
+        }
+    }
+
+    #[test]
+    fn every_topic_is_drawn_without_an_aim() {
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..200 {
+            let s = generate(seed, None);
+            let topic = s.id.split('.').nth(1).unwrap_or_default().to_string();
+            seen.insert(topic);
+        }
+        assert_eq!(seen.len(), Topic::ALL.len(), "{seen:?}");
+    }
+
+    #[test]
+    fn an_aimed_scenario_lists_a_rule_of_its_family() {
+        for t in Topic::ALL {
+            for seed in 0..40 {
+                let s = generate(seed, Some(t));
+                assert!(
+                    s.rules
+                        .iter()
+                        .any(|r| t.rule_prefixes().iter().any(|p| r.starts_with(p))),
+                    "{}: {:?}",
+                    s.id,
+                    s.rules
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn generated_networks_have_one_to_four_agents() {
+        for seed in 0..300 {
+            let s = generate(seed, None);
+            let n = s.network.agents.len();
+            assert!((1..=4).contains(&n), "{}: {n} agents", s.id);
+        }
+    }
+}
