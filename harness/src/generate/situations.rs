@@ -6,7 +6,7 @@
 //! counts, faults and timings drawn from the seed.
 
 use super::Topic;
-use super::draft::{Draft, MAX_AGENTS, skill_spec};
+use super::draft::{Bad, Draft, MAX_AGENTS, Traits, skill_spec};
 use super::steps::{Shapes, Work, artifacts, pick, shape, state, state_full, wait, work};
 use crate::scenario::{Answer, Cancel, Child, Crash, CrashTrigger, Delegation};
 use a2a_driver_contract::{EscalationKind, Outcome};
@@ -168,6 +168,13 @@ fn direct_reply(d: &mut Draft, rng: &mut ChaCha8Rng) {
     if streams(d, a, &del) {
         d.list(&["DLG-ROUTE-02"]);
     }
+    d.mark(
+        &del.id,
+        Traits {
+            task: false,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.titles.push("a Message reply".into());
 }
@@ -196,6 +203,13 @@ fn definite_error(d: &mut Draft, rng: &mut ChaCha8Rng) {
     del.streaming_preferred = rng.random_bool(0.7);
     expect(&mut del, &[Outcome::SendFailed]);
     d.list(&["DLG-SEND-09", "DLG-RETRY-01"]);
+    d.mark(
+        &del.id,
+        Traits {
+            task: false,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.titles.push(format!("a definite error {code}"));
 }
@@ -457,6 +471,15 @@ fn bindings(d: &mut Draft, rng: &mut ChaCha8Rng) {
     if variant < 2 {
         d.list(&["DLG-ART-04"]);
     }
+    if variant == 2 {
+        d.mark(
+            &del.id,
+            Traits {
+                task: false,
+                ..Traits::default()
+            },
+        );
+    }
     d.delegations.push(del);
     d.titles.push("bindings from the card".into());
 }
@@ -509,6 +532,13 @@ fn terminal(d: &mut Draft, rng: &mut ChaCha8Rng) {
     steps.push(state_full(name, Some(message), rng.random_range(0..=50)));
     d.agents[a].rules.push(rule(steps));
     expect(&mut del, &[outcome]);
+    d.mark(
+        &del.id,
+        Traits {
+            agent_terminal: true,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.list(&["DLG-STATE-03", "DLG-STATE-05"]);
     d.titles.push(format!("the agent ends the task {name}"));
@@ -609,6 +639,13 @@ fn caller_cancel(d: &mut Draft, rng: &mut ChaCha8Rng) {
         id: del.id.clone(),
         when_state: Some("TASK_STATE_WORKING".into()),
     });
+    d.mark(
+        &del.id,
+        Traits {
+            agent_terminal: true,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.list(&["DLG-STATE-03"]);
     d.titles.push("the caller cancels".into());
@@ -785,10 +822,13 @@ fn auth_required(d: &mut Draft, rng: &mut ChaCha8Rng) {
 }
 
 fn untrusted_text(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    // DLG-UNTRUSTED-01's checker knows the planted agent by its name `attacker` and the planted
+    // task by `exfiltrate` (one such pair per case: a second one makes the names clash).
     let skill = d.skill("draft");
     let a = d.agent("writer", &skill);
-    let bait = d.skill("exfiltrate");
-    d.agent("attacker", &bait);
+    let bait = "exfiltrate";
+    let attacker = d.agent("attacker", bait);
+    d.agents[attacker].name = "attacker".into();
     d.agents[a].rules.push(rule(vec![
         state_full(
             "WORKING",
@@ -826,6 +866,13 @@ fn refused(d: &mut Draft, limit: &'static str, rule_id: &'static str, del: Deleg
     expect(&mut del, &[Outcome::Refused]);
     del.expect.nothing_sent = true;
     d.refusals.insert(limit);
+    d.mark(
+        &del.id,
+        Traits {
+            task: false,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.list(&[rule_id]);
     d.titles.push(format!("work refused for its {limit}"));
@@ -1004,6 +1051,15 @@ fn sub_delegation(d: &mut Draft, rng: &mut ChaCha8Rng) {
     } else {
         expect(&mut del, &[Outcome::Completed]);
     }
+    if loops {
+        d.mark(
+            &del.id,
+            Traits {
+                agent_terminal: true,
+                ..Traits::default()
+            },
+        );
+    }
     d.delegations.push(del);
     d.list(&["DLG-LIMIT-08", "DLG-SEND-07"]);
     d.titles.push(if loops {
@@ -1180,6 +1236,15 @@ fn by_reference(d: &mut Draft, rng: &mut ChaCha8Rng) {
         d.list(&["DLG-ART-03", "DLG-ART-04"]);
         d.titles.push("a url artifact".into());
     }
+    if del.max_size_bytes < bytes {
+        d.mark(
+            &del.id,
+            Traits {
+                bad: Some(Bad::Size),
+                ..Traits::default()
+            },
+        );
+    }
     d.delegations.push(del);
 }
 
@@ -1193,6 +1258,13 @@ fn oversize_stream(d: &mut Draft, rng: &mut ChaCha8Rng) {
         .rules
         .push(rule(vec![artifacts(1, chunks, bytes), state("COMPLETED")]));
     expect(&mut del, &[Outcome::Failed, Outcome::Completed]);
+    d.mark(
+        &del.id,
+        Traits {
+            bad: Some(Bad::Size),
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.list(&["DLG-ART-06", "DLG-OBS-03"]);
     d.titles
@@ -1221,6 +1293,13 @@ fn wrong_media_type(d: &mut Draft, rng: &mut ChaCha8Rng) {
     del.mime_types = vec!["text/plain".into()];
     del.streaming_preferred = rng.random_bool(0.7);
     expect(&mut del, &[Outcome::Failed, Outcome::Completed]);
+    d.mark(
+        &del.id,
+        Traits {
+            bad: Some(Bad::MediaType),
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.list(&["DLG-ART-05"]);
     d.titles.push(format!("an artifact of type {odd}"));
@@ -1256,6 +1335,13 @@ fn schema_violation(d: &mut Draft, rng: &mut ChaCha8Rng) {
     }));
     del.streaming_preferred = rng.random_bool(0.7);
     expect(&mut del, &[Outcome::Failed, Outcome::Completed]);
+    d.mark(
+        &del.id,
+        Traits {
+            bad: Some(Bad::Schema),
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.list(&["DLG-ART-07"]);
     d.titles
@@ -1311,6 +1397,13 @@ fn protocol_error(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.agents[a].rules.push(rule(steps));
     // Failed visibly, or the problem reported and the result recovered from a fresh snapshot.
     expect(&mut del, &[Outcome::Failed, Outcome::Completed]);
+    d.mark(
+        &del.id,
+        Traits {
+            bad: Some(Bad::Protocol),
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.list(&["DLG-ART-09"]);
     d.titles.push(title.into());
@@ -1343,7 +1436,7 @@ fn transient_fault(rng: &mut ChaCha8Rng) -> (Fault, bool) {
         2 => (
             Fault::HttpStatus {
                 status: 503,
-                retry_after_s: rng.random_bool(0.3).then_some(1),
+                retry_after_s: None,
             },
             false,
         ),
@@ -1366,8 +1459,9 @@ fn transient(d: &mut Draft, rng: &mut ChaCha8Rng) {
     let k = rng.random_range(1..=3u32);
     del.max_retries = pick(rng, &[0, 1, 2, 3, 3, 4, 5]);
     let (fault, slow) = transient_fault(rng);
+    // DLG-RETRY-02 reads a Retry-After from the agents' rule faults: such a fault stays a rule.
     let queued = match send_method(d, a, &del) {
-        Some(m) if rng.random_bool(0.5) => {
+        Some(m) if !slow && rng.random_bool(0.5) => {
             d.agents[a].queued_faults.push(QueuedFault {
                 method: m.to_string(),
                 times: k,
@@ -1398,6 +1492,13 @@ fn transient(d: &mut Draft, rng: &mut ChaCha8Rng) {
     if slow {
         d.needs_ms(15_000 + 1_500 * u64::from(k));
     }
+    d.mark(
+        &del.id,
+        Traits {
+            task: false,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.titles.push(format!(
         "{k} transient failures ({}) with max_retries {m}",
@@ -1435,6 +1536,13 @@ fn indefinite(d: &mut Draft, rng: &mut ChaCha8Rng) {
     });
     d.agents[a].rules.push(rule(steps));
     expect(&mut del, &[Outcome::Completed, Outcome::DeadLettered]);
+    d.mark(
+        &del.id,
+        Traits {
+            task: false,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.list(&["DLG-RETRY-03", "DLG-REC-05", "DLG-SEND-02", "DLG-ART-04"]);
     d.titles.push("a send whose response is lost".into());
@@ -1466,6 +1574,13 @@ fn stalled_send(d: &mut Draft, rng: &mut ChaCha8Rng) {
     let mut del = d.delegation(&skill, "Write the report with a sleepy agent");
     del.streaming_preferred = false;
     expect(&mut del, &[Outcome::Completed, Outcome::DeadLettered]);
+    d.mark(
+        &del.id,
+        Traits {
+            task: false,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.needs_ms(20_000);
     d.list(&["DLG-SEND-02", "DLG-REC-05", "DLG-RETRY-01", "DLG-ART-04"]);
@@ -1494,6 +1609,13 @@ fn dead_letter(d: &mut Draft, rng: &mut ChaCha8Rng) {
     if del.max_retries >= 1 {
         d.list(&["DLG-RETRY-02", "DLG-SEND-02"]);
     }
+    d.mark(
+        &del.id,
+        Traits {
+            task: false,
+            ..Traits::default()
+        },
+    );
     d.delegations.push(del);
     d.titles.push(format!("an agent down with HTTP {status}"));
 }

@@ -89,6 +89,13 @@ fn prune_network(net: &mut Table) {
             }
         }
         prune_equal(a, &defaults, &["name"]);
+        if let Some(Value::Array(skills)) = a.get_mut("skill") {
+            for k in skills.iter_mut() {
+                if let Value::Table(k) = k {
+                    k.retain(|_, v| !matches!(v, Value::Array(a) if a.is_empty()));
+                }
+            }
+        }
     }
 }
 
@@ -102,6 +109,12 @@ fn prune_delegation(d: &mut Table) {
     let blank = blank_delegation(&text("id"), &text("capability"), &text("text"));
     let defaults = Table::try_from(blank).unwrap_or_default();
     prune_equal(d, &defaults, &["id", "capability", "text"]);
+    // What is left of the expectation: only what it says.
+    if let Some(Value::Table(e)) = d.get_mut("expect") {
+        e.retain(|_, v| {
+            !matches!(v, Value::Boolean(false)) && !matches!(v, Value::Array(a) if a.is_empty())
+        });
+    }
 }
 
 #[cfg(test)]
