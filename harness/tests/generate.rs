@@ -149,7 +149,11 @@ fn the_reference_delegator_passes_generated_scenarios() {
                 .filter(|v| v.verdict == Verdict::Unknown)
                 .map(|v| v.id.as_str())
                 .collect();
-            eprintln!("{}: UNKNOWN ({why:?})", s.id);
+            eprintln!(
+                "{}: UNKNOWN ({why:?})\n{}",
+                s.id,
+                to_toml(s).unwrap_or_default()
+            );
         }
         if !p.is_empty() {
             bad.push(format!(

@@ -24,7 +24,12 @@ type Situation = fn(&mut Draft, &mut ChaCha8Rng);
 pub(super) fn add(topic: Topic, d: &mut Draft, rng: &mut ChaCha8Rng) {
     let list: &[Situation] = match topic {
         Topic::Send => &[direct_reply, definite_error, x_deleg, direct_reply],
-        Topic::Wire => &[mutated_payloads, lowercase_enums, pinned_binding],
+        Topic::Wire => &[
+            mutated_payloads,
+            lowercase_enums,
+            pinned_binding,
+            unknown_state,
+        ],
         Topic::Route => &[routing, streaming_choice, v03_agent, bindings],
         Topic::State => &[
             completed,
@@ -33,6 +38,7 @@ pub(super) fn add(topic: Topic, d: &mut Draft, rng: &mut ChaCha8Rng) {
             refinement,
             slow_polling,
             caller_cancel,
+            unknown_state,
             unknown_state,
         ],
         Topic::Input => &[input_answerable, input_escalated, input_cap, input_cap],
@@ -47,7 +53,13 @@ pub(super) fn add(topic: Topic, d: &mut Draft, rng: &mut ChaCha8Rng) {
             sub_delegation,
             local_deadline,
         ],
-        Topic::Obs => &[stream_reset, stream_closed_early, trickle, push],
+        Topic::Obs => &[
+            stream_reset,
+            stream_closed_early,
+            trickle,
+            push,
+            local_deadline,
+        ],
         Topic::Art => &[
             chunked,
             omit_last_chunk,
@@ -551,7 +563,7 @@ fn unknown_state(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.agents[a].streaming = true;
     let mut del = d.delegation(&skill, "Summarize despite an odd state");
     let mut steps = Vec::new();
-    if rng.random_bool(0.5) {
+    if rng.random_bool(0.75) {
         steps.push(state("UNSPECIFIED"));
     } else {
         steps.push(state("WORKING"));
@@ -575,7 +587,7 @@ fn unknown_state(d: &mut Draft, rng: &mut ChaCha8Rng) {
     del.streaming_preferred = true;
     expect(&mut del, &[Outcome::Completed]);
     d.delegations.push(del);
-    d.list(&["DLG-STATE-04", "DLG-OBS-01"]);
+    d.list(&["DLG-STATE-04", "DLG-OBS-01", "DLG-WIRE-01"]);
     d.titles.push("an unknown task state".into());
 }
 
