@@ -182,13 +182,22 @@ const MAX_SITUATIONS: u32 = 3;
 
 /// Generate one scenario from `seed` (same seed => identical scenario), aimed at `topic` or,
 /// with `None`, at a family drawn with weights. Its id is `explore.<topic>.<seed>`.
+///
+/// The aimed situation is not left to chance alone: without a topic, consecutive seeds visit
+/// the families in a smooth weighted round robin ([`Topic::weight`] times per round of
+/// [`ROUND`] seeds), and each family's visits (or, with a topic, consecutive seeds) cycle
+/// through its situations, so a short run of seeds from any start covers every situation;
+/// sizes, counts, faults, timings and the extra situations come from the seeded generator.
 pub fn generate(seed: u64, topic: Option<Topic>) -> Scenario {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let topic = topic.unwrap_or_else(|| Topic::draw(&mut rng));
+    let (topic, nth) = match topic {
+        Some(t) => (t, seed),
+        None => scheduled(seed),
+    };
     // TOML integers are i64: the network seed stays well inside.
     let mut draft = Draft::new(rng.random_range(0..1u64 << 40));
     // The aimed situation alone always fits.
-    situations::add(topic, &mut draft, &mut rng);
+    situations::add_nth(topic, nth, &mut draft, &mut rng);
     if !draft.alone {
         let extra = rng.random_range(0..MAX_SITUATIONS);
         for _ in 0..extra {
@@ -202,6 +211,32 @@ pub fn generate(seed: u64, topic: Option<Topic>) -> Scenario {
         }
     }
     draft.finish(format!("explore.{topic}.{seed}"), topic)
+}
+
+/// Seeds per round of the weighted round robin: the sum of the weights.
+pub const ROUND: u64 = 36;
+
+/// The schedule repeats after this many seeds (the position is `seed % SCHEDULE`).
+const SCHEDULE: u64 = 1000;
+
+/// The family of unaimed seed `seed` in the smooth weighted round robin, and how many times
+/// that family came before it in the schedule.
+fn scheduled(seed: u64) -> (Topic, u64) {
+    let total: i64 = Topic::ALL.iter().map(|t| i64::from(t.weight())).sum();
+    let mut current = [0i64; Topic::ALL.len()];
+    let mut visits = [0u64; Topic::ALL.len()];
+    let mut chosen = 0;
+    for _ in 0..=seed % SCHEDULE {
+        for (c, t) in current.iter_mut().zip(Topic::ALL) {
+            *c += i64::from(t.weight());
+        }
+        chosen = (0..current.len())
+            .max_by_key(|&i| (current[i], std::cmp::Reverse(i)))
+            .unwrap_or(0);
+        current[chosen] -= total;
+        visits[chosen] += 1;
+    }
+    (Topic::ALL[chosen], visits[chosen] - 1)
 }
 
 #[cfg(test)]
@@ -219,6 +254,21 @@ mod tests {
         assert!(err.contains("\"bogus\""), "{err}");
         for t in Topic::ALL {
             assert!(err.contains(t.name()), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_round_of_seeds_visits_every_family_by_its_weight() {
+        let total: u32 = Topic::ALL.iter().map(|t| t.weight()).sum();
+        assert_eq!(u64::from(total), ROUND);
+        for start in [0, 5, 37, 500] {
+            let mut count = std::collections::BTreeMap::new();
+            for seed in start..start + ROUND {
+                *count.entry(scheduled(seed).0).or_insert(0u32) += 1;
+            }
+            for t in Topic::ALL {
+                assert!(count.get(&t).copied().unwrap_or(0) >= 1, "{t} from {start}");
+            }
         }
     }
 

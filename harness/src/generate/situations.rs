@@ -20,9 +20,22 @@ use serde_json::json;
 
 type Situation = fn(&mut Draft, &mut ChaCha8Rng);
 
-/// Add one situation of family `topic`.
+/// Add one situation of family `topic`, drawn at random.
 pub(super) fn add(topic: Topic, d: &mut Draft, rng: &mut ChaCha8Rng) {
-    let list: &[Situation] = match topic {
+    let list = of(topic);
+    pick(rng, list)(d, rng);
+}
+
+/// Add the `nth` situation of family `topic` (cycling through its list).
+pub(super) fn add_nth(topic: Topic, nth: u64, d: &mut Draft, rng: &mut ChaCha8Rng) {
+    let list = of(topic);
+    let i = (nth % list.len() as u64) as usize;
+    list[i](d, rng);
+}
+
+/// The situations of family `topic`; one listed twice comes twice as often.
+fn of(topic: Topic) -> &'static [Situation] {
+    match topic {
         Topic::Send => &[direct_reply, definite_error, x_deleg, direct_reply],
         Topic::Wire => &[
             mutated_payloads,
@@ -79,8 +92,7 @@ pub(super) fn add(topic: Topic, d: &mut Draft, rng: &mut ChaCha8Rng) {
             crash_retry_backoff,
             purged,
         ],
-    };
-    pick(rng, list)(d, rng);
+    }
 }
 
 // ---- helpers ------------------------------------------------------------------------------
