@@ -214,6 +214,10 @@ impl Draft {
         let listed = |r: &str| self.rules.contains(r);
         let terminal = [Outcome::Failed, Outcome::Canceled, Outcome::Rejected];
         for d in &self.delegations {
+            // DLG-ART-08 looks for a task of each delegation's own; a fan-out parent has none.
+            if listed("DLG-ART-08") && !d.children.is_empty() {
+                return Err(format!("{} is a fan-out next to DLG-ART-08", d.id));
+            }
             if !d.children.is_empty() || d.expect.state.is_empty() {
                 continue;
             }
