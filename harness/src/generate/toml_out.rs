@@ -5,7 +5,7 @@
 
 use super::draft::blank_delegation;
 use crate::scenario::Scenario;
-use a2a_mock_agents::script::{AgentSpec, JournalSpec, Rule};
+use a2a_mock_agents::script::{AgentSpec, JournalSpec, Rule, ScriptStep};
 use toml::{Table, Value};
 
 /// A scenario could not be written as TOML.
@@ -33,6 +33,24 @@ pub fn to_toml(s: &Scenario) -> Result<String, ToTomlError> {
 /// Remove from `t` every key whose value equals the one in `defaults`, except `keep`.
 fn prune_equal(t: &mut Table, defaults: &Table, keep: &[&str]) {
     t.retain(|k, v| keep.contains(&k) || defaults.get(k) != Some(v));
+}
+
+/// Remove every key of `t` whose absence reads back as the same `T` (a default the type's
+/// deserializer fills in), one key at a time.
+fn prune_redundant<T>(t: &mut Table)
+where
+    T: serde::de::DeserializeOwned + PartialEq,
+{
+    let read = |t: &Table| Value::Table(t.clone()).try_into::<T>().ok();
+    let Some(original) = read(t) else { return };
+    let keys: Vec<String> = t.keys().cloned().collect();
+    for k in keys {
+        let mut fewer = t.clone();
+        fewer.remove(&k);
+        if read(&fewer).is_some_and(|v| v == original) {
+            *t = fewer;
+        }
+    }
 }
 
 fn prune_case(t: &mut Table) {
@@ -85,6 +103,13 @@ fn prune_network(net: &mut Table) {
             for r in rules.iter_mut() {
                 if let Value::Table(r) = r {
                     prune_equal(r, &rule_defaults, &[]);
+                    if let Some(Value::Array(steps)) = r.get_mut("steps") {
+                        for st in steps.iter_mut() {
+                            if let Value::Table(st) = st {
+                                prune_redundant::<ScriptStep>(st);
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -129,6 +154,7 @@ mod tests {
         let text = to_toml(&s).expect("serializes");
         assert!(!text.contains("max_body_bytes"), "{text}");
         assert!(!text.contains("header_timeout_ms"), "{text}");
+        assert!(!text.contains("omit_last_chunk = false"), "{text}");
         let back = crate::catalog::parse_case(Path::new("x.toml"), &text).expect("loads");
         assert_eq!(
             serde_json::to_value(&back).ok(),
