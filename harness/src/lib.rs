@@ -13,18 +13,24 @@
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`generate`]: scenarios generated from a seed, aimed at a rule family (for `explore`);
 //! - [`runner`]: running a case, crash injection, verdicts;
+//! - [`invariants`]: history invariants (`HIST-*`) over a whole case's evidence;
+//! - [`sweep`]: the crash sweep (a kill at every journal position of a case);
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
+//! - [`record`]: the recording proxy of `a2a-harness record` (traffic to a mock-format journal);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
 pub mod generate;
+pub mod invariants;
+pub mod record;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod report;
 pub mod rules;
 pub mod run;
 pub mod runner;
 pub mod scenario;
+pub mod sweep;
 
 pub use run::{RunOptions, RunReport, run};

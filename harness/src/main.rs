@@ -1,6 +1,7 @@
 //! `a2a-harness`: run the conformance catalog against a delegator and write reports.
 
 mod console;
+mod sweep_cmd;
 
 use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::{
@@ -183,6 +184,21 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         journal: Option<PathBuf>,
     },
+    /// Record real traffic: a proxy in front of each upstream agent writes what passes to a
+    /// journal in the mock network's format (DIR/journal.jsonl), for `scenario from-journal`.
+    ///
+    /// Point the delegator at the printed card URLs. The proxy serves each upstream's card with
+    /// its own address in the interface URLs and forwards every other call unchanged (JSON-RPC,
+    /// HTTP+JSON, gRPC; streams pass through as they arrive). One documented change: a push
+    /// webhook URL the delegator gives an upstream is replaced by a relay URL of the proxy,
+    /// which records each notification and forwards it to the delegator's webhook. Credentials
+    /// (Authorization, Cookie, X-API-Key-like headers), push tokens and the --redact paths are
+    /// never written; strings over --max-inline-bytes are kept as length + sha256 + first bytes.
+    /// Runs until Ctrl-C or SIGTERM; every entry is on disk as soon as it happens.
+    ///
+    /// Example: a2a-harness record --upstream http://127.0.0.1:9101 --upstream http://127.0.0.1:9102 --out rec/
+    #[command(verbatim_doc_comment)]
+    Record(RecordArgs),
     /// Benchmark streaming throughput: each workload's artifacts through the delegator, paired
     /// with the ceiling (a raw reader of the same responses from the same in-process mock
     /// source), every run verified byte-exact against the mock's journal.
@@ -233,6 +249,37 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+}
+
+/// `a2a-harness record` options.
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    /// An upstream agent: its origin (http://host:port) or card URL; repeatable (a whole
+    /// delegation chain at once: one listen address each).
+    #[arg(long, value_name = "URL", required = true)]
+    upstream: Vec<String>,
+    /// Where to listen for the upstream of the same position (default 127.0.0.1:0, any free
+    /// port; the bound address is printed); repeatable.
+    #[arg(long, value_name = "ADDR")]
+    listen: Vec<std::net::SocketAddr>,
+    /// Output directory: the journal is written to DIR/journal.jsonl.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// A payload path to redact in every recorded body: a JSON pointer whose segments may be
+    /// `*` (any key or index), matched from the root and from every nested value, such as
+    /// /metadata/ssn or /parts/*/data/iban; repeatable.
+    #[arg(long, value_name = "JSON_POINTER")]
+    redact: Vec<a2a_harness::record::RedactPath>,
+    /// Strings (artifact parts, texts) longer than this are recorded as length + sha256 + their
+    /// first 32 bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_INLINE_BYTES)]
+    max_inline_bytes: usize,
+    /// Record every string whole, however long.
+    #[arg(long)]
+    keep_bytes: bool,
+    /// Longest wait for an upstream's answer, and between two pieces of a streamed answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    upstream_timeout_s: u64,
 }
 
 /// `a2a-harness report ...`.
@@ -290,6 +337,21 @@ struct RunArgs {
     /// (JSON-RPC unless pinned), ids unsuffixed.
     #[arg(long, value_delimiter = ',', value_name = "jsonrpc|rest|grpc|all")]
     binding: Vec<BindingArg>,
+    /// Crash sweep: run each selected case once clean to learn its journal length N (up to
+    /// the moment every delegation had its outcome), then once per position k = 1..N with its
+    /// crash replaced by a SIGKILL when journal entry k is recorded (restart on the same store),
+    /// each reported as `<case id>@event<k>` and judged by its rules and the history invariants
+    /// (HIST-*). The summary lists every position at which a rule broke.
+    #[arg(long, conflicts_with_all = ["repeat", "binding", "crash_at_event"])]
+    crash_sweep: bool,
+    /// With --crash-sweep: at most N positions per case; a longer case is sampled with --seed
+    /// (first and last position always included).
+    #[arg(long, value_name = "N", requires = "crash_sweep", default_value_t = a2a_harness::sweep::DEFAULT_SWEEP_MAX, value_parser = clap::value_parser!(u64).range(2..))]
+    sweep_max: u64,
+    /// Run each selected case with its crash replaced by a SIGKILL when journal entry K is
+    /// recorded (one crash-sweep position; its repro line), reported as `<case id>@event<K>`.
+    #[arg(long, value_name = "K", conflicts_with_all = ["repeat", "binding"], value_parser = clap::value_parser!(u64).range(1..))]
+    crash_at_event: Option<u64>,
 }
 
 /// A `--baseline` value.
@@ -475,9 +537,14 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
             seed,
             journal,
         } => serve(&cli.catalog.load()?.cases, &case, seed, journal.as_deref())?.into(),
+        Cmd::Record(args) => record(args)?.into(),
         Cmd::Run(args) => {
             let cat = cli.catalog.load()?;
-            run_cases(&cat, args, &mut out)?
+            if args.crash_sweep || args.crash_at_event.is_some() {
+                sweep_cmd::sweep_cases(&cat, args, &mut out)?
+            } else {
+                run_cases(&cat, args, &mut out)?
+            }
         }
     };
     out.flush()?;
@@ -564,6 +631,17 @@ fn explain(
                 from.display()
             )?;
         }
+        return Ok(HarnessExitCode::Success);
+    }
+    if let Some(i) = a2a_harness::invariants::INVARIANTS
+        .iter()
+        .find(|i| i.id == what)
+    {
+        writeln!(
+            out,
+            "{} ({:?})\n  {}\n  source: {}\n  history invariant: judged over a whole case's evidence, needing no expected outcome, in `run --crash-sweep` and `run --crash-at-event`",
+            i.id, i.level, i.requirement, i.source
+        )?;
         return Ok(HarnessExitCode::Success);
     }
     let Some(s) = cat.iter().find(|s| s.id == what) else {
@@ -654,6 +732,67 @@ fn serve(
                 .with_context(|| format!("writing the journal to {}", j.display()))?;
         }
         net.shutdown().await;
+        Ok::<_, anyhow::Error>(HarnessExitCode::Success)
+    })
+}
+
+/// `record`: the recording proxies until Ctrl-C or SIGTERM.
+fn record(args: RecordArgs) -> anyhow::Result<HarnessExitCode> {
+    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
+    if args.listen.len() > args.upstream.len() {
+        anyhow::bail!(
+            "{} --listen addresses for {} --upstream URLs: give at most one each",
+            args.listen.len(),
+            args.upstream.len()
+        );
+    }
+    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let upstreams: Vec<UpstreamSpec> = args
+        .upstream
+        .iter()
+        .enumerate()
+        .map(|(i, url)| UpstreamSpec {
+            url: url.clone(),
+            listen: args.listen.get(i).copied().unwrap_or(any),
+        })
+        .collect();
+    let mut opts = RecordOptions::new(&args.out);
+    opts.redact = args.redact;
+    opts.max_inline_bytes = args.max_inline_bytes;
+    opts.keep_bytes = args.keep_bytes;
+    opts.bounds.upstream = std::time::Duration::from_secs(args.upstream_timeout_s.max(1));
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async move {
+        let mut int = unix_signal(SignalKind::interrupt())?;
+        let mut term = unix_signal(SignalKind::terminate())?;
+        let rec = Recorder::start(&upstreams, opts).await?;
+        let mut out = std::io::stdout().lock();
+        for a in rec.agents() {
+            writeln!(
+                out,
+                "{}\t{}\t(upstream {})",
+                a.name,
+                a.card_url(),
+                a.upstream
+            )?;
+        }
+        writeln!(
+            out,
+            "recording to {}; Ctrl-C to stop",
+            rec.journal().path().display()
+        )?;
+        out.flush()?;
+        drop(out);
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        let journal = rec.journal().clone();
+        rec.shutdown().await;
+        if let Some(e) = journal.write_error() {
+            anyhow::bail!("writing the journal {}: {e}", journal.path().display());
+        }
+        println!("{} entries in {}", journal.len(), journal.path().display());
         Ok::<_, anyhow::Error>(HarnessExitCode::Success)
     })
 }

@@ -91,6 +91,7 @@ fn of(topic: Topic) -> &'static [Situation] {
             crash_input_round,
             crash_retry_backoff,
             purged,
+            crash_at_event,
         ],
     }
 }
@@ -1664,9 +1665,16 @@ fn dead_letter(d: &mut Draft, rng: &mut ChaCha8Rng) {
 
 /// A crash case: the crash wants the case to itself.
 fn crash(d: &mut Draft, trigger: CrashTrigger, chunks: u64) {
-    // TODO(issue 14 item 4): add `trigger = "at_event"` (kill at journal entry K) once the
-    // crash-sweep helper's trigger lands.
-    d.crash = Some(Crash { trigger, chunks });
+    d.crash = Some(Crash {
+        trigger,
+        chunks,
+        ..Crash::at_event(std::num::NonZeroU64::MIN)
+    });
+    if trigger != CrashTrigger::AtEvent {
+        if let Some(c) = &mut d.crash {
+            c.event = None;
+        }
+    }
     d.alone = true;
     d.needs_ms(20_000);
 }
@@ -1793,6 +1801,31 @@ fn crash_retry_backoff(d: &mut Draft, rng: &mut ChaCha8Rng) {
     crash(d, CrashTrigger::RetryBackoff, 0);
     d.list(&["DLG-REC-01", "DLG-REC-02", "DLG-SEND-02"]);
     d.titles.push("a crash during a retry backoff".into());
+}
+
+fn crash_at_event(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    let skill = d.skill("summarize");
+    let a = d.agent("worker", &skill);
+    d.agents[a].dedup_message_id = true;
+    d.agents[a].streaming = rng.random_bool(0.7);
+    let mut del = d.delegation(&skill, "Summarize across a crash at any point");
+    del.streaming_preferred = rng.random_bool(0.7);
+    let mut w = work(rng, Shapes::Any);
+    w.steps.insert(0, wait(rng.random_range(50..=200)));
+    // Judged by the recovery rules and the history invariants, not by what the work shows: the
+    // kill may land before the work starts.
+    let mut steps = w.steps.clone();
+    steps.push(state("COMPLETED"));
+    d.agents[a].rules.push(rule(steps));
+    expect(&mut del, &[Outcome::Completed]);
+    d.delegations.push(del);
+    let event = rng.random_range(1..=12u64);
+    crash(d, CrashTrigger::AtEvent, 0);
+    if let Some(c) = &mut d.crash {
+        c.event = std::num::NonZeroU64::new(event);
+    }
+    d.list(&["DLG-REC-01"]);
+    d.titles.push(format!("a crash at journal entry {event}"));
 }
 
 fn purged(d: &mut Draft, rng: &mut ChaCha8Rng) {
