@@ -1,10 +1,11 @@
 //! The scenario generator of `explore` (`a2a_harness::generate`): deterministic, every scenario
-//! loads back through the catalog loader, the reference delegator passes what it generates, and
+//! loads back through the catalog loader, the reference delegator passes what it generates (its
+//! rules and the history invariants), and
 //! every planted bug is caught by a generated scenario within a bounded number of seeds.
 //!
 //! Knobs for longer local runs (the defaults keep `.ci/run` short):
 //! - `GENERATE_SEEDS=N` and `GENERATE_START=S`: the seeds run against the reference delegator
-//!   (default 48 from 0);
+//!   (default 48 from 0), `GENERATE_TOPIC=T` aimed at one family;
 //! - `GENERATE_BUGS_UNAIMED=1`: hunt each planted bug without a topic (the CI run aims at the
 //!   bug's family), `GENERATE_BUG_LIMIT=N` seeds at most per bug.
 
@@ -134,9 +135,17 @@ fn the_reference_delegator_passes_generated_scenarios() {
     let delegator = common::delegator();
     let start = env_u64("GENERATE_START", 0);
     let n = env_u64("GENERATE_SEEDS", 48);
-    let scenarios: Vec<Scenario> = (start..start + n).map(|s| generate(s, None)).collect();
+    let topic = std::env::var("GENERATE_TOPIC").ok().map(|t| {
+        t.parse::<Topic>()
+            .unwrap_or_else(|e| panic!("GENERATE_TOPIC: {e}"))
+    });
+    let scenarios: Vec<Scenario> = (start..start + n).map(|s| generate(s, topic)).collect();
     let t0 = Instant::now();
-    let results = run_all(&format!("{} drive", delegator.display()), &scenarios);
+    let mut results = run_all(&format!("{} drive", delegator.display()), &scenarios);
+    // The history invariants judge every generated run too (as explore does).
+    for (s, r) in scenarios.iter().zip(results.iter_mut()) {
+        a2a_harness::invariants::apply(s, r);
+    }
     let mut bad = Vec::new();
     let mut unknown = 0;
     for (s, r) in scenarios.iter().zip(&results) {
