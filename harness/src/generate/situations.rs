@@ -1665,16 +1665,11 @@ fn dead_letter(d: &mut Draft, rng: &mut ChaCha8Rng) {
 
 /// A crash case: the crash wants the case to itself.
 fn crash(d: &mut Draft, trigger: CrashTrigger, chunks: u64) {
-    d.crash = Some(Crash {
-        trigger,
-        chunks,
-        ..Crash::at_event(std::num::NonZeroU64::MIN)
-    });
-    if trigger != CrashTrigger::AtEvent {
-        if let Some(c) = &mut d.crash {
-            c.event = None;
-        }
-    }
+    let mut c = Crash::at_event(std::num::NonZeroU64::MIN);
+    c.trigger = trigger;
+    c.chunks = chunks;
+    c.event = None;
+    d.crash = Some(c);
     d.alone = true;
     d.needs_ms(20_000);
 }
