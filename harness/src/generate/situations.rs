@@ -1805,7 +1805,7 @@ fn crash_at_event(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.agents[a].streaming = rng.random_bool(0.7);
     let mut del = d.delegation(&skill, "Summarize across a crash at any point");
     del.streaming_preferred = rng.random_bool(0.7);
-    let mut w = work(rng, Shapes::Any);
+    let mut w = work(rng, Shapes::SomeArtifact);
     w.steps.insert(0, wait(rng.random_range(50..=200)));
     // Judged by the recovery rules and the history invariants, not by what the work shows: the
     // kill may land before the work starts.
@@ -1814,7 +1814,8 @@ fn crash_at_event(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.agents[a].rules.push(rule(steps));
     expect(&mut del, &[Outcome::Completed]);
     d.delegations.push(del);
-    let event = rng.random_range(1..=12u64);
+    // Early entries: card reads, the send, the task's first states (a short case has few more).
+    let event = rng.random_range(1..=6u64);
     crash(d, CrashTrigger::AtEvent, 0);
     if let Some(c) = &mut d.crash {
         c.event = std::num::NonZeroU64::new(event);
