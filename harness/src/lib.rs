@@ -11,6 +11,7 @@
 //!   [`ToDelegator`](a2a_driver_contract::ToDelegator) lines, reading its output lines, killing
 //!   its process group;
 //! - [`rules`]: the rule registry and its checkers;
+//! - [`generate`]: scenarios generated from a seed, aimed at a rule family (for `explore`);
 //! - [`runner`]: running a case, crash injection, verdicts;
 //! - [`invariants`]: history invariants (`HIST-*`) over a whole case's evidence;
 //! - [`sweep`]: the crash sweep (a kill at every journal position of a case);
@@ -26,6 +27,7 @@
 
 pub mod catalog;
 pub mod from_journal;
+pub mod generate;
 pub mod invariants;
 pub mod record;
 pub mod determinism;

@@ -1,0 +1,335 @@
+//! A scenario under construction: the agents, delegations and rules the situations add, and the
+//! checks that decide whether one more situation may join without changing what the others judge.
+
+use super::Topic;
+use crate::scenario::{Answer, Cancel, Crash, Delegation, Scenario};
+use a2a_driver_contract::Outcome;
+use a2a_mock_agents::script::{AgentSpec, Binding, NetworkSpec, SkillSpec};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Most agents in a generated network.
+pub(super) const MAX_AGENTS: usize = 4;
+
+/// The time bound of a case with nothing slow in it.
+const BASE_TIMEOUT_MS: u64 = 15_000;
+
+/// A scenario being built.
+#[derive(Debug, Clone)]
+pub(super) struct Draft {
+    network_seed: u64,
+    pub agents: Vec<AgentSpec>,
+    pub delegations: Vec<Delegation>,
+    pub answers: Vec<Answer>,
+    pub cancels: Vec<Cancel>,
+    pub rules: BTreeSet<&'static str>,
+    pub crash: Option<Crash>,
+    pub forge_push: bool,
+    /// Options set by situations; a second situation that wants another value conflicts.
+    pub options: BTreeMap<String, Value>,
+    option_conflict: Option<String>,
+    /// The bindings over which every situation has a meaning.
+    pub bindings: Vec<Binding>,
+    /// The case's time bound: the longest any situation needs.
+    pub timeout_ms: u64,
+    /// The limit a refused delegation breaks (`deadline`, `depth`, `loop`): the refusal rules
+    /// judge the reason of every refused delegation, so a case refuses for one reason only.
+    pub refusals: BTreeSet<&'static str>,
+    /// Delegations whose local deadline is the point (DLG-LIMIT-03 judges every delegation with
+    /// a deadline that may end FAILED or CANCELED, so no other may have one).
+    pub deadline_bound: BTreeSet<String>,
+    /// The first situation wants the case to itself (a crash, forged pushes, backoff timings).
+    pub alone: bool,
+    /// What each situation is, for the title.
+    pub titles: Vec<String>,
+    /// What each delegation's situation is, by id (absent: [`Traits::default`]).
+    pub traits: BTreeMap<String, Traits>,
+    serial: u32,
+}
+
+/// What a delegation's situation guarantees, for the rules whose checkers judge every
+/// delegation of a case (DLG-STATE-01..04, DLG-ART-05/06/07/09, DLG-RETRY-04): such a rule may be
+/// listed only when every delegation of the case fits it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Traits {
+    /// Every correct delegator's sends create a task at the agent.
+    pub task: bool,
+    /// The agent itself ends the task FAILED, CANCELED or REJECTED (not the delegator).
+    pub agent_terminal: bool,
+    /// The unacceptable thing the agent delivers: a rejection or protocol-error rule's cause.
+    pub bad: Option<Bad>,
+}
+
+impl Default for Traits {
+    /// A delegation whose task exists and which holds nothing unacceptable.
+    fn default() -> Self {
+        Traits {
+            task: true,
+            agent_terminal: false,
+            bad: None,
+        }
+    }
+}
+
+/// What is unacceptable about a delegation's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Bad {
+    /// A media type the request did not accept (DLG-ART-05).
+    MediaType,
+    /// Over `max_size_bytes` (DLG-ART-06).
+    Size,
+    /// A data part that breaks the schema (DLG-ART-07).
+    Schema,
+    /// An agent protocol error on the stream (DLG-ART-09).
+    Protocol,
+}
+
+impl Draft {
+    pub fn new(network_seed: u64) -> Draft {
+        Draft {
+            network_seed,
+            agents: Vec::new(),
+            delegations: Vec::new(),
+            answers: Vec::new(),
+            cancels: Vec::new(),
+            rules: BTreeSet::new(),
+            crash: None,
+            forge_push: false,
+            options: BTreeMap::new(),
+            option_conflict: None,
+            bindings: Binding::ALL.to_vec(),
+            timeout_ms: BASE_TIMEOUT_MS,
+            refusals: BTreeSet::new(),
+            deadline_bound: BTreeSet::new(),
+            alone: false,
+            titles: Vec::new(),
+            traits: BTreeMap::new(),
+            serial: 0,
+        }
+    }
+
+    /// Record what delegation `id`'s situation guarantees (see [`Traits`]).
+    pub fn mark(&mut self, id: &str, traits: Traits) {
+        self.traits.insert(id.to_string(), traits);
+    }
+
+    /// A fresh number for names.
+    pub fn next(&mut self) -> u32 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// Add an agent named `<role>-<n>` offering `skill`; its index.
+    pub fn agent(&mut self, role: &str, skill: &str) -> usize {
+        let n = self.next();
+        let mut a = AgentSpec {
+            name: format!("{role}-{n}"),
+            ..AgentSpec::default()
+        };
+        a.skills.push(skill_spec(skill));
+        self.agents.push(a);
+        self.agents.len() - 1
+    }
+
+    /// A fresh skill id `<base>-<n>`.
+    pub fn skill(&mut self, base: &str) -> String {
+        format!("{base}-{}", self.next())
+    }
+
+    /// A delegation `d<n>` for `capability` whose text (unique in the case: the harness finds
+    /// its traffic by it) says `what`, with every field at its default.
+    pub fn delegation(&mut self, capability: &str, what: &str) -> Delegation {
+        let n = self.next();
+        let id = format!("d{n}");
+        blank_delegation(&id, capability, &format!("{what} (job {id})"))
+    }
+
+    /// List rules as exercised.
+    pub fn list(&mut self, rules: &[&'static str]) {
+        self.rules.extend(rules.iter().copied());
+    }
+
+    /// Set an option; a different value already set by another situation is a conflict.
+    pub fn option(&mut self, key: &str, value: Value) {
+        match self.options.get(key) {
+            Some(v) if *v != value => {
+                self.option_conflict = Some(format!("option {key}: {v} and {value}"));
+            }
+            _ => {
+                self.options.insert(key.to_string(), value);
+            }
+        }
+    }
+
+    /// Keep only these bindings for the case.
+    pub fn only_bindings(&mut self, allowed: &[Binding]) {
+        self.bindings.retain(|b| allowed.contains(b));
+    }
+
+    /// The case needs at least this long.
+    pub fn needs_ms(&mut self, ms: u64) {
+        self.timeout_ms = self.timeout_ms.max(ms);
+    }
+
+    /// Why the draft cannot stand as one case, if it cannot.
+    pub fn consistent(&self) -> Result<(), String> {
+        if self.agents.len() > MAX_AGENTS {
+            return Err(format!("{} agents", self.agents.len()));
+        }
+        let mut names = BTreeSet::new();
+        if let Some(a) = self.agents.iter().find(|a| !names.insert(a.name.as_str())) {
+            return Err(format!("two agents named {}", a.name));
+        }
+        if let Some(c) = &self.option_conflict {
+            return Err(c.clone());
+        }
+        if self.bindings.is_empty() {
+            return Err("no binding suits every situation".into());
+        }
+        if self.refusals.len() > 1 {
+            return Err(format!("refusals for {:?}", self.refusals));
+        }
+        if self.alone {
+            return Err("the first situation wants the case alone".into());
+        }
+        self.case_wide_rules_fit()?;
+        if self.rules.contains("DLG-LIMIT-03") {
+            let other = self.delegations.iter().find(|d| {
+                d.deadline_in_ms.is_some()
+                    && !self.deadline_bound.contains(&d.id)
+                    && d.expect
+                        .state
+                        .iter()
+                        .any(|s| matches!(s, Outcome::Canceled | Outcome::Failed))
+            });
+            if let Some(d) = other {
+                return Err(format!("{} has a deadline next to DLG-LIMIT-03", d.id));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every delegation fits each listed rule whose checker judges all delegations of a case.
+    fn case_wide_rules_fit(&self) -> Result<(), String> {
+        let listed = |r: &str| self.rules.contains(r);
+        let terminal = [Outcome::Failed, Outcome::Canceled, Outcome::Rejected];
+        for d in &self.delegations {
+            // DLG-ART-08 looks for a task of each delegation's own; a fan-out parent has none.
+            if listed("DLG-ART-08") && !d.children.is_empty() {
+                return Err(format!("{} is a fan-out next to DLG-ART-08", d.id));
+            }
+            if !d.children.is_empty() || d.expect.state.is_empty() {
+                continue;
+            }
+            let t = self.traits.get(&d.id).copied().unwrap_or_default();
+            let states = &d.expect.state;
+            let misfit = |rule: &str| Err(format!("{} does not fit {rule}", d.id));
+            if listed("DLG-STATE-01") && !d.expect.nothing_sent && !t.task {
+                return misfit("DLG-STATE-01");
+            }
+            if listed("DLG-STATE-02")
+                && states.contains(&Outcome::Completed)
+                && !(t.task && states.as_slice() == [Outcome::Completed])
+            {
+                return misfit("DLG-STATE-02");
+            }
+            if listed("DLG-STATE-03")
+                && states.iter().all(|s| terminal.contains(s))
+                && !t.agent_terminal
+            {
+                return misfit("DLG-STATE-03");
+            }
+            if listed("DLG-STATE-04") && !t.task {
+                return misfit("DLG-STATE-04");
+            }
+            for (rule, bad) in [
+                ("DLG-ART-05", Bad::MediaType),
+                ("DLG-ART-06", Bad::Size),
+                ("DLG-ART-07", Bad::Schema),
+            ] {
+                if listed(rule) && !d.expect.nothing_sent && t.bad != Some(bad) {
+                    return misfit(rule);
+                }
+            }
+            if listed("DLG-ART-09") && t.bad != Some(Bad::Protocol) {
+                return misfit("DLG-ART-09");
+            }
+            if listed("DLG-RETRY-04")
+                && states.contains(&Outcome::DeadLettered)
+                && states.as_slice() != [Outcome::DeadLettered]
+            {
+                return misfit("DLG-RETRY-04");
+            }
+        }
+        Ok(())
+    }
+
+    /// The scenario.
+    pub fn finish(self, id: String, topic: Topic) -> Scenario {
+        let title = format!(
+            "Generated ({topic}): {}",
+            if self.titles.is_empty() {
+                "nothing".to_string()
+            } else {
+                self.titles.join("; ")
+            }
+        );
+        Scenario {
+            id,
+            title,
+            rules: self.rules.iter().map(|r| r.to_string()).collect(),
+            timeout_ms: self.timeout_ms,
+            network: NetworkSpec {
+                seed: self.network_seed,
+                journal: Default::default(),
+                default_bindings: None,
+                agents: self.agents,
+            },
+            delegations: self.delegations,
+            answers: self.answers,
+            cancels: self.cancels,
+            crash: self.crash,
+            memory_bound_mib: None,
+            forge_push: self.forge_push,
+            options: self.options,
+            bindings: self.bindings,
+            file: Default::default(),
+            local_dir: None,
+        }
+    }
+}
+
+/// A skill with the agent's output modes and the default tags.
+pub(super) fn skill_spec(id: &str) -> SkillSpec {
+    SkillSpec {
+        id: id.to_string(),
+        output_modes: Vec::new(),
+        tags: Vec::new(),
+    }
+}
+
+/// A delegation with every optional field at the format's default (the defaults are the
+/// format's own: read through its deserializer, never restated here).
+pub(super) fn blank_delegation(id: &str, capability: &str, text: &str) -> Delegation {
+    let v = serde_json::json!({ "id": id, "capability": capability, "text": text });
+    // Not data from a peer or a file: id, capability and text are the format's only required
+    // fields (the unit test below proves the call total).
+    serde_json::from_value(v).expect("a delegation needs only id, capability and text")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blank_delegation_has_the_format_defaults() {
+        let d = blank_delegation("d1", "s", "t");
+        let parsed: Delegation =
+            toml::from_str("id = \"d1\"\ncapability = \"s\"\ntext = \"t\"\n").expect("parses");
+        assert_eq!(
+            serde_json::to_value(&d).ok(),
+            serde_json::to_value(&parsed).ok()
+        );
+        assert_eq!(d.max_retries, parsed.max_retries);
+    }
+}
