@@ -13,11 +13,14 @@
 //! - [`rules`]: the rule registry and its checkers;
 //! - [`runner`]: running a case, crash injection, verdicts;
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
+//! - [`explore`](mod@explore): generated scenarios, findings, shrinking (`a2a-harness explore`);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod explore;
+pub mod generate;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod report;
 pub mod rules;
