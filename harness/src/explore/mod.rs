@@ -378,7 +378,7 @@ fn bounded(mut s: Scenario, opts: &ExploreOptions) -> Result<Scenario, String> {
 
 /// The scenario written as TOML loads back as a catalog case.
 pub fn loadable(s: &Scenario) -> Result<(), String> {
-    let text = scenario_toml(s).map_err(|e| e.to_string())?;
+    let text = output::scenario_toml_full(s).map_err(|e| e.to_string())?;
     crate::catalog::parse_case(Path::new("candidate.toml"), &text)
         .map(|_| ())
         .map_err(|e| e.to_string())

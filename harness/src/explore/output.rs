@@ -22,21 +22,92 @@ pub fn found_file_name(rule: &str, seed: u64) -> String {
     format!("{safe}-{seed}.toml")
 }
 
-/// A scenario as catalog TOML (loadable with `a2a-harness run --scenarios FILE`).
+/// A scenario as catalog TOML (loadable with `a2a-harness run --scenarios FILE`): its id,
+/// title, rules and time bound first, then the rest, leaving out every field that holds its
+/// default (checked: the file parses back to the same scenario).
 pub fn scenario_toml(s: &Scenario) -> Result<String, ToTomlError> {
-    let mut v = serde_json::to_value(s).map_err(|e| ToTomlError(e.to_string()))?;
+    toml_text(s, true)
+}
+
+/// The scenario as TOML, every field written out (quicker than [`scenario_toml`]: for checking
+/// that a candidate loads).
+pub(super) fn scenario_toml_full(s: &Scenario) -> Result<String, ToTomlError> {
+    toml_text(s, false)
+}
+
+fn toml_text(s: &Scenario, minimal: bool) -> Result<String, ToTomlError> {
+    let full = serde_json::to_value(s).map_err(|e| ToTomlError(e.to_string()))?;
+    let mut v = full.clone();
     drop_nulls(&mut v);
-    // The id and title first, for a reader.
-    let mut ordered = serde_json::Map::new();
-    if let Value::Object(mut m) = v {
-        for key in ["id", "title", "rules", "timeout_ms"] {
-            if let Some(x) = m.remove(key) {
-                ordered.insert(key.to_string(), x);
+    if minimal {
+        drop_defaults(&mut v, &full);
+    }
+    let Value::Object(mut rest) = v else {
+        return Err(ToTomlError("not a table".into()));
+    };
+    let mut head = serde_json::Map::new();
+    for key in ["id", "title", "rules", "timeout_ms"] {
+        if let Some(x) = rest.remove(key) {
+            head.insert(key.to_string(), x);
+        }
+    }
+    // The head holds plain values only, so the two documents concatenate into one.
+    let head = toml::to_string(&head).map_err(|e| ToTomlError(e.to_string()))?;
+    let rest = toml::to_string(&rest).map_err(|e| ToTomlError(e.to_string()))?;
+    Ok(format!("{head}{rest}"))
+}
+
+/// Remove every object key of `v` whose absence changes nothing: the value without it reads
+/// back as a scenario serialising to `full`.
+fn drop_defaults(v: &mut Value, full: &Value) {
+    let mut paths = Vec::new();
+    key_paths(v, &mut String::new(), &mut paths);
+    // Deepest first, so a table emptied of defaults can go as a whole afterwards.
+    paths.reverse();
+    for (parent, key) in paths {
+        let mut trial = v.clone();
+        let removed = trial
+            .pointer_mut(&parent)
+            .and_then(Value::as_object_mut)
+            .and_then(|m| m.remove(&key))
+            .is_some();
+        if !removed {
+            continue;
+        }
+        let same = serde_json::from_value::<Scenario>(trial.clone())
+            .ok()
+            .and_then(|s| serde_json::to_value(&s).ok())
+            .is_some_and(|back| &back == full);
+        if same {
+            *v = trial;
+        }
+    }
+}
+
+/// Every (parent pointer, key) of the objects in `v`, parents before children.
+fn key_paths(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.push((at.clone(), k.clone()));
+                let len = at.len();
+                at.push('/');
+                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                key_paths(x, at, out);
+                at.truncate(len);
             }
         }
-        ordered.extend(m);
+        Value::Array(xs) => {
+            for (i, x) in xs.iter().enumerate() {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&i.to_string());
+                key_paths(x, at, out);
+                at.truncate(len);
+            }
+        }
+        _ => {}
     }
-    toml::to_string(&ordered).map_err(|e| ToTomlError(e.to_string()))
 }
 
 /// A scenario could not be written as TOML.
@@ -275,4 +346,36 @@ pub fn summary_markdown(s: &ExploreSummary) -> String {
         );
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catalog_case_written_as_toml_loads_back_the_same() {
+        let cases = crate::catalog::builtin_catalog().unwrap();
+        assert!(cases.len() > 50);
+        for s in cases {
+            for text in [scenario_toml(&s).unwrap(), scenario_toml_full(&s).unwrap()] {
+                let back = crate::catalog::parse_case(std::path::Path::new("x.toml"), &text)
+                    .unwrap_or_else(|e| panic!("{}: {e}\n{text}", s.id));
+                assert_eq!(
+                    serde_json::to_value(&back).unwrap(),
+                    serde_json::to_value(&s).unwrap(),
+                    "{}",
+                    s.id
+                );
+            }
+            let minimal = scenario_toml(&s).unwrap();
+            assert!(minimal.starts_with("id = "), "{minimal}");
+            assert!(!minimal.contains("max_connections"), "defaults left out");
+        }
+    }
+
+    #[test]
+    fn found_file_names_are_safe() {
+        assert_eq!(found_file_name("DLG-ART-04", 7), "DLG-ART-04-7.toml");
+        assert_eq!(found_file_name("a/b c", 1), "a_b_c-1.toml");
+    }
 }

@@ -19,10 +19,11 @@
 //!    taken, so the result does not depend on the parallelism).
 //! 2. **Numbers** ([`Knob`]): chunk counts and sizes, delays, rounds, retries, counts, event
 //!    counts, the crash point: each is tried at its minimum and at half its value (in one
-//!    batch), the smallest that still fails is kept, and halving repeats until neither fails.
+//!    batch), then at evenly spaced points of the range still open (a k-ary search, k the
+//!    oracle's parallelism), until the value kept fails and the one below it does not.
 //! 3. The two phases repeat until a whole round changes nothing: the result is then 1-minimal
 //!    with respect to the pieces (removing any single one makes the finding go away or makes
-//!    the case invalid) and no number can be set to its minimum or halved.
+//!    the case invalid) and every number is the smallest that fails (one less does not).
 //!
 //! A candidate that is not a valid case (it does not load back as a catalog file, for
 //! instance a delegation whose capability no agent offers any more) is never run. Every
@@ -556,9 +557,16 @@ impl State<'_> {
     /// of the oracle's parallelism; invalid ones are skipped. `None` when none does or the
     /// bounds ran out.
     fn first_failing(&mut self, candidates: Vec<Scenario>) -> Option<usize> {
+        self.first_failing_of(candidates.into_iter().map(Some).collect())
+    }
+
+    /// [`Self::first_failing`] over candidates that may not have been buildable (`None`: never
+    /// run, as an invalid one).
+    fn first_failing_of(&mut self, candidates: Vec<Option<Scenario>>) -> Option<usize> {
         let runnable: Vec<(usize, Scenario)> = candidates
             .into_iter()
             .enumerate()
+            .filter_map(|(i, c)| c.map(|c| (i, c)))
             .filter(|(_, c)| (self.valid)(c))
             .collect();
         let batch = self.oracle.batch().max(1);
@@ -647,8 +655,10 @@ impl State<'_> {
         }
     }
 
-    /// Lower each number: its minimum or its half, whichever smaller one still fails, until
-    /// neither does.
+    /// Lower each number to the smallest value that still fails: its minimum and the point
+    /// halfway to it are tried first (in one batch), then evenly spaced points of the range
+    /// left, until the value just below the one kept does not fail (a search that assumes
+    /// lower values fail less, as smaller cases do).
     fn lower_numbers(&mut self) {
         // Lowering a number changes no structure: the pointers stay valid.
         for k in knobs(&self.best) {
@@ -658,33 +668,31 @@ impl State<'_> {
             let Some(start) = knob_value(&self.best, &k) else {
                 continue;
             };
-            let mut cur = start;
-            loop {
-                let mut tries: Vec<u64> = vec![k.min, cur / 2];
-                tries.retain(|v| *v >= k.min && *v < cur);
-                tries.dedup();
-                let cands: Vec<(u64, Scenario)> = tries
-                    .into_iter()
-                    .filter_map(|v| with_knob(&self.best, &k, v).map(|s| (v, s)))
+            // Values in lo..hi are untested; hi fails.
+            let (mut lo, mut hi) = (k.min, start);
+            let width = self.oracle.batch().max(2) as u64;
+            while lo < hi && !self.cut_short {
+                let mut points: Vec<u64> = (0..width).map(|i| lo + i * (hi - lo) / width).collect();
+                points.dedup();
+                let cands: Vec<(u64, Option<Scenario>)> = points
+                    .iter()
+                    .map(|v| (*v, with_knob(&self.best, &k, *v)))
                     .collect();
-                if cands.is_empty() {
-                    break;
-                }
                 let values: Vec<u64> = cands.iter().map(|(v, _)| *v).collect();
                 let scenarios = cands.into_iter().map(|(_, s)| s).collect();
-                match self.first_failing(scenarios) {
+                match self.first_failing_of(scenarios) {
                     Some(j) => {
-                        cur = values[j];
-                        if let Some(s) = with_knob(&self.best, &k, cur) {
-                            self.best = s;
-                        }
+                        hi = values[j];
+                        lo = if j == 0 { hi } else { values[j - 1] + 1 };
                     }
-                    None => break,
+                    None => lo = values.last().map_or(hi, |v| v + 1),
                 }
             }
-            if cur < start {
-                self.steps
-                    .push(format!("{} {start} -> {cur} at {}", k.field, k.at));
+            if hi < start
+                && let Some(s) = with_knob(&self.best, &k, hi)
+            {
+                self.best = s;
+                self.steps.push(format!("{} {start} -> {hi} at {}", k.field, k.at));
             }
         }
     }
@@ -707,6 +715,243 @@ fn split<T: Clone>(items: &[T], n: usize) -> Vec<Vec<T>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2a_mock_agents::script::ScriptStep;
+    use std::path::Path;
+
+    /// Three agents (one delegating to another), three delegations with an answer, a cancel
+    /// and an `after`, faults, numbers to lower and a crash.
+    const BIG: &str = r#"
+id = "t"
+title = "t"
+rules = ["DLG-ART-04", "DLG-SEND-02", "DLG-ART-01"]
+[network]
+[[network.agent]]
+name = "a"
+[[network.agent.skill]]
+id = "s"
+[[network.agent.rule]]
+steps = [{ do = "state", state = "TASK_STATE_WORKING", delay_ms = 40 }, { do = "artifacts", count = 2, chunks = 5, chunk_bytes = 64, delay_ms = 10 }, { do = "state", state = "TASK_STATE_COMPLETED" }]
+[[network.agent]]
+name = "b"
+[[network.agent.skill]]
+id = "t"
+[[network.agent.skill]]
+id = "spare"
+[[network.agent.rule]]
+fault = { kind = "stall", ms = 100 }
+steps = [{ do = "wait", ms = 30 }, { do = "artifacts", count = 4, chunks = 8, chunk_bytes = 512 }, { do = "state", state = "TASK_STATE_COMPLETED" }]
+[[network.agent.queued_fault]]
+method = "SendMessage"
+times = 2
+fault = { kind = "http_status", status = 503, retry_after_s = 1 }
+[[network.agent]]
+name = "c"
+[[network.agent.skill]]
+id = "u"
+[[network.agent.rule]]
+steps = [{ do = "delegate", to = "b", text = "sub" }]
+[[delegate]]
+id = "d1"
+capability = "s"
+text = "one"
+[[delegate]]
+id = "d2"
+capability = "t"
+text = "two"
+max_retries = 5
+[[delegate]]
+id = "d3"
+capability = "u"
+text = "three"
+after = "d1"
+[[answer]]
+id = "d1"
+kind = "input"
+value = "x"
+[[cancel]]
+id = "d3"
+[crash]
+trigger = "after_chunks"
+chunks = 6
+"#;
+
+    fn big() -> Scenario {
+        crate::catalog::parse_case(Path::new("big.toml"), BIG).unwrap()
+    }
+
+    fn valid(s: &Scenario) -> bool {
+        crate::explore::loadable(s).is_ok()
+    }
+
+    /// The fake finding: an artifacts step of at least 3 chunks somewhere, delegation d2, and
+    /// a crash after at least 2 chunks.
+    fn fails(s: &Scenario) -> bool {
+        assert!(valid(s), "an invalid candidate was run");
+        let chunks = s
+            .network
+            .agents
+            .iter()
+            .flat_map(|a| &a.rules)
+            .flat_map(|r| &r.steps)
+            .any(|st| matches!(st, ScriptStep::Artifacts { chunks, .. } if *chunks >= 3));
+        chunks
+            && s.delegations.iter().any(|d| d.id == "d2")
+            && s.crash.as_ref().is_some_and(|c| c.chunks >= 2)
+    }
+
+    const ROOMY: Limits = Limits {
+        max_runs: 10_000,
+        max_time: Duration::from_secs(60),
+    };
+
+    #[test]
+    fn shrinking_reaches_a_one_minimal_scenario_that_still_fails() {
+        let start = big();
+        assert!(fails(&start));
+        let mut oracle = FnOracle::new(fails);
+        let out = shrink(&start, Some("DLG-ART-04"), ROOMY, &valid, &mut oracle);
+        let s = &out.scenario;
+        assert!(!out.cut_short);
+        assert!(fails(s), "the result still fails");
+        assert_eq!(out.original_size, size(&start));
+        assert_eq!(out.size, size(s));
+        // One agent (b, with the skill d2 needs), one rule with one step, one delegation.
+        let names: Vec<&str> = s.network.agents.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["b"]);
+        assert_eq!(s.delegations.len(), 1);
+        assert_eq!(out.size, 1 + 1 + 1 + 1 + 1, "{:#?}", out.steps);
+        assert_eq!(s.rules, ["DLG-ART-04"], "the rule shrunk for stays listed");
+        assert!(s.answers.is_empty() && s.cancels.is_empty());
+        // 1-minimal: removing any one piece left makes it pass or invalid.
+        for level in LEVELS {
+            for p in pieces(s, level, Some("DLG-ART-04")) {
+                let c = without(s, &BTreeSet::from([p]));
+                assert!(!valid(&c) || !fails(&c), "{p:?} could still go");
+            }
+        }
+        // Every number is the smallest that fails.
+        for k in knobs(s) {
+            let v = knob_value(s, &k).unwrap();
+            let lower = with_knob(s, &k, v - 1).unwrap();
+            assert!(!valid(&lower) || !fails(&lower), "{} could be {}", k.at, v - 1);
+        }
+        let ScriptStep::Artifacts {
+            count,
+            chunks,
+            chunk_bytes,
+            ..
+        } = &s.network.agents[0].rules[0].steps[0]
+        else {
+            panic!("{:?}", s.network.agents[0].rules[0].steps);
+        };
+        assert_eq!((*count, *chunks, *chunk_bytes), (1, 3, 1));
+        assert_eq!(s.crash.as_ref().map(|c| c.chunks), Some(2), "crash earlier");
+        assert_eq!(s.delegations[0].max_retries, 0);
+        assert!(out.steps.iter().any(|st| st.contains("agent \"a\"")), "{:?}", out.steps);
+        assert_eq!(out.runs, oracle.runs());
+    }
+
+    #[test]
+    fn the_shrink_is_the_same_whatever_the_parallelism() {
+        struct Wide<F>(FnOracle<F>);
+        impl<F: FnMut(&Scenario) -> bool> Oracle for Wide<F> {
+            fn test(&mut self, c: &[Scenario]) -> Vec<bool> {
+                self.0.test(c)
+            }
+            fn runs(&self) -> usize {
+                self.0.runs()
+            }
+            fn batch(&self) -> usize {
+                4
+            }
+        }
+        let start = big();
+        let one = shrink(&start, Some("DLG-ART-04"), ROOMY, &valid, &mut FnOracle::new(fails));
+        let four = shrink(
+            &start,
+            Some("DLG-ART-04"),
+            ROOMY,
+            &valid,
+            &mut Wide(FnOracle::new(fails)),
+        );
+        assert_eq!(
+            serde_json::to_value(&one.scenario).unwrap(),
+            serde_json::to_value(&four.scenario).unwrap()
+        );
+    }
+
+    #[test]
+    fn removing_an_agent_or_delegation_removes_what_names_it() {
+        let s = big();
+        let c = without(&s, &BTreeSet::from([Piece::Agent(1), Piece::Delegation(0)]));
+        let steps: Vec<&ScriptStep> = c.network.agents[1].rules[0].steps.iter().collect();
+        assert!(steps.is_empty(), "the delegate step to b went: {steps:?}");
+        assert!(c.answers.is_empty(), "the answer for d1 went");
+        assert_eq!(c.delegations[1].after, None, "d3 no longer waits for d1");
+        assert_eq!(c.cancels.len(), 1);
+    }
+
+    #[test]
+    fn the_run_bound_is_kept_and_marks_the_result_cut_short() {
+        for max_runs in [0, 1, 3, 7] {
+            let mut oracle = FnOracle::new(fails);
+            let limits = Limits {
+                max_runs,
+                max_time: Duration::from_secs(60),
+            };
+            let out = shrink(&big(), Some("DLG-ART-04"), limits, &valid, &mut oracle);
+            assert!(oracle.runs() <= max_runs, "{} > {max_runs}", oracle.runs());
+            assert!(out.cut_short);
+            assert!(fails(&out.scenario), "the best so far still fails");
+        }
+        let mut oracle = FnOracle::new(fails);
+        let none = Limits {
+            max_runs: 1000,
+            max_time: Duration::ZERO,
+        };
+        let out = shrink(&big(), Some("DLG-ART-04"), none, &valid, &mut oracle);
+        assert_eq!(oracle.runs(), 0);
+        assert!(out.cut_short && out.steps.is_empty());
+    }
+
+    #[test]
+    fn confirmation_runs_count_against_the_bound() {
+        struct Costly<F>(FnOracle<F>);
+        impl<F: FnMut(&Scenario) -> bool> Oracle for Costly<F> {
+            fn test(&mut self, c: &[Scenario]) -> Vec<bool> {
+                // Three runs per candidate.
+                self.0.test(c);
+                self.0.test(c);
+                self.0.test(c)
+            }
+            fn runs(&self) -> usize {
+                self.0.runs()
+            }
+            fn cost(&self) -> usize {
+                3
+            }
+        }
+        let mut oracle = Costly(FnOracle::new(fails));
+        let limits = Limits {
+            max_runs: 20,
+            max_time: Duration::from_secs(60),
+        };
+        shrink(&big(), Some("DLG-ART-04"), limits, &valid, &mut oracle);
+        assert!(oracle.runs() <= 20, "{}", oracle.runs());
+    }
+
+    #[test]
+    fn nothing_is_dropped_when_every_candidate_passes() {
+        let start = big();
+        let mut oracle = FnOracle::new(|c: &Scenario| {
+            assert!(valid(c));
+            false
+        });
+        let out = shrink(&start, Some("DLG-ART-04"), ROOMY, &valid, &mut oracle);
+        assert!(out.steps.is_empty() && !out.cut_short);
+        assert_eq!(out.size, size(&start));
+        assert!(oracle.runs() > 0);
+    }
 
     #[test]
     fn split_covers_every_item_once() {
