@@ -335,6 +335,14 @@ struct ExploreArgs {
     /// runs; the final scenario is confirmed the same way.
     #[arg(long, value_name = "N", default_value_t = a2a_harness::explore::DEFAULT_CONFIRM)]
     confirm: u32,
+    /// The baseline delegator: a shrinking candidate counts only if it passes there (without
+    /// the finding), so shrinking never ends in a scenario every delegator fails.
+    /// Default: the reference delegator (as for --delegator), when it is not the one explored.
+    #[arg(long, value_name = "CMD", conflicts_with = "no_baseline")]
+    baseline: Option<String>,
+    /// Shrink without a baseline delegator.
+    #[arg(long)]
+    no_baseline: bool,
     /// Delegator runs per shrink at most (confirmations included).
     #[arg(long, value_name = "N", default_value_t = 300)]
     shrink_runs: usize,
@@ -915,6 +923,14 @@ fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ende
         anyhow::bail!("--runs must be at least 1");
     }
     anyhow::ensure!(a.confirm >= 1, "--confirm must be at least 1");
+    let baseline = match (a.baseline, a.no_baseline) {
+        (_, true) => None,
+        (Some(b), false) => {
+            check_delegator(&b).context("--baseline")?;
+            Some(b)
+        }
+        (None, false) => default_delegator().ok(),
+    };
     let out_dir = a
         .out
         .unwrap_or_else(|| PathBuf::from(format!("reports/explore-{}", report::stamp())));
@@ -929,6 +945,7 @@ fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ende
         jobs: a.jobs.unwrap_or_else(default_jobs).max(1),
         confirm: a.confirm,
         shrink_runs: a.shrink_runs,
+        baseline,
         shrink_time: parse_duration(&a.shrink_time).context("--shrink-time")?,
         ..ExploreOptions::new(delegator, out_dir.clone())
     };

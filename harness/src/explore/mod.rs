@@ -52,6 +52,12 @@ pub struct ExploreOptions {
     /// A shrinking candidate counts as failing only if it fails in every one of this many runs;
     /// the final scenario is confirmed the same way.
     pub confirm: u32,
+    /// A delegator known to keep the rules (the reference one): a shrinking candidate counts
+    /// only if that one passes it (no FAIL, UNKNOWN, nor the finding), so that shrinking never
+    /// walks into a scenario any delegator would fail (say, an expected escalation whose cause
+    /// was dropped).
+    /// `None`: no such guard.
+    pub baseline: Option<String>,
     /// Delegator runs per shrink at most.
     pub shrink_runs: usize,
     /// Wall time per shrink at most.
@@ -65,7 +71,8 @@ pub struct ExploreOptions {
 }
 
 impl ExploreOptions {
-    /// Options for `delegator` with seed 1, five minutes, 3 confirmations, writing to `out`.
+    /// Options for `delegator` with seed 1, five minutes, [`DEFAULT_CONFIRM`] confirmations and
+    /// no baseline, writing to `out`.
     pub fn new(delegator: impl Into<String>, out: impl Into<PathBuf>) -> Self {
         ExploreOptions {
             delegator: delegator.into(),
@@ -75,6 +82,7 @@ impl ExploreOptions {
             topic: None,
             jobs: crate::run::default_jobs(),
             confirm: DEFAULT_CONFIRM,
+            baseline: None,
             shrink_runs: 300,
             shrink_time: Duration::from_secs(180),
             max_bytes: 64 * 1024 * 1024,
@@ -679,6 +687,10 @@ async fn shrink_and_write(
         runs: Arc::new(AtomicUsize::new(0)),
         counter: Arc::new(AtomicU64::new(0)),
         cancel: cancel.clone(),
+        baseline: opts.baseline.clone().filter(|b| *b != opts.delegator),
+        baseline_failed: Arc::new(AtomicUsize::new(0)),
+        slowest_ms: Arc::new(AtomicU64::new(0)),
+        time_bound_ms: None,
     };
     let limits = shrink::Limits {
         max_runs: opts.shrink_runs,
@@ -688,6 +700,25 @@ async fn shrink_and_write(
     let outcome = tokio::task::spawn_blocking(move || {
         let mut oracle = oracle;
         let valid = |c: &Scenario| scripted_bytes(c) <= max_bytes && loadable(c).is_ok();
+        // The finding must stand on the start before anything is shrunk from it.
+        let mut problem = None;
+        if shrink_it && !oracle.test(std::slice::from_ref(&start))[0] && !oracle.stopped() {
+            problem = Some(if oracle.baseline_failed.load(Ordering::Relaxed) > 0 {
+                "not shrunk: the baseline delegator fails this scenario too (its expectations may be at fault)".to_string()
+            } else {
+                format!(
+                    "not shrunk: the finding did not show again in every one of {} runs (flaky)",
+                    oracle.confirm
+                )
+            });
+        }
+        let shrink_it = shrink_it && problem.is_none();
+        // Candidates are bounded by the time the finding took to show (with room): one that
+        // hangs does not cost the case's whole bound. The final confirmation runs unbounded.
+        let slowest = oracle.slowest_ms.load(Ordering::Relaxed);
+        if slowest > 0 {
+            oracle.time_bound_ms = Some(slowest.saturating_mul(2).saturating_add(3_000));
+        }
         let shrunk = if shrink_it {
             Some(shrink::shrink(
                 &start,
@@ -700,12 +731,13 @@ async fn shrink_and_write(
             None
         };
         let best = shrunk.as_ref().map_or(&start, |s| &s.scenario).clone();
+        oracle.time_bound_ms = None;
         // The final scenario, confirmed again (not when interrupted).
         let confirmed = !oracle.stopped() && oracle.test(std::slice::from_ref(&best))[0];
-        (start, shrunk, best, confirmed, oracle.runs())
+        (start, shrunk, best, confirmed, oracle.runs(), problem)
     })
     .await;
-    let Ok((start, shrunk, best, confirmed, runs)) = outcome else {
+    let Ok((start, shrunk, best, confirmed, runs, problem)) = outcome else {
         f.summary.problem = Some("the shrinking task ended abnormally".into());
         return;
     };
@@ -720,7 +752,10 @@ async fn shrink_and_write(
             f.summary.shrink_ms = s.elapsed.as_millis() as u64;
             f.summary.cut_short = s.cut_short;
         }
-        None => f.summary.problem = Some("not shrunk: exploring was interrupted".into()),
+        None => {
+            f.summary.problem =
+                Some(problem.unwrap_or_else(|| "not shrunk: exploring was interrupted".into()))
+        }
     }
     let name = found_file_name(&rule, f.summary.seed);
     let path = found_dir.join(&name);
@@ -752,8 +787,9 @@ async fn shrink_and_write(
 }
 
 /// The shrinking oracle over real runs: a candidate shows the finding when every one of
-/// `confirm` runs (with the finding's seed) shows it ([`shows`]); candidates run in parallel,
-/// `jobs` runs at once.
+/// `confirm` runs (with the finding's seed) shows it ([`shows`]) and then a run with the
+/// baseline delegator (if any) neither shows it nor fails the case: the scenario is one a
+/// delegator can pass. Candidates run in parallel, `jobs` runs at once.
 struct RunOracle {
     handle: tokio::runtime::Handle,
     delegator: String,
@@ -765,6 +801,35 @@ struct RunOracle {
     runs: Arc<AtomicUsize>,
     counter: Arc<AtomicU64>,
     cancel: CancellationToken,
+    baseline: Option<String>,
+    /// Candidates turned down because the baseline failed them too.
+    baseline_failed: Arc<AtomicUsize>,
+    /// The longest run so far (ms).
+    slowest_ms: Arc<AtomicU64>,
+    /// Each run's time bound is lowered to this when set.
+    time_bound_ms: Option<u64>,
+}
+
+impl RunOracle {
+    /// One run of `c` with `delegator`.
+    async fn run_with(&self, c: &Scenario, delegator: &str) -> CaseResult {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let settings = RunSettings {
+            delegator: delegator.to_string(),
+            seed: self.seed,
+            work_dir: self.work.join(n.to_string()),
+            binding: None,
+        };
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        let mut c = c.clone();
+        if let Some(ms) = self.time_bound_ms {
+            c.timeout_ms = c.timeout_ms.min(ms.max(1));
+        }
+        let r = run_case(&c, &settings).await;
+        let _ = std::fs::remove_dir_all(&settings.work_dir);
+        self.slowest_ms.fetch_max(r.duration_ms, Ordering::Relaxed);
+        r
+    }
 }
 
 impl shrink::Oracle for RunOracle {
@@ -782,17 +847,17 @@ impl shrink::Oracle for RunOracle {
                     let Ok(_permit) = sem.acquire().await else {
                         return false;
                     };
-                    let n = me.counter.fetch_add(1, Ordering::Relaxed);
-                    let settings = RunSettings {
-                        delegator: me.delegator.clone(),
-                        seed: me.seed,
-                        work_dir: me.work.join(n.to_string()),
-                        binding: None,
+                    if !shows(&me.run_with(&c, &me.delegator).await, &me.rule) {
+                        return false;
+                    }
+                }
+                if let Some(b) = &me.baseline {
+                    let Ok(_permit) = sem.acquire().await else {
+                        return false;
                     };
-                    me.runs.fetch_add(1, Ordering::Relaxed);
-                    let r = run_case(&c, &settings).await;
-                    let _ = std::fs::remove_dir_all(&settings.work_dir);
-                    if !shows(&r, &me.rule) {
+                    let r = me.run_with(&c, b).await;
+                    if shows(&r, &me.rule) || r.verdict.fails_run() {
+                        me.baseline_failed.fetch_add(1, Ordering::Relaxed);
                         return false;
                     }
                 }
@@ -819,7 +884,7 @@ impl shrink::Oracle for RunOracle {
     }
 
     fn cost(&self) -> usize {
-        self.confirm.max(1) as usize
+        self.confirm.max(1) as usize + usize::from(self.baseline.is_some())
     }
 
     fn stopped(&self) -> bool {

@@ -170,6 +170,13 @@ pub(super) fn header(opts: &ExploreOptions, f: &FoundRule, repro: &str) -> Strin
             "NOT confirmed".to_string()
         }
     );
+    if let Some(b) = opts.baseline.as_ref().filter(|b| **b != opts.delegator) {
+        let _ = writeln!(
+            h,
+            "# baseline: a candidate counted only if {b} passed it (without {})",
+            f.rule
+        );
+    }
     if let Some(p) = &f.problem {
         let _ = writeln!(h, "# note: {p}");
     }
