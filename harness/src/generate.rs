@@ -92,7 +92,9 @@ impl fmt::Display for Topic {
 
 /// A `--topic` that names no family.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown topic {0:?}: expected one of send, wire, route, state, input, auth, limit, obs, art, retry, rec")]
+#[error(
+    "unknown topic {0:?}: expected one of send, wire, route, state, input, auth, limit, obs, art, retry, rec"
+)]
 pub struct UnknownTopic(pub String);
 
 impl FromStr for Topic {
@@ -137,9 +139,8 @@ fn fallback(seed: u64) -> Scenario {
     let text = format!(
         "id = \"explore.fallback.{seed}\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n[[network.agent.skill]]\nid = \"s\"\n[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"do it\"\n"
     );
-    Scenario::from_toml(std::path::Path::new("generated.toml"), &text).unwrap_or_else(|e| {
-        unreachable!("the fallback case is well-formed: {e}")
-    })
+    Scenario::from_toml(std::path::Path::new("generated.toml"), &text)
+        .unwrap_or_else(|e| unreachable!("the fallback case is well-formed: {e}"))
 }
 
 fn splitmix(seed: u64) -> u64 {

@@ -935,7 +935,11 @@ fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ende
         .out
         .unwrap_or_else(|| PathBuf::from(format!("reports/explore-{}", report::stamp())));
     if prepare_out(&out_dir)? {
-        writeln!(out, "note: removed the earlier report in {}", out_dir.display())?;
+        writeln!(
+            out,
+            "note: removed the earlier report in {}",
+            out_dir.display()
+        )?;
     }
     let opts = ExploreOptions {
         seed: a.seed,

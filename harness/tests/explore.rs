@@ -81,7 +81,10 @@ fn explore_against_the_reference_delegator_finds_nothing_and_writes_its_report()
     assert_eq!(summary["findings"].as_array().unwrap().len(), 0);
     // Coverage: per rule PASS/FAIL/NON-STRICT counts, and some rule was evaluated.
     let cov = summary["coverage"].as_object().unwrap();
-    assert!(cov.values().any(|c| c["pass"].as_u64() > Some(0)), "{cov:?}");
+    assert!(
+        cov.values().any(|c| c["pass"].as_u64() > Some(0)),
+        "{cov:?}"
+    );
     assert!(cov.values().all(|c| c["fail"] == 0), "{cov:?}");
     let index = read_json(&dir.join("index.json"));
     assert_eq!(index["cases"].as_array().unwrap().len(), 10);
@@ -92,7 +95,13 @@ fn explore_against_the_reference_delegator_finds_nothing_and_writes_its_report()
 fn explore_usage_errors_exit_2_before_anything_runs() {
     let out = tempfile::tempdir().unwrap();
     let d = out.path().to_str().unwrap();
-    let o = harness(&["explore", "--delegator", "/nonexistent/delegator", "--out", d]);
+    let o = harness(&[
+        "explore",
+        "--delegator",
+        "/nonexistent/delegator",
+        "--out",
+        d,
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     for (args, says) in [
         (vec!["--topic", "nope"], "unknown topic"),
@@ -112,7 +121,10 @@ fn explore_usage_errors_exit_2_before_anything_runs() {
             "{all:?}: {}",
             text(&o)
         );
-        assert!(!Path::new(d).join("index.json").exists(), "{all:?} ran nothing");
+        assert!(
+            !Path::new(d).join("index.json").exists(),
+            "{all:?} ran nothing"
+        );
     }
 }
 

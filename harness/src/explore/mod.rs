@@ -20,13 +20,13 @@ pub mod shrink;
 pub use output::{found_file_name, scenario_toml, summary_markdown, summary_text};
 
 use crate::generate::{Topic, generate};
-use shrink::Oracle as _;
 use crate::report::CONTRACT;
 use crate::rules::{Level, registry};
 use crate::runner::{CaseResult, RuleVerdict, RunSettings, Verdict, run_case};
 use crate::scenario::Scenario;
 use a2a_mock_agents::script::ScriptStep;
 use serde::Serialize;
+use shrink::Oracle as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -321,7 +321,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, ExploreError> {
         }
         let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
         rest = &rest[digits..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let per = match &rest[..unit_len] {
             "ms" => Duration::from_millis(1),
             "s" => Duration::from_secs(1),
@@ -577,7 +579,14 @@ impl Loop {
     }
 
     /// Take in one run's result.
-    fn take(&mut self, opts: &ExploreOptions, seed: u64, s: Scenario, mut r: CaseResult, log: &Log) {
+    fn take(
+        &mut self,
+        opts: &ExploreOptions,
+        seed: u64,
+        s: Scenario,
+        mut r: CaseResult,
+        log: &Log,
+    ) {
         self.ran += 1;
         r.id = format!("{}@{seed}", s.id);
         for rule in registry() {
@@ -666,15 +675,13 @@ async fn shrink_and_write(
     {
         start.rules.push(r.clone());
     }
-    start.id = format!(
-        "found.{}.{}",
-        rule.to_ascii_lowercase(),
-        f.summary.seed
-    );
+    start.id = format!("found.{}.{}", rule.to_ascii_lowercase(), f.summary.seed);
     start.title = format!(
         "explore finding: {rule} (seed {}{})",
         f.summary.seed,
-        opts.topic.map(|t| format!(", topic {t}")).unwrap_or_default()
+        opts.topic
+            .map(|t| format!(", topic {t}"))
+            .unwrap_or_default()
     );
     let oracle = RunOracle {
         handle: tokio::runtime::Handle::current(),
@@ -908,10 +915,7 @@ pub fn write_report(opts: &ExploreOptions, explored: &Explored) -> std::io::Resu
         &explored.results,
     );
     crate::report::write_report(&opts.out, &index, &explored.results)?;
-    std::fs::write(
-        opts.out.join("explore.json"),
-        serde_json::to_vec_pretty(s)?,
-    )?;
+    std::fs::write(opts.out.join("explore.json"), serde_json::to_vec_pretty(s)?)?;
     std::fs::write(opts.out.join("explore.md"), summary_markdown(s))?;
     Ok(())
 }

@@ -144,7 +144,8 @@ pub(super) fn header(opts: &ExploreOptions, f: &FoundRule, repro: &str) -> Strin
         h,
         "# seed: {}  topic: {}",
         f.seed,
-        opts.topic.map_or("any (weighted)".to_string(), |t| t.to_string())
+        opts.topic
+            .map_or("any (weighted)".to_string(), |t| t.to_string())
     );
     let _ = writeln!(
         h,
@@ -165,7 +166,10 @@ pub(super) fn header(opts: &ExploreOptions, f: &FoundRule, repro: &str) -> Strin
             ""
         },
         if f.confirmed {
-            format!("failed {} again in {} of {} runs", f.rule, opts.confirm, opts.confirm)
+            format!(
+                "failed {} again in {} of {} runs",
+                f.rule, opts.confirm, opts.confirm
+            )
         } else {
             "NOT confirmed".to_string()
         }
@@ -339,7 +343,10 @@ pub fn summary_markdown(s: &ExploreSummary) -> String {
         m.push('\n');
     }
     let _ = writeln!(m, "## Rule coverage\n");
-    let _ = writeln!(m, "| rule | evaluated | PASS | FAIL | NON-STRICT | not judged |");
+    let _ = writeln!(
+        m,
+        "| rule | evaluated | PASS | FAIL | NON-STRICT | not judged |"
+    );
     let _ = writeln!(m, "|---|---|---|---|---|---|");
     for (id, c) in &s.coverage {
         let _ = writeln!(

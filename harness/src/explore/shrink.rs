@@ -127,15 +127,17 @@ pub fn size(s: &Scenario) -> usize {
             .sum::<usize>()
         + agents.iter().map(|a| a.queued_faults.len()).sum::<usize>()
         + s.delegations.len()
-        + s.delegations.iter().map(|d| d.children.len()).sum::<usize>()
+        + s.delegations
+            .iter()
+            .map(|d| d.children.len())
+            .sum::<usize>()
         + s.answers.len()
         + s.cancels.len()
         + usize::from(s.crash.is_some())
 }
 
 /// What [`size`] counts, for report headers.
-pub const SIZE_MEANS: &str =
-    "agents + rules + steps + faults + queued faults + delegations + children + answers + cancels + crash";
+pub const SIZE_MEANS: &str = "agents + rules + steps + faults + queued faults + delegations + children + answers + cancels + crash";
 
 /// One removable piece of a scenario, by index in the scenario it was listed from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -245,18 +247,21 @@ pub fn describe(s: &Scenario, p: Piece) -> String {
         Piece::Delegation(d) => format!("delegation {}", deleg(d)),
         Piece::Answer(i) => format!(
             "answer for {}",
-            s.answers.get(i).map_or("?".into(), |x| format!("{:?}", x.id))
+            s.answers
+                .get(i)
+                .map_or("?".into(), |x| format!("{:?}", x.id))
         ),
         Piece::Cancel(i) => format!(
             "cancel of {}",
-            s.cancels.get(i).map_or("?".into(), |x| format!("{:?}", x.id))
+            s.cancels
+                .get(i)
+                .map_or("?".into(), |x| format!("{:?}", x.id))
         ),
         Piece::Crash => "the crash".into(),
         Piece::ForgePush => "the forged push".into(),
-        Piece::InitOption(i) => format!(
-            "init option {}",
-            s.options.keys().nth(i).map_or("?", |k| k)
-        ),
+        Piece::InitOption(i) => {
+            format!("init option {}", s.options.keys().nth(i).map_or("?", |k| k))
+        }
         Piece::AgentRule(a, r) => format!("rule {r} of agent {}", agent(a)),
         Piece::QueuedFault(a, q) => format!("queued fault {q} of agent {}", agent(a)),
         Piece::Skill(a, k) => format!(
@@ -281,9 +286,8 @@ pub fn describe(s: &Scenario, p: Piece) -> String {
 pub fn without(s: &Scenario, removed: &BTreeSet<Piece>) -> Scenario {
     let mut out = s.clone();
     let gone = |p: Piece| removed.contains(&p);
-    let keep_indexed = |len: usize, f: &dyn Fn(usize) -> bool| -> Vec<bool> {
-        (0..len).map(|i| !f(i)).collect()
-    };
+    let keep_indexed =
+        |len: usize, f: &dyn Fn(usize) -> bool| -> Vec<bool> { (0..len).map(|i| !f(i)).collect() };
     fn retain_by<T>(v: &mut Vec<T>, keep: &[bool]) {
         let mut i = 0;
         v.retain(|_| {
@@ -372,11 +376,13 @@ pub fn without(s: &Scenario, removed: &BTreeSet<Piece>) -> Scenario {
         out.answers.retain(|x| !removed_delegations.contains(&x.id));
         out.cancels.retain(|x| !removed_delegations.contains(&x.id));
         for d in &mut out.delegations {
-            if d.after.as_ref().is_some_and(|x| removed_delegations.contains(x)) {
+            if d.after
+                .as_ref()
+                .is_some_and(|x| removed_delegations.contains(x))
+            {
                 d.after = None;
             }
-            if d
-                .refine_of
+            if d.refine_of
                 .as_ref()
                 .is_some_and(|x| removed_delegations.contains(x))
             {
@@ -596,11 +602,8 @@ impl State<'_> {
         // The pieces still in; the candidate is `base` without the others.
         let mut kept: Vec<Piece> = all.clone();
         let build = |kept: &[Piece]| {
-            let removed: BTreeSet<Piece> = all
-                .iter()
-                .filter(|p| !kept.contains(p))
-                .copied()
-                .collect();
+            let removed: BTreeSet<Piece> =
+                all.iter().filter(|p| !kept.contains(p)).copied().collect();
             without(&base, &removed)
         };
         // First, can everything go at once?
@@ -644,11 +647,8 @@ impl State<'_> {
             kept.clear();
         }
         if kept.len() < all.len() {
-            let removed: BTreeSet<Piece> = all
-                .iter()
-                .filter(|p| !kept.contains(p))
-                .copied()
-                .collect();
+            let removed: BTreeSet<Piece> =
+                all.iter().filter(|p| !kept.contains(p)).copied().collect();
             let words: Vec<String> = removed.iter().map(|p| describe(&base, *p)).collect();
             self.best = without(&base, &removed);
             self.steps.push(format!("dropped {}", words.join(", ")));
@@ -692,7 +692,8 @@ impl State<'_> {
                 && let Some(s) = with_knob(&self.best, &k, hi)
             {
                 self.best = s;
-                self.steps.push(format!("{} {start} -> {hi} at {}", k.field, k.at));
+                self.steps
+                    .push(format!("{} {start} -> {hi} at {}", k.field, k.at));
             }
         }
     }
@@ -833,7 +834,12 @@ chunks = 6
         for k in knobs(s) {
             let v = knob_value(s, &k).unwrap();
             let lower = with_knob(s, &k, v - 1).unwrap();
-            assert!(!valid(&lower) || !fails(&lower), "{} could be {}", k.at, v - 1);
+            assert!(
+                !valid(&lower) || !fails(&lower),
+                "{} could be {}",
+                k.at,
+                v - 1
+            );
         }
         let ScriptStep::Artifacts {
             count,
@@ -847,7 +853,11 @@ chunks = 6
         assert_eq!((*count, *chunks, *chunk_bytes), (1, 3, 1));
         assert_eq!(s.crash.as_ref().map(|c| c.chunks), Some(2), "crash earlier");
         assert_eq!(s.delegations[0].max_retries, 0);
-        assert!(out.steps.iter().any(|st| st.contains("agent \"a\"")), "{:?}", out.steps);
+        assert!(
+            out.steps.iter().any(|st| st.contains("agent \"a\"")),
+            "{:?}",
+            out.steps
+        );
         assert_eq!(out.runs, oracle.runs());
     }
 
@@ -866,7 +876,13 @@ chunks = 6
             }
         }
         let start = big();
-        let one = shrink(&start, Some("DLG-ART-04"), ROOMY, &valid, &mut FnOracle::new(fails));
+        let one = shrink(
+            &start,
+            Some("DLG-ART-04"),
+            ROOMY,
+            &valid,
+            &mut FnOracle::new(fails),
+        );
         let four = shrink(
             &start,
             Some("DLG-ART-04"),

@@ -164,10 +164,7 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
                     "the situation of this case: {} sent to an agent",
                     unsent.join(", ")
                 )),
-                Some(format!(
-                    "{NEVER_SENT} {} to any agent",
-                    unsent.join(", ")
-                )),
+                Some(format!("{NEVER_SENT} {} to any agent", unsent.join(", "))),
                 vec![],
             ),
             Check::NotApplicable if listed => (
