@@ -244,14 +244,21 @@ pub fn summary_text(s: &ExploreSummary, out_dir: &std::path::Path) -> String {
         );
         match (&f.file, &f.repro) {
             (Some(file), Some(repro)) => {
-                let _ = writeln!(
-                    t,
-                    "  shrunk {} -> {}{}: {}",
-                    f.original_size,
-                    f.shrunk_size,
-                    if f.confirmed { "" } else { " (NOT confirmed)" },
-                    out_dir.join(file).display()
-                );
+                match &f.problem {
+                    Some(p) => {
+                        let _ = writeln!(t, "  {p}: {}", out_dir.join(file).display());
+                    }
+                    None => {
+                        let _ = writeln!(
+                            t,
+                            "  shrunk {} -> {}{}: {}",
+                            f.original_size,
+                            f.shrunk_size,
+                            if f.confirmed { "" } else { " (NOT confirmed)" },
+                            out_dir.join(file).display()
+                        );
+                    }
+                }
                 let _ = writeln!(t, "  repro: {repro}");
             }
             _ => {
