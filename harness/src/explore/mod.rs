@@ -936,6 +936,60 @@ pub fn write_report(opts: &ExploreOptions, explored: &Explored) -> std::io::Resu
 mod tests {
     use super::*;
 
+    fn verdict(id: &str, level: Level, verdict: Verdict, observed: &str) -> RuleVerdict {
+        RuleVerdict {
+            id: id.into(),
+            level,
+            verdict,
+            expected: None,
+            observed: Some(observed.into()),
+            witnesses: vec![],
+        }
+    }
+
+    #[test]
+    fn a_finding_is_a_broken_must_or_should_or_a_failed_case_with_no_rule_to_blame() {
+        let s = generate(1, None);
+        let cfg = RunSettings {
+            delegator: "d".into(),
+            seed: 1,
+            work_dir: PathBuf::from("/nonexistent"),
+            binding: None,
+        };
+        // A contract break or crash: FAIL with no rule verdict.
+        let crashed = CaseResult::harness_failure(&s, &cfg, "the delegator exited".into());
+        let f = findings(&crashed);
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            (f[0].rule.as_str(), f[0].observed.as_str()),
+            (CONTRACT, "the delegator exited")
+        );
+        // Broken MUST and SHOULD are findings; UNKNOWN, PASS and an unexercised listed rule
+        // (the work never sent anywhere) are not.
+        let mut r = crashed.clone();
+        r.rules = vec![
+            verdict("DLG-ART-04", Level::Must, Verdict::Fail, "bad hash"),
+            verdict("DLG-SEND-03", Level::Should, Verdict::NonStrict, "blocking"),
+            verdict("DLG-OBS-05", Level::Should, Verdict::Unknown, "nothing"),
+            verdict("DLG-SEND-02", Level::Must, Verdict::Pass, ""),
+            verdict(
+                "DLG-SEND-08",
+                Level::Should,
+                Verdict::Fail,
+                "not exercised: the delegator never sent d1 to any agent",
+            ),
+        ];
+        let rules: Vec<String> = findings(&r).into_iter().map(|f| f.rule).collect();
+        assert_eq!(rules, ["DLG-ART-04", "DLG-SEND-03"]);
+        assert!(shows(&r, "DLG-SEND-03") && !shows(&r, "DLG-SEND-08"));
+        // A FAIL only because nothing was sent is no contract break either.
+        r.rules.drain(..4);
+        assert!(findings(&r).is_empty(), "{:?}", findings(&r));
+        r.rules.clear();
+        r.verdict = Verdict::Unknown;
+        assert!(findings(&r).is_empty());
+    }
+
     #[test]
     fn durations_parse_and_bad_ones_say_what_is_expected() {
         assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
