@@ -14,6 +14,7 @@ use std::process::{Command, Output};
 const BUGS: &[(&str, &str, &str, u64)] = &[
     ("misreport-sha256", "art", "DLG-ART-04", 8),
     ("forward-own-credential", "auth", "DLG-AUTH-01", 8),
+    ("blocking-send", "send", "DLG-SEND-03", 12),
 ];
 
 fn reference() -> String {
