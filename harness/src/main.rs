@@ -1,6 +1,7 @@
 //! `a2a-harness`: run the conformance catalog against a delegator and write reports.
 
 mod console;
+mod sweep_cmd;
 
 use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::{
@@ -158,6 +159,12 @@ enum Cmd {
     /// Work with report directories.
     #[command(subcommand)]
     Report(ReportCmd),
+    /// Work with network journals.
+    #[command(subcommand)]
+    Journal(JournalCmd),
+    /// Write scenarios.
+    #[command(subcommand)]
+    Scenario(ScenarioCmd),
     /// List the rules with how many catalog cases list each (NOT TESTED when none; always-on
     /// rules are judged wherever their situation arises), and with `--report`, in how many cases
     /// of that run each was actually evaluated.
@@ -196,6 +203,21 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         journal: Option<PathBuf>,
     },
+    /// Record real traffic: a proxy in front of each upstream agent writes what passes to a
+    /// journal in the mock network's format (DIR/journal.jsonl), for `scenario from-journal`.
+    ///
+    /// Point the delegator at the printed card URLs. The proxy serves each upstream's card with
+    /// its own address in the interface URLs and forwards every other call unchanged (JSON-RPC,
+    /// HTTP+JSON, gRPC; streams pass through as they arrive). One documented change: a push
+    /// webhook URL the delegator gives an upstream is replaced by a relay URL of the proxy,
+    /// which records each notification and forwards it to the delegator's webhook. Credentials
+    /// (Authorization, Cookie, X-API-Key-like headers), push tokens and the --redact paths are
+    /// never written; strings over --max-inline-bytes are kept as length + sha256 + first bytes.
+    /// Runs until Ctrl-C or SIGTERM; every entry is on disk as soon as it happens.
+    ///
+    /// Example: a2a-harness record --upstream http://127.0.0.1:9101 --upstream http://127.0.0.1:9102 --out rec/
+    #[command(verbatim_doc_comment)]
+    Record(RecordArgs),
     /// Benchmark streaming throughput: each workload's artifacts through the delegator, paired
     /// with the ceiling (a raw reader of the same responses from the same in-process mock
     /// source), every run verified byte-exact against the mock's journal.
@@ -248,6 +270,37 @@ enum Cmd {
     },
 }
 
+/// `a2a-harness record` options.
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    /// An upstream agent: its origin (http://host:port) or card URL; repeatable (a whole
+    /// delegation chain at once: one listen address each).
+    #[arg(long, value_name = "URL", required = true)]
+    upstream: Vec<String>,
+    /// Where to listen for the upstream of the same position (default 127.0.0.1:0, any free
+    /// port; the bound address is printed); repeatable.
+    #[arg(long, value_name = "ADDR")]
+    listen: Vec<std::net::SocketAddr>,
+    /// Output directory: the journal is written to DIR/journal.jsonl.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// A payload path to redact in every recorded body: a JSON pointer whose segments may be
+    /// `*` (any key or index), matched from the root and from every nested value, such as
+    /// /metadata/ssn or /parts/*/data/iban; repeatable.
+    #[arg(long, value_name = "JSON_POINTER")]
+    redact: Vec<a2a_harness::record::RedactPath>,
+    /// Strings (artifact parts, texts) longer than this are recorded as length + sha256 + their
+    /// first 32 bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_INLINE_BYTES)]
+    max_inline_bytes: usize,
+    /// Record every string whole, however long.
+    #[arg(long)]
+    keep_bytes: bool,
+    /// Longest wait for an upstream's answer, and between two pieces of a streamed answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    upstream_timeout_s: u64,
+}
+
 /// `a2a-harness report ...`.
 #[derive(Subcommand)]
 enum ReportCmd {
@@ -265,6 +318,64 @@ enum ReportCmd {
         /// Where to write the merged report (a new or empty directory).
         #[arg(long)]
         out: PathBuf,
+    },
+}
+
+/// `a2a-harness journal ...`.
+#[derive(Subcommand)]
+enum JournalCmd {
+    /// Print where two journals first differ, modulo ids, ports and timing (or that they are
+    /// identical modulo those).
+    ///
+    /// A and B are each a JSON-lines journal (`a2a-harness serve --journal FILE`), a case
+    /// result (`cases/<id>.json` of a report: its `journal` field), or a report directory with
+    /// `--case ID`.
+    ///
+    /// Example: a2a-harness journal diff reports/passing reports/failing --case states.completed
+    #[command(after_help = journal_diff_help())]
+    Diff {
+        /// The first journal.
+        a: PathBuf,
+        /// The second journal.
+        b: PathBuf,
+        /// The case whose journal to take from a report directory (A, B or both).
+        #[arg(long, value_name = "ID")]
+        case: Option<String>,
+    },
+}
+
+/// What `journal diff` ignores, and its exit codes.
+fn journal_diff_help() -> String {
+    format!(
+        "WHAT IS COMPARED: both journals are put in a canonical form first. {}\n\nEXIT CODES: 0 identical modulo ids, ports and timing; 1 different (the first difference is printed, with the entries before it and the seq of each side); 2 bad input (an unreadable file, a line that is no journal entry: the file and line are named).",
+        a2a_harness::journal_diff::IGNORED
+    )
+}
+
+/// `a2a-harness scenario ...`.
+#[derive(Subcommand)]
+enum ScenarioCmd {
+    /// Turn a recorded journal (JSON lines from `record` or `serve --journal`, or a report's
+    /// cases/<id>.json) into a catalog scenario: each agent becomes a mock agent that does what
+    /// it did, the delegator's first request of each delegation a `[[delegate]]` entry.
+    ///
+    /// What cannot be expressed is named on stderr (seq, agent, what) and marked
+    /// `# TODO (seq N)` in the file; the rest is still written, and the file loads with
+    /// `--scenarios`.
+    ///
+    /// Example: a2a-harness scenario from-journal rec/journal.jsonl --out repro/case.toml
+    ///
+    /// EXIT CODES: 0 written (TODOs included); 2 the journal cannot be read or the file cannot
+    /// be written or does not load.
+    FromJournal {
+        /// The journal file.
+        journal: PathBuf,
+        /// Where to write the scenario (TOML).
+        #[arg(long)]
+        out: PathBuf,
+        /// The case id (default: `recorded.<file stem>`, `<case id>.replay` for a report case).
+        #[arg(long)]
+        id: Option<String>,
     },
 }
 
@@ -303,6 +414,27 @@ struct RunArgs {
     /// (JSON-RPC unless pinned), ids unsuffixed.
     #[arg(long, value_delimiter = ',', value_name = "jsonrpc|rest|grpc|all")]
     binding: Vec<BindingArg>,
+    /// Crash sweep: run each selected case once clean to learn its journal length N (up to
+    /// the moment every delegation had its outcome), then once per position k = 1..N with its
+    /// crash replaced by a SIGKILL when journal entry k is recorded (restart on the same store),
+    /// each reported as `<case id>@event<k>` and judged by its rules and the history invariants
+    /// (HIST-*). The summary lists every position at which a rule broke.
+    #[arg(long, conflicts_with_all = ["repeat", "binding", "crash_at_event"])]
+    crash_sweep: bool,
+    /// With --crash-sweep: at most N positions per case; a longer case is sampled with --seed
+    /// (first and last position always included).
+    #[arg(long, value_name = "N", requires = "crash_sweep", default_value_t = a2a_harness::sweep::DEFAULT_SWEEP_MAX, value_parser = clap::value_parser!(u64).range(2..))]
+    sweep_max: u64,
+    /// Run each selected case with its crash replaced by a SIGKILL when journal entry K is
+    /// recorded (one crash-sweep position; its repro line), reported as `<case id>@event<K>`.
+    #[arg(long, value_name = "K", conflicts_with_all = ["repeat", "binding"], value_parser = clap::value_parser!(u64).range(1..))]
+    crash_at_event: Option<u64>,
+    /// Run each selected case twice with the same seed and compare the case verdicts, the rule
+    /// verdicts and the journals modulo ids, ports and timing (as `journal diff` does); each
+    /// case gets a second result `<case id>#determinism`, FAIL with notes naming the
+    /// difference when the runs differ (a nondeterminism finding).
+    #[arg(long, conflicts_with_all = ["crash_sweep", "crash_at_event"])]
+    check_determinism: bool,
 }
 
 /// The arguments of `explore`.
@@ -511,6 +643,39 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
             )?;
             HarnessExitCode::for_run(t.failed).into()
         }
+        Cmd::Journal(JournalCmd::Diff { a, b, case }) => {
+            journal_diff(&a, &b, case.as_deref(), &mut out)?.into()
+        }
+        Cmd::Scenario(ScenarioCmd::FromJournal {
+            journal,
+            out: file,
+            id,
+        }) => {
+            use a2a_harness::from_journal::{ConvertOptions, convert, read_journal};
+            let recorded = read_journal(&journal)?;
+            let c = convert(&recorded, &ConvertOptions { id });
+            for u in &c.unsupported {
+                writeln!(
+                    std::io::stderr(),
+                    "a2a-harness: from-journal: not expressible: {u}"
+                )?;
+            }
+            std::fs::write(&file, &c.toml)
+                .with_context(|| format!("writing {}", file.display()))?;
+            // The written file must load as a catalog case.
+            a2a_harness::catalog::load_case(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+            writeln!(
+                out,
+                "{}: {} agents, {} rules, {} delegations, {} TODOs, {} bytes",
+                file.display(),
+                c.agents,
+                c.rules,
+                c.delegations,
+                c.unsupported.len(),
+                c.toml.len()
+            )?;
+            HarnessExitCode::Success.into()
+        }
         Cmd::Schema => {
             writeln!(
                 out,
@@ -538,13 +703,47 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
             journal,
         } => serve(&cli.catalog.load()?.cases, &case, seed, journal.as_deref())?.into(),
         Cmd::Explore(args) => explore(args, &mut out)?,
+        Cmd::Record(args) => record(args)?.into(),
         Cmd::Run(args) => {
             let cat = cli.catalog.load()?;
-            run_cases(&cat, args, &mut out)?
+            if args.crash_sweep || args.crash_at_event.is_some() {
+                sweep_cmd::sweep_cases(&cat, args, &mut out)?
+            } else {
+                run_cases(&cat, args, &mut out)?
+            }
         }
     };
     out.flush()?;
     Ok(ended)
+}
+
+/// `journal diff`: the first difference of two journals, exit 1 when there is one.
+fn journal_diff(
+    a: &Path,
+    b: &Path,
+    case: Option<&str>,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<HarnessExitCode> {
+    use a2a_harness::journal_diff::{compare, load_journal};
+    // `--case` names the journal inside a report directory; a file is a journal itself.
+    let load = |p: &Path| load_journal(p, case.filter(|_| p.is_dir()));
+    let (ja, jb) = (load(a)?, load(b)?);
+    match compare(&ja, &jb) {
+        None => {
+            writeln!(
+                out,
+                "identical modulo ids, ports and timing ({} and {} entries)",
+                ja.len(),
+                jb.len()
+            )?;
+            Ok(HarnessExitCode::Success)
+        }
+        Some(d) => {
+            writeln!(out, "A: {}\nB: {}", a.display(), b.display())?;
+            write!(out, "{d}")?;
+            Ok(HarnessExitCode::Failure)
+        }
+    }
 }
 
 /// `rules`: each rule with how many catalog cases list it (the count `explain` and the
@@ -627,6 +826,17 @@ fn explain(
                 from.display()
             )?;
         }
+        return Ok(HarnessExitCode::Success);
+    }
+    if let Some(i) = a2a_harness::invariants::INVARIANTS
+        .iter()
+        .find(|i| i.id == what)
+    {
+        writeln!(
+            out,
+            "{} ({:?})\n  {}\n  source: {}\n  history invariant: judged over a whole case's evidence, needing no expected outcome, in `run --crash-sweep` and `run --crash-at-event`",
+            i.id, i.level, i.requirement, i.source
+        )?;
         return Ok(HarnessExitCode::Success);
     }
     let Some(s) = cat.iter().find(|s| s.id == what) else {
@@ -721,6 +931,67 @@ fn serve(
     })
 }
 
+/// `record`: the recording proxies until Ctrl-C or SIGTERM.
+fn record(args: RecordArgs) -> anyhow::Result<HarnessExitCode> {
+    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
+    if args.listen.len() > args.upstream.len() {
+        anyhow::bail!(
+            "{} --listen addresses for {} --upstream URLs: give at most one each",
+            args.listen.len(),
+            args.upstream.len()
+        );
+    }
+    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let upstreams: Vec<UpstreamSpec> = args
+        .upstream
+        .iter()
+        .enumerate()
+        .map(|(i, url)| UpstreamSpec {
+            url: url.clone(),
+            listen: args.listen.get(i).copied().unwrap_or(any),
+        })
+        .collect();
+    let mut opts = RecordOptions::new(&args.out);
+    opts.redact = args.redact;
+    opts.max_inline_bytes = args.max_inline_bytes;
+    opts.keep_bytes = args.keep_bytes;
+    opts.bounds.upstream = std::time::Duration::from_secs(args.upstream_timeout_s.max(1));
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async move {
+        let mut int = unix_signal(SignalKind::interrupt())?;
+        let mut term = unix_signal(SignalKind::terminate())?;
+        let rec = Recorder::start(&upstreams, opts).await?;
+        let mut out = std::io::stdout().lock();
+        for a in rec.agents() {
+            writeln!(
+                out,
+                "{}\t{}\t(upstream {})",
+                a.name,
+                a.card_url(),
+                a.upstream
+            )?;
+        }
+        writeln!(
+            out,
+            "recording to {}; Ctrl-C to stop",
+            rec.journal().path().display()
+        )?;
+        out.flush()?;
+        drop(out);
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        let journal = rec.journal().clone();
+        rec.shutdown().await;
+        if let Some(e) = journal.write_error() {
+            anyhow::bail!("writing the journal {}: {e}", journal.path().display());
+        }
+        println!("{} entries in {}", journal.len(), journal.path().display());
+        Ok::<_, anyhow::Error>(HarnessExitCode::Success)
+    })
+}
+
 /// Make `--out` ready before anything runs: refuse a directory holding someone else's
 /// `index.json`, remove the files of an earlier a2a-harness report (so no stale case file
 /// survives), and prove it writable. Returns whether an old report was removed.
@@ -792,6 +1063,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         work_dir: None,
         bindings: BindingArg::expand(&a.binding),
         running: Default::default(),
+        check_determinism: a.check_determinism,
     };
     let per_repeat = a2a_harness::run::passes(&selected, &options.bindings).len();
     if per_repeat == 0 {
@@ -820,7 +1092,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         work_dir: Some(work.path().to_path_buf()),
         ..options
     };
-    let total = per_repeat * a.repeat.max(1) as usize;
+    let total = per_repeat * a.repeat.max(1) as usize * if a.check_determinism { 2 } else { 1 };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -14,6 +14,7 @@
 //! ```
 
 use crate::catalog::CaseGlob;
+use crate::determinism::{RERUN_SUFFIX, determinism_result, first_run_label};
 use crate::report::{Totals, totals};
 use crate::runner::{CaseResult, RunSettings, apply_known_failing, run_case};
 use crate::scenario::Scenario;
@@ -43,6 +44,9 @@ pub struct RunOptions {
     pub bindings: Vec<Binding>,
     /// The cases in flight, for a console that names slow ones while they run.
     pub running: Running,
+    /// Run each case twice with the same seed and add a `<id>#determinism` result comparing
+    /// the two runs (see [`crate::determinism`]).
+    pub check_determinism: bool,
 }
 
 /// The cases in flight (by result id) and when each started.
@@ -84,6 +88,7 @@ impl RunOptions {
             work_dir: None,
             bindings: Vec::new(),
             running: Running::default(),
+            check_determinism: false,
         }
     }
 }
@@ -147,11 +152,13 @@ pub async fn run(cases: &[Scenario], options: &RunOptions) -> RunReport {
 }
 
 /// Run `cases` (each `options.repeat` times) against the delegator, `options.jobs` at once,
-/// calling `progress` as each finishes; known-failing entries are applied to the results.
+/// calling `progress` as each finishes; known-failing entries are applied to the results. With
+/// `check_determinism`, each case runs twice and its result is followed by its determinism
+/// result (both given to `progress` once the second run is done).
 pub async fn run_with_progress(
     cases: &[Scenario],
     options: &RunOptions,
-    progress: impl FnMut(Progress<'_>),
+    mut progress: impl FnMut(Progress<'_>),
 ) -> RunReport {
     let t0 = Instant::now();
     // Kept until the end of the run when it is ours.
@@ -176,8 +183,8 @@ pub async fn run_with_progress(
             if options.repeat > 1 {
                 label = format!("{label}@{seed}");
             }
-            jobs.push(Job {
-                label: Some(label),
+            let job = Job {
+                label: Some(label.clone()),
                 scenario: s.clone(),
                 settings: RunSettings {
                     delegator: options.delegator.clone(),
@@ -185,18 +192,78 @@ pub async fn run_with_progress(
                     work_dir: work_dir.join(i.to_string()),
                     binding,
                 },
-            });
+            };
+            if options.check_determinism {
+                // The same case with the same seed, right after it (its own store).
+                let mut again = job.clone();
+                again.label = Some(format!("{label}{RERUN_SUFFIX}"));
+                again.settings.work_dir = work_dir.join(format!("{i}{RERUN_SUFFIX}"));
+                jobs.push(job);
+                jobs.push(again);
+            } else {
+                jobs.push(job);
+            }
         }
     }
     // Known-failing entries apply as each result comes, so that progress sees XFAIL, not FAIL.
-    let results = run_jobs_known(
+    if !options.check_determinism {
+        let results = run_jobs_known(
+            jobs,
+            options.jobs,
+            &options.known_failing,
+            &options.running,
+            progress,
+        )
+        .await;
+        return RunReport {
+            results,
+            wall_ms: t0.elapsed().as_millis() as u64,
+        };
+    }
+    // Each pair is reported when both runs are done: the first run's result, then the
+    // determinism result.
+    let mut waiting: HashMap<String, CaseResult> = HashMap::new();
+    let mut judged: HashMap<String, CaseResult> = HashMap::new();
+    let mut done = 0;
+    let raw = run_jobs_known(
         jobs,
         options.jobs,
         &options.known_failing,
         &options.running,
-        progress,
+        |p: Progress<'_>| {
+            let label = first_run_label(&p.result.id).to_string();
+            let Some(other) = waiting.remove(&label) else {
+                waiting.insert(label, p.result.clone());
+                return;
+            };
+            let (first, second) = if p.result.id == label {
+                (p.result, &other)
+            } else {
+                (&other, p.result)
+            };
+            let mut det = determinism_result(first, second);
+            apply_known_failing(std::slice::from_mut(&mut det), &options.known_failing);
+            for r in [first, &det] {
+                done += 1;
+                progress(Progress {
+                    result: r,
+                    done,
+                    total: p.total,
+                });
+            }
+            judged.insert(label, det);
+        },
     )
     .await;
+    let mut results = Vec::with_capacity(raw.len());
+    let mut pairs = raw.into_iter();
+    while let (Some(first), Some(second)) = (pairs.next(), pairs.next()) {
+        let det = judged
+            .remove(&first.id)
+            .unwrap_or_else(|| determinism_result(&first, &second));
+        results.push(first);
+        results.push(det);
+    }
     RunReport {
         results,
         wall_ms: t0.elapsed().as_millis() as u64,

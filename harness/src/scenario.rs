@@ -221,6 +221,9 @@ pub enum CrashTrigger {
     InputRound,
     /// During a retry backoff (after an injected HTTP error).
     RetryBackoff,
+    /// When the `event`-th journal entry of the network is recorded (its seq), whatever it is:
+    /// the crash sweep's point.
+    AtEvent,
 }
 
 /// A crash to inject.
@@ -232,6 +235,35 @@ pub struct Crash {
     /// K for `after_chunks`.
     #[serde(default)]
     pub chunks: u64,
+    /// K for `at_event` (required there, and only there): the journal sequence (from 1) of the
+    /// entry at which the kill lands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<std::num::NonZeroU64>,
+    /// Set by the crash sweep, never by a file: the crash replaced the case's own, so a rule
+    /// the case lists whose situation did not arise at this position is NOT EXERCISED there,
+    /// not UNKNOWN (the case was written for another crash point).
+    #[serde(skip)]
+    pub swept: bool,
+}
+
+impl Crash {
+    /// A crash at journal entry `event`, as `[crash] trigger = "at_event"` writes it.
+    pub fn at_event(event: std::num::NonZeroU64) -> Crash {
+        Crash {
+            trigger: CrashTrigger::AtEvent,
+            chunks: 0,
+            event: Some(event),
+            swept: false,
+        }
+    }
+
+    /// A crash sweep's crash at journal entry `event`, replacing the case's own (`swept`).
+    pub fn swept_at_event(event: std::num::NonZeroU64) -> Crash {
+        Crash {
+            swept: true,
+            ..Crash::at_event(event)
+        }
+    }
 }
 
 /// The JSON Schema of the scenario format, generated from these types (for editors).
@@ -282,6 +314,30 @@ fn field_prefix(field: &str) -> String {
     } else {
         format!("{field}: ")
     }
+}
+
+/// What TOML cannot check in a `[crash]`: `event` goes with `at_event` (and only with it). An
+/// error is (field, message).
+fn check_crash(c: &Crash) -> Result<(), (&'static str, &'static str)> {
+    match (c.trigger, c.event) {
+        (CrashTrigger::AtEvent, None) => Err((
+            "crash.event",
+            "trigger \"at_event\" needs event = K (the journal seq of the kill, >= 1)",
+        )),
+        (CrashTrigger::AtEvent, Some(_)) | (_, None) => Ok(()),
+        (_, Some(_)) => Err(("crash.event", "event is only for trigger \"at_event\"")),
+    }
+}
+
+/// Line and column (1-based) of the `[crash]` table (or of a `crash =` key) in `text`, for an
+/// error about it; the first line when it is not found.
+fn crash_table_position(text: &str) -> (usize, usize) {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.starts_with("[crash]") || l.starts_with("crash ") || l.starts_with("crash=")
+        })
+        .map_or((1, 1), |i| (i + 1, 1))
 }
 
 impl ScenarioError {
@@ -359,6 +415,18 @@ impl Scenario {
         }
         s.check_references(&ids)
             .map_err(|(field, message)| ScenarioError::invalid(file, field, message))?;
+        if let Some(c) = &s.crash {
+            check_crash(c).map_err(|(field, message)| {
+                let (line, column) = crash_table_position(text);
+                ScenarioError::Parse {
+                    file: file.to_path_buf(),
+                    line,
+                    column,
+                    field: field.to_string(),
+                    message: message.to_string(),
+                }
+            })?;
+        }
         Ok(s)
     }
 
@@ -514,5 +582,44 @@ mod tests {
             "x.toml: delegate \"d1\": after names no other delegation: \"d9\""
         );
         assert_eq!(err.file(), Path::new("x.toml"));
+    }
+
+    #[test]
+    fn an_at_event_crash_parses_and_its_event_is_checked_with_line_and_field() {
+        let s = Scenario::from_toml(
+            Path::new("x.toml"),
+            &format!("{BASE}[crash]\ntrigger = \"at_event\"\nevent = 7\n"),
+        )
+        .unwrap();
+        let c = s.crash.unwrap();
+        assert_eq!(c.trigger, CrashTrigger::AtEvent);
+        assert_eq!(c.event.map(std::num::NonZeroU64::get), Some(7));
+        // event = 0: no entry has seq 0.
+        let err = Scenario::from_toml(
+            Path::new("x.toml"),
+            &format!("{BASE}[crash]\ntrigger = \"at_event\"\nevent = 0\n"),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, ScenarioError::Parse { line: 9, field, .. } if field == "crash.event"),
+            "{err:?}"
+        );
+        assert!(err.to_string().starts_with("x.toml:9:"), "{err}");
+        // Missing with at_event, and given with another trigger: named at the [crash] table.
+        for (body, says) in [
+            ("trigger = \"at_event\"\n", "needs event"),
+            (
+                "trigger = \"first_request\"\nevent = 3\n",
+                "only for trigger",
+            ),
+        ] {
+            let err = Scenario::from_toml(Path::new("x.toml"), &format!("{BASE}[crash]\n{body}"))
+                .unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.starts_with("x.toml:7:1: crash.event: ") && text.contains(says),
+                "{text}"
+            );
+        }
     }
 }

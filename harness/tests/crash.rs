@@ -70,6 +70,7 @@ fn check_point(r: &CaseResult, c: &CrashRecord) {
                     .any(|e| e.seq > c.last_seq_before_kill && is_send(e))
             );
         }
+        CrashTrigger::AtEvent => assert_eq!(c.last_seq_before_kill, c.fired_seq),
         CrashTrigger::InputRound => {
             assert!(
                 matches!(&fired.event, Event::TaskState { state, .. } if state == "TASK_STATE_INPUT_REQUIRED"),

@@ -313,6 +313,15 @@ pub enum Event {
         /// The reason.
         reason: String,
     },
+    /// Something a recorder saw that is no A2A event (malformed traffic, an unreachable
+    /// upstream, a redaction): written by `a2a-harness record`, never by the mock network.
+    Note {
+        /// The request it concerns, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        req: Option<u64>,
+        /// What was seen, in words.
+        text: String,
+    },
 }
 
 fn jsonrpc() -> Binding {
@@ -329,6 +338,7 @@ impl Event {
             | Event::StreamClosed { req, .. }
             | Event::ConnectionDropped { req, .. }
             | Event::Fault { req, .. } => Some(*req),
+            Event::Note { req, .. } => *req,
             _ => None,
         }
     }

@@ -89,7 +89,13 @@ impl Network {
             .no_proxy()
             .build()
             .map_err(|e| NetworkError::Client(e.to_string()))?;
+        static NETWORKS: AtomicU64 = AtomicU64::new(0);
         let shared = Arc::new(NetShared {
+            id: format!(
+                "{}-{}",
+                std::process::id(),
+                NETWORKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ),
             journal: journal.clone(),
             urls: urls.clone(),
             seed: spec.seed,

@@ -162,6 +162,7 @@ pub(crate) async fn push_worker(
                     .http
                     .post(&cfg.url)
                     .header(header::CONTENT_TYPE, "application/a2a+json")
+                    .header(crate::rpc::MOCK_PUSH_HEADER, st.net.id.as_str())
                     .timeout(Duration::from_secs(10))
                     .json(&body);
                 if let Some(a) = &cfg.authentication {

@@ -25,6 +25,19 @@ use std::sync::atomic::Ordering;
 /// `delegate`); its value is the sending agent's name.
 pub const MOCK_PEER_HEADER: &str = "x-a2a-mock-peer";
 
+/// The header on every push notification a mock agent sends; its value is the sending
+/// network's [`NetShared::id`](crate::agent::NetShared::id).
+pub const MOCK_PUSH_HEADER: &str = "x-a2a-mock-push";
+
+/// A push notification from another network (another case) that reached this agent because
+/// the OS gave this agent the port of a webhook that has gone away: not this network's
+/// traffic, answered 404 and not journaled.
+fn foreign_push(st: &AgentState, headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(MOCK_PUSH_HEADER)
+        .is_some_and(|v| v.as_bytes() != st.net.id.as_bytes())
+}
+
 /// The path of the JSON-RPC endpoint.
 pub(crate) const RPC_PATH: &str = "/a2a";
 
@@ -61,6 +74,9 @@ async fn method_not_allowed(State(st): State<Arc<AgentState>>, request: Request)
 }
 
 fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
+    if foreign_push(st, request.headers()) {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     if crate::grpc::is_grpc_request(request.headers()) {
         // A gRPC call of another service: gRPC's answer, not an HTTP one.
         return crate::grpc::unimplemented(st, &request, "no such gRPC service");
@@ -268,6 +284,9 @@ pub(crate) async fn rpc_handler(
     ctl: Option<Extension<ConnControl>>,
     request: Request,
 ) -> Response {
+    if foreign_push(&st, request.headers()) {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     // Mock agents delegate to each other over JSON-RPC whatever their peers serve: that
     // traffic is part of the simulation, marked, and never the delegator's.
     let from_peer = request.headers().contains_key(MOCK_PEER_HEADER);

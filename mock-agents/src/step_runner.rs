@@ -38,9 +38,9 @@ pub(crate) async fn run_steps(
     cont_rx: &mut mpsc::Receiver<Continuation>,
 ) -> Option<&'static str> {
     let mut truth = ArtifactTruth::default();
-    let (task_id, ordinal) = {
+    let (task_id, content_key) = {
         let g = entry.lock();
-        (g.task.id.clone(), g.ordinal)
+        (g.task.id.clone(), g.content_key)
     };
     let mut artifact_no = 0u32;
     let mut delegations = 0u64;
@@ -118,7 +118,7 @@ pub(crate) async fn run_steps(
                         let seed = crate::content::derive_seed(&[
                             &st.net.seed.to_le_bytes(),
                             st.spec.name.as_bytes(),
-                            &ordinal.to_le_bytes(),
+                            &content_key.to_le_bytes(),
                             &n.to_le_bytes(),
                         ]);
                         let text = content == ContentKind::Text;

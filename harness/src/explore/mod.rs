@@ -624,10 +624,7 @@ impl Loop {
                 s.id,
                 f.observed
             ));
-            let level = registry()
-                .iter()
-                .find(|x| x.id == f.rule)
-                .map_or(Level::Must, |x| x.level);
+            let level = crate::invariants::describe(&f.rule).map_or(Level::Must, |(l, _)| l);
             self.found.push(Found {
                 summary: FoundRule {
                     rule: f.rule,
@@ -660,10 +657,12 @@ impl Loop {
 
 /// Judge a generated run by the history invariants too (verdicts that need no expected
 /// outcome), in the loop and in every shrinking run alike, so that [`findings`] sees them.
-fn add_invariants(_s: &Scenario, _r: &mut CaseResult) {
-    // INVARIANTS CALL SITE (issue 14 item 2): `crate::invariants::apply(_s, _r);` once
-    // harness/src/invariants.rs is merged. Its ids (HIST-*) are no registry rules: a found
-    // file keeps them out of `rules` (see `shrink_and_write`).
+///
+/// The invariants' ids (`HIST-*`) are no registry rules: a found file keeps them out of its
+/// `rules` (see `shrink_and_write`), and plain `run` does not judge them (the repro of a
+/// `HIST-*` finding shows it with `run --crash-at-event` or in explore).
+fn add_invariants(s: &Scenario, r: &mut CaseResult) {
+    crate::invariants::apply(s, r);
 }
 
 /// Shrink one finding (unless `shrink_it` is false: then the scenario is written as found),

@@ -11,7 +11,6 @@ use super::sequence::{Row, excerpt, sequence_svg};
 use super::text::{
     cap, clip, entry_json, entry_what, esc, href, known_failing_note, non_passing, stderr_tail,
 };
-use crate::rules::registry;
 use crate::runner::{CaseResult, Verdict};
 use a2a_driver_contract::report::{Coverage, RunIndex};
 use std::collections::BTreeSet;
@@ -228,12 +227,8 @@ fn case_block(r: &CaseResult, uid: usize) -> String {
             esc(n)
         );
     }
-    let reg = registry();
     for v in non_passing(r) {
-        let requirement = reg
-            .iter()
-            .find(|x| x.id == v.id)
-            .map_or("", |x| x.requirement);
+        let requirement = crate::invariants::describe(&v.id).map_or("", |(_, r)| r);
         let _ = write!(
             s,
             "<div class=\"rule {0}\" data-rule=\"{1}\">{2} <b>{1}</b> ({3}) {4}<dl><dt>expected</dt><dd>{5}</dd><dt>observed</dt><dd>{6}</dd>",

@@ -2,7 +2,7 @@
 //! first evidence of each. The console, `summary.md`, `index.html` and `index.json` open with it.
 
 use super::text::{rule_line, witness_line};
-use crate::rules::{Level, registry};
+use crate::rules::Level;
 use crate::runner::CaseResult;
 use a2a_driver_contract::report::BrokenRule;
 use std::fmt::Write as _;
@@ -23,7 +23,6 @@ const CONSOLE_CASES: usize = 5;
 /// failed cases with no such rule. Ordered by level (MUST first), then by how many cases broke
 /// the rule (most first), then by id.
 pub fn rules_broken(results: &[CaseResult]) -> Vec<BrokenRule> {
-    let reg = registry();
     let mut out: Vec<BrokenRule> = Vec::new();
     let mut add =
         |id: &str, level: Level, requirement: &str, case: &str, evidence: String| match out
@@ -47,10 +46,7 @@ pub fn rules_broken(results: &[CaseResult]) -> Vec<BrokenRule> {
         let mut blamed = false;
         for v in r.rules.iter().filter(|v| v.verdict.is_listed_as_failed()) {
             blamed = true;
-            let requirement = reg
-                .iter()
-                .find(|x| x.id == v.id)
-                .map_or("", |x| x.requirement);
+            let requirement = crate::invariants::describe(&v.id).map_or("", |(_, r)| r);
             let mut evidence = format!("{}: {}", r.id, rule_line(v));
             if let Some(w) = v.witnesses.first() {
                 let _ = write!(evidence, " (witness {})", witness_line(w));

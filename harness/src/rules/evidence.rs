@@ -197,6 +197,25 @@ pub fn requests(j: &[Entry]) -> Vec<Req<'_>> {
         .collect()
 }
 
+/// True when the agent answered request `req` with a Message instead of a task: a unary
+/// response whose result is a Message, or a stream whose first event is one (R36: a Message
+/// after task events is an agent protocol error, not an answer).
+pub fn direct_reply(j: &[Entry], req: u64) -> bool {
+    j.iter().any(|e| match &e.event {
+        Event::Response { req: r, body, .. } if *r == req => {
+            body.pointer("/result/message").is_some()
+                || body.pointer("/result/kind").and_then(Value::as_str) == Some("message")
+        }
+        Event::SseEvent {
+            req: r,
+            index: 0,
+            data,
+            ..
+        } if *r == req => data.pointer("/result/message").is_some(),
+        _ => false,
+    })
+}
+
 pub(super) fn delegation_of<'a>(ev: &'a Evidence, r: &Req) -> Option<&'a Delegation> {
     let text = r.text();
     // Longest matching text wins so that a child whose text extends its parent's is found.

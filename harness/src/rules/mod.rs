@@ -29,7 +29,9 @@ mod words;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use evidence::{Evidence, FileFact, Record, Req, hash_reported_files, requests, unsent_work};
+pub use evidence::{
+    Evidence, FileFact, Record, Req, direct_reply, hash_reported_files, requests, unsent_work,
+};
 pub use limit::MIN_DEADLINE_MARGIN_MS;
 pub use registry::{Check, Level, Rule, registry};
 pub use retry::{DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_CAP_MS};

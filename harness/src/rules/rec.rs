@@ -30,9 +30,14 @@ pub(super) fn unknown_task_resolved_after_restart(ev: &Evidence) -> Check {
         return Check::NotApplicable;
     };
     let reqs = requests(ev.journal);
+    // A delegation whose outcome had reached the harness by the kill was no open record: the
+    // killed process had finished it, and there is nothing to resolve.
+    let ended_before_kill = |r: &Req| {
+        delegation_of(ev, r).is_some_and(|d| ev.done_at.get(&d.id).is_some_and(|s| *s <= crash))
+    };
     let before: Vec<&Req> = reqs
         .iter()
-        .filter(|r| r.seq <= crash && r.is_new_send())
+        .filter(|r| r.seq <= crash && r.is_new_send() && !ended_before_kill(r))
         .collect();
     if before.is_empty() {
         return Check::NotApplicable;
@@ -192,7 +197,8 @@ pub(super) fn purged_task_marked_lost(ev: &Evidence) -> Check {
 }
 
 pub(super) fn one_task_per_intent(ev: &Evidence) -> Check {
-    let mut per_intent: BTreeMap<(String, String), Vec<u64>> = BTreeMap::new();
+    // Per intent (agent, text): the tasks its sends created, (creation seq, task id).
+    let mut per_intent: BTreeMap<(String, String), Vec<(u64, String)>> = BTreeMap::new();
     for r in requests(ev.journal) {
         if !r.is_new_send() {
             continue;
@@ -202,13 +208,13 @@ pub(super) fn one_task_per_intent(ev: &Evidence) -> Check {
             continue;
         }
         let Some(m) = r.message_id() else { continue };
-        for (_, dedup, seq) in tasks_created_by(ev.journal, r.agent, m) {
+        for (task, dedup, seq) in tasks_created_by(ev.journal, r.agent, m) {
             if !dedup {
                 let v = per_intent
                     .entry((r.agent.to_string(), r.text()))
                     .or_default();
-                if !v.contains(&seq) {
-                    v.push(seq);
+                if !v.iter().any(|(s, _)| *s == seq) {
+                    v.push((seq, task));
                 }
             }
         }
@@ -216,13 +222,23 @@ pub(super) fn one_task_per_intent(ev: &Evidence) -> Check {
     if per_intent.is_empty() {
         return Check::NotApplicable;
     }
-    for ((agent, _), seqs) in per_intent {
-        if seqs.len() > 1 {
-            return fail(
-                format!("one remote task per intent at {agent}"),
-                format!("{} tasks", seqs.len()),
-                seqs,
-            );
+    // A task the agent purged is forgotten with its `messageId`: a resend after the purge
+    // cannot be deduplicated to it, so the task it creates is not a second one.
+    let purged_before = |task: &str, seq: u64| {
+        ev.journal.iter().any(|e| {
+            e.seq < seq && matches!(&e.event, Event::TaskPurged { task_id } if task_id == task)
+        })
+    };
+    for ((agent, _), mut created) in per_intent {
+        created.sort();
+        for (i, (seq, _)) in created.iter().enumerate() {
+            if let Some((first, _)) = created[..i].iter().find(|(_, t)| !purged_before(t, *seq)) {
+                return fail(
+                    format!("one remote task per intent at {agent}"),
+                    format!("{} tasks", created.len()),
+                    vec![*first, *seq],
+                );
+            }
         }
     }
     Check::Pass
@@ -252,6 +268,18 @@ mod tests {
         assert!(fails(c.check(checker("DLG-REC-02"))));
         c.j.send("a", "m1", "do the thing", json!({}));
         assert_eq!(c.check(checker("DLG-REC-02")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_02_a_delegation_ended_before_the_kill_needs_no_resolution() {
+        let mut c = good("");
+        // Killed after the outcome reached the harness: nothing open, nothing to resolve.
+        c.crash = Some(9);
+        c.done_at.insert("d1".into(), 9);
+        assert_eq!(c.check(checker("DLG-REC-02")), Check::NotApplicable);
+        // Its outcome came after the kill: the send must be resolved.
+        c.done_at.insert("d1".into(), 10);
+        assert!(fails(c.check(checker("DLG-REC-02"))));
     }
 
     #[test]
@@ -304,6 +332,31 @@ mod tests {
         let mut c = good("");
         c.j.send("a", "m2", "do the thing", json!({}));
         c.j.created("a", "t2", "c2", "m2", false);
+        assert!(fails(c.check(checker("DLG-REC-05"))));
+    }
+
+    #[test]
+    fn rec_05_a_task_created_after_the_agent_purged_the_first_is_not_a_second() {
+        // Killed before the task id reached the delegator; the agent purged the task, and
+        // with it the messageId it would have deduplicated the resend to.
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.push(
+            "a",
+            a2a_mock_agents::Event::TaskPurged {
+                task_id: "t1".into(),
+            },
+        );
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t2", "c2", "m1", false);
+        assert_eq!(c.check(checker("DLG-REC-05")), Check::Pass);
+        // Without the purge it is a second task.
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t2", "c2", "m1", false);
         assert!(fails(c.check(checker("DLG-REC-05"))));
     }
 }

@@ -97,22 +97,7 @@ pub(super) fn message_reply_answers_directly(ev: &Evidence) -> Check {
         if !r.is_new_send() {
             continue;
         }
-        let direct = ev.journal.iter().any(|e| match &e.event {
-            Event::Response { req, body, .. } if *req == r.req => {
-                body.pointer("/result/message").is_some()
-                    || body.pointer("/result/kind").and_then(Value::as_str) == Some("message")
-            }
-            // On a stream only a Message as the first event is a direct answer (R36); a Message
-            // after task events is an agent protocol error, not an answer.
-            Event::SseEvent {
-                req,
-                index: 0,
-                data,
-                ..
-            } if *req == r.req => data.pointer("/result/message").is_some(),
-            _ => false,
-        });
-        if !direct {
+        if !direct_reply(ev.journal, r.req) {
             continue;
         }
         let Some(d) = delegation_of(ev, &r) else {

@@ -54,6 +54,7 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
         }
     };
     let mut run = CaseRun::new(s, cfg, &net, proc, stderr, start, deadline);
+    run.facts.network_started = t0;
     run.arm_crash();
     run.initialise().await;
     run.send_first_delegations().await;
@@ -121,6 +122,10 @@ struct Facts {
     inited: bool,
     /// Per delegation, the last journal sequence when its outcome was received.
     done_at: BTreeMap<String, u64>,
+    /// Taken before the network started: journal times are at most its elapsed time.
+    network_started: Instant,
+    /// Journal time (µs since the network started, at least) of `init_ok`.
+    started_at_us: Option<u64>,
 }
 
 /// The state of one case while it runs.
@@ -191,6 +196,8 @@ impl<'a> CaseRun<'a> {
                 forged: Vec::new(),
                 inited: false,
                 done_at: BTreeMap::new(),
+                network_started: Instant::now(),
+                started_at_us: None,
             },
             options,
             cards: net.names().filter_map(|n| net.card_url(n)).collect(),
@@ -254,9 +261,13 @@ impl<'a> CaseRun<'a> {
             return;
         };
         let killer = self.proc.killer();
+        let k = match c.trigger {
+            CrashTrigger::AtEvent => c.event.map_or(1, std::num::NonZeroU64::get),
+            _ => c.chunks,
+        };
         let injector = CrashInjector::new(
             c.trigger,
-            c.chunks,
+            k,
             self.journal.clone(),
             Arc::new(move || killer.kill()),
             BACKOFF_SETTLE,
@@ -280,6 +291,12 @@ impl<'a> CaseRun<'a> {
         let init_until = (tokio::time::Instant::now() + INIT_WAIT).min(self.deadline);
         let mut inited = false;
         while self.alive && !inited && !self.flooded {
+            // A kill before `init_ok` (an `at_event` crash during start-up): restart and wait
+            // for the restarted process's `init_ok`.
+            if let Some(record) = self.crash_due() {
+                self.alive = self.crash_and_restart(record).await;
+                continue;
+            }
             let left = init_until.saturating_duration_since(tokio::time::Instant::now());
             if left.is_zero() {
                 self.intake.note(format!(
@@ -296,6 +313,8 @@ impl<'a> CaseRun<'a> {
                         // Scenario deadlines count from here, when delegations can start: a
                         // delegator slow to start on a loaded machine does not eat into them.
                         self.facts.start = time::OffsetDateTime::now_utc();
+                        self.facts.started_at_us =
+                            Some(self.facts.network_started.elapsed().as_micros() as u64);
                         self.memory_baseline_kib = self.proc.group_rss_kib();
                     }
                     Some(Received::Message(FromDelegator::Error(e))) => {
@@ -320,6 +339,8 @@ impl<'a> CaseRun<'a> {
                 Some(DelegatorOutput::TooLong) => {
                     self.garbage(None);
                 }
+                // Our own kill: the restart comes next turn.
+                Some(DelegatorOutput::Eof) if self.crash_due().is_some() => {}
                 Some(DelegatorOutput::Eof) => {
                     self.intake
                         .note("the delegator exited before init_ok".into());
@@ -359,7 +380,11 @@ impl<'a> CaseRun<'a> {
     /// Take in what the delegator says until every delegation has an outcome or the case
     /// deadline passes, injecting the crash when its trigger fires.
     async fn take_in(&mut self) {
-        while self.facts.inited && !self.all_done() && tokio::time::Instant::now() < self.deadline {
+        // A kill that landed as the last outcome arrived is still followed by the restart.
+        while self.facts.inited
+            && (!self.all_done() || self.crash_due().is_some())
+            && tokio::time::Instant::now() < self.deadline
+        {
             if let Some(record) = self.crash_due() {
                 if self.crash_and_restart(record).await {
                     continue;
@@ -439,6 +464,9 @@ impl<'a> CaseRun<'a> {
                 }
                 Some(DelegatorOutput::Eof) | None => break,
             }
+        }
+        if let Some(c) = self.facts.crash.as_mut() {
+            c.messages_before_restart = Some(self.intake.messages.len());
         }
         self.intake.new_life();
         match DelegatorProcess::spawn(&self.cfg.delegator, self.facts.stderr.clone()) {
@@ -623,8 +651,9 @@ impl<'a> CaseRun<'a> {
     /// Note the delegations without an outcome when the case deadline passed.
     fn note_time_bound(&mut self) {
         if let Some(c) = self.crash.as_ref().filter(|c| c.record().is_none()) {
+            let journal_end = self.journal.with_entries(|j| j.last().map_or(0, |e| e.seq));
             self.intake.note(format!(
-                "crash trigger {:?} never reached its point: no crash was injected",
+                "crash trigger {:?} never reached its point: no crash was injected (the journal ended at seq {journal_end})",
                 c.trigger()
             ));
         }
@@ -758,6 +787,8 @@ fn verdict(
         result.verdict = Verdict::Unknown;
     }
     result.crash = facts.crash.clone();
+    result.started_at_us = facts.started_at_us;
+    result.done_at = facts.done_at.clone();
     result.rules = verdicts;
     result.notes = intake.closing_notes();
     result.outcomes = facts.outcomes;

@@ -11,6 +11,8 @@
 //!   `after_processing`): the delegator cannot know whether it landed.
 //! - `after_chunks`: the K-th artifact chunk was handed to the stream (its `artifact_chunk`
 //!   entry), before the next one.
+//! - `at_event`: the K-th journal entry of the network (seq K), whatever it is (the crash
+//!   sweep's point). A run whose journal ends before seq K has no kill (a note says so).
 //!
 //! Two name a point where the delegator has seen something and waits; the kill lands inside the
 //! wait, and a tripwire guards its far end so the kill can never land after the wait ended:
@@ -51,6 +53,11 @@ pub struct CrashRecord {
     /// False when the delegator went past the named point before the kill could land there
     /// (then the case did not test what it names).
     pub at_named_point: bool,
+    /// How many protocol messages of the delegator the harness had kept when it restarted it:
+    /// the killed process's (those it wrote before it died included) come first in the case's
+    /// `messages`, the restarted one's after. `None` until the restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages_before_restart: Option<usize>,
 }
 
 /// What one journal entry does to a trigger.
@@ -89,6 +96,19 @@ fn sends_message(e: &Entry) -> Option<(u64, &serde_json::Value)> {
         } if m.contains("Message") || m.starts_with("message/") => Some((*req, params)),
         _ => None,
     }
+}
+
+/// The kind of a journal event as the journal names it (`request`, `task_state`, ...).
+fn event_kind(e: &Event) -> String {
+    serde_json::to_value(e)
+        .ok()
+        .and_then(|v| {
+            v.as_object()
+                .and_then(|o| o.get("event").or_else(|| o.get("type")))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "entry".to_string())
 }
 
 impl TriggerState {
@@ -139,6 +159,12 @@ impl TriggerState {
                     e.agent
                 ))
             }
+            (_, CrashTrigger::AtEvent) if e.seq >= self.k.max(1) => Step::KillNow(format!(
+                "{} recorded journal entry {} ({}), the agent not gone on yet",
+                e.agent,
+                e.seq,
+                event_kind(&e.event)
+            )),
             (Event::ArtifactChunk { .. }, CrashTrigger::AfterChunks) => {
                 self.chunks += 1;
                 if self.chunks >= self.k.max(1) {
@@ -302,6 +328,7 @@ impl CrashInjector {
             last_seq_before_kill: last,
             point,
             at_named_point,
+            messages_before_restart: None,
         });
         (self.kill)();
         self.landed.notify_all();
@@ -533,5 +560,40 @@ mod tests {
         );
         assert_eq!(killed_at.load(Ordering::SeqCst), drop);
         assert!(inj.record().unwrap().at_named_point);
+    }
+
+    #[test]
+    fn at_event_kills_synchronously_at_the_kth_entry_whatever_it_is() {
+        let (j, inj, killed_at) = setup(CrashTrigger::AtEvent, 3, Duration::ZERO);
+        j.record("w", request(1, json!({})));
+        j.record(
+            "w",
+            Event::TaskPurged {
+                task_id: "x".into(),
+            },
+        );
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        assert!(inj.record().is_none());
+        let third = j.record(
+            "w",
+            Event::TaskState {
+                task_id: "t".into(),
+                state: "TASK_STATE_WORKING".into(),
+            },
+        );
+        assert_eq!(third, 3);
+        assert_eq!(killed_at.load(Ordering::SeqCst), 3);
+        let r = inj.record().unwrap();
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (3, 3));
+        assert!(r.at_named_point);
+        assert!(r.point.contains("entry 3 (task_state)"), "{}", r.point);
+        // Once only.
+        j.record("w", request(2, json!({})));
+        assert_eq!(inj.record(), Some(r));
+        // A journal that ends before seq K: no kill.
+        let (j, inj, killed_at) = setup(CrashTrigger::AtEvent, 9, Duration::ZERO);
+        j.record("w", request(1, json!({})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        assert!(inj.record().is_none());
     }
 }

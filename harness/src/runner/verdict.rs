@@ -84,6 +84,14 @@ pub struct CaseResult {
     /// Where the crash was injected, for a case with a crash trigger that fired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crash: Option<super::CrashRecord>,
+    /// Journal time (µs since the network started) of the delegator's first `init_ok`, from
+    /// which the case's deadlines count; an upper bound (taken by the harness's clock, started
+    /// just before the network's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_us: Option<u64>,
+    /// Per delegation, the journal's last sequence when the harness received its outcome.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub done_at: BTreeMap<String, u64>,
 }
 
 /// The command that reproduces a case (shell-quoted), from any directory: it names the local
@@ -128,6 +136,8 @@ impl CaseResult {
             stderr: String::new(),
             journal: Vec::new(),
             crash: None,
+            started_at_us: None,
+            done_at: BTreeMap::new(),
         }
     }
 
@@ -165,6 +175,16 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
                     unsent.join(", ")
                 )),
                 Some(format!("{NEVER_SENT} {} to any agent", unsent.join(", "))),
+                vec![],
+            ),
+            // A crash sweep's position is not the crash point the case was written for.
+            Check::NotApplicable if listed && s.crash.as_ref().is_some_and(|c| c.swept) => (
+                Verdict::NotExercised,
+                Some("the situation this rule is about".to_string()),
+                Some(
+                    "it did not arise with the crash at this position (the case lists the rule for its own crash point)"
+                        .to_string(),
+                ),
                 vec![],
             ),
             Check::NotApplicable if listed => (

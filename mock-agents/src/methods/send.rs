@@ -89,6 +89,7 @@ pub(crate) async fn new_work(
         }
     }
     let n = st.ordinals.fetch_add(1, Ordering::Relaxed);
+    let content_key = st.content_key(&msg.parts);
     let task_id = st.make_id("task", n);
     let context_id = msg
         .context_id
@@ -159,6 +160,7 @@ pub(crate) async fn new_work(
             driver_done: false,
             x_deleg: x.ok().flatten(),
             ordinal: n,
+            content_key,
             generated: Default::default(),
         }),
         changed: tokio::sync::Notify::new(),

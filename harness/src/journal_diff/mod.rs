@@ -1,0 +1,352 @@
+//! Comparing two network journals modulo timing, ports and ids: where two runs' traffic first
+//! differs. Used by `a2a-harness journal diff` and `a2a-harness run --check-determinism`.
+//!
+//! A journal is first put in a canonical form ([`normalise`]) that keeps what the delegator
+//! and the agents did and drops what timing, the operating system or a random generator
+//! decided ([`IGNORED`] says exactly what); two canonical forms are then compared line by line
+//! ([`first_difference`]).
+//!
+//! ```
+//! use a2a_harness::journal_diff::{compare, normalise};
+//! let a = normalise(&[]);
+//! assert!(compare(&[], &[]).is_none());
+//! assert!(a.lines.is_empty());
+//! ```
+
+mod load;
+mod normalise;
+
+pub use load::{LoadError, load_journal};
+
+use a2a_mock_agents::Entry;
+use serde_json::Value;
+use std::fmt;
+
+/// What the comparison ignores, as `journal diff --help` and the determinism notes say it.
+pub const IGNORED: &str = "\
+Ignored: entry sequence numbers and times (`seq`, `at_us`); points in time anywhere (RFC 3339 \
+timestamps, `timestamp` and `deadline` fields); loopback ports (127.0.0.1:N, localhost:N, \
+[::1]:N; numbered by first appearance, so a URL to another agent still differs); the \
+`content-length` header; task ids, context ids, messageIds, push tokens and credentials and \
+any other UUID (each replaced by a placeholder numbered by first appearance, per kind: the same \
+id keeps the same placeholder everywhere); JSON-RPC ids and the journal's request numbers \
+(numbered within each request: only whether a response names its request counts); how traffic \
+to different agents, and to different tasks of one agent, interleaves (entries are compared per \
+agent, then per task, each task's own life, its push notifications and the requests about it \
+apart, and the resent messages it deduplicated apart too; tasks are ordered by their first request, not by when they ran, and an agent's requests \
+about no task, such as card fetches, by their content); how many times in \
+a row an identical request got an identical answer (a run of identical polls counts once), and \
+how many identical entries in a row a task's life, its pushes or a stream have (a flood of \
+identical chunks counts once; an SSE event's `index` and a stream's event count are left out, \
+the order of the lines keeps them); the webhook's answer to a push (its status or error: whether a push lands \
+before or after the delegator finished with the delegation is timing); the `artifacts` and \
+`history` of task objects in answers (a snapshot of how far the agent had got, which its task \
+life records exactly); in the answers to observations (GetTask, ListTasks, CancelTask), task \
+objects keep only their ids (when the delegator asked is timing: the states the agent went \
+through are compared in its task life); of a subscription's stream (SubscribeToTask), only the \
+first event (the task as it joined) and how the stream ended (it joins when timing says); \
+what agents recorded after the last request of the journal (they went on alone; \
+where the case's end cut them short is timing), past the point where both journals have it; \
+and the tail of a stream the client left (`client_gone`) or that never closed, past the point \
+where both journals still agree. \
+Everything else is compared: methods, paths, bindings, params and bodies, states, artifact \
+chunks (flags, byte counts, sha256), faults, stream ends, push deliveries, headers.";
+
+/// A journal in canonical form: one line per entry, grouped by agent and task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NormalisedJournal {
+    /// The lines, in canonical order.
+    pub lines: Vec<Line>,
+}
+
+/// One entry of a normalised journal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// Where it belongs: agent, task placeholder and section (`task life`, `pushes`,
+    /// `requests`), such as `agent flights, task <task#1>, requests`.
+    pub place: String,
+    /// The entry's sequence number in its journal (the first of a run of repeats).
+    pub seq: u64,
+    /// How many identical requests in a row this line stands for (1 when not repeated);
+    /// ignored by the comparison.
+    pub repeats: usize,
+    /// The entry with timing, ports and ids replaced (no `seq`, `at_us` or `agent`).
+    pub value: Value,
+    /// The request (numbered within the normalised journal) this line belongs to, for the
+    /// lines of the requests section.
+    pub exchange: Option<usize>,
+    /// A line of a stream the client left (`client_gone`) or that never closed: the stream's
+    /// tail is compared only as far as both journals have it.
+    pub abandoned: bool,
+    /// A line of a task's life or pushes recorded after the last request of the journal: the
+    /// agent went on alone, and where the case's end cut it short is timing.
+    pub late: bool,
+}
+
+impl Line {
+    /// Same place and same normalised entry (repeats aside).
+    pub fn same_as(&self, other: &Line) -> bool {
+        self.place == other.place && self.value == other.value
+    }
+
+    /// An SSE event or the end of a stream.
+    fn is_stream(&self) -> bool {
+        matches!(
+            self.value.get("event").and_then(Value::as_str),
+            Some("sse_event" | "stream_closed")
+        )
+    }
+}
+
+impl fmt::Display for Line {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.value.to_string();
+        write!(f, "seq {:>5}  {}", self.seq, shorten(&text, 400))?;
+        if self.repeats > 1 {
+            write!(f, "  (x{} in a row)", self.repeats)?;
+        }
+        Ok(())
+    }
+}
+
+/// Put a journal in canonical form (see [`IGNORED`]).
+pub fn normalise(entries: &[Entry]) -> NormalisedJournal {
+    normalise::normalise(entries)
+}
+
+/// The first place where two normalised journals differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    /// The index of the differing line in the first journal's canonical form.
+    pub index: usize,
+    /// The line of the first journal (`None`: it ended here).
+    pub left: Option<Line>,
+    /// The line of the second journal (`None`: it ended here).
+    pub right: Option<Line>,
+    /// Up to [`CONTEXT`] lines before it, the same in both, as the first journal has them.
+    pub context_left: Vec<Line>,
+    /// The same lines as the second journal has them (their `seq` may differ).
+    pub context_right: Vec<Line>,
+    /// Where inside the entries they differ (a JSON path such as
+    /// `data.result.statusUpdate.status.state`), when both lines exist at the same place.
+    pub path: Option<String>,
+}
+
+/// Lines of context shown before a difference.
+pub const CONTEXT: usize = 3;
+
+/// Find the first difference of two normalised journals; `None` when they are equal.
+///
+/// Where the two differ inside a stream that one of them abandoned (see [`Line::abandoned`]),
+/// the rest of that stream is skipped on both sides and the comparison goes on after it.
+pub fn first_difference(a: &NormalisedJournal, b: &NormalisedJournal) -> Option<Difference> {
+    let (x, y) = (&a.lines, &b.lines);
+    let (mut i, mut j) = (0, 0);
+    // Equal lines so far, as (index in a, index in b), for the context.
+    let mut matched: Vec<(usize, usize)> = Vec::new();
+    loop {
+        match (x.get(i), y.get(j)) {
+            (None, None) => return None,
+            (Some(l), Some(r)) if l.same_as(r) => {
+                matched.push((i, j));
+                i += 1;
+                j += 1;
+                continue;
+            }
+            (l, r) => {
+                let abandoned =
+                    |line: Option<&Line>| line.is_some_and(|l| l.is_stream() && l.abandoned);
+                let stream = |line: Option<&Line>| line.is_some_and(Line::is_stream);
+                let same_place = matches!((l, r), (Some(l), Some(r)) if l.place == r.place);
+                // What an agent did alone after the last request, one journal has further
+                // than the other: skipped where the other has nothing in its place.
+                let (i0, j0) = (i, j);
+                if !same_place {
+                    i = skip_late(x, i, r);
+                    j = skip_late(y, j, l);
+                }
+                if (i, j) != (i0, j0) {
+                    continue;
+                }
+                if same_place && (abandoned(l) || abandoned(r)) && (stream(l) || stream(r)) {
+                    i = skip_stream(x, i);
+                    j = skip_stream(y, j);
+                    continue;
+                }
+                let left = l.cloned();
+                let right = r.cloned();
+                let path = match (&left, &right) {
+                    (Some(l), Some(r)) if l.place == r.place => {
+                        value_difference(&l.value, &r.value, "")
+                    }
+                    _ => None,
+                };
+                let context = &matched[matched.len().saturating_sub(CONTEXT)..];
+                return Some(Difference {
+                    index: i,
+                    left,
+                    right,
+                    context_left: context.iter().map(|(p, _)| x[*p].clone()).collect(),
+                    context_right: context.iter().map(|(_, q)| y[*q].clone()).collect(),
+                    path,
+                });
+            }
+        }
+    }
+}
+
+/// The index after the late lines (see [`Line::late`]) at `i` in one place, when `other` (the
+/// other journal's line) is elsewhere.
+fn skip_late(lines: &[Line], mut i: usize, other: Option<&Line>) -> usize {
+    let Some(place) = lines.get(i).filter(|l| l.late).map(|l| l.place.clone()) else {
+        return i;
+    };
+    if other.is_some_and(|o| o.place == place) {
+        return i;
+    }
+    while lines.get(i).is_some_and(|l| l.late && l.place == place) {
+        i += 1;
+    }
+    i
+}
+
+/// The index after the stream lines of the exchange at `i` (`i` itself when it is no stream
+/// line).
+fn skip_stream(lines: &[Line], mut i: usize) -> usize {
+    let Some(exchange) = lines
+        .get(i)
+        .filter(|l| l.is_stream())
+        .and_then(|l| l.exchange)
+    else {
+        return i;
+    };
+    while lines
+        .get(i)
+        .is_some_and(|l| l.exchange == Some(exchange) && l.is_stream())
+    {
+        i += 1;
+    }
+    i
+}
+
+/// Normalise two journals and find their first difference; `None` when they are equal modulo
+/// ids, ports and timing.
+pub fn compare(a: &[Entry], b: &[Entry]) -> Option<Difference> {
+    first_difference(&normalise(a), &normalise(b))
+}
+
+/// The JSON path of the first difference of two values (keys in order).
+fn value_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    let join = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match (a, b) {
+        _ if a == b => None,
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .find_map(|k| match (x.get(k), y.get(k)) {
+                    (Some(p), Some(q)) => value_difference(p, q, &join(k)),
+                    _ => Some(join(k)),
+                })
+                .or_else(|| Some(at.to_string()))
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| value_difference(p, q, &format!("{at}[{i}]"))),
+        _ => Some(if at.is_empty() {
+            "(the whole entry)".to_string()
+        } else {
+            at.to_string()
+        }),
+    }
+}
+
+/// The value at a JSON path made by [`value_difference`], as compact text.
+fn value_at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+    if path.is_empty() || path == "(the whole entry)" {
+        return Some(v);
+    }
+    let mut cur = v;
+    for part in path.split('.') {
+        let (key, indices) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            cur = cur.get(key)?;
+        }
+        for idx in indices.split(['[', ']']).filter(|s| !s.is_empty()) {
+            cur = cur.get(idx.parse::<usize>().ok()?)?;
+        }
+    }
+    Some(cur)
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len())
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = self
+            .left
+            .as_ref()
+            .or(self.right.as_ref())
+            .map_or("", |l| l.place.as_str());
+        writeln!(
+            f,
+            "first difference at line {} of A's normalised journal ({place}):",
+            self.index + 1
+        )?;
+        if !self.context_left.is_empty() {
+            writeln!(f, "  before it, the same in both (seq in A / seq in B):")?;
+            for (l, r) in self.context_left.iter().zip(&self.context_right) {
+                writeln!(
+                    f,
+                    "    {:>5} / {:<5}  [{}] {}",
+                    l.seq,
+                    r.seq,
+                    l.place,
+                    shorten(&l.value.to_string(), 200)
+                )?;
+            }
+        }
+        for (side, line) in [("A", &self.left), ("B", &self.right)] {
+            match line {
+                Some(l) => writeln!(f, "  {side}: [{}] {l}", l.place)?,
+                None => writeln!(f, "  {side}: (ends here: no more entries)")?,
+            }
+        }
+        if let (Some(path), Some(l), Some(r)) = (&self.path, &self.left, &self.right) {
+            let show = |v: &Value| {
+                value_at(v, path).map_or("(absent)".to_string(), |x| shorten(&x.to_string(), 200))
+            };
+            writeln!(
+                f,
+                "  they differ at {path}: A {} / B {}",
+                show(&l.value),
+                show(&r.value)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,437 @@
+use super::*;
+use a2a_mock_agents::Event;
+use a2a_mock_agents::script::Binding;
+use serde_json::json;
+
+/// Builds a journal the way an agent records one, with the ids and times of one run.
+struct Run {
+    entries: Vec<Entry>,
+    /// Stands for the ids a run makes: the same "run" number makes the same ids.
+    run: u32,
+    port: u16,
+    next_req: u64,
+}
+
+impl Run {
+    fn new(run: u32, port: u16) -> Run {
+        Run {
+            entries: Vec::new(),
+            run,
+            port,
+            next_req: 1,
+        }
+    }
+
+    fn id(&self, what: &str) -> String {
+        // A UUID-shaped id that differs per run.
+        let h = what
+            .bytes()
+            .fold(17u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        format!(
+            "{:08x}-0000-4000-8000-{:012x}",
+            self.run,
+            h & 0xffff_ffff_ffff
+        )
+    }
+
+    fn push(&mut self, agent: &str, event: Event) {
+        let seq = self.entries.len() as u64 + 1;
+        self.entries.push(Entry {
+            seq,
+            at_us: seq * 1000 + u64::from(self.run) * 37,
+            agent: agent.into(),
+            event,
+        });
+    }
+
+    /// A request and its unary response; returns the request number.
+    fn call(&mut self, agent: &str, method: &str, params: Value, result: Value) -> u64 {
+        let req = self.next_req;
+        self.next_req += 1;
+        let rpc = format!("rpc-{}-{req}", self.run);
+        let host = format!("127.0.0.1:{}", self.port);
+        self.push(
+            agent,
+            Event::Request {
+                req,
+                binding: Binding::JsonRpc,
+                http_method: "POST".into(),
+                path: "/a2a".into(),
+                method: Some(method.into()),
+                rpc_id: Some(Box::new(json!(rpc))),
+                params: Box::new(params),
+                headers: Box::new(
+                    [
+                        ("host".to_string(), host),
+                        ("content-length".to_string(), format!("{}", 100 + self.run)),
+                    ]
+                    .into(),
+                ),
+            },
+        );
+        self.push(
+            agent,
+            Event::Response {
+                req,
+                status: 200,
+                rpc_error: None,
+                grpc_status: None,
+                body: json!({"jsonrpc": "2.0", "id": rpc, "result": result}),
+            },
+        );
+        req
+    }
+
+    fn state(&mut self, agent: &str, task: &str, state: &str) {
+        let task_id = self.id(task);
+        self.push(
+            agent,
+            Event::TaskState {
+                task_id,
+                state: state.into(),
+            },
+        );
+    }
+
+    /// A task created by a SendMessage with `text`, then `states`.
+    fn task(&mut self, agent: &str, task: &str, text: &str) {
+        let (task_id, context_id) = (self.id(task), self.id(&format!("ctx-{task}")));
+        let message_id = format!("m-{task}");
+        let params = json!({
+            "message": {"messageId": message_id, "parts": [{"text": text}], "role": "ROLE_USER"},
+            "metadata": {"x-deleg": {"deadline": format!("2026-12-01T19:4{}:00.000Z", self.run % 10)}},
+            "configuration": {"taskPushNotificationConfig": {"url": format!("http://127.0.0.1:{}/hook", self.port + 1), "token": format!("tok{}", self.run)}}
+        });
+        self.push(
+            agent,
+            Event::TaskCreated {
+                task_id: task_id.clone(),
+                context_id: context_id.clone(),
+                message_id,
+                dedup: false,
+            },
+        );
+        self.call(
+            agent,
+            "SendMessage",
+            params,
+            json!({"task": {"id": task_id, "contextId": context_id,
+                "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": format!("2026-12-01T19:45:0{}.123Z", self.run % 10)}}}),
+        );
+    }
+
+    fn poll(&mut self, agent: &str, task: &str, state: &str) {
+        let task_id = self.id(task);
+        let ctx = self.id(&format!("ctx-{task}"));
+        self.call(
+            agent,
+            "GetTask",
+            json!({"id": task_id}),
+            json!({"id": task_id, "contextId": ctx, "status": {"state": state, "timestamp": "2026-12-01T00:00:00Z"}}),
+        );
+    }
+
+    fn artifact(&mut self, agent: &str, task: &str, sha: &str) {
+        let task_id = self.id(task);
+        self.push(
+            agent,
+            Event::ArtifactSent {
+                task_id,
+                artifact_id: "artifact-1".into(),
+                bytes: 80,
+                sha256: sha.into(),
+            },
+        );
+    }
+}
+
+fn one_task(run: u32, port: u16, polls: usize, final_state: &str, method: &str) -> Vec<Entry> {
+    let mut r = Run::new(run, port);
+    r.task("a", "t1", "do the thing");
+    r.state("a", "t1", "TASK_STATE_WORKING");
+    for _ in 0..polls {
+        r.poll("a", "t1", "TASK_STATE_WORKING");
+    }
+    r.artifact("a", "t1", "abc");
+    r.state("a", "t1", final_state);
+    let (task_id, ctx) = (r.id("t1"), r.id("ctx-t1"));
+    r.call(
+        "a",
+        method,
+        json!({"id": task_id}),
+        json!({"id": task_id, "contextId": ctx, "status": {"state": final_state}}),
+    );
+    r.entries
+}
+
+#[test]
+fn journals_that_differ_only_in_ids_ports_times_and_poll_counts_are_equal() {
+    let a = one_task(
+        1,
+        40001,
+        2,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    let b = one_task(
+        2,
+        51234,
+        5,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    assert_ne!(a, b);
+    assert_eq!(compare(&a, &b), None);
+    let n = normalise(&a);
+    let text: String = n.lines.iter().map(|l| l.value.to_string()).collect();
+    assert!(
+        text.contains("<task#1>") && text.contains("<context#1>"),
+        "{text}"
+    );
+    assert!(text.contains("127.0.0.1:<port#"), "{text}");
+    assert!(
+        text.contains("<token#1>") && text.contains("<time>"),
+        "{text}"
+    );
+    assert!(!text.contains("content-length"), "{text}");
+    // The two polls in a row count once, and say so.
+    assert!(n.lines.iter().any(|l| l.repeats == 2), "{:#?}", n.lines);
+}
+
+#[test]
+fn a_changed_state_is_the_first_difference_at_its_place() {
+    let a = one_task(
+        1,
+        40001,
+        2,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    let b = one_task(
+        2,
+        40001,
+        2,
+        "TASK_STATE_FAILED",
+        "GetTaskPushNotificationConfig",
+    );
+    let d = compare(&a, &b).expect("a difference");
+    let (l, r) = (d.left.as_ref().unwrap(), d.right.as_ref().unwrap());
+    assert_eq!(l.value["event"], "task_state");
+    assert_eq!(l.value["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(r.value["state"], "TASK_STATE_FAILED");
+    assert_eq!(d.path.as_deref(), Some("state"));
+    assert_eq!(l.place, "agent a, task <task#1>, task life");
+    // The seq of the task_state entry in each journal.
+    assert_eq!(
+        a[l.seq as usize - 1].event,
+        Event::TaskState {
+            task_id: a[l.seq as usize - 1].event.clone().task_state_id(),
+            state: "TASK_STATE_COMPLETED".into()
+        }
+    );
+    let text = d.to_string();
+    assert!(text.contains("they differ at state"), "{text}");
+    assert!(text.contains("TASK_STATE_FAILED"), "{text}");
+    assert!(text.contains("before it, the same in both"), "{text}");
+}
+
+#[test]
+fn a_changed_artifact_byte_or_method_is_found() {
+    let a = one_task(
+        1,
+        40001,
+        1,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    let mut b = one_task(
+        1,
+        40001,
+        1,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    for e in &mut b {
+        if let Event::ArtifactSent { sha256, .. } = &mut e.event {
+            *sha256 = "abd".into();
+        }
+    }
+    let d = compare(&a, &b).expect("a difference");
+    assert_eq!(d.path.as_deref(), Some("sha256"));
+    assert_eq!(d.left.as_ref().unwrap().value["event"], "artifact_sent");
+
+    let c = one_task(
+        3,
+        40001,
+        1,
+        "TASK_STATE_COMPLETED",
+        "DeleteTaskPushNotificationConfig",
+    );
+    let d = compare(&a, &c).expect("a difference");
+    assert_eq!(d.path.as_deref(), Some("method"));
+    assert_eq!(
+        d.left.as_ref().unwrap().value["method"],
+        "GetTaskPushNotificationConfig"
+    );
+    assert_eq!(
+        d.right.as_ref().unwrap().value["method"],
+        "DeleteTaskPushNotificationConfig"
+    );
+    assert_eq!(
+        d.left.as_ref().unwrap().place,
+        "agent a, task <task#1>, requests"
+    );
+}
+
+#[test]
+fn a_journal_that_ends_early_differs_where_it_ends() {
+    let a = one_task(
+        1,
+        40001,
+        1,
+        "TASK_STATE_COMPLETED",
+        "GetTaskPushNotificationConfig",
+    );
+    let b = a[..a.len() - 1].to_vec();
+    let d = compare(&a, &b).expect("a difference");
+    assert!(d.right.is_none());
+    assert_eq!(d.left.as_ref().unwrap().value["event"], "response");
+    assert!(d.to_string().contains("B: (ends here"), "{d}");
+}
+
+#[test]
+fn the_interleaving_of_tasks_and_agents_is_ignored_but_a_response_to_the_wrong_rpc_id_is_not() {
+    let mut a = Run::new(1, 40001);
+    a.task("a", "t1", "first");
+    a.task("a", "t2", "second");
+    a.task("b", "t3", "third");
+    a.state("a", "t1", "TASK_STATE_COMPLETED");
+    a.state("a", "t2", "TASK_STATE_COMPLETED");
+    let mut b = Run::new(2, 40002);
+    b.task("b", "t3", "third");
+    b.task("a", "t2", "second");
+    b.state("a", "t2", "TASK_STATE_COMPLETED");
+    b.task("a", "t1", "first");
+    b.state("a", "t1", "TASK_STATE_COMPLETED");
+    assert_eq!(compare(&a.entries, &b.entries), None);
+
+    let mut c = Run::new(2, 40002);
+    c.task("b", "t3", "third");
+    c.task("a", "t2", "second");
+    c.task("a", "t1", "first");
+    c.state("a", "t2", "TASK_STATE_COMPLETED");
+    c.state("a", "t1", "TASK_STATE_COMPLETED");
+    // The answer to the first request of t1 names another request's id.
+    for e in &mut c.entries {
+        if let Event::Response { req: 3, body, .. } = &mut e.event {
+            body["id"] = json!("rpc-2-2");
+        }
+    }
+    let d = compare(&a.entries, &c.entries).expect("a difference");
+    assert_eq!(d.path.as_deref(), Some("body.id"));
+    let text = d.to_string();
+    assert!(
+        text.contains("<rpc#1>") && text.contains("<rpc#2>"),
+        "{text}"
+    );
+}
+
+#[test]
+fn what_an_agent_did_after_the_last_request_is_compared_as_far_as_both_have_it() {
+    let mut a = Run::new(1, 40001);
+    a.task("a", "t1", "alpha");
+    a.state("a", "t1", "TASK_STATE_WORKING");
+    let mut b = Run::new(2, 40001);
+    b.task("a", "t1", "alpha");
+    b.state("a", "t1", "TASK_STATE_WORKING");
+    b.state("a", "t1", "TASK_STATE_COMPLETED");
+    assert_eq!(compare(&a.entries, &b.entries), None);
+    // But not a late entry that differs from the other journal's at the same place.
+    let mut c = Run::new(3, 40001);
+    c.task("a", "t1", "alpha");
+    c.state("a", "t1", "TASK_STATE_FAILED");
+    let d = compare(&a.entries, &c.entries).expect("a difference");
+    assert_eq!(d.path.as_deref(), Some("state"));
+}
+
+#[test]
+fn a_stream_the_client_left_is_compared_as_far_as_both_have_it() {
+    let stream = |events: u32, reason: &str| {
+        let mut s = Run::new(events, 40001);
+        s.task("a", "t1", "alpha");
+        s.push(
+            "a",
+            Event::Request {
+                req: 9,
+                binding: Binding::JsonRpc,
+                http_method: "POST".into(),
+                path: "/a2a".into(),
+                method: Some("SendStreamingMessage".into()),
+                rpc_id: None,
+                params: Box::new(json!({"message": {"taskId": s.id("t1"), "messageId": "m2"}})),
+                headers: Box::default(),
+            },
+        );
+        for index in 0..events {
+            s.push(
+                "a",
+                Event::SseEvent {
+                    req: 9,
+                    index,
+                    data: json!({"n": index}),
+                },
+            );
+        }
+        s.push(
+            "a",
+            Event::StreamClosed {
+                req: 9,
+                events,
+                reason: reason.into(),
+            },
+        );
+        s.entries
+    };
+    assert_eq!(
+        compare(&stream(3, "client_gone"), &stream(5, "client_gone")),
+        None
+    );
+    assert_eq!(
+        compare(&stream(3, "terminal"), &stream(5, "client_gone")),
+        None
+    );
+    // Two streams that both ended on their own must agree to the end.
+    let d = compare(&stream(3, "terminal"), &stream(5, "terminal")).expect("a difference");
+    assert_eq!(d.right.as_ref().unwrap().value["event"], "sse_event");
+}
+
+#[test]
+fn a_difference_in_the_first_request_pairs_the_right_tasks() {
+    let mut a = Run::new(1, 40001);
+    a.task("a", "t1", "alpha");
+    a.task("a", "t2", "beta");
+    a.poll("a", "t1", "TASK_STATE_WORKING");
+    let mut b = Run::new(2, 40001);
+    b.task("a", "t1", "alpha");
+    b.task("a", "t2", "beta");
+    b.state("a", "t2", "TASK_STATE_WORKING");
+    b.poll("a", "t1", "TASK_STATE_WORKING");
+    let d = compare(&a.entries, &b.entries).expect("a difference");
+    let r = d.right.as_ref().unwrap();
+    assert_eq!(r.value["event"], "task_state");
+    // Tasks are ordered by their first request ("alpha" < "beta"): t2 is the second.
+    assert_eq!(r.place, "agent a, task <task#2>, task life");
+}
+
+trait TaskStateId {
+    fn task_state_id(self) -> String;
+}
+
+impl TaskStateId for Event {
+    fn task_state_id(self) -> String {
+        match self {
+            Event::TaskState { task_id, .. } => task_id,
+            _ => String::new(),
+        }
+    }
+}

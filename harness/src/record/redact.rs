@@ -1,0 +1,281 @@
+//! What never reaches the journal: credentials in headers and query strings, push-notification
+//! tokens, the payload paths the user names, and the bulk of long strings (artifact parts over
+//! the inline limit are kept as length + sha256 + their first bytes).
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// The text a redacted value is replaced with.
+pub const REDACTED: &str = "<redacted>";
+
+/// How many leading bytes of a summarised string are kept.
+pub const SUMMARY_PREFIX_BYTES: usize = 32;
+
+/// A payload path to redact: a JSON pointer (RFC 6901) whose segments may be `*` (any key or
+/// index), such as `/metadata/ssn`, matched from the root of every recorded payload and from
+/// every value nested in it (so `/metadata/ssn` is redacted in a request's message and in a
+/// task's history alike).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedactPath(Vec<String>);
+
+/// A `--redact` value that is no JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--redact {0:?}: expected a JSON pointer such as /message/metadata/apiKey (segments may be *)"
+)]
+pub struct BadRedactPath(pub String);
+
+impl std::str::FromStr for RedactPath {
+    type Err = BadRedactPath;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let Some(rest) = s.strip_prefix('/') else {
+            return Err(BadRedactPath(s.to_string()));
+        };
+        Ok(RedactPath(
+            rest.split('/')
+                .map(|seg| seg.replace("~1", "/").replace("~0", "~"))
+                .collect(),
+        ))
+    }
+}
+
+/// Redaction and size rules of one recording.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    /// Payload paths to redact.
+    pub paths: Vec<RedactPath>,
+    /// Strings longer than this are summarised (`None`: kept whole, `--keep-bytes`).
+    pub max_inline_bytes: Option<usize>,
+}
+
+/// Is this header a credential (its value never written)?
+pub fn is_secret_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    matches!(
+        n.as_str(),
+        "authorization" | "proxy-authorization" | "cookie" | "set-cookie"
+    ) || [
+        "token",
+        "api-key",
+        "api_key",
+        "apikey",
+        "secret",
+        "password",
+        "credential",
+        "session",
+        "signature",
+        "auth",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// A redacted header value: the scheme word of `Bearer xyz` is kept (it says which kind of
+/// credential went out), the rest is not.
+fn redact_header_value(v: &str) -> String {
+    match v.split_once(' ') {
+        Some((scheme, _))
+            if !scheme.is_empty()
+                && scheme.len() <= 24
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-') =>
+        {
+            format!("{scheme} {REDACTED}")
+        }
+        _ => REDACTED.to_string(),
+    }
+}
+
+/// Headers as the mock journals them (lowercase names, repeated values joined with `, `),
+/// credentials redacted.
+pub fn header_map(h: &hyper::HeaderMap) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for (k, v) in h {
+        let name = k.as_str().to_ascii_lowercase();
+        let raw = String::from_utf8_lossy(v.as_bytes()).into_owned();
+        let v = if is_secret_header(&name) {
+            redact_header_value(&raw)
+        } else {
+            raw
+        };
+        m.entry(name)
+            .and_modify(|e: &mut String| {
+                e.push_str(", ");
+                e.push_str(&v);
+            })
+            .or_insert(v);
+    }
+    m
+}
+
+/// A path with the values of credential-like query parameters (`token`, `key`, `api_key`, …)
+/// redacted.
+pub fn redact_path(path_and_query: &str) -> String {
+    let Some((path, query)) = path_and_query.split_once('?') else {
+        return path_and_query.to_string();
+    };
+    let q: Vec<String> = query
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if is_secret_header(k) || k.eq_ignore_ascii_case("key") => {
+                format!("{k}={REDACTED}")
+            }
+            _ => kv.to_string(),
+        })
+        .collect();
+    format!("{path}?{}", q.join("&"))
+}
+
+impl Redactor {
+    /// Everything a payload must lose before it is written: push tokens and credentials of
+    /// push configs anywhere in it, the configured paths, then long strings summarised.
+    pub fn payload(&self, v: &Value) -> Value {
+        let mut v = v.clone();
+        redact_push_secrets(&mut v);
+        for p in &self.paths {
+            redact_everywhere(&mut v, &p.0);
+        }
+        match self.max_inline_bytes {
+            Some(max) => summarise(&v, max),
+            None => v,
+        }
+    }
+}
+
+/// `token` of every object that has a `url` (a push config) and `credentials` of every
+/// `authentication` object.
+fn redact_push_secrets(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            if o.contains_key("url")
+                && let Some(t) = o.get_mut("token")
+                && !t.is_null()
+            {
+                *t = Value::String(REDACTED.into());
+            }
+            if let Some(Value::Object(auth)) = o.get_mut("authentication")
+                && let Some(c) = auth.get_mut("credentials")
+                && !c.is_null()
+            {
+                *c = Value::String(REDACTED.into());
+            }
+            for x in o.values_mut() {
+                redact_push_secrets(x);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_push_secrets),
+        _ => {}
+    }
+}
+
+/// Redact `path` relative to `v` and to every value nested in it: the same data shows up at
+/// different depths (a message in the request's params and in a task's history).
+fn redact_everywhere(v: &mut Value, path: &[String]) {
+    redact_at(v, path);
+    match v {
+        Value::Object(o) => o.values_mut().for_each(|x| redact_everywhere(x, path)),
+        Value::Array(a) => a.iter_mut().for_each(|x| redact_everywhere(x, path)),
+        _ => {}
+    }
+}
+
+fn redact_at(v: &mut Value, path: &[String]) {
+    let Some((first, rest)) = path.split_first() else {
+        *v = Value::String(REDACTED.into());
+        return;
+    };
+    match v {
+        Value::Object(o) => {
+            if first == "*" {
+                o.values_mut().for_each(|x| redact_at(x, rest));
+            } else if let Some(x) = o.get_mut(first) {
+                redact_at(x, rest);
+            }
+        }
+        Value::Array(a) => {
+            if first == "*" {
+                a.iter_mut().for_each(|x| redact_at(x, rest));
+            } else if let Some(x) = first.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                redact_at(x, rest);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Summarise one string: `<N bytes, sha256 H, starts "…">` (the mock's summary, plus the first
+/// [`SUMMARY_PREFIX_BYTES`] bytes, never more than `max`).
+pub fn summary(s: &str, max: usize) -> String {
+    let mut cut = SUMMARY_PREFIX_BYTES.min(max).min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "<{} bytes, sha256 {}, starts {:?}>",
+        s.len(),
+        hex::encode(Sha256::digest(s.as_bytes())),
+        &s[..cut]
+    )
+}
+
+/// Replace every string longer than `max` bytes with its [`summary`].
+pub fn summarise(v: &Value, max: usize) -> Value {
+    match v {
+        Value::String(s) if s.len() > max => Value::String(summary(s, max)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| summarise(x, max)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), summarise(x, max)))
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn push_tokens_paths_and_long_strings_are_redacted() {
+        let r = Redactor {
+            paths: vec!["/parts/*/data/ssn".parse().unwrap()],
+            max_inline_bytes: Some(12),
+        };
+        let v = json!({
+            "configuration": {"taskPushNotificationConfig": {"url": "http://h/x", "token": "tok-1",
+                "authentication": {"scheme": "Bearer", "credentials": "cred-1"}}},
+            "message": {"parts": [{"data": {"ssn": "123", "ok": 1}}, {"text": "0123456789abc"}]},
+            "task": {"history": [{"parts": [{"data": {"ssn": "456"}}]}]}
+        });
+        let out = r.payload(&v).to_string();
+        for secret in ["tok-1", "cred-1", "\"123\"", "\"456\"", "0123456789abc"] {
+            assert!(!out.contains(secret), "{secret} in {out}");
+        }
+        assert!(out.contains("<13 bytes, sha256 "), "{out}");
+        assert!(out.contains(r#"starts \"0123456789ab\""#), "{out}");
+        assert!(out.contains("http://h/x"));
+        assert!("no-slash".parse::<RedactPath>().is_err());
+    }
+
+    #[test]
+    fn credential_headers_and_query_values_are_redacted() {
+        let mut h = hyper::HeaderMap::new();
+        h.insert("authorization", "Bearer abc".parse().unwrap());
+        h.insert("x-api-key", "k1".parse().unwrap());
+        h.insert("x-a2a-notification-token", "t1".parse().unwrap());
+        h.insert("content-type", "application/json".parse().unwrap());
+        let m = header_map(&h);
+        assert_eq!(m["authorization"], "Bearer <redacted>");
+        assert_eq!(m["x-api-key"], REDACTED);
+        assert_eq!(m["x-a2a-notification-token"], REDACTED);
+        assert_eq!(m["content-type"], "application/json");
+        assert_eq!(
+            redact_path("/a?token=s&x=1&api_key=k"),
+            "/a?token=<redacted>&x=1&api_key=<redacted>"
+        );
+    }
+}

@@ -1,0 +1,406 @@
+//! The crash sweep (`run --crash-sweep`): each selected case once clean, to learn how long its
+//! journal is, then once per journal position k with its crash replaced by `at_event = k`
+//! (SIGKILL when entry k is recorded, restart on the same store with `recovering: true`). Every
+//! position is a result of its own (`<case id>@event<k>`), judged by the case's rules and the
+//! [history invariants](crate::invariants).
+//!
+//! The positions swept are 1..=N, N being the journal's last sequence when the harness had
+//! received every delegation's outcome in the clean run: a kill after it lands when there is
+//! nothing left to recover (the harness has stopped taking in and only asks for the snapshot),
+//! so it would test the shutdown, not recovery. A run whose journal never reaches k (the
+//! delegator took another path) has no kill, and its notes say so.
+
+use crate::catalog::CaseGlob;
+use crate::invariants;
+use crate::run::{Job, Progress, run_jobs};
+use crate::runner::{CaseResult, RunSettings, Verdict, apply_known_failing};
+use crate::scenario::{Crash, Scenario};
+use rand::{RngExt, SeedableRng};
+use std::collections::BTreeMap;
+use std::num::NonZeroU64;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Positions swept per case by default: enough for every position of every recovery case of
+/// the catalog (their clean journals are 13 to 33 entries long; the six sweep exhaustively in
+/// 124 runs, about 30 s on two cores), while a long case (a large stream, a retry storm, a
+/// fan-out) is sampled instead of costing one run per chunk: a position that breaks recovery
+/// waits out the case's time bound, so 40 of them is already minutes.
+pub const DEFAULT_SWEEP_MAX: u64 = 40;
+
+/// How to sweep.
+#[derive(Debug, Clone)]
+pub struct SweepOptions {
+    /// The delegator command.
+    pub delegator: String,
+    /// The seed of every run (so that the swept runs replay the clean run's network) and of
+    /// the sampling of positions.
+    pub seed: u64,
+    /// Runs at once (at least 1).
+    pub jobs: usize,
+    /// At most this many positions per case; a longer case is sampled (first and last kept).
+    pub max_positions: u64,
+    /// Known-failing cases (globs match the case id or the position's result id).
+    pub known_failing: Vec<CaseGlob>,
+    /// Where per-run stores go.
+    pub work_dir: PathBuf,
+}
+
+/// The positions chosen for one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CasePlan {
+    /// The case.
+    pub id: String,
+    /// N: the clean run's journal sequence when every outcome was in (its last sequence when
+    /// some delegation had none).
+    pub length: u64,
+    /// The verdict of the clean run, in words.
+    pub clean_verdict: String,
+    /// The positions run, ascending.
+    pub positions: Vec<u64>,
+    /// True when `positions` is a sample of 1..=N (N over the maximum).
+    pub sampled: bool,
+}
+
+/// The results of a sweep.
+#[derive(Debug, Clone)]
+pub struct SweepReport {
+    /// One plan per case, in case order.
+    pub plans: Vec<CasePlan>,
+    /// One result per position (`<case id>@event<k>`), in case and position order; a case
+    /// whose clean run recorded no journal entry has its clean run's result instead.
+    pub results: Vec<CaseResult>,
+    /// Wall time of the whole sweep.
+    pub wall_ms: u64,
+    /// The seed.
+    pub seed: u64,
+}
+
+/// The result id of position `k` of case `id`.
+pub fn position_id(id: &str, k: u64) -> String {
+    format!("{id}@event{k}")
+}
+
+/// The case with its crash replaced by a SIGKILL at journal entry `k`.
+pub fn at_event(s: &Scenario, k: NonZeroU64) -> Scenario {
+    let mut s = s.clone();
+    s.crash = Some(Crash::swept_at_event(k));
+    s
+}
+
+/// The case with no crash (the clean run of a sweep).
+fn clean(s: &Scenario) -> Scenario {
+    let mut s = s.clone();
+    s.crash = None;
+    s
+}
+
+/// N of a clean run: the journal's last sequence when the harness had every outcome, or its
+/// last sequence when some delegation had none.
+pub fn sweep_length(s: &Scenario, r: &CaseResult) -> u64 {
+    let last = r.journal.last().map_or(0, |e| e.seq);
+    let all = s.delegations.iter().all(|d| r.done_at.contains_key(&d.id));
+    match r.done_at.values().max() {
+        Some(m) if all => (*m).min(last),
+        _ => last,
+    }
+}
+
+/// The positions to sweep in a journal of `n` entries: all of 1..=n when `n <= max`, otherwise
+/// `max` of them drawn with `seed` (mixed with the case id, so cases draw differently), the
+/// first and the last always included. Ascending; the flag says whether it is a sample.
+pub fn positions(n: u64, max: u64, seed: u64, case_id: &str) -> (Vec<u64>, bool) {
+    let max = max.max(2);
+    if n <= max {
+        return ((1..=n).collect(), false);
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ fnv1a(case_id));
+    // A partial Fisher-Yates over the inner positions 2..n.
+    let mut inner: Vec<u64> = (2..n).collect();
+    let take = (max - 2) as usize;
+    for i in 0..take {
+        let j = rng.random_range(i..inner.len());
+        inner.swap(i, j);
+    }
+    let mut out: Vec<u64> = inner[..take].to_vec();
+    out.push(1);
+    out.push(n);
+    out.sort_unstable();
+    (out, true)
+}
+
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn settings(o: &SweepOptions, dir: String) -> RunSettings {
+    RunSettings {
+        delegator: o.delegator.clone(),
+        seed: o.seed,
+        work_dir: o.work_dir.join(dir),
+        binding: None,
+    }
+}
+
+/// The repro of position `k`: `run --crash-at-event K` on the case (the same seed and
+/// delegator), which replays exactly that run.
+fn position_repro(r: &mut CaseResult, k: u64) {
+    if !r.repro.contains("--crash-at-event") {
+        r.repro = r.repro.replacen(
+            "a2a-harness run ",
+            &format!("a2a-harness run --crash-at-event {k} "),
+            1,
+        );
+    }
+}
+
+/// Run `cases`, each with its crash replaced by a SIGKILL at journal entry `k`, judged by
+/// their rules and the history invariants; results are `<case id>@event<k>`. This is
+/// `run --crash-at-event K`, the repro of one sweep position.
+pub async fn run_at_event(
+    cases: &[Scenario],
+    k: NonZeroU64,
+    o: &SweepOptions,
+    mut progress: impl FnMut(&CaseResult),
+) -> Vec<CaseResult> {
+    let jobs: Vec<(Scenario, Job)> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let swept = at_event(s, k);
+            let job = Job {
+                scenario: swept.clone(),
+                settings: settings(o, format!("at{i}")),
+                label: Some(position_id(&s.id, k.get())),
+            };
+            (swept, job)
+        })
+        .collect();
+    judge_positions(jobs, o, |r| progress(r)).await
+}
+
+/// Run position jobs and judge each result by the history invariants (then known-failing),
+/// calling `progress` with each finished result; results in job order.
+async fn judge_positions(
+    jobs: Vec<(Scenario, Job)>,
+    o: &SweepOptions,
+    mut progress: impl FnMut(&CaseResult),
+) -> Vec<CaseResult> {
+    let by_label: BTreeMap<String, (usize, Scenario)> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, (s, j))| (j.label.clone().unwrap_or_default(), (i, s.clone())))
+        .collect();
+    let mut judged: Vec<(usize, CaseResult)> = Vec::new();
+    run_jobs(
+        jobs.into_iter().map(|(_, j)| j).collect(),
+        o.jobs,
+        |p: Progress<'_>| {
+            let mut r = p.result.clone();
+            let Some((i, s)) = by_label.get(&r.id) else {
+                return;
+            };
+            invariants::apply(s, &mut r);
+            if r.crash.is_none() && r.verdict == Verdict::Pass {
+                // The journal ended before entry k (the delegator took a shorter path this
+                // run): no kill, so the position tested no recovery.
+                r.verdict = Verdict::NotExercised;
+                r.notes.push(
+                    "position not reached: no crash, nothing recovered; NOT EXERCISED".into(),
+                );
+            }
+            if let Some(k) = s.crash.as_ref().and_then(|c| c.event).map(NonZeroU64::get) {
+                position_repro(&mut r, k);
+            }
+            apply_known_failing(std::slice::from_mut(&mut r), &o.known_failing);
+            progress(&r);
+            judged.push((*i, r));
+        },
+    )
+    .await;
+    judged.sort_by_key(|(i, _)| *i);
+    judged.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Sweep `cases`: a clean run of each (in parallel), then every chosen position of every case
+/// (in parallel). `progress` sees each position's result as it finishes, `planned` the plans
+/// once the clean runs are done (with the number of position runs to come).
+pub async fn crash_sweep(
+    cases: &[Scenario],
+    o: &SweepOptions,
+    planned: impl FnOnce(&[CasePlan], usize),
+    progress: impl FnMut(&CaseResult),
+) -> SweepReport {
+    let t0 = Instant::now();
+    let clean_jobs: Vec<Job> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Job {
+            scenario: clean(s),
+            settings: settings(o, format!("clean{i}")),
+            label: None,
+        })
+        .collect();
+    let cleans = run_jobs(clean_jobs, o.jobs, |_| {}).await;
+    let mut plans = Vec::new();
+    let mut jobs = Vec::new();
+    let mut empty = Vec::new();
+    for (s, c) in cases.iter().zip(&cleans) {
+        let n = sweep_length(s, c);
+        let (ks, sampled) = positions(n, o.max_positions, o.seed, &s.id);
+        plans.push(CasePlan {
+            id: s.id.clone(),
+            length: n,
+            clean_verdict: c.verdict.label().to_string(),
+            positions: ks.clone(),
+            sampled,
+        });
+        if ks.is_empty() {
+            // Nothing reached an agent: the clean run is the case's only evidence.
+            empty.push(c.clone());
+        }
+        for k in ks.into_iter().filter_map(NonZeroU64::new) {
+            let swept = at_event(s, k);
+            let n = jobs.len();
+            jobs.push((
+                swept.clone(),
+                Job {
+                    scenario: swept,
+                    settings: settings(o, format!("pos{n}")),
+                    label: Some(position_id(&s.id, k.get())),
+                },
+            ));
+        }
+    }
+    planned(&plans, jobs.len());
+    let mut results = judge_positions(jobs, o, progress).await;
+    apply_known_failing(&mut empty, &o.known_failing);
+    results.extend(empty);
+    SweepReport {
+        plans,
+        results,
+        wall_ms: t0.elapsed().as_millis() as u64,
+        seed: o.seed,
+    }
+}
+
+/// The sweep's own summary: per case N, the positions run (and the seed of a sample), then every
+/// position at which a rule or invariant broke, with the ids broken.
+pub fn summary_text(report: &SweepReport) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "crash sweep (seed {}):", report.seed);
+    for p in &report.plans {
+        let how = if p.sampled {
+            format!(
+                "{} positions sampled with seed {}: {}",
+                p.positions.len(),
+                report.seed,
+                join(&p.positions)
+            )
+        } else if p.positions.is_empty() {
+            "no journal entry: nothing to sweep".to_string()
+        } else {
+            format!("every position 1..={}", p.length)
+        };
+        let _ = writeln!(
+            s,
+            "  {}: N = {} (its clean run, no crash: {}), {how}",
+            p.id, p.length, p.clean_verdict
+        );
+    }
+    let unreached: Vec<&str> = report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::NotExercised && r.crash.is_none())
+        .map(|r| r.id.as_str())
+        .collect();
+    if !unreached.is_empty() {
+        let _ = writeln!(
+            s,
+            "positions not reached (the run's journal ended first; NOT EXERCISED): {}",
+            unreached.join(", ")
+        );
+    }
+    let broken: Vec<(&CaseResult, Vec<&str>)> = report
+        .results
+        .iter()
+        .filter(|r| r.verdict.fails_run() || r.verdict == Verdict::XFail)
+        .map(|r| {
+            let mut ids: Vec<&str> = r
+                .rules
+                .iter()
+                .filter(|v| v.verdict.is_listed_as_failed())
+                .map(|v| v.id.as_str())
+                .collect();
+            ids.dedup();
+            (r, ids)
+        })
+        .collect();
+    if broken.is_empty() {
+        let _ = writeln!(s, "no position broke a rule");
+    } else {
+        let _ = writeln!(s, "positions at which a rule broke ({}):", broken.len());
+        for (r, ids) in broken {
+            let what = if ids.is_empty() {
+                format!("{} (no rule to blame: see its notes)", r.verdict.label())
+            } else {
+                ids.join(", ")
+            };
+            let _ = writeln!(s, "  {}: {what}", r.id);
+            let _ = writeln!(s, "    repro: {}", r.repro);
+        }
+    }
+    s
+}
+
+fn join(ks: &[u64]) -> String {
+    ks.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_journals_are_swept_whole_and_long_ones_sampled_from_the_seed() {
+        assert_eq!(positions(0, 40, 1, "c"), (vec![], false));
+        assert_eq!(positions(3, 40, 1, "c"), (vec![1, 2, 3], false));
+        let (ks, sampled) = positions(100, 10, 7, "c");
+        assert!(sampled);
+        assert_eq!(ks.len(), 10);
+        assert_eq!((ks[0], ks[9]), (1, 100));
+        assert!(ks.windows(2).all(|w| w[0] < w[1]), "{ks:?}");
+        assert_eq!(positions(100, 10, 7, "c").0, ks, "the seed decides");
+        assert_ne!(positions(100, 10, 8, "c").0, ks);
+    }
+
+    #[test]
+    fn a_position_replaces_the_case_crash_and_its_repro_names_it() {
+        let s = crate::rules::test_support::scenario("[crash]\ntrigger = \"first_request\"\n");
+        let k = NonZeroU64::new(5).unwrap();
+        let swept = at_event(&s, k);
+        let c = swept.crash.as_ref().unwrap();
+        assert_eq!(
+            (c.trigger, c.event),
+            (crate::scenario::CrashTrigger::AtEvent, Some(k))
+        );
+        assert_eq!(position_id("recovery.x", 5), "recovery.x@event5");
+        let cfg = RunSettings {
+            delegator: "d".into(),
+            seed: 3,
+            work_dir: std::env::temp_dir(),
+            binding: None,
+        };
+        let mut r = CaseResult::harness_failure(&s, &cfg, String::new());
+        position_repro(&mut r, 5);
+        assert!(
+            r.repro
+                .starts_with("a2a-harness run --crash-at-event 5 --case t "),
+            "{}",
+            r.repro
+        );
+    }
+}
