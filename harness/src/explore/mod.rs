@@ -2,8 +2,9 @@
 //! a time or run bound, collect findings, shrink each to a small scenario file that reproduces
 //! it, and write a report.
 //!
-//! - [`Finding`] / [`findings`]: the one definition of a finding, used by the loop, the
-//!   shrinker's oracle and the report;
+//! - `finding`: [`Finding`] / [`findings`], the one definition of a finding, used by the
+//!   loop, the shrinking oracle and the report;
+//! - `oracle`: the shrinking oracle over real runs (confirmation runs, the baseline);
 //! - [`explore()`]: the loop (parallel runs, each bounded in time and bytes, Ctrl-C aware),
 //!   then the shrinking of each distinct finding;
 //! - [`shrink`]: the delta-debugging reducer (and why it is not proptest);
@@ -14,15 +15,18 @@
 //! runs it with that seed, so the seed in a finding reproduces it alone
 //! (`a2a-harness explore --seed S+i --runs 1`).
 
+mod finding;
+mod oracle;
 mod output;
 pub mod shrink;
 
+pub use finding::{Finding, RuleCounts, findings, shows};
 pub use output::{found_file_name, scenario_toml, summary_markdown, summary_text};
 
 use crate::generate::{Topic, generate};
 use crate::report::CONTRACT;
 use crate::rules::{Level, registry};
-use crate::runner::{CaseResult, RuleVerdict, RunSettings, Verdict, run_case};
+use crate::runner::{CaseResult, RunSettings, Verdict, run_case};
 use crate::scenario::Scenario;
 use a2a_mock_agents::script::ScriptStep;
 use serde::Serialize;
@@ -106,77 +110,6 @@ impl ExploreOptions {
 
 /// Confirmation runs per shrinking candidate by default.
 pub const DEFAULT_CONFIRM: u32 = 2;
-
-/// A finding: a rule judged FAIL or NON-STRICT (a broken MUST or SHOULD), or a case that
-/// FAILed with no rule to blame (the delegator broke the driver contract, crashed or never
-/// started: rule [`CONTRACT`]). A listed rule with nothing to judge (UNKNOWN), and a listed
-/// rule FAILed only because the delegator never sent the case's work anywhere (the case's
-/// situation was not exercised, see [`RuleVerdict::never_sent`]), are not findings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// The rule id, or [`CONTRACT`].
-    pub rule: String,
-    /// FAIL or NON-STRICT.
-    pub verdict: Verdict,
-    /// What was observed (the rule's `observed`, or the case's first note).
-    pub observed: String,
-}
-
-/// The findings of one case result (see [`Finding`]).
-pub fn findings(r: &CaseResult) -> Vec<Finding> {
-    let mut out: Vec<Finding> = r
-        .rules
-        .iter()
-        .filter(|v| is_broken(v))
-        .map(|v| Finding {
-            rule: v.id.clone(),
-            verdict: v.verdict,
-            observed: v.observed.clone().unwrap_or_default(),
-        })
-        .collect();
-    if r.verdict == Verdict::Fail && !r.rules.iter().any(|v| v.verdict == Verdict::Fail) {
-        out.push(Finding {
-            rule: CONTRACT.to_string(),
-            verdict: Verdict::Fail,
-            observed: r
-                .notes
-                .first()
-                .cloned()
-                .unwrap_or_else(|| "the case failed with no rule verdict".into()),
-        });
-    }
-    out
-}
-
-/// A rule verdict that is a finding.
-fn is_broken(v: &RuleVerdict) -> bool {
-    matches!(v.verdict, Verdict::Fail | Verdict::NonStrict) && !v.never_sent()
-}
-
-/// True when `r` shows a finding for `rule`.
-pub fn shows(r: &CaseResult, rule: &str) -> bool {
-    findings(r).iter().any(|f| f.rule == rule)
-}
-
-/// How often a rule was judged each way over the runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct RuleCounts {
-    /// PASS.
-    pub pass: u64,
-    /// FAIL.
-    pub fail: u64,
-    /// NON-STRICT.
-    pub non_strict: u64,
-    /// Listed but nothing to judge (UNKNOWN or NOT EXERCISED).
-    pub not_judged: u64,
-}
-
-impl RuleCounts {
-    /// Times the rule was evaluated (PASS, FAIL or NON-STRICT).
-    pub fn evaluated(&self) -> u64 {
-        self.pass + self.fail + self.non_strict
-    }
-}
 
 /// A distinct finding (one per rule) and what became of it.
 #[derive(Debug, Clone, Serialize)]
@@ -693,7 +626,7 @@ async fn shrink_and_write(
             .map(|t| format!(", topic {t}"))
             .unwrap_or_default()
     );
-    let oracle = RunOracle {
+    let oracle = oracle::RunOracle {
         handle: tokio::runtime::Handle::current(),
         delegator: opts.delegator.clone(),
         seed: f.summary.seed,
@@ -803,113 +736,6 @@ async fn shrink_and_write(
     f.scenario = best;
 }
 
-/// The shrinking oracle over real runs: a candidate shows the finding when every one of
-/// `confirm` runs (with the finding's seed) shows it ([`shows`]) and then a run with the
-/// baseline delegator (if any) neither shows it nor fails the case: the scenario is one a
-/// delegator can pass. Candidates run in parallel, `jobs` runs at once.
-struct RunOracle {
-    handle: tokio::runtime::Handle,
-    delegator: String,
-    seed: u64,
-    confirm: u32,
-    jobs: usize,
-    work: PathBuf,
-    rule: String,
-    runs: Arc<AtomicUsize>,
-    counter: Arc<AtomicU64>,
-    cancel: CancellationToken,
-    baseline: Option<String>,
-    /// Candidates turned down because the baseline failed them too.
-    baseline_failed: Arc<AtomicUsize>,
-    /// The longest run so far (ms).
-    slowest_ms: Arc<AtomicU64>,
-    /// Each run's time bound is lowered to this when set.
-    time_bound_ms: Option<u64>,
-}
-
-impl RunOracle {
-    /// One run of `c` with `delegator`.
-    async fn run_with(&self, c: &Scenario, delegator: &str) -> CaseResult {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let settings = RunSettings {
-            delegator: delegator.to_string(),
-            seed: self.seed,
-            work_dir: self.work.join(n.to_string()),
-            binding: None,
-        };
-        self.runs.fetch_add(1, Ordering::Relaxed);
-        let mut c = c.clone();
-        if let Some(ms) = self.time_bound_ms {
-            c.timeout_ms = c.timeout_ms.min(ms.max(1));
-        }
-        let mut r = run_case(&c, &settings).await;
-        add_invariants(&c, &mut r);
-        let _ = std::fs::remove_dir_all(&settings.work_dir);
-        self.slowest_ms.fetch_max(r.duration_ms, Ordering::Relaxed);
-        r
-    }
-}
-
-impl shrink::Oracle for RunOracle {
-    fn test(&mut self, candidates: &[Scenario]) -> Vec<bool> {
-        if self.cancel.is_cancelled() {
-            return vec![false; candidates.len()];
-        }
-        let sem = tokio::sync::Semaphore::new(self.jobs.max(1));
-        let me = &*self;
-        let one = |c: &Scenario| {
-            let sem = &sem;
-            let c = c.clone();
-            async move {
-                for _ in 0..me.confirm {
-                    let Ok(_permit) = sem.acquire().await else {
-                        return false;
-                    };
-                    if !shows(&me.run_with(&c, &me.delegator).await, &me.rule) {
-                        return false;
-                    }
-                }
-                if let Some(b) = &me.baseline {
-                    let Ok(_permit) = sem.acquire().await else {
-                        return false;
-                    };
-                    let r = me.run_with(&c, b).await;
-                    if shows(&r, &me.rule) || r.verdict.fails_run() {
-                        me.baseline_failed.fetch_add(1, Ordering::Relaxed);
-                        return false;
-                    }
-                }
-                true
-            }
-        };
-        let all = futures::future::join_all(candidates.iter().map(one));
-        let cancel = self.cancel.clone();
-        let n = candidates.len();
-        self.handle.block_on(async move {
-            tokio::select! {
-                v = all => v,
-                () = cancel.cancelled() => vec![false; n],
-            }
-        })
-    }
-
-    fn runs(&self) -> usize {
-        self.runs.load(Ordering::Relaxed)
-    }
-
-    fn batch(&self) -> usize {
-        self.jobs.max(1)
-    }
-
-    fn cost(&self) -> usize {
-        self.confirm.max(1) as usize + usize::from(self.baseline.is_some())
-    }
-
-    fn stopped(&self) -> bool {
-        self.cancel.is_cancelled()
-    }
-}
-
 /// Write the run-format report (`index.json`, `cases/`, `journals/`, `junit.xml`,
 /// `summary.md`, `index.html`) and explore's own (`explore.json`, `explore.md`) into
 /// `opts.out`.
@@ -934,6 +760,7 @@ pub fn write_report(opts: &ExploreOptions, explored: &Explored) -> std::io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::RuleVerdict;
 
     fn verdict(id: &str, level: Level, verdict: Verdict, observed: &str) -> RuleVerdict {
         RuleVerdict {
