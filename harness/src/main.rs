@@ -484,7 +484,7 @@ struct ExploreArgs {
 }
 
 /// The exit codes of `explore`.
-const EXPLORE_EXIT_HELP: &str = "EXIT CODES: 0 nothing found; 1 a finding (a rule judged FAIL or NON-STRICT, or a contract break or crash; reports and found files are written); 2 bad usage or configuration, nothing run; 130 interrupted (Ctrl-C): what was found so far is written, unshrunk if shrinking had not begun.";
+const EXPLORE_EXIT_HELP: &str = "EXIT CODES: 0 nothing found; 1 a finding (a rule judged FAIL or NON-STRICT, or a contract break or crash; reports and found files are written); 2 bad usage or configuration, nothing run; 130 interrupted (Ctrl-C or SIGTERM): what was found so far is written, unshrunk if shrinking had not begun.";
 
 /// A `--baseline` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -1234,12 +1234,16 @@ fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ende
     });
     let explored = rt.block_on(async {
         // Listening before the first run starts.
+        // Ctrl-C, or SIGTERM (a CI job's timeout): stop and write what there is.
         let mut int = unix_signal(SignalKind::interrupt())?;
+        let mut term = unix_signal(SignalKind::terminate())?;
         let on_int = cancel.clone();
         tokio::spawn(async move {
-            if int.recv().await.is_some() {
-                on_int.cancel();
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
             }
+            on_int.cancel();
         });
         ex::explore(&opts, cancel.clone(), log)
             .await

@@ -641,6 +641,7 @@ async fn shrink_and_write(
         baseline_failed: Arc::new(AtomicUsize::new(0)),
         slowest_ms: Arc::new(AtomicU64::new(0)),
         time_bound_ms: None,
+        deadline: None,
     };
     let limits = shrink::Limits {
         max_runs: opts.shrink_runs,
@@ -669,6 +670,7 @@ async fn shrink_and_write(
         if slowest > 0 {
             oracle.time_bound_ms = Some(slowest.saturating_mul(2).saturating_add(3_000));
         }
+        oracle.deadline = Some(tokio::time::Instant::now() + limits.max_time);
         let shrunk = if shrink_it {
             Some(shrink::shrink(
                 &start,
@@ -682,6 +684,7 @@ async fn shrink_and_write(
         };
         let best = shrunk.as_ref().map_or(&start, |s| &s.scenario).clone();
         oracle.time_bound_ms = None;
+        oracle.deadline = None;
         // The final scenario, confirmed again (not when interrupted).
         let confirmed = !oracle.stopped() && oracle.test(std::slice::from_ref(&best))[0];
         (start, shrunk, best, confirmed, oracle.runs(), problem)
@@ -703,8 +706,9 @@ async fn shrink_and_write(
             f.summary.cut_short = s.cut_short;
         }
         None => {
-            f.summary.problem =
-                Some(problem.unwrap_or_else(|| "not shrunk: exploring was interrupted".into()))
+            f.summary.problem = Some(
+                problem.unwrap_or_else(|| "not shrunk: interrupted (Ctrl-C or SIGTERM)".into()),
+            )
         }
     }
     let name = found_file_name(&rule, f.summary.seed);

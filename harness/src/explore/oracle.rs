@@ -31,6 +31,9 @@ pub(super) struct RunOracle {
     pub(super) slowest_ms: Arc<AtomicU64>,
     /// Each run's time bound is lowered to this when set.
     pub(super) time_bound_ms: Option<u64>,
+    /// A batch still running at this instant is abandoned (its candidates count as not
+    /// failing): the shrink's time bound holds within a batch of slow runs.
+    pub(super) deadline: Option<tokio::time::Instant>,
 }
 
 impl RunOracle {
@@ -91,10 +94,18 @@ impl shrink::Oracle for RunOracle {
         let all = futures::future::join_all(candidates.iter().map(one));
         let cancel = self.cancel.clone();
         let n = candidates.len();
+        let deadline = self.deadline;
         self.handle.block_on(async move {
+            let late = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 v = all => v,
                 () = cancel.cancelled() => vec![false; n],
+                () = late => vec![false; n],
             }
         })
     }
