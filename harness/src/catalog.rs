@@ -191,7 +191,8 @@ pub fn load_sources(sources: &CatalogSources) -> Result<Catalog, ScenarioError> 
     })
 }
 
-/// Load every `*.toml` under a directory (recursively), sorted by id; ids must be unique.
+/// Load every `*.toml` under a directory (recursively), or the one file given, sorted by id; ids
+/// must be unique.
 pub fn load_catalog(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     let mut files = Vec::new();
     collect(dir, &mut files).map_err(|source| ScenarioError::Io {
@@ -225,6 +226,11 @@ fn absolute_dir(dir: &Path) -> PathBuf {
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    // A single file stands for itself (`--scenarios found/DLG-ART-04-7.toml`).
+    if dir.is_file() {
+        out.push(dir.to_path_buf());
+        return Ok(());
+    }
     for e in std::fs::read_dir(dir)? {
         let p = e?.path();
         if p.is_dir() {

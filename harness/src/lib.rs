@@ -16,6 +16,7 @@
 //! - [`invariants`]: history invariants (`HIST-*`) over a whole case's evidence;
 //! - [`sweep`]: the crash sweep (a kill at every journal position of a case);
 //! - [`run`](mod@run): running many cases in parallel ([`run()`], [`RunOptions`], [`RunReport`]);
+//! - [`explore`](mod@explore): generated scenarios, findings, shrinking (`a2a-harness explore`);
 //! - [`record`]: the recording proxy of `a2a-harness record` (traffic to a mock-format journal);
 //! - [`determinism`]: `run --check-determinism`, each case twice and the runs compared;
 //! - [`journal_diff`]: comparing two journals modulo ids, ports and timing (`journal diff`,
@@ -26,11 +27,12 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod determinism;
+pub mod explore;
 pub mod from_journal;
 pub mod generate;
 pub mod invariants;
 pub mod record;
-pub mod determinism;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod journal_diff;
 pub mod report;

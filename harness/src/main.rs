@@ -45,8 +45,8 @@ struct Cli {
 /// Where the cases come from (global options).
 #[derive(clap::Args, Debug, Clone)]
 struct CatalogArgs {
-    /// Add the cases of a local directory (`*.toml`, recursively) to the built-in catalog;
-    /// repeatable. A local case with the id of a built-in one replaces it (a note says so).
+    /// Add the cases of a local directory (`*.toml`, recursively) or of one case file to the
+    /// built-in catalog; repeatable. A local case with the id of a built-in one replaces it (a note says so).
     #[arg(
         long,
         global = true,
@@ -136,6 +136,19 @@ enum Cmd {
     /// Example: a2a-harness run --case 'states.*' --seed 7 --out reports/mine
     #[command(after_help = EXIT_HELP)]
     Run(RunArgs),
+    /// Explore: run generated scenarios (seeds S, S+1, ...) until --time or --runs, and shrink
+    /// each finding (a rule judged FAIL or NON-STRICT, or a case failed by a contract break or
+    /// crash) to a small scenario file that reproduces it.
+    ///
+    /// Writes the run report (index.json, junit.xml, summary.md, index.html), explore.json and
+    /// explore.md (findings, per-rule PASS/FAIL/NON-STRICT counts) and found/<rule>-<seed>.toml
+    /// to --out, and prints one repro line per finding.
+    ///
+    /// Examples:
+    ///   a2a-harness explore --time 2m
+    ///   a2a-harness explore --delegator './my-delegator --driver' --runs 200 --seed 7 --topic art
+    #[command(after_help = EXPLORE_EXIT_HELP, verbatim_doc_comment)]
+    Explore(ExploreArgs),
     /// List the cases of the catalog (the selection, with `--case`, `--rule`, `--partition`).
     ///
     /// Example: a2a-harness list --rule DLG-ART-04 --partition count:1/2
@@ -424,6 +437,55 @@ struct RunArgs {
     check_determinism: bool,
 }
 
+/// The arguments of `explore`.
+#[derive(clap::Args, Debug, Clone)]
+struct ExploreArgs {
+    /// The delegator command (speaks docs/driver-protocol.md). Default: the reference
+    /// delegator `a2a-delegator drive`, next to this binary or else on PATH.
+    #[arg(long)]
+    delegator: Option<String>,
+    /// Stop starting runs after this long (90s, 5m, 1h30m). Default 5m unless --runs is given.
+    #[arg(long, value_name = "DURATION")]
+    time: Option<String>,
+    /// Stop after this many generated scenarios (whichever of --time and --runs comes first).
+    #[arg(long, value_name = "N")]
+    runs: Option<u64>,
+    /// The first seed: run i generates and runs its scenario with seed S+i.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Aim every scenario at one rule family: send, wire, route, state, input, auth, limit,
+    /// obs, art, retry, rec (default: families drawn with weights).
+    #[arg(long, value_name = "TOPIC")]
+    topic: Option<String>,
+    /// Report directory (default: reports/explore-<timestamp>); checked as for `run`.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Runs at once, exploring and shrinking (default: four per core, at most 32).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// A shrinking candidate counts as failing only if it fails the rule in every one of N
+    /// runs; the final scenario is confirmed the same way.
+    #[arg(long, value_name = "N", default_value_t = a2a_harness::explore::DEFAULT_CONFIRM)]
+    confirm: u32,
+    /// The baseline delegator: a shrinking candidate counts only if it passes there (without
+    /// the finding), so shrinking never ends in a scenario every delegator fails.
+    /// Default: the reference delegator (as for --delegator), when it is not the one explored.
+    #[arg(long, value_name = "CMD", conflicts_with = "no_baseline")]
+    baseline: Option<String>,
+    /// Shrink without a baseline delegator.
+    #[arg(long)]
+    no_baseline: bool,
+    /// Delegator runs per shrink at most (confirmations included).
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    shrink_runs: usize,
+    /// Wall time per shrink at most.
+    #[arg(long, value_name = "DURATION", default_value = "3m")]
+    shrink_time: String,
+}
+
+/// The exit codes of `explore`.
+const EXPLORE_EXIT_HELP: &str = "EXIT CODES: 0 nothing found; 1 a finding (a rule judged FAIL or NON-STRICT, or a contract break or crash; reports and found files are written); 2 bad usage or configuration, nothing run; 130 interrupted (Ctrl-C or SIGTERM): what was found so far is written, unshrunk if shrinking had not begun.";
+
 /// A `--baseline` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum BaselineArg {
@@ -640,6 +702,7 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
             seed,
             journal,
         } => serve(&cli.catalog.load()?.cases, &case, seed, journal.as_deref())?.into(),
+        Cmd::Explore(args) => explore(args, &mut out)?,
         Cmd::Record(args) => record(args)?.into(),
         Cmd::Run(args) => {
             let cat = cli.catalog.load()?;
@@ -1105,6 +1168,100 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
     }
     let failing = console::Counts::of(&results).failing();
     Ok(HarnessExitCode::for_run(failing as u64).into())
+}
+
+/// `explore`: options checked (delegator, topic, durations, `--out`) before anything runs;
+/// findings print as they come; Ctrl-C stops exploring or shrinking and writes what there is.
+fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ended> {
+    use a2a_harness::explore::{self as ex, ExploreOptions, parse_duration};
+    let delegator = match a.delegator {
+        Some(d) => d,
+        None => default_delegator()?,
+    };
+    check_delegator(&delegator)?;
+    let topic = a
+        .topic
+        .as_deref()
+        .map(str::parse::<a2a_harness::generate::Topic>)
+        .transpose()
+        .context("--topic")?;
+    let time = match (&a.time, a.runs) {
+        (Some(t), _) => parse_duration(t).context("--time")?,
+        // --runs alone: the runs bound it (still a day at most).
+        (None, Some(_)) => std::time::Duration::from_secs(24 * 3600),
+        (None, None) => std::time::Duration::from_secs(300),
+    };
+    if a.runs == Some(0) {
+        anyhow::bail!("--runs must be at least 1");
+    }
+    anyhow::ensure!(a.confirm >= 1, "--confirm must be at least 1");
+    let baseline = match (a.baseline, a.no_baseline) {
+        (_, true) => None,
+        (Some(b), false) => {
+            check_delegator(&b).context("--baseline")?;
+            Some(b)
+        }
+        (None, false) => default_delegator().ok(),
+    };
+    let out_dir = a
+        .out
+        .unwrap_or_else(|| PathBuf::from(format!("reports/explore-{}", report::stamp())));
+    if prepare_out(&out_dir)? {
+        writeln!(
+            out,
+            "note: removed the earlier report in {}",
+            out_dir.display()
+        )?;
+    }
+    let opts = ExploreOptions {
+        seed: a.seed,
+        runs: a.runs,
+        time,
+        topic,
+        jobs: a.jobs.unwrap_or_else(default_jobs).max(1),
+        confirm: a.confirm,
+        shrink_runs: a.shrink_runs,
+        baseline,
+        shrink_time: parse_duration(&a.shrink_time).context("--shrink-time")?,
+        ..ExploreOptions::new(delegator, out_dir.clone())
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let log: ex::Log = std::sync::Arc::new(|line: &str| {
+        let _ = writeln!(anstream::stderr(), "{line}");
+    });
+    let explored = rt.block_on(async {
+        // Listening before the first run starts.
+        // Ctrl-C, or SIGTERM (a CI job's timeout): stop and write what there is.
+        let mut int = unix_signal(SignalKind::interrupt())?;
+        let mut term = unix_signal(SignalKind::terminate())?;
+        let on_int = cancel.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            on_int.cancel();
+        });
+        ex::explore(&opts, cancel.clone(), log)
+            .await
+            .map_err(anyhow::Error::from)
+    })?;
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    ex::write_report(&opts, &explored)
+        .with_context(|| format!("writing reports to {}", out_dir.display()))?;
+    write!(out, "{}", ex::summary_text(&explored.summary, &out_dir))?;
+    if cancel.is_cancelled() {
+        return Ok(Ended::Interrupted);
+    }
+    Ok(if explored.summary.found() {
+        HarnessExitCode::Failure
+    } else {
+        HarnessExitCode::Success
+    }
+    .into())
 }
 
 /// The per-rule evaluated counts of a run's `index.json` (a report directory or the file).

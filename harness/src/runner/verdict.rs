@@ -34,6 +34,22 @@ pub struct RuleVerdict {
     pub witnesses: Vec<Entry>,
 }
 
+/// How the `observed` of a listed rule's FAIL starts when the delegator never sent the case's
+/// work to any agent (the case's situation was not exercised; see [`judge`]).
+const NEVER_SENT: &str = "not exercised: the delegator never sent";
+
+impl RuleVerdict {
+    /// True for the FAIL of a listed rule that had nothing to judge because the delegator never
+    /// sent the case's work to any agent: the case failed, but the rule itself was not broken.
+    pub fn never_sent(&self) -> bool {
+        self.verdict == Verdict::Fail
+            && self
+                .observed
+                .as_deref()
+                .is_some_and(|o| o.starts_with(NEVER_SENT))
+    }
+}
+
 /// Everything about one case run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseResult {
@@ -158,10 +174,7 @@ pub(super) fn judge(s: &Scenario, ev: &Evidence, entries: &[Entry]) -> Vec<RuleV
                     "the situation of this case: {} sent to an agent",
                     unsent.join(", ")
                 )),
-                Some(format!(
-                    "not exercised: the delegator never sent {} to any agent",
-                    unsent.join(", ")
-                )),
+                Some(format!("{NEVER_SENT} {} to any agent", unsent.join(", "))),
                 vec![],
             ),
             // A crash sweep's position is not the crash point the case was written for.

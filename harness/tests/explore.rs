@@ -1,0 +1,259 @@
+//! `a2a-harness explore`: against the reference delegator it finds nothing; against planted
+//! bugs it finds the rule each breaks and writes a shrunk scenario that fails that rule with
+//! the bugged delegator (`run --scenarios FILE`) and passes with the reference one. Short:
+//! fixed seeds, bounded runs and shrinks.
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// (bug, topic, rule it breaks, runs to explore). Extend with a row per bug; rows run in
+/// parallel.
+const BUGS: &[(&str, &str, &str, u64)] = &[
+    ("misreport-sha256", "art", "DLG-ART-04", 8),
+    ("forward-own-credential", "auth", "DLG-AUTH-01", 8),
+    ("blocking-send", "send", "DLG-SEND-03", 12),
+];
+
+fn reference() -> String {
+    format!("{} drive", common::delegator().display())
+}
+
+fn bugged(bug: &str) -> String {
+    format!("{} --bug {bug}", reference())
+}
+
+fn harness(args: &[&str]) -> Output {
+    Command::new(common::harness())
+        .args(args)
+        .output()
+        .expect("a2a-harness runs")
+}
+
+fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn explore_against_the_reference_delegator_finds_nothing_and_writes_its_report() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("r");
+    let o = harness(&[
+        "explore",
+        "--delegator",
+        &reference(),
+        "--runs",
+        "10",
+        "--seed",
+        "11",
+        "--jobs",
+        "4",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("no findings"), "{stdout}");
+    assert!(stdout.contains("10 runs"), "{stdout}");
+    for f in [
+        "index.json",
+        "junit.xml",
+        "summary.md",
+        "index.html",
+        "explore.json",
+        "explore.md",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} written");
+    }
+    let summary = read_json(&dir.join("explore.json"));
+    assert_eq!(summary["runs"], 10);
+    assert_eq!(summary["seed"], 11);
+    assert_eq!(summary["findings"].as_array().unwrap().len(), 0);
+    // Coverage: per rule PASS/FAIL/NON-STRICT counts, and some rule was evaluated.
+    let cov = summary["coverage"].as_object().unwrap();
+    assert!(
+        cov.values().any(|c| c["pass"].as_u64() > Some(0)),
+        "{cov:?}"
+    );
+    assert!(cov.values().all(|c| c["fail"] == 0), "{cov:?}");
+    let index = read_json(&dir.join("index.json"));
+    assert_eq!(index["cases"].as_array().unwrap().len(), 10);
+    assert!(!dir.join("found").exists());
+}
+
+#[test]
+fn explore_usage_errors_exit_2_before_anything_runs() {
+    let out = tempfile::tempdir().unwrap();
+    let d = out.path().to_str().unwrap();
+    let o = harness(&[
+        "explore",
+        "--delegator",
+        "/nonexistent/delegator",
+        "--out",
+        d,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    for (args, says) in [
+        (vec!["--topic", "nope"], "unknown topic"),
+        (vec!["--time", "5x"], "no duration"),
+        (vec!["--runs", "0"], "--runs"),
+        (vec!["--confirm", "0"], "--confirm"),
+        (vec!["--shrink-time", "soon"], "no duration"),
+    ] {
+        let reference = reference();
+        let mut all = vec!["explore", "--delegator", reference.as_str()];
+        all.extend(args.iter().copied());
+        all.extend(["--out", d]);
+        let o = harness(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}: {}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(says),
+            "{all:?}: {}",
+            text(&o)
+        );
+        assert!(
+            !Path::new(d).join("index.json").exists(),
+            "{all:?} ran nothing"
+        );
+    }
+}
+
+/// Explore one planted bug, then check its shrunk file with `run --scenarios FILE`.
+fn explore_bug(bug: &str, topic: &str, rule: &str, runs: u64, work: &Path) -> Result<(), String> {
+    let dir = work.join(bug);
+    let o = harness(&[
+        "explore",
+        "--delegator",
+        &bugged(bug),
+        "--baseline",
+        &reference(),
+        "--runs",
+        &runs.to_string(),
+        "--seed",
+        "1",
+        "--topic",
+        topic,
+        "--jobs",
+        "2",
+        "--confirm",
+        "2",
+        "--shrink-runs",
+        "60",
+        "--shrink-time",
+        "60s",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    if o.status.code() != Some(1) {
+        return Err(format!("{bug}: explore should exit 1\n{}", text(&o)));
+    }
+    let summary = read_json(&dir.join("explore.json"));
+    let found = summary["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .ok_or_else(|| format!("{bug}: no finding for {rule}\n{}", text(&o)))?
+        .clone();
+    let file: PathBuf = dir.join(
+        found["file"]
+            .as_str()
+            .ok_or_else(|| format!("{bug}: no file: {found}"))?,
+    );
+    let seed = found["seed"].as_u64().unwrap().to_string();
+    let repro = found["repro"].as_str().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    if !stdout.contains(repro) {
+        return Err(format!("{bug}: the repro line is printed\n{stdout}"));
+    }
+    let header = std::fs::read_to_string(&file).unwrap();
+    for needle in [
+        format!("# rule: {rule}"),
+        format!("# seed: {seed}"),
+        "# size: ".to_string(),
+        "# found by: a2a-harness explore".to_string(),
+    ] {
+        if !header.contains(&needle) {
+            return Err(format!("{bug}: header lacks {needle:?}\n{header}"));
+        }
+    }
+    if found["shrunk_size"].as_u64() > found["original_size"].as_u64() {
+        return Err(format!("{bug}: grew: {found}"));
+    }
+    // (a) the bugged delegator fails the same rule with `run --scenarios FILE`.
+    let again = dir.join("again");
+    let o = harness(&[
+        "run",
+        "--no-builtin",
+        "--scenarios",
+        file.to_str().unwrap(),
+        "--seed",
+        &seed,
+        "--delegator",
+        &bugged(bug),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    let index = read_json(&again.join("index.json"));
+    let failed: Vec<Value> = index["cases"][0]["failed_rules"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if o.status.code() == Some(2) || !failed.iter().any(|r| r["id"] == rule) {
+        return Err(format!(
+            "{bug}: the shrunk file does not fail {rule}: {failed:?}\n{}",
+            text(&o)
+        ));
+    }
+    // (b) the reference delegator passes it.
+    let clean = dir.join("clean");
+    let o = harness(&[
+        "run",
+        "--no-builtin",
+        "--scenarios",
+        file.to_str().unwrap(),
+        "--seed",
+        &seed,
+        "--delegator",
+        &reference(),
+        "--out",
+        clean.to_str().unwrap(),
+    ]);
+    if o.status.code() != Some(0) {
+        return Err(format!(
+            "{bug}: the reference delegator fails the shrunk file\n{}\n{header}",
+            text(&o)
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn explore_finds_each_planted_bug_and_its_shrunk_file_reproduces_it() {
+    let work = tempfile::tempdir().unwrap();
+    let problems: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = BUGS
+            .iter()
+            .map(|(bug, topic, rule, runs)| {
+                let work = work.path();
+                s.spawn(move || explore_bug(bug, topic, rule, *runs, work))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().expect("no panic").err())
+            .collect()
+    });
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
