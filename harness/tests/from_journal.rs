@@ -63,10 +63,13 @@ fn agent_side(journal: &[Entry]) -> BTreeMap<(String, &'static str), Vec<String>
                 ))
             }
             Event::Response {
-                status, rpc_error, ..
-            } if *status >= 400 || rpc_error.is_some() => {
-                Some(format!("response {status} {rpc_error:?}"))
-            }
+                status,
+                rpc_error,
+                retry_after_s,
+                ..
+            } if *status >= 400 || rpc_error.is_some() => Some(format!(
+                "response {status} {rpc_error:?} retry-after {retry_after_s:?}"
+            )),
             // A stream the agent ended early, as the mock and as a recorder name it.
             Event::StreamClosed {
                 req,
@@ -146,6 +149,13 @@ async fn recorded_cases_replay_with_the_same_agent_traffic_and_verdicts() {
             c.unsupported,
             c.toml
         );
+        if r.id == "retries.429-retry-after" {
+            assert!(
+                c.toml.contains("retry_after_s = 1"),
+                "the 429's Retry-After comes back from the journal:\n{}",
+                c.toml
+            );
+        }
         let file = dir.path().join(format!("{}.toml", r.id));
         std::fs::write(&file, &c.toml).expect("write");
         let mut s = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
@@ -329,6 +339,13 @@ async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffi
                 id: Some(format!("{}.recorded", s.id)),
             },
         );
+        if s.id == "retries.429-retry-after" {
+            assert!(
+                c.toml.contains("retry_after_s = 1"),
+                "the recorder journals the 429's Retry-After:\n{}",
+                c.toml
+            );
+        }
         let file = dir.path().join(format!("{}.toml", s.id));
         std::fs::write(&file, &c.toml).expect("write");
         let scenario = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));

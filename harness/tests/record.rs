@@ -292,8 +292,15 @@ async fn faults_and_errors_reach_the_delegator_as_they_would_directly() {
     assert!(dropped(&es, "before_response"));
     let (es, _) = same_outcome(&case("retries.429-retry-after")).await;
     assert!(
-        es.iter()
-            .any(|e| matches!(e.event, Event::Response { status: 429, .. }))
+        es.iter().any(|e| matches!(
+            e.event,
+            Event::Response {
+                status: 429,
+                retry_after_s: Some(1),
+                ..
+            }
+        )),
+        "the recorder journals the 429 and its Retry-After"
     );
     let (es, _) = same_outcome(&case("hostile.invalid-json-event")).await;
     assert!(

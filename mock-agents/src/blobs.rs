@@ -32,6 +32,7 @@ pub(crate) async fn blob_handler(
     });
     let Some((size, seed, text)) = crate::agent::lock_map(&st.blobs).get(&key).copied() else {
         st.journal(Event::Response {
+            retry_after_s: None,
             grpc_status: None,
             req,
             status: 404,
@@ -41,6 +42,7 @@ pub(crate) async fn blob_handler(
         return (StatusCode::NOT_FOUND, "no such blob").into_response();
     };
     st.journal(Event::Response {
+        retry_after_s: None,
         grpc_status: None,
         req,
         status: 200,

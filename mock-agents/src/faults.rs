@@ -129,6 +129,7 @@ pub(crate) async fn pre_fault(
                 kind: format!("http_status_{status}"),
             });
             st.journal(Event::Response {
+                retry_after_s: *retry_after_s,
                 grpc_status: (call.binding == Binding::Grpc)
                     .then(|| a2a_protocol::GrpcCode::from_http_status(*status).number()),
                 req: call.req,
@@ -171,6 +172,7 @@ pub(crate) async fn pre_fault(
             let body = body.clone().unwrap_or_else(|| GARBAGE.to_string());
             if call.binding == Binding::Grpc {
                 st.journal(Event::Response {
+                    retry_after_s: None,
                     grpc_status: Some(0),
                     req: call.req,
                     status: 200,
@@ -180,6 +182,7 @@ pub(crate) async fn pre_fault(
                 return Some(crate::grpc::garbage_response(&body));
             }
             st.journal(Event::Response {
+                retry_after_s: None,
                 grpc_status: None,
                 req: call.req,
                 status: 200,

@@ -217,6 +217,7 @@ pub(crate) fn respond(
         if !call.dropping {
             let code = GrpcCode::from_number(status.code).unwrap_or(GrpcCode::Unknown);
             st.journal(Event::Response {
+                retry_after_s: None,
                 req: call.req,
                 status: code.http_status(),
                 rpc_error,
@@ -341,6 +342,7 @@ pub(crate) fn unimplemented(st: &AgentState, request: &Request, message: &str) -
     });
     let status = plain_status(GrpcCode::Unimplemented, message);
     st.journal(Event::Response {
+        retry_after_s: None,
         req,
         status: GrpcCode::Unimplemented.http_status(),
         rpc_error: Some(ErrorCode::MethodNotFound.code()),
@@ -380,6 +382,7 @@ pub(crate) async fn grpc_handler(
     };
     let refuse = |status: StatusCode, why: &str| {
         st.journal(Event::Response {
+            retry_after_s: None,
             req,
             status: status.as_u16(),
             rpc_error: None,
@@ -417,6 +420,7 @@ pub(crate) async fn grpc_handler(
     let fail = |params: Value, status: rpc::Status, rpc_error: i64| {
         journal_request(params);
         st.journal(Event::Response {
+            retry_after_s: None,
             req,
             status: GrpcCode::from_number(status.code)
                 .unwrap_or(GrpcCode::Unknown)

@@ -179,6 +179,10 @@ pub enum Event {
         /// stream's final status is in its [`Event::StreamClosed`] reason.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         grpc_status: Option<i32>,
+        /// The `Retry-After` the response carried, in seconds (absent when it carried none
+        /// or, in journals written before it was recorded, unknown).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_s: Option<u64>,
         /// The body (long strings summarised).
         #[serde(default)]
         body: Value,

@@ -58,6 +58,7 @@ pub(crate) fn respond(
     };
     if !call.dropping {
         st.journal(Event::Response {
+            retry_after_s: None,
             req: call.req,
             status,
             rpc_error,
@@ -97,6 +98,7 @@ fn route_error(
 ) -> Response {
     let body = status_body(status, message);
     st.journal(Event::Response {
+        retry_after_s: None,
         req,
         status,
         rpc_error: Some(ErrorCode::MethodNotFound.code()),
@@ -152,6 +154,7 @@ pub(crate) async fn rest_handler(
             let mut body = body;
             body["error"]["code"] = json!(status);
             st.journal(Event::Response {
+                retry_after_s: None,
                 req,
                 status,
                 rpc_error: Some(e.code),

@@ -101,6 +101,7 @@ fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
         "rpcEndpoint": RPC_PATH,
     });
     st.journal(Event::Response {
+        retry_after_s: None,
         grpc_status: None,
         req,
         status: status.as_u16(),
@@ -153,6 +154,7 @@ pub(crate) async fn card_handler(
         StatusCode::OK
     };
     st.journal(Event::Response {
+        retry_after_s: None,
         grpc_status: None,
         req,
         status: status.as_u16(),
@@ -240,6 +242,7 @@ pub(crate) fn respond(
     if call.notification {
         if !call.dropping {
             st.journal(Event::Response {
+                retry_after_s: None,
                 grpc_status: None,
                 req: call.req,
                 status: 204,
@@ -263,6 +266,7 @@ pub(crate) fn respond(
     }
     if !call.dropping {
         st.journal(Event::Response {
+            retry_after_s: None,
             grpc_status: None,
             req: call.req,
             status: 200,
@@ -321,6 +325,7 @@ pub(crate) async fn rpc_handler(
             let body = serde_json::to_vec(&JsonRpcResponse::<Value>::error(Id::Null, e))
                 .unwrap_or_default();
             st.journal(Event::Response {
+                retry_after_s: None,
                 grpc_status: None,
                 req,
                 status: too.status(),
@@ -516,6 +521,7 @@ pub(crate) async fn rpc_handler(
     if notification {
         // Answered now; the processing goes on without a listener (and is not journaled as sent).
         st.journal(Event::Response {
+            retry_after_s: None,
             grpc_status: None,
             req,
             status: 204,

@@ -253,6 +253,7 @@ pub(crate) fn sse_response(
     };
     if !call.dropping {
         st.journal(Event::Response {
+            retry_after_s: None,
             grpc_status: None,
             req: call.req,
             status: 200,

@@ -126,6 +126,16 @@ async fn http_status_faults_with_retry_after() {
         );
         let req = reqs_with_text(j, text)[0];
         assert_eq!(response_of(j, req).map(|r| r.0), Some(status));
+        // The journal keeps the Retry-After it sent (from-journal writes it back).
+        let journaled = events_of(j, req).into_iter().find_map(|e| match e {
+            Event::Response { retry_after_s, .. } => Some(retry_after_s),
+            _ => None,
+        });
+        assert_eq!(
+            journaled,
+            Some(retry.map(|s| s.parse::<u64>().unwrap())),
+            "{text}"
+        );
     }
     assert!(
         tasks_created(j).is_empty(),

@@ -27,7 +27,7 @@ pub(crate) fn render(m: &Model, journal: &RecordedJournal, id: &str) -> String {
     );
     for line in [
         "# A recording shows one run: these agents do what the recorded ones did, matched to the",
-        "# requests that triggered them. A journal does not hold response headers (Retry-After),",
+        "# requests that triggered them. A journal holds no response headers but Retry-After, nor",
         "# the bytes of long strings it summarised, nor timing below 10 ms: large or summarised",
         "# artifacts are generated content of the same length and media type (different bytes; the",
         "# recorded sha256 is in a comment). Comments name the journal seq each rule and step came",
@@ -128,12 +128,7 @@ fn agent(w: &mut String, a: &AgentModel) {
             q.times,
             q.method
         );
-        if matches!(q.fault, a2a_mock_agents::Fault::HttpStatus { .. }) {
-            let _ = writeln!(
-                w,
-                "# The journal records no response headers: add retry_after_s if the agent sent Retry-After."
-            );
-        }
+        no_retry_after_note(w, &q.fault);
         let _ = writeln!(w, "[[network.agent.queued_fault]]");
         let _ = writeln!(w, "method = {}", string(&q.method));
         if q.times != 1 {
@@ -143,6 +138,23 @@ fn agent(w: &mut String, a: &AgentModel) {
     }
     for r in &a.rules {
         rule(w, r);
+    }
+}
+
+/// Under an `http_status` fault without `retry_after_s`: the answer carried no Retry-After,
+/// or the journal predates recording it.
+fn no_retry_after_note(w: &mut String, f: &a2a_mock_agents::Fault) {
+    if matches!(
+        f,
+        a2a_mock_agents::Fault::HttpStatus {
+            retry_after_s: None,
+            ..
+        }
+    ) {
+        let _ = writeln!(
+            w,
+            "# No Retry-After in the journal (none sent, or a journal older than its recording): add retry_after_s if the agent sent one."
+        );
     }
 }
 
@@ -163,12 +175,7 @@ fn rule(w: &mut String, r: &RuleModel) {
     }
     if let Some((f, why)) = &r.fault {
         let _ = writeln!(w, "fault = {} # {}", inline(&script_value(f)), comment(why));
-        if matches!(f, a2a_mock_agents::Fault::HttpStatus { .. }) {
-            let _ = writeln!(
-                w,
-                "# The journal records no response headers: add retry_after_s if the agent sent Retry-After."
-            );
-        }
+        no_retry_after_note(w, f);
     }
     if let Some(c) = r.on_cancel {
         let name = match c {

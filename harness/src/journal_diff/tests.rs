@@ -72,6 +72,7 @@ impl Run {
         self.push(
             agent,
             Event::Response {
+                retry_after_s: None,
                 req,
                 status: 200,
                 rpc_error: None,

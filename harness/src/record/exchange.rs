@@ -206,6 +206,18 @@ enum Reading {
     GrpcStream(FrameDecoder),
 }
 
+/// The `Retry-After` header in its delta-seconds form (an HTTP-date is not converted: the
+/// journal would then depend on the recording's clock).
+fn retry_after_of(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(hyper::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Watches one answer go by and journals it.
 pub struct Observer {
     rec: Arc<Recording>,
@@ -216,6 +228,8 @@ pub struct Observer {
     /// gRPC status from trailers-only headers.
     header_grpc_status: Option<i32>,
     header_rpc_error: Option<i64>,
+    /// The answer's `Retry-After` in seconds (delta-seconds form only), if it had one.
+    retry_after_s: Option<u64>,
     reading: Reading,
     created_by: Option<String>,
     /// A 0.3 method's result kind: results are translated to 1.0 before tasks are derived.
@@ -274,6 +288,7 @@ impl Observer {
             status,
             header_grpc_status,
             header_rpc_error,
+            retry_after_s: retry_after_of(headers),
             reading,
             created_by,
             v03_result: decoded
@@ -292,6 +307,7 @@ impl Observer {
         };
         if !matches!(o.reading, Reading::Unary { .. }) {
             o.rec.record(Event::Response {
+                retry_after_s: o.retry_after_s,
                 req,
                 status,
                 rpc_error: None,
@@ -559,6 +575,7 @@ impl Observer {
             None => self.status,
         };
         self.rec.record(Event::Response {
+            retry_after_s: self.retry_after_s,
             req: self.req,
             status,
             rpc_error,

@@ -386,6 +386,7 @@ impl Proxy {
             }
         };
         self.rec.record(Event::Response {
+            retry_after_s: None,
             req: n,
             status: aparts.status.as_u16(),
             rpc_error: None,
@@ -431,6 +432,7 @@ impl Proxy {
         self.rec
             .note(Some(n), format!("upstream unreachable: {why}"));
         self.rec.record(Event::Response {
+            retry_after_s: None,
             req: n,
             status: 502,
             rpc_error: None,

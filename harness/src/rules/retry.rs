@@ -60,8 +60,9 @@ fn option_ms(ev: &Evidence, key: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The `Retry-After` (seconds) the scenario's 429 fault announces, if any.
-fn retry_after_s(ev: &Evidence) -> Option<u64> {
+/// The `Retry-After` (seconds) the scenario's 429 rule fault announces, if any: for journals
+/// whose 429 responses do not carry it (the journal's own value, per response, comes first).
+fn scenario_retry_after_s(ev: &Evidence) -> Option<u64> {
     ev.scenario
         .network
         .agents
@@ -83,7 +84,7 @@ fn retry_after_s(ev: &Evidence) -> Option<u64> {
 pub(super) fn retries_back_off(ev: &Evidence) -> Check {
     let base = option_ms(ev, "retry_base_ms", DEFAULT_RETRY_BASE_MS);
     let cap = option_ms(ev, "retry_cap_ms", DEFAULT_RETRY_CAP_MS).max(base);
-    let ra_ms = retry_after_s(ev).map(|s| s * 1000);
+    let scenario_ra_ms = scenario_retry_after_s(ev).map(|s| s * 1000);
     let reqs = requests(ev.journal);
     // Per intent (agent, messageId): its sends as (seq, request number, time in µs).
     type Sends = Vec<(u64, u64, u64)>;
@@ -107,16 +108,22 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
     for sends in intents.values() {
         // The backoff gaps: from a send whose attempt failed transiently to the next send of the
         // same intent within one process life.
-        let mut gaps: Vec<(u64, u64, u64, bool)> = Vec::new();
+        let mut gaps: Vec<(u64, u64, u64, Option<u64>)> = Vec::new();
         for w in sends.windows(2) {
             let ((s0, req0, t0), (s1, _, t1)) = (w[0], w[1]);
             if ev.crash_seq.is_some_and(|c| s0 <= c && c < s1) {
                 continue;
             }
-            let status = response_of(ev.journal, req0).and_then(|e| match &e.event {
-                Event::Response { status, .. } => Some(*status),
-                _ => None,
-            });
+            let (status, journal_ra_s) = response_of(ev.journal, req0)
+                .and_then(|e| match &e.event {
+                    Event::Response {
+                        status,
+                        retry_after_s,
+                        ..
+                    } => Some((Some(*status), *retry_after_s)),
+                    _ => None,
+                })
+                .unwrap_or((None, None));
             let dropped = ev
                 .journal
                 .iter()
@@ -137,20 +144,19 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
                         _ => false,
                     })
                     .map_or(t0, |e| e.at_us.max(t0));
-                gaps.push((
-                    s0,
-                    s1,
-                    t1.saturating_sub(failed_at) / 1000,
-                    status == Some(429),
-                ));
+                // The Retry-After this resend must wait, in ms (a 429's only).
+                let ra_ms = (status == Some(429))
+                    .then(|| journal_ra_s.map(|s| s * 1000).or(scenario_ra_ms))
+                    .flatten();
+                gaps.push((s0, s1, t1.saturating_sub(failed_at) / 1000, ra_ms));
             }
         }
         if gaps.is_empty() {
             continue;
         }
         any = true;
-        for &(s0, s1, gap, after_429) in &gaps {
-            if after_429 && let Some(ra) = ra_ms {
+        for &(s0, s1, gap, ra_ms) in &gaps {
+            if let Some(ra) = ra_ms {
                 if gap < ra * 9 / 10 {
                     return fail(
                         format!("the resend waits Retry-After {} s", ra / 1000),
@@ -181,7 +187,7 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
         }
         // Exponential growth, whatever the jitter: the i-th backoff (from 0) waits at least half
         // of min(cap, base·2^i). Measured gaps only exceed the sleep, so load cannot fail this.
-        let plain = gaps.iter().filter(|g| !(g.3 && ra_ms.is_some()));
+        let plain = gaps.iter().filter(|g| g.3.is_none());
         for (i, &(s0, s1, gap, _)) in plain.enumerate() {
             let envelope = base.saturating_mul(1u64 << (i as u32).min(40)).min(cap);
             if gap + 1 < envelope / 2 {
@@ -448,6 +454,28 @@ mod tests {
         c.s = Scenario::from_toml(std::path::Path::new("t.toml"), text).unwrap();
         let (s1, r) = c.j.send("a", "m1", "do the thing", json!({}));
         c.j.resp("a", r, 429, None, Value::Null);
+        let (s2, _) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.at(s1, 0);
+        c.j.at(s2, 100_000);
+        assert!(fails(c.check(checker("DLG-RETRY-02"))));
+        c.j.at(s2, 2_100_000);
+        assert_eq!(c.check(checker("DLG-RETRY-02")), Check::Pass);
+    }
+
+    #[test]
+    fn retry_02_the_journal_s_retry_after_counts_for_a_queued_fault() {
+        // No rule fault in the scenario (a queued one, as from-journal writes): the journal's
+        // 429 response says Retry-After 2.
+        let text = "id = \"t\"\ntitle = \"t\"\nrules = [\"DLG-RETRY-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n[[network.agent.skill]]\nid = \"s\"\n[[network.agent.queued_fault]]\nmethod = \"SendMessage\"\nfault = { kind = \"http_status\", status = 429, retry_after_s = 2 }\n[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"do the thing\"\n";
+        let mut c = Case::new("");
+        c.s = Scenario::from_toml(std::path::Path::new("t.toml"), text).unwrap();
+        let (s1, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp("a", r, 429, None, Value::Null);
+        for e in &mut c.j.entries {
+            if let Event::Response { retry_after_s, .. } = &mut e.event {
+                *retry_after_s = Some(2);
+            }
+        }
         let (s2, _) = c.j.send("a", "m1", "do the thing", json!({}));
         c.j.at(s1, 0);
         c.j.at(s2, 100_000);

@@ -127,6 +127,7 @@ impl J {
         self.push(
             agent,
             Event::Response {
+                retry_after_s: None,
                 grpc_status: None,
                 req,
                 status,

@@ -416,6 +416,7 @@ mod tests {
         j.record(
             "flaky",
             Event::Response {
+                retry_after_s: None,
                 grpc_status: None,
                 req: 1,
                 status: 503,

@@ -127,7 +127,7 @@ pub(super) fn pre_fault(r: &ReqInfo, journal_end: u64) -> Option<(Fault, String)
             return Some((
                 Fault::HttpStatus {
                     status: *status,
-                    retry_after_s: None,
+                    retry_after_s: r.retry_after_s,
                 },
                 format!("seq {seq}: HTTP {status}"),
             ));

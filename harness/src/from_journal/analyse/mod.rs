@@ -207,6 +207,7 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
                         params: Value::clone(params),
                         headers: BTreeMap::clone(headers),
                         response: None,
+                        retry_after_s: None,
                         events: Vec::new(),
                         closed: None,
                         dropped: None,
@@ -219,11 +220,13 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
                 req,
                 status,
                 rpc_error,
+                retry_after_s,
                 body,
                 ..
             } => {
                 if let Some(r) = reqs.get_mut(&key(*req)) {
                     r.response = Some((e.seq, e.at_us, *status, *rpc_error, body.clone()));
+                    r.retry_after_s = *retry_after_s;
                 }
             }
             Event::SseEvent { req, data, .. } => {

@@ -17,6 +17,8 @@ pub(super) struct ReqInfo {
     pub(super) params: Value,
     pub(super) headers: BTreeMap<String, String>,
     pub(super) response: Option<(u64, u64, u16, Option<i64>, Value)>,
+    /// The response's `Retry-After` in seconds, as the journal recorded it.
+    pub(super) retry_after_s: Option<u64>,
     pub(super) events: Vec<(u64, Value)>,
     pub(super) closed: Option<(u64, u32, String)>,
     pub(super) dropped: Option<(u64, String)>,
