@@ -176,3 +176,60 @@ fn no_recovery_breaks_a_recovery_rule_at_some_position_and_its_repro_reproduces_
         "{ids:?}\n{stdout}"
     );
 }
+
+/// Run `cases` with a SIGKILL at journal entry `k` (`run --crash-at-event K`).
+fn at_event(cases: &str, k: u64) -> (Vec<CaseResult>, tempfile::TempDir) {
+    let cat = load_catalog(&common::root().join("scenarios")).expect("catalog loads");
+    let selected = select(&cat, &CaseGlob::new(cases).unwrap());
+    assert!(!selected.is_empty(), "{cases}");
+    let work = tempfile::tempdir().unwrap();
+    let o = SweepOptions {
+        delegator: reference(),
+        seed: 1,
+        jobs: 4,
+        max_positions: 1,
+        known_failing: Vec::new(),
+        work_dir: work.path().to_path_buf(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let k = std::num::NonZeroU64::new(k).unwrap();
+    let results = rt.block_on(a2a_harness::sweep::run_at_event(&selected, k, &o, |_| {}));
+    (results, work)
+}
+
+/// A fan-out killed right after the agent created the first child's task (entry 4): the
+/// restarted delegator resends the child with the same `messageId`, the agent answers with its
+/// already finished task, and the child must still end with a `done` that carries its artifact
+/// (a child whose final state was saved before its `done` let the parent join without it).
+#[test]
+fn a_fan_out_killed_after_the_first_child_task_recovers_every_child() {
+    let (results, _work) = at_event("limits.budget-fan-out", 4);
+    let r = &results[0];
+    let c = r.crash.as_ref().expect("the kill fired");
+    assert_eq!(c.fired_seq, 4, "{}", r.id);
+    let hist02 = r.rules.iter().find(|v| v.id == "HIST-02").expect("HIST-02");
+    assert_eq!(hist02.verdict, Verdict::Pass, "{:?}", r.rules);
+    let restart = c.messages_before_restart.expect("restarted");
+    let dones: Vec<&serde_json::Value> = r.messages[restart..]
+        .iter()
+        .filter(|m| m["type"] == "done")
+        .collect();
+    for id in ["d1-a", "d1-b", "d1-c"] {
+        let d = dones
+            .iter()
+            .find(|d| d["id"] == id)
+            .unwrap_or_else(|| panic!("no done for {id}: {dones:#?}"));
+        assert_eq!(d["state"], "COMPLETED", "{d}");
+        assert_eq!(d["artifacts"].as_array().map(Vec::len), Some(1), "{d}");
+    }
+    let parent = dones.iter().find(|d| d["id"] == "d1").expect("parent done");
+    assert_eq!(parent["state"], "COMPLETED", "{parent}");
+    assert_eq!(
+        parent["artifacts"].as_array().map(Vec::len),
+        Some(3),
+        "{parent}"
+    );
+}
