@@ -4,6 +4,7 @@
 
 use super::crash::{BACKOFF_SETTLE, CrashInjector, CrashRecord};
 use super::intake::{Intake, Received};
+use super::unacked::Unacknowledged;
 use super::messages::{delegate_message, forge_push, push_target};
 use super::verdict::{CaseResult, Verdict, case_verdict, judge};
 use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
@@ -147,6 +148,9 @@ struct CaseRun<'a> {
     memory_baseline_kib: Option<u64>,
     /// Messages the killed process wrote before it died, handled after the restart.
     backlog: VecDeque<Received>,
+    /// `delegate`s and `cancel`s the current process has not acknowledged (re-sent after a
+    /// restart).
+    unacked: Unacknowledged,
     canceled: Vec<String>,
     forged_for: Vec<String>,
     /// True once the harness stopped reading the delegator (a flood of garbage).
@@ -206,6 +210,7 @@ impl<'a> CaseRun<'a> {
             crashed: false,
             memory_baseline_kib: None,
             backlog: VecDeque::new(),
+            unacked: Unacknowledged::default(),
             canceled: Vec::new(),
             forged_for: Vec::new(),
             flooded: false,
@@ -219,6 +224,7 @@ impl<'a> CaseRun<'a> {
     }
 
     async fn send_until(&mut self, msg: &ToDelegator, deadline: tokio::time::Instant) -> bool {
+        self.unacked.sent(msg);
         match self.proc.send(msg, deadline).await {
             Ok(()) => true,
             Err(e) => {
@@ -449,6 +455,9 @@ impl<'a> CaseRun<'a> {
             match self.proc.recv(left).await {
                 Some(DelegatorOutput::Message(m)) => {
                     if let Some(r) = self.intake.message(&m) {
+                        if let Received::Message(msg) = &r {
+                            self.unacked.received(msg);
+                        }
                         self.backlog.push_back(r);
                     }
                 }
@@ -478,6 +487,20 @@ impl<'a> CaseRun<'a> {
         }
         let init = self.init_message(true);
         self.send(&init).await;
+        // What the killed process never acknowledged may never have reached its store: a real
+        // caller sends it again, with the same ids (a correct delegator takes a `delegate` it
+        // had recorded as that same delegation).
+        for msg in self.unacked.take() {
+            let what = match &msg {
+                ToDelegator::Delegate(d) => format!("delegate {}", d.id),
+                ToDelegator::Cancel(c) => format!("cancel {}", c.id),
+                _ => continue,
+            };
+            self.intake.note(format!(
+                "re-sent after the restart (the killed process had not acknowledged it): {what}"
+            ));
+            self.send(&msg).await;
+        }
         true
     }
 
@@ -508,7 +531,12 @@ impl<'a> CaseRun<'a> {
                 }
             }
             Some(DelegatorOutput::Message(m)) => match self.intake.message(&m) {
-                Some(r) => Next::Handle(r, false),
+                Some(r) => {
+                    if let Received::Message(msg) = &r {
+                        self.unacked.received(msg);
+                    }
+                    Next::Handle(r, false)
+                }
                 None => Next::Again,
             },
         }
