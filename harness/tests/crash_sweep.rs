@@ -233,3 +233,50 @@ fn a_fan_out_killed_after_the_first_child_task_recovers_every_child() {
         "{parent}"
     );
 }
+
+/// Killed at entry 4 (the first agent's task created, the delegator not yet past it): the
+/// second `delegate` was written to the killed process but never acknowledged, so the harness
+/// sends it again to the restarted one, with the same id; both delegations end COMPLETED after
+/// the restart instead of the second waiting out the case's time bound.
+#[test]
+fn a_delegate_the_killed_process_never_acknowledged_is_sent_again() {
+    let (results, _work) = at_event("hostile.unknown-field", 4);
+    let r = &results[0];
+    let c = r.crash.as_ref().expect("the kill fired");
+    assert_eq!(c.fired_seq, 4, "{}", r.id);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?} {:?}", broken_ids(r), r.notes);
+    let restart = c.messages_before_restart.expect("restarted");
+    let acknowledged: Vec<&str> = r.messages[..restart]
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    let resent: Vec<&String> = r
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("re-sent after the restart"))
+        .collect();
+    for id in ["d1", "d2"] {
+        let noted = resent.iter().any(|n| n.ends_with(&format!("delegate {id}")));
+        assert_eq!(
+            noted,
+            !acknowledged.contains(&id),
+            "{id}: re-sent exactly when unacknowledged: {resent:?} {acknowledged:?}"
+        );
+        let done = r.messages[restart..]
+            .iter()
+            .find(|m| m["type"] == "done" && m["id"] == id)
+            .or_else(|| {
+                r.messages[..restart]
+                    .iter()
+                    .find(|m| m["type"] == "done" && m["id"] == id)
+            })
+            .unwrap_or_else(|| panic!("no done for {id}"));
+        assert_eq!(done["state"], "COMPLETED", "{done}");
+    }
+    assert!(!resent.is_empty(), "nothing was re-sent: {:?}", r.notes);
+    assert!(
+        r.duration_ms < 20_000,
+        "the re-sent delegation waited out its bound: {} ms",
+        r.duration_ms
+    );
+}

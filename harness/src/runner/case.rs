@@ -146,6 +146,8 @@ struct CaseRun<'a> {
     crashed: bool,
     /// The delegator's process-group memory at `init_ok` (KiB), for DLG-ART-10.
     memory_baseline_kib: Option<u64>,
+    /// The killed process's memory reading (with its own baseline), memory cases with a crash.
+    memory_before_crash: Option<MemoryReading>,
     /// Messages the killed process wrote before it died, handled after the restart.
     backlog: VecDeque<Received>,
     /// `delegate`s and `cancel`s the current process has not acknowledged (re-sent after a
@@ -209,6 +211,7 @@ impl<'a> CaseRun<'a> {
             crash: None,
             crashed: false,
             memory_baseline_kib: None,
+            memory_before_crash: None,
             backlog: VecDeque::new(),
             unacked: Unacknowledged::default(),
             canceled: Vec::new(),
@@ -283,11 +286,19 @@ impl<'a> CaseRun<'a> {
     }
 
     /// The process group's memory while it ran, with the baseline taken at `init_ok` (memory
-    /// cases only).
+    /// cases only). After a crash each process life is held to its own baseline: the reading is
+    /// the life that rose furthest above its baseline (a life without a baseline, killed before
+    /// its `init_ok`, counts only when no other has one).
     fn memory_reading(&self) -> Option<MemoryReading> {
-        let mut m = self.proc.memory()?;
-        m.baseline_kib = self.memory_baseline_kib;
-        Some(m)
+        let current = self.proc.memory().map(|mut m| {
+            m.baseline_kib = self.memory_baseline_kib;
+            m
+        });
+        let rise = |m: &MemoryReading| m.baseline_kib.map(|b| m.peak_kib.saturating_sub(b));
+        match (self.memory_before_crash.clone(), current) {
+            (Some(old), Some(new)) => Some(if rise(&old) > rise(&new) { old } else { new }),
+            (old, new) => new.or(old),
+        }
     }
 
     /// Send `init` and wait for `init_ok`, bounded by [`INIT_WAIT`] and the case deadline.
@@ -478,8 +489,18 @@ impl<'a> CaseRun<'a> {
             c.messages_before_restart = Some(self.intake.messages.len());
         }
         self.intake.new_life();
+        if self.s.memory_bound_mib.is_some() {
+            self.memory_before_crash = self.memory_reading();
+            self.memory_baseline_kib = None;
+        }
         match DelegatorProcess::spawn(&self.cfg.delegator, self.facts.stderr.clone()) {
-            Ok(p) => self.proc = p,
+            Ok(p) => {
+                self.proc = p;
+                // The restarted process is watched as the first was.
+                if self.s.memory_bound_mib.is_some() {
+                    self.proc.watch_memory();
+                }
+            }
             Err(e) => {
                 self.intake.note(format!("restart failed: {e}"));
                 return false;
@@ -571,6 +592,10 @@ impl<'a> CaseRun<'a> {
             return;
         };
         match msg {
+            // The restarted process's `init_ok`: its memory baseline (memory cases).
+            FromDelegator::InitOk(_) if !old_life && self.s.memory_bound_mib.is_some() => {
+                self.memory_baseline_kib = self.proc.group_rss_kib();
+            }
             FromDelegator::State(st) if !old_life => self.on_state(&st).await,
             // An escalation of the killed process is reported again by the restarted one.
             FromDelegator::Escalate(e) if !old_life => {
