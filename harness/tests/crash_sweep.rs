@@ -244,7 +244,13 @@ fn a_delegate_the_killed_process_never_acknowledged_is_sent_again() {
     let r = &results[0];
     let c = r.crash.as_ref().expect("the kill fired");
     assert_eq!(c.fired_seq, 4, "{}", r.id);
-    assert_eq!(r.verdict, Verdict::Pass, "{:?} {:?}", broken_ids(r), r.notes);
+    assert_eq!(
+        r.verdict,
+        Verdict::Pass,
+        "{:?} {:?}",
+        broken_ids(r),
+        r.notes
+    );
     let restart = c.messages_before_restart.expect("restarted");
     let acknowledged: Vec<&str> = r.messages[..restart]
         .iter()
@@ -256,7 +262,9 @@ fn a_delegate_the_killed_process_never_acknowledged_is_sent_again() {
         .filter(|n| n.starts_with("re-sent after the restart"))
         .collect();
     for id in ["d1", "d2"] {
-        let noted = resent.iter().any(|n| n.ends_with(&format!("delegate {id}")));
+        let noted = resent
+            .iter()
+            .any(|n| n.ends_with(&format!("delegate {id}")));
         assert_eq!(
             noted,
             !acknowledged.contains(&id),

@@ -4,8 +4,8 @@
 
 use super::crash::{BACKOFF_SETTLE, CrashInjector, CrashRecord};
 use super::intake::{Intake, Received};
-use super::unacked::Unacknowledged;
 use super::messages::{delegate_message, forge_push, push_target};
+use super::unacked::Unacknowledged;
 use super::verdict::{CaseResult, Verdict, case_verdict, judge};
 use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
 use crate::delegator_process::{DelegatorOutput, DelegatorProcess, MemoryReading, init_message};
@@ -146,7 +146,7 @@ struct CaseRun<'a> {
     crashed: bool,
     /// The delegator's process-group memory at `init_ok` (KiB), for DLG-ART-10.
     memory_baseline_kib: Option<u64>,
-    /// The killed process's memory reading (with its own baseline), memory cases with a crash.
+    /// The killed process's memory reading (with its baseline), memory cases with a crash.
     memory_before_crash: Option<MemoryReading>,
     /// Messages the killed process wrote before it died, handled after the restart.
     backlog: VecDeque<Received>,
@@ -154,7 +154,10 @@ struct CaseRun<'a> {
     /// restart).
     unacked: Unacknowledged,
     canceled: Vec<String>,
-    forged_for: Vec<String>,
+    /// Per delegation, the webhook URL a forged push was last posted to, and whether the
+    /// webhook answered: one that did not (the killed process's) is forged again once the
+    /// restarted process configured a new one.
+    forged_for: BTreeMap<String, (String, bool)>,
     /// True once the harness stopped reading the delegator (a flood of garbage).
     flooded: bool,
     alive: bool,
@@ -215,7 +218,7 @@ impl<'a> CaseRun<'a> {
             backlog: VecDeque::new(),
             unacked: Unacknowledged::default(),
             canceled: Vec::new(),
-            forged_for: Vec::new(),
+            forged_for: BTreeMap::new(),
             flooded: false,
             alive: true,
         }
@@ -286,19 +289,17 @@ impl<'a> CaseRun<'a> {
     }
 
     /// The process group's memory while it ran, with the baseline taken at `init_ok` (memory
-    /// cases only). After a crash each process life is held to its own baseline: the reading is
-    /// the life that rose furthest above its baseline (a life without a baseline, killed before
-    /// its `init_ok`, counts only when no other has one).
+    /// cases only). After a crash it is the killed process's: the restarted one gets what was
+    /// already produced as one task snapshot (`SendStreamingMessage` deduplicated, or
+    /// `SubscribeToTask`), not as a stream, so DLG-ART-10 judges the life that streamed, on
+    /// what streamed before the kill.
     fn memory_reading(&self) -> Option<MemoryReading> {
-        let current = self.proc.memory().map(|mut m| {
-            m.baseline_kib = self.memory_baseline_kib;
-            m
-        });
-        let rise = |m: &MemoryReading| m.baseline_kib.map(|b| m.peak_kib.saturating_sub(b));
-        match (self.memory_before_crash.clone(), current) {
-            (Some(old), Some(new)) => Some(if rise(&old) > rise(&new) { old } else { new }),
-            (old, new) => new.or(old),
+        if let Some(m) = &self.memory_before_crash {
+            return Some(m.clone());
         }
+        let mut m = self.proc.memory()?;
+        m.baseline_kib = self.memory_baseline_kib;
+        Some(m)
     }
 
     /// Send `init` and wait for `init_ok`, bounded by [`INIT_WAIT`] and the case deadline.
@@ -425,14 +426,27 @@ impl<'a> CaseRun<'a> {
         }
         let s = self.s;
         for d in &s.delegations {
-            if self.forged_for.contains(&d.id) {
+            if self
+                .forged_for
+                .get(&d.id)
+                .is_some_and(|(_, reached)| *reached)
+            {
                 continue;
             }
             let Some(t) = self.journal.with_entries(|j| push_target(j, &d.text)) else {
                 continue;
             };
-            self.forged_for.push(d.id.clone());
-            if let Some(code) = forge_push(&t.url, &t.task, &t.context).await {
+            if self
+                .forged_for
+                .get(&d.id)
+                .is_some_and(|(url, _)| *url == t.url)
+            {
+                continue;
+            }
+            let code = forge_push(&t.url, &t.task, &t.context).await;
+            self.forged_for
+                .insert(d.id.clone(), (t.url.clone(), code.is_some()));
+            if let Some(code) = code {
                 self.facts.forged.push(code);
             }
         }
@@ -491,16 +505,9 @@ impl<'a> CaseRun<'a> {
         self.intake.new_life();
         if self.s.memory_bound_mib.is_some() {
             self.memory_before_crash = self.memory_reading();
-            self.memory_baseline_kib = None;
         }
         match DelegatorProcess::spawn(&self.cfg.delegator, self.facts.stderr.clone()) {
-            Ok(p) => {
-                self.proc = p;
-                // The restarted process is watched as the first was.
-                if self.s.memory_bound_mib.is_some() {
-                    self.proc.watch_memory();
-                }
-            }
+            Ok(p) => self.proc = p,
             Err(e) => {
                 self.intake.note(format!("restart failed: {e}"));
                 return false;
@@ -592,10 +599,6 @@ impl<'a> CaseRun<'a> {
             return;
         };
         match msg {
-            // The restarted process's `init_ok`: its memory baseline (memory cases).
-            FromDelegator::InitOk(_) if !old_life && self.s.memory_bound_mib.is_some() => {
-                self.memory_baseline_kib = self.proc.group_rss_kib();
-            }
             FromDelegator::State(st) if !old_life => self.on_state(&st).await,
             // An escalation of the killed process is reported again by the restarted one.
             FromDelegator::Escalate(e) if !old_life => {

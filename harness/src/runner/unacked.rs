@@ -85,7 +85,9 @@ mod tests {
         u.sent(&delegate("d2"));
         u.sent(&delegate("d3"));
         u.sent(&ToDelegator::Cancel(Cancel { id: "d1".into() }));
-        u.received(&from(json!({"type": "state", "id": "d1", "state": "SENDING"})));
+        u.received(&from(
+            json!({"type": "state", "id": "d1", "state": "SENDING"}),
+        ));
         u.received(&from(
             json!({"type": "error", "id": "d3", "code": "bad_request", "message": "no"}),
         ));
@@ -95,7 +97,9 @@ mod tests {
         let mut u = Unacknowledged::default();
         u.sent(&delegate("d1"));
         u.sent(&ToDelegator::Cancel(Cancel { id: "d1".into() }));
-        u.received(&from(json!({"type": "done", "id": "d1", "state": "CANCELED", "artifacts": []})));
+        u.received(&from(
+            json!({"type": "done", "id": "d1", "state": "CANCELED", "artifacts": []}),
+        ));
         assert!(u.take().is_empty());
     }
 }
