@@ -242,12 +242,13 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
         };
         any = true;
         let delegation = delegation_of(ev, r);
-        // Killed at entry `k` after the error reply but before reporting the outcome: the
-        // killed process may never have read the reply (or made it durable), so the restarted
-        // one resending the same request is recovery, not an unchanged resend. Once the outcome
-        // was reported before the kill, a resend after the restart still fails.
+        // The request sent by the process killed at entry `k`, and resent by the restarted one
+        // before any outcome was reported: the killed process may never have read the error
+        // reply (it may even have come after the kill) or made it durable, so the resend is
+        // recovery, not an unchanged resend. Once the outcome was reported before the kill, a
+        // resend after the restart still fails.
         let recovery_resend = |o_seq: u64| match ev.crash_seq {
-            Some(k) if seq <= k && o_seq > k => !delegation
+            Some(k) if r.seq <= k && o_seq > k => !delegation
                 .and_then(|d| ev.done_at.get(&d.id))
                 .is_some_and(|at| *at <= k),
             _ => false,
@@ -425,6 +426,15 @@ mod tests {
         // The outcome was reported before the kill: a resend after the restart still fails.
         c.done_at.insert("d1".into(), err);
         assert!(fails(c.check(checker("DLG-SEND-09"))));
+        // Killed as the request went out: the error reply came after the kill.
+        let mut c = Case::new(&delegation(""));
+        let (sent, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.crash = Some(sent);
+        c.j.resp("a", r, 200, Some(-32005), json!({}));
+        let (_, r2) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp("a", r2, 200, Some(-32005), json!({}));
+        c.done("d1", "SEND_FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-SEND-09")), Check::Pass);
         // Two resends after the restart: the second one is unchanged after a definite error.
         let mut c = Case::new(&delegation(""));
         let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));

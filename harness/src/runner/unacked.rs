@@ -3,8 +3,9 @@
 //!
 //! A `delegate` is acknowledged by the first message about its id (`state`, `escalate`, `done`,
 //! or the `error` that declines it): the contract makes everything acknowledged by an event
-//! durable. A `cancel` is acknowledged only by the delegation's `done` (or an `error` about it):
-//! a `state` may have been on its way before the cancel was read. Answers and credentials are
+//! durable. A `cancel` is acknowledged only by the delegation's end: its `done`, a `state` in a
+//! final state, or an `error` about it; another `state` may have been on its way before the
+//! cancel was read. Answers and credentials are
 //! not tracked here: a pending escalation is reported again by the restarted process, and the
 //! harness answers that one.
 
@@ -27,7 +28,7 @@ impl Unacknowledged {
     /// Drop the requests `msg` acknowledges.
     pub(super) fn received(&mut self, msg: &FromDelegator) {
         let (id, ends) = match msg {
-            FromDelegator::State(s) => (Some(s.id.as_str()), false),
+            FromDelegator::State(s) => (Some(s.id.as_str()), s.state.is_final()),
             FromDelegator::Escalate(e) => (Some(e.id.as_str()), false),
             FromDelegator::Done(d) => (Some(d.id.as_str()), true),
             FromDelegator::Error(e) => (e.id.as_deref(), true),
