@@ -248,9 +248,9 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
         // recovery, not an unchanged resend. Once the outcome was reported before the kill, a
         // resend after the restart still fails.
         let recovery_resend = |o_seq: u64| match ev.crash_seq {
-            Some(k) if r.seq <= k && o_seq > k => !delegation
+            Some(k) if r.seq <= k && o_seq > k => delegation
                 .and_then(|d| ev.done_at.get(&d.id))
-                .is_some_and(|at| *at <= k),
+                .is_none_or(|at| *at > k),
             _ => false,
         };
         if let Some(again) = reqs.iter().find(|o| {
