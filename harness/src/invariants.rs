@@ -233,12 +233,23 @@ impl<'a> History<'a> {
     }
 
     fn endings(&self, id: &str) -> Vec<(usize, Ending<'_>)> {
+        // An `error` after the delegation's `done` in the same process life declines no
+        // `delegate`: it answers a later request about the finished delegation (a `cancel`, as
+        // re-sent after a restart), which the contract answers with `error`.
+        let done_in_life = |at: usize| {
+            self.messages.iter().any(|(j, m)| {
+                *j < at
+                    && self.life(*j) == self.life(at)
+                    && matches!(m, FromDelegator::Done(d) if d.id == id)
+            })
+        };
         self.messages
             .iter()
             .filter_map(|(i, m)| match m {
                 FromDelegator::Done(d) if d.id == id => Some((*i, Ending::Done(d))),
                 FromDelegator::Error(e)
                     if e.id.as_deref() == Some(id)
+                        && !done_in_life(*i)
                         && matches!(
                             e.code,
                             DriverErrorCode::Unsupported | DriverErrorCode::BadRequest
@@ -654,7 +665,24 @@ mod tests {
         assert_eq!(verdict_of(&c, &r, "HIST-01"), Some(Verdict::Pass));
         c.done("d1", "FAILED", json!([]));
         let failed = done_of(&c, "d1");
-        let r = result(&c, vec![init_ok(), done, init_ok(), failed], Some((3, 2)));
+        let r = result(
+            &c,
+            vec![init_ok(), done.clone(), init_ok(), failed],
+            Some((3, 2)),
+        );
+        assert_eq!(verdict_of(&c, &r, "HIST-01"), Some(Verdict::Fail));
+        // The restarted process reports the `done` again, then answers the `cancel` the harness
+        // re-sent with `error`: still one ending.
+        let error =
+            json!({"type": "error", "id": "d1", "code": "bad_request", "message": "not running"});
+        let r = result(
+            &c,
+            vec![init_ok(), init_ok(), done.clone(), error.clone()],
+            Some((3, 1)),
+        );
+        assert_eq!(verdict_of(&c, &r, "HIST-01"), Some(Verdict::Pass));
+        // An `error` declining the delegation next to a `done` is two endings.
+        let r = result(&c, vec![init_ok(), error, done], None);
         assert_eq!(verdict_of(&c, &r, "HIST-01"), Some(Verdict::Fail));
     }
 

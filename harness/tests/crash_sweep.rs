@@ -176,3 +176,115 @@ fn no_recovery_breaks_a_recovery_rule_at_some_position_and_its_repro_reproduces_
         "{ids:?}\n{stdout}"
     );
 }
+
+/// Run `cases` with a SIGKILL at journal entry `k` (`run --crash-at-event K`).
+fn at_event(cases: &str, k: u64) -> (Vec<CaseResult>, tempfile::TempDir) {
+    let cat = load_catalog(&common::root().join("scenarios")).expect("catalog loads");
+    let selected = select(&cat, &CaseGlob::new(cases).unwrap());
+    assert!(!selected.is_empty(), "{cases}");
+    let work = tempfile::tempdir().unwrap();
+    let o = SweepOptions {
+        delegator: reference(),
+        seed: 1,
+        jobs: 4,
+        max_positions: 1,
+        known_failing: Vec::new(),
+        work_dir: work.path().to_path_buf(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let k = std::num::NonZeroU64::new(k).unwrap();
+    let results = rt.block_on(a2a_harness::sweep::run_at_event(&selected, k, &o, |_| {}));
+    (results, work)
+}
+
+/// A fan-out killed right after the agent created the first child's task (entry 4): the
+/// restarted delegator resends the child with the same `messageId`, the agent answers with its
+/// already finished task, and the child must still end with a `done` that carries its artifact
+/// (a child whose final state was saved before its `done` let the parent join without it).
+#[test]
+fn a_fan_out_killed_after_the_first_child_task_recovers_every_child() {
+    let (results, _work) = at_event("limits.budget-fan-out", 4);
+    let r = &results[0];
+    let c = r.crash.as_ref().expect("the kill fired");
+    assert_eq!(c.fired_seq, 4, "{}", r.id);
+    let hist02 = r.rules.iter().find(|v| v.id == "HIST-02").expect("HIST-02");
+    assert_eq!(hist02.verdict, Verdict::Pass, "{:?}", r.rules);
+    let restart = c.messages_before_restart.expect("restarted");
+    let dones: Vec<&serde_json::Value> = r.messages[restart..]
+        .iter()
+        .filter(|m| m["type"] == "done")
+        .collect();
+    for id in ["d1-a", "d1-b", "d1-c"] {
+        let d = dones
+            .iter()
+            .find(|d| d["id"] == id)
+            .unwrap_or_else(|| panic!("no done for {id}: {dones:#?}"));
+        assert_eq!(d["state"], "COMPLETED", "{d}");
+        assert_eq!(d["artifacts"].as_array().map(Vec::len), Some(1), "{d}");
+    }
+    let parent = dones.iter().find(|d| d["id"] == "d1").expect("parent done");
+    assert_eq!(parent["state"], "COMPLETED", "{parent}");
+    assert_eq!(
+        parent["artifacts"].as_array().map(Vec::len),
+        Some(3),
+        "{parent}"
+    );
+}
+
+/// Killed at entry 4 (the first agent's task created, the delegator not yet past it): the
+/// second `delegate` was written to the killed process but never acknowledged, so the harness
+/// sends it again to the restarted one, with the same id; both delegations end COMPLETED after
+/// the restart instead of the second waiting out the case's time bound.
+#[test]
+fn a_delegate_the_killed_process_never_acknowledged_is_sent_again() {
+    let (results, _work) = at_event("hostile.unknown-field", 4);
+    let r = &results[0];
+    let c = r.crash.as_ref().expect("the kill fired");
+    assert_eq!(c.fired_seq, 4, "{}", r.id);
+    assert_eq!(
+        r.verdict,
+        Verdict::Pass,
+        "{:?} {:?}",
+        broken_ids(r),
+        r.notes
+    );
+    let restart = c.messages_before_restart.expect("restarted");
+    let acknowledged: Vec<&str> = r.messages[..restart]
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    let resent: Vec<&String> = r
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("re-sent after the restart"))
+        .collect();
+    for id in ["d1", "d2"] {
+        let noted = resent
+            .iter()
+            .any(|n| n.ends_with(&format!("delegate {id}")));
+        assert_eq!(
+            noted,
+            !acknowledged.contains(&id),
+            "{id}: re-sent exactly when unacknowledged: {resent:?} {acknowledged:?}"
+        );
+        let done = r.messages[restart..]
+            .iter()
+            .find(|m| m["type"] == "done" && m["id"] == id)
+            .or_else(|| {
+                r.messages[..restart]
+                    .iter()
+                    .find(|m| m["type"] == "done" && m["id"] == id)
+            })
+            .unwrap_or_else(|| panic!("no done for {id}"));
+        assert_eq!(done["state"], "COMPLETED", "{done}");
+    }
+    assert!(!resent.is_empty(), "nothing was re-sent: {:?}", r.notes);
+    assert!(
+        r.duration_ms < 20_000,
+        "the re-sent delegation waited out its bound: {} ms",
+        r.duration_ms
+    );
+}

@@ -23,6 +23,16 @@ impl Engine {
         req.validate()?;
         let inner = &self.inner;
         if let Some(existing) = inner.store.get(&req.id).await? {
+            if parent.is_none()
+                && existing.request == req
+                && inner.recovered.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                // The caller re-sends, after a restart, a `delegate` the killed process recorded
+                // but died before acknowledging: it is that delegation, which recovery already
+                // resumed (or reported). Nothing new is recorded or sent.
+                tracing::info!(delegation = %req.id, "delegate re-sent after a restart: already recorded");
+                return Ok(());
+            }
             return Err(EngineError::BadRequest(format!(
                 "delegation id {:?} already exists (state {})",
                 req.id, existing.state

@@ -105,6 +105,9 @@ struct Inner {
     finished_notify: Notify,
     active: AtomicUsize,
     idle: Notify,
+    /// Set by [`Engine::recover`]: this process resumed a store a killed process left, so a
+    /// `delegate` that process recorded but never acknowledged may come again.
+    recovered: std::sync::atomic::AtomicBool,
     webhook_url: Mutex<Option<String>>,
 }
 
@@ -202,6 +205,7 @@ impl Engine {
             finished_notify: Notify::new(),
             active: AtomicUsize::new(0),
             idle: Notify::new(),
+            recovered: std::sync::atomic::AtomicBool::new(false),
             webhook_url: Mutex::new(None),
             cfg,
         });
@@ -253,6 +257,7 @@ impl Engine {
         if self.inner.cfg.bugs.has(Bug::NoRecovery) {
             return Ok(0);
         }
+        self.inner.recovered.store(true, Ordering::SeqCst);
         for rec in self.inner.store.unreported().await? {
             self.inner.emit_done(&rec);
         }

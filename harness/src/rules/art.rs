@@ -323,12 +323,31 @@ fn streamed_bytes(journal: &[a2a_mock_agents::Entry]) -> (u64, Option<u64>) {
 /// DLG-ART-10: the whole process group's peak memory stays within its baseline at `init_ok`
 /// plus the case's allowance (`memory_bound_mib`), while more than the allowance streamed in:
 /// buffering the payload would cross the bound. A payload that never streamed is a FAIL, since
-/// streaming it is the case's purpose.
+/// streaming it is the case's purpose. After a crash the reading is the killed process's and
+/// only what streamed before the kill counts: the restarted process gets the payload as one task
+/// snapshot, not as a stream, so a kill before more than the allowance streamed leaves the rule
+/// NOT EXERCISED.
 pub(super) fn memory_bounded_while_streaming(ev: &Evidence) -> Check {
     let Some(allowance_mib) = ev.scenario.memory_bound_mib else {
         return Check::NotApplicable;
     };
-    let (streamed, last) = streamed_bytes(ev.journal);
+    // The journal is in sequence order: what the killed process can have streamed is a prefix.
+    let journal = match ev.crash_seq {
+        Some(k) => &ev.journal[..ev.journal.partition_point(|e| e.seq <= k)],
+        None => ev.journal,
+    };
+    let (streamed, last) = streamed_bytes(journal);
+    if let Some(k) = ev.crash_seq
+        && streamed <= allowance_mib << 20
+    {
+        return Check::NotExercised {
+            why: format!(
+                "the delegator was killed after journal entry {k}, when {streamed} bytes had \
+                 streamed (allowance {allowance_mib} MiB); the restarted process gets the \
+                 payload as one task snapshot, not as a stream"
+            ),
+        };
+    }
     let witnesses: Vec<u64> = last.into_iter().collect();
     let mib = |kib: u64| format!("{:.1} MiB", kib as f64 / 1024.0);
     if streamed == 0 {
@@ -651,6 +670,29 @@ mod tests {
                 data: json!("<huge event of 33554432 bytes>"),
             },
         );
+        assert_eq!(c.check(checker("DLG-ART-10")), Check::Pass);
+    }
+
+    #[test]
+    fn art_10_after_a_crash_judges_what_streamed_before_the_kill() {
+        let mut c = good("");
+        c.j = J::new();
+        c.s.memory_bound_mib = Some(32);
+        chunks(&mut c, 8, 1 << 20);
+        let kill = c.j.entries.last().map(|e| e.seq).unwrap();
+        chunks(&mut c, 88, 1 << 20);
+        c.crash = Some(kill);
+        // Killed after 8 MiB: the rest went to nobody; the restarted process got a snapshot.
+        c.memory = Some(reading(10, 106));
+        assert!(
+            matches!(c.check(checker("DLG-ART-10")), Check::NotExercised { .. }),
+            "{:?}",
+            c.check(checker("DLG-ART-10"))
+        );
+        // Killed after more than the allowance streamed: the killed process is judged.
+        c.crash = Some(c.j.entries.last().map(|e| e.seq).unwrap());
+        assert!(fails(c.check(checker("DLG-ART-10"))), "it buffered");
+        c.memory = Some(reading(10, 40));
         assert_eq!(c.check(checker("DLG-ART-10")), Check::Pass);
     }
 

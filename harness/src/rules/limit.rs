@@ -188,22 +188,37 @@ pub(super) fn cancel_not_found_resolved_by_reading(ev: &Evidence) -> Check {
 }
 
 pub(super) fn child_budgets(ev: &Evidence) -> BTreeMap<String, Vec<(f64, u64)>> {
-    let mut m: BTreeMap<String, Vec<(f64, u64)>> = BTreeMap::new();
+    // One grant per child: a resend of the same child (a retry of an ambiguous send, or the
+    // restarted delegator resending what the killed one had sent) hands out no new budget, so
+    // each child counts once, with the largest budget any of its sends carried.
+    let mut per_child: BTreeMap<(String, String), (f64, u64)> = BTreeMap::new();
     for r in requests(ev.journal) {
         if !r.is_new_send() {
             continue;
         }
         let text = r.text();
         for d in &ev.scenario.delegations {
-            if d.children.iter().any(|c| text.contains(&c.text))
-                && let Some(b) = r
-                    .x_deleg()
-                    .and_then(|x| x.get("budget_usd"))
-                    .and_then(Value::as_f64)
-            {
-                m.entry(d.id.clone()).or_default().push((b, r.seq));
+            let Some(child) = d.children.iter().find(|c| text.contains(&c.text)) else {
+                continue;
+            };
+            let Some(b) = r
+                .x_deleg()
+                .and_then(|x| x.get("budget_usd"))
+                .and_then(Value::as_f64)
+            else {
+                continue;
+            };
+            let e = per_child
+                .entry((d.id.clone(), child.id.clone()))
+                .or_insert((b, r.seq));
+            if b > e.0 {
+                *e = (b, r.seq);
             }
         }
+    }
+    let mut m: BTreeMap<String, Vec<(f64, u64)>> = BTreeMap::new();
+    for ((parent, _), grant) in per_child {
+        m.entry(parent).or_default().push(grant);
     }
     m
 }
@@ -405,6 +420,30 @@ mod tests {
         let c = fan_out([0.7, 0.7, 0.6]);
         assert_eq!(c.check(checker("DLG-LIMIT-05")), Check::Pass);
         assert!(fails(c.check(checker("DLG-LIMIT-06"))), "no reserve");
+    }
+
+    #[test]
+    fn limit_05_and_06_count_a_resent_child_once() {
+        // The first child sent, the delegator killed and restarted, the first child resent
+        // (same budget), then the other two: three grants of 0.6, not four.
+        let mut c = fan_out([0.6, 0.6, 0.6]);
+        c.j.send(
+            "a",
+            "m0",
+            "child A",
+            json!({"metadata": {"x-deleg": {"budget_usd": 0.6}}}),
+        );
+        assert_eq!(c.check(checker("DLG-LIMIT-05")), Check::Pass);
+        assert_eq!(c.check(checker("DLG-LIMIT-06")), Check::Pass);
+        // A resend that raises the child's budget past the split still fails.
+        c.j.send(
+            "a",
+            "m0",
+            "child A",
+            json!({"metadata": {"x-deleg": {"budget_usd": 1.2}}}),
+        );
+        assert!(fails(c.check(checker("DLG-LIMIT-05"))));
+        assert!(fails(c.check(checker("DLG-LIMIT-06"))));
     }
 
     #[test]

@@ -9,6 +9,18 @@ use a2a_protocol::Method;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The context of task `tid`, from the journal's `task_created`.
+fn context_of_task(journal: &[a2a_mock_agents::Entry], tid: &str) -> Option<String> {
+    journal.iter().find_map(|e| match &e.event {
+        Event::TaskCreated {
+            task_id,
+            context_id,
+            ..
+        } if task_id == tid => Some(context_id.clone()),
+        _ => None,
+    })
+}
+
 pub(super) fn early_stream_end_followed_up(ev: &Evidence) -> Check {
     let reqs = requests(ev.journal);
     let truth = task_truth(ev.journal);
@@ -45,6 +57,19 @@ pub(super) fn early_stream_end_followed_up(ev: &Evidence) -> Check {
             continue;
         }
         any = true;
+        // A stream of the killed process that ended after the kill: the restarted process never
+        // saw it end, and finds the task again by recovering (resending the same messageId,
+        // which the agent deduplicates onto the task, or ListTasks in its context).
+        let killed_stream = ev.crash_seq.filter(|k| r.seq <= *k && e.seq > *k);
+        let ctx = context_of_task(ev.journal, &tid);
+        let recovered = |o: &Req<'_>| {
+            killed_stream.is_some_and(|k| o.seq > k)
+                && o.agent == r.agent
+                && (o.is_new_send() && o.message_id().is_some() && o.message_id() == r.message_id()
+                    || o.calls(&[Method::ListTasks])
+                        && ctx.is_some()
+                        && o.params.get("contextId").and_then(Value::as_str) == ctx.as_deref())
+        };
         // Reading the task again, answering it, or canceling it all show the close was not
         // taken as the outcome.
         let followed = reqs.iter().any(|o| {
@@ -52,6 +77,7 @@ pub(super) fn early_stream_end_followed_up(ev: &Evidence) -> Check {
                 && (o.calls(&[Method::GetTask, Method::SubscribeToTask, Method::CancelTask])
                     && o.params.get("id").and_then(Value::as_str) == Some(tid.as_str())
                     || o.task_id() == Some(tid.as_str()))
+                || recovered(o)
         });
         if !followed {
             return fail(
@@ -206,14 +232,30 @@ pub(super) fn forged_push_rejected(ev: &Evidence) -> Check {
     }
     if ev.forged_pushes.is_empty() {
         // The harness forges only once the delegator gave an agent a push config.
-        let configured = requests(ev.journal).iter().any(|r| {
-            r.params
-                .pointer("/configuration/taskPushNotificationConfig")
-                .or_else(|| r.params.pointer("/configuration/pushNotificationConfig"))
-                .or_else(|| r.params.get("pushNotificationConfig"))
-                .is_some_and(|v| !v.is_null())
-        });
-        return if configured {
+        let configs: Vec<u64> = requests(ev.journal)
+            .iter()
+            .filter(|r| {
+                r.params
+                    .pointer("/configuration/taskPushNotificationConfig")
+                    .or_else(|| r.params.pointer("/configuration/pushNotificationConfig"))
+                    .or_else(|| r.params.get("pushNotificationConfig"))
+                    .is_some_and(|v| !v.is_null())
+            })
+            .map(|r| r.seq)
+            .collect();
+        if let Some(k) = ev.crash_seq
+            && !configs.is_empty()
+            && configs.iter().all(|seq| *seq <= k)
+        {
+            // The only webhook configured was the killed process's, gone with it.
+            return Check::NotExercised {
+                why: format!(
+                    "every push config was given before the delegator was killed (after journal \
+                     entry {k}); its webhook died with it and the restarted process configured none"
+                ),
+            };
+        }
+        return if !configs.is_empty() {
             fail(
                 "a forged push notification delivered to the webhook of the push config",
                 "the webhook was never reached",
@@ -319,6 +361,44 @@ mod tests {
     }
 
     #[test]
+    fn obs_02_a_stream_of_the_killed_process_is_followed_up_by_recovery() {
+        let stream_case = || {
+            let mut c = Case::new(&delegation(""));
+            let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+            let created = c.j.created("a", "t1", "c1", "m1", false);
+            c.crash = Some(created);
+            c.j.state("a", "t1", "TASK_STATE_WORKING");
+            c.j.push(
+                "a",
+                Event::StreamClosed {
+                    req: r,
+                    events: 2,
+                    reason: "fault".into(),
+                },
+            );
+            c
+        };
+        // The restarted process resends the same messageId: the agent's task again.
+        let mut c = stream_case();
+        assert!(fails(c.check(checker("DLG-OBS-02"))), "no follow-up at all");
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert_eq!(c.check(checker("DLG-OBS-02")), Check::Pass);
+        // Or lists the tasks of its context.
+        let mut c = stream_case();
+        c.j.rpc("a", "ListTasks", json!({"contextId": "c1"}), &[]);
+        assert_eq!(c.check(checker("DLG-OBS-02")), Check::Pass);
+        // A send with another messageId is new work, not a follow-up.
+        let mut c = stream_case();
+        c.j.send("a", "m9", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-OBS-02"))));
+        // Without a crash a resend does not replace reading the task.
+        let mut c = stream_case();
+        c.crash = None;
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-OBS-02"))));
+    }
+
+    #[test]
     fn obs_03_an_empty_journal_shows_nothing() {
         let mut c = Case::new(&delegation(""));
         c.done("d1", "FAILED", json!([]));
@@ -388,6 +468,35 @@ mod tests {
             fails(c.check(checker("DLG-OBS-04"))),
             "the forged FAILED was believed"
         );
+    }
+
+    #[test]
+    fn obs_04_only_the_killed_process_configured_push() {
+        let mut c = good("expect = { state = [\"COMPLETED\"] }");
+        c.s.forge_push = true;
+        let (seq, _) = c.j.send(
+            "a",
+            "m2",
+            "do the thing",
+            json!({"configuration": {"taskPushNotificationConfig": {"url": "http://127.0.0.1:1/h"}}}),
+        );
+        // Killed after it configured its webhook: nothing could reach the dead webhook.
+        c.crash = Some(seq);
+        assert!(
+            matches!(c.check(checker("DLG-OBS-04")), Check::NotExercised { .. }),
+            "{:?}",
+            c.check(checker("DLG-OBS-04"))
+        );
+        // The restarted process configured its own webhook: the forge must reach it.
+        c.j.send(
+            "a",
+            "m2",
+            "do the thing",
+            json!({"configuration": {"taskPushNotificationConfig": {"url": "http://127.0.0.1:2/h"}}}),
+        );
+        assert!(fails(c.check(checker("DLG-OBS-04"))), "never delivered");
+        c.forged.push(401);
+        assert_eq!(c.check(checker("DLG-OBS-04")), Check::Pass);
     }
 
     #[test]

@@ -241,12 +241,25 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
             continue;
         };
         any = true;
+        let delegation = delegation_of(ev, r);
+        // The request sent by the process killed at entry `k`, and resent by the restarted one
+        // before any outcome was reported: the killed process may never have read the error
+        // reply (it may even have come after the kill) or made it durable, so the resend is
+        // recovery, not an unchanged resend. Once the outcome was reported before the kill, a
+        // resend after the restart still fails.
+        let recovery_resend = |o_seq: u64| match ev.crash_seq {
+            Some(k) if r.seq <= k && o_seq > k => delegation
+                .and_then(|d| ev.done_at.get(&d.id))
+                .is_none_or(|at| *at > k),
+            _ => false,
+        };
         if let Some(again) = reqs.iter().find(|o| {
             o.seq > seq
                 && o.is_new_send()
                 && o.agent == r.agent
                 && o.method == r.method
                 && o.params == r.params
+                && !recovery_resend(o.seq)
         }) {
             return fail(
                 format!("no unchanged resend after a definite error {code}"),
@@ -254,7 +267,7 @@ pub(super) fn definite_errors_not_resent(ev: &Evidence) -> Check {
                 vec![r.seq, again.seq],
             );
         }
-        if let Some(d) = delegation_of(ev, r) {
+        if let Some(d) = delegation {
             match done_state(ev, &d.id) {
                 Some(
                     Outcome::SendFailed
@@ -395,6 +408,42 @@ mod tests {
         c.done("d1", "SEND_FAILED", json!([]));
         assert_eq!(c.check(checker("DLG-SEND-09")), Check::Pass);
         c.j.send("a", "m1", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-SEND-09"))));
+    }
+
+    #[test]
+    fn send_09_a_resend_by_the_restarted_delegator_is_recovery() {
+        let mut c = Case::new(&delegation(""));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        let err = c.j.resp("a", r, 200, Some(-32005), json!({}));
+        // Killed right after the error reply was journaled, before any outcome: the restarted
+        // process resends the same request and gets the error again.
+        c.crash = Some(err);
+        let (_, r2) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp("a", r2, 200, Some(-32005), json!({}));
+        c.done("d1", "SEND_FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-SEND-09")), Check::Pass);
+        // The outcome was reported before the kill: a resend after the restart still fails.
+        c.done_at.insert("d1".into(), err);
+        assert!(fails(c.check(checker("DLG-SEND-09"))));
+        // Killed as the request went out: the error reply came after the kill.
+        let mut c = Case::new(&delegation(""));
+        let (sent, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.crash = Some(sent);
+        c.j.resp("a", r, 200, Some(-32005), json!({}));
+        let (_, r2) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp("a", r2, 200, Some(-32005), json!({}));
+        c.done("d1", "SEND_FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-SEND-09")), Check::Pass);
+        // Two resends after the restart: the second one is unchanged after a definite error.
+        let mut c = Case::new(&delegation(""));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        let err = c.j.resp("a", r, 200, Some(-32005), json!({}));
+        c.crash = Some(err);
+        let (_, r2) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp("a", r2, 200, Some(-32005), json!({}));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.done("d1", "SEND_FAILED", json!([]));
         assert!(fails(c.check(checker("DLG-SEND-09"))));
     }
 

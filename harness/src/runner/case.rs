@@ -5,6 +5,7 @@
 use super::crash::{BACKOFF_SETTLE, CrashInjector, CrashRecord};
 use super::intake::{Intake, Received};
 use super::messages::{delegate_message, forge_push, push_target};
+use super::unacked::Unacknowledged;
 use super::verdict::{CaseResult, Verdict, case_verdict, judge};
 use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
 use crate::delegator_process::{DelegatorOutput, DelegatorProcess, MemoryReading, init_message};
@@ -145,10 +146,18 @@ struct CaseRun<'a> {
     crashed: bool,
     /// The delegator's process-group memory at `init_ok` (KiB), for DLG-ART-10.
     memory_baseline_kib: Option<u64>,
+    /// The killed process's memory reading (with its baseline), memory cases with a crash.
+    memory_before_crash: Option<MemoryReading>,
     /// Messages the killed process wrote before it died, handled after the restart.
     backlog: VecDeque<Received>,
+    /// `delegate`s and `cancel`s the current process has not acknowledged (re-sent after a
+    /// restart).
+    unacked: Unacknowledged,
     canceled: Vec<String>,
-    forged_for: Vec<String>,
+    /// Per delegation, the webhook URL a forged push was last posted to, and whether the
+    /// webhook answered: one that did not (the killed process's) is forged again once the
+    /// restarted process configured a new one.
+    forged_for: BTreeMap<String, (String, bool)>,
     /// True once the harness stopped reading the delegator (a flood of garbage).
     flooded: bool,
     alive: bool,
@@ -205,9 +214,11 @@ impl<'a> CaseRun<'a> {
             crash: None,
             crashed: false,
             memory_baseline_kib: None,
+            memory_before_crash: None,
             backlog: VecDeque::new(),
+            unacked: Unacknowledged::default(),
             canceled: Vec::new(),
-            forged_for: Vec::new(),
+            forged_for: BTreeMap::new(),
             flooded: false,
             alive: true,
         }
@@ -219,6 +230,7 @@ impl<'a> CaseRun<'a> {
     }
 
     async fn send_until(&mut self, msg: &ToDelegator, deadline: tokio::time::Instant) -> bool {
+        self.unacked.sent(msg);
         match self.proc.send(msg, deadline).await {
             Ok(()) => true,
             Err(e) => {
@@ -277,8 +289,14 @@ impl<'a> CaseRun<'a> {
     }
 
     /// The process group's memory while it ran, with the baseline taken at `init_ok` (memory
-    /// cases only).
+    /// cases only). After a crash it is the killed process's: the restarted one gets what was
+    /// already produced as one task snapshot (`SendStreamingMessage` deduplicated, or
+    /// `SubscribeToTask`), not as a stream, so DLG-ART-10 judges the life that streamed, on
+    /// what streamed before the kill.
     fn memory_reading(&self) -> Option<MemoryReading> {
+        if let Some(m) = &self.memory_before_crash {
+            return Some(m.clone());
+        }
         let mut m = self.proc.memory()?;
         m.baseline_kib = self.memory_baseline_kib;
         Some(m)
@@ -408,14 +426,27 @@ impl<'a> CaseRun<'a> {
         }
         let s = self.s;
         for d in &s.delegations {
-            if self.forged_for.contains(&d.id) {
+            if self
+                .forged_for
+                .get(&d.id)
+                .is_some_and(|(_, reached)| *reached)
+            {
                 continue;
             }
             let Some(t) = self.journal.with_entries(|j| push_target(j, &d.text)) else {
                 continue;
             };
-            self.forged_for.push(d.id.clone());
-            if let Some(code) = forge_push(&t.url, &t.task, &t.context).await {
+            if self
+                .forged_for
+                .get(&d.id)
+                .is_some_and(|(url, _)| *url == t.url)
+            {
+                continue;
+            }
+            let code = forge_push(&t.url, &t.task, &t.context).await;
+            self.forged_for
+                .insert(d.id.clone(), (t.url.clone(), code.is_some()));
+            if let Some(code) = code {
                 self.facts.forged.push(code);
             }
         }
@@ -449,6 +480,9 @@ impl<'a> CaseRun<'a> {
             match self.proc.recv(left).await {
                 Some(DelegatorOutput::Message(m)) => {
                     if let Some(r) = self.intake.message(&m) {
+                        if let Received::Message(msg) = &r {
+                            self.unacked.received(msg);
+                        }
                         self.backlog.push_back(r);
                     }
                 }
@@ -469,6 +503,9 @@ impl<'a> CaseRun<'a> {
             c.messages_before_restart = Some(self.intake.messages.len());
         }
         self.intake.new_life();
+        if self.s.memory_bound_mib.is_some() {
+            self.memory_before_crash = self.memory_reading();
+        }
         match DelegatorProcess::spawn(&self.cfg.delegator, self.facts.stderr.clone()) {
             Ok(p) => self.proc = p,
             Err(e) => {
@@ -478,6 +515,20 @@ impl<'a> CaseRun<'a> {
         }
         let init = self.init_message(true);
         self.send(&init).await;
+        // What the killed process never acknowledged may never have reached its store: a real
+        // caller sends it again, with the same ids (a correct delegator takes a `delegate` it
+        // had recorded as that same delegation).
+        for msg in self.unacked.take() {
+            let what = match &msg {
+                ToDelegator::Delegate(d) => format!("delegate {}", d.id),
+                ToDelegator::Cancel(c) => format!("cancel {}", c.id),
+                _ => continue,
+            };
+            self.intake.note(format!(
+                "re-sent after the restart (the killed process had not acknowledged it): {what}"
+            ));
+            self.send(&msg).await;
+        }
         true
     }
 
@@ -508,7 +559,12 @@ impl<'a> CaseRun<'a> {
                 }
             }
             Some(DelegatorOutput::Message(m)) => match self.intake.message(&m) {
-                Some(r) => Next::Handle(r, false),
+                Some(r) => {
+                    if let Received::Message(msg) = &r {
+                        self.unacked.received(msg);
+                    }
+                    Next::Handle(r, false)
+                }
                 None => Next::Again,
             },
         }

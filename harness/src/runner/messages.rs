@@ -91,7 +91,7 @@ pub(super) struct PushTarget {
     pub context: String,
 }
 
-/// The first push config the delegator sent for a task of the delegation whose text is
+/// The latest push config the delegator sent for a task of the delegation whose text is
 /// `text` (in `configuration.taskPushNotificationConfig` of its send, or a push-config request
 /// naming the task), once the agent created that task: a forged notification needs no `state`
 /// line from the delegator, only the config it actually gave the agent.
@@ -127,6 +127,9 @@ pub(super) fn push_target(entries: &[Entry], text: &str) -> Option<PushTarget> {
             })
     };
     let mut tasks: Vec<String> = Vec::new();
+    // The latest config counts: a delegator restarted after a crash configures its new webhook
+    // (the killed process's is gone).
+    let mut latest = None;
     for e in entries {
         let Event::Request { params, .. } = &e.event else {
             continue;
@@ -140,9 +143,9 @@ pub(super) fn push_target(entries: &[Entry], text: &str) -> Option<PushTarget> {
                 .or_else(|| params.pointer("/configuration/pushNotificationConfig/url"))
                 .and_then(Value::as_str)
             {
-                return Some(PushTarget {
+                latest = Some(PushTarget {
                     url: url.to_string(),
-                    task,
+                    task: task.clone(),
                     context,
                 });
             }
@@ -161,14 +164,14 @@ pub(super) fn push_target(entries: &[Entry], text: &str) -> Option<PushTarget> {
         if let (Some(task), Some(url)) = (task, url)
             && tasks.iter().any(|t| t == task)
         {
-            return Some(PushTarget {
+            latest = Some(PushTarget {
                 url: url.to_string(),
                 task: task.to_string(),
                 context: context_of(task).unwrap_or_default(),
             });
         }
     }
-    None
+    latest
 }
 
 /// POST a forged push notification (a FAILED status with a wrong token) to `url`.

@@ -7,12 +7,15 @@
 //!   written and then parsed into the typed contract ([`Received`]);
 //! - `messages`: the `delegate` the harness writes (a typed
 //!   [`Delegate`](a2a_driver_contract::Delegate)) and the forged push;
+//! - `unacked`: the `delegate`s and `cancel`s the delegator has not acknowledged, re-sent to
+//!   the restarted process after a crash;
 //! - `verdict`: case results, the judgement of the rules, known-failing lists.
 
 mod case;
 mod crash;
 mod intake;
 mod messages;
+mod unacked;
 mod verdict;
 
 pub use case::run_case;

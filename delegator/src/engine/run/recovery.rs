@@ -15,12 +15,11 @@ impl Run {
             if let Some(ctx) = self.rec.context_id.clone() {
                 match self.find_in_context(&ctx).await {
                     Ok(Some(task)) => {
+                        // `ListTasks` leaves artifacts out unless asked: read the task itself
+                        // (with its artifacts) before taking its state as the outcome.
                         return match self.adopt_task(&task).await {
                             Some(n) => n,
-                            None => self
-                                .on_task_snapshot(task, true)
-                                .await
-                                .unwrap_or(Next::Observe),
+                            None => self.read_state(&task.id).await,
                         };
                     }
                     Ok(None) => {}

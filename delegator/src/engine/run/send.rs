@@ -240,7 +240,15 @@ impl Run {
                 if !t.context_id.is_empty() {
                     self.rec.context_id = Some(t.context_id.clone());
                 }
-                self.rec.state = state_of_task(t.status.state);
+                // A task first seen already final (a resend after a restart that the agent
+                // deduplicated onto its finished task) keeps the delegation open here: only
+                // `finish` may make a final state durable, together with the committed artifacts
+                // and the `done`. Saving it now would let a fan-out parent join a child whose
+                // `done` is never written.
+                let state = state_of_task(t.status.state);
+                if !state.is_final() {
+                    self.rec.state = state;
+                }
                 self.save().await;
                 self.inner.emit_state(&self.rec);
             }
