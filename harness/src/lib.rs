@@ -26,11 +26,11 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod determinism;
 pub mod from_journal;
 pub mod generate;
 pub mod invariants;
 pub mod record;
-pub mod determinism;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod journal_diff;
 pub mod report;

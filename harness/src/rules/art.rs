@@ -239,8 +239,26 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
                 );
             };
             let aid = text("artifact_id").unwrap_or_default();
-            let tasks = tasks_of(ev, id);
-            let Some((_, task_agent)) = tasks.iter().find(|(t, _)| t == task) else {
+            // A fan-out parent holds its children's artifacts: their tasks and skills count.
+            let mut owners: Vec<(&str, &str)> = Vec::new();
+            for d in &ev.scenario.delegations {
+                if d.id == id {
+                    owners.push((d.id.as_str(), d.capability.as_str()));
+                }
+                for c in &d.children {
+                    if c.id == id || d.id == id {
+                        owners.push((c.id.as_str(), c.capability.as_str()));
+                    }
+                }
+            }
+            if owners.is_empty() {
+                owners.push((id, ""));
+            }
+            let tasks: Vec<(String, String, &str)> = owners
+                .iter()
+                .flat_map(|(o, cap)| tasks_of(ev, o).into_iter().map(move |(t, a)| (t, a, *cap)))
+                .collect();
+            let Some((_, task_agent, capability)) = tasks.iter().find(|(t, _, _)| t == task) else {
                 return fail(
                     format!("{id}: provenance task {task} is a task created for it"),
                     format!(
@@ -262,18 +280,9 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
                     vec![],
                 );
             }
-            let capability = ev
-                .scenario
-                .delegations
-                .iter()
-                .find(|d| d.id == id)
-                .map(|d| d.capability.as_str());
-            if capability.is_some_and(|c| c != skill) {
+            if !capability.is_empty() && *capability != skill {
                 return fail(
-                    format!(
-                        "{id}: provenance skill {}",
-                        super::words::or_none(capability, "none")
-                    ),
+                    format!("{id}: provenance skill {capability}"),
                     format!("skill {skill}"),
                     vec![],
                 );

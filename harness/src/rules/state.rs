@@ -180,9 +180,9 @@ pub(super) fn open_states_kept_observed(ev: &Evidence) -> Check {
         if d.expect.state.is_empty() || d.expect.nothing_sent {
             continue;
         }
-        let (task, _, _) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        // No task (a Message reply, a refusal, a definite error): not this rule's situation.
+        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+            continue;
         };
         let open = ev.journal.iter().any(|e| {
             matches!(&e.event, Event::TaskState { task_id, state } if *task_id == task
@@ -212,15 +212,20 @@ pub(super) fn completed_committed(ev: &Evidence) -> Check {
         if !d.expect.state.contains(&Outcome::Completed) {
             continue;
         }
-        any = true;
-        let (task, _, _) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        // The situation: a task of the delegation's work (a Message reply has none).
+        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+            continue;
         };
         let done = match reported_done(ev, &d.id) {
             Ok(x) => x,
             Err(f) => return f,
         };
+        // Where the case also expects another outcome (validation may turn a completed task's
+        // results down, a deadline may cut it), only a COMPLETED report is this rule's to judge.
+        if d.expect.state.len() > 1 && done.state != Outcome::Completed {
+            continue;
+        }
+        any = true;
         match terminal_truth(ev.journal, &task) {
             Some((t, at)) if t == "COMPLETED" => {
                 if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
@@ -276,9 +281,8 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
         if d.expect.state.is_empty() {
             continue;
         }
-        let (task, _, created) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        let Ok((task, agent, created)) = work_task(ev, &d.id) else {
+            continue;
         };
         // The odd state: UNSPECIFIED or a name the protocol does not know, as recorded; a
         // scenario may also mangle state names on the wire (then any delivery carries it).
@@ -292,7 +296,10 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
             }
             _ => None,
         });
-        let cause = odd.unwrap_or(created);
+        // Only a task with an odd state is this rule's situation.
+        let Some(cause) = odd.or_else(|| mangles_states(ev, &agent).then_some(created)) else {
+            continue;
+        };
         any = true;
         let until = seen_until(ev, &d.id);
         if delivered_between(ev.journal, &task, cause, until).is_none() {
@@ -326,6 +333,22 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
+/// Whether `agent`'s script mangles state names on the wire (a `lowercase_enums` mutation):
+/// then every delivery of its tasks carries a state the protocol does not name.
+fn mangles_states(ev: &Evidence, agent: &str) -> bool {
+    ev.scenario
+        .network
+        .agents
+        .iter()
+        .filter(|a| a.name == agent)
+        .flat_map(|a| &a.rules)
+        .any(|r| {
+            r.mutate
+                .iter()
+                .any(|m| matches!(m, a2a_mock_agents::script::Mutation::LowercaseEnums))
+        })
+}
+
 /// DLG-STATE-03: the agent's FAILED, CANCELED or REJECTED reached the delegator and was reported
 /// as final; nothing more was sent to the task.
 pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
@@ -343,11 +366,24 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
         if d.expect.state.is_empty() || !d.expect.state.iter().all(|s| terminal.contains(s)) {
             continue;
         }
-        any = true;
-        let (task, _, _) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        // The situation: the agent itself ended the task FAILED, CANCELED or REJECTED before the
+        // delegation's done (not after the delegator's own CancelTask, not a refused or
+        // errored delegation with no task).
+        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+            continue;
         };
+        let until = seen_until(ev, &d.id);
+        let agent_final = terminal_truth(ev.journal, &task).is_some_and(|(t, at)| {
+            at <= until && matches!(t.as_str(), "FAILED" | "CANCELED" | "REJECTED")
+        });
+        let canceled_by_delegator = requests(ev.journal).iter().any(|r| {
+            r.calls(&[Method::CancelTask])
+                && r.params.get("id").and_then(Value::as_str) == Some(task.as_str())
+        });
+        if !agent_final || canceled_by_delegator {
+            continue;
+        }
+        any = true;
         if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
             return f;
         }
@@ -536,8 +572,11 @@ mod tests {
                 "expect = {{ state = [\"{state}\"] }}"
             )));
             c.done("d1", state, json!([]));
-            assert!(
-                fails(c.check(checker(rule))),
+            // No task, no situation: never a pass (the runner fails a listed rule whose work was
+            // never sent).
+            assert_ne!(
+                c.check(checker(rule)),
+                Check::Pass,
                 "{rule}: {state} with an empty journal"
             );
         }
