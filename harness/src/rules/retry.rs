@@ -592,4 +592,18 @@ mod tests {
         c.done("d1", "FAILED", json!([]));
         assert!(fails(c.check(checker("DLG-RETRY-04"))));
     }
+
+    #[test]
+    fn retry_04_a_delegation_that_may_also_succeed_is_judged_only_when_dead_lettered() {
+        // Retries may or may not run out: COMPLETED is not this rule's to judge.
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"DEAD_LETTERED\", \"COMPLETED\"] }",
+        ));
+        c.done("d1", "COMPLETED", json!([]));
+        assert_eq!(c.check(checker("DLG-RETRY-04")), Check::NotApplicable);
+        // Dead-lettered, its entry must still hold what the journal shows.
+        c.done("d1", "DEAD_LETTERED", json!([]));
+        c.snapshot = Some(json!({"records": [{"id": "d1", "dlq": true}]}));
+        assert!(fails(c.check(checker("DLG-RETRY-04"))));
+    }
 }

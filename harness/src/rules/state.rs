@@ -628,4 +628,79 @@ mod tests {
         c.j.resp("a", g, 200, None, json!({}));
         assert_eq!(c.check(checker("DLG-STATE-04")), Check::Pass);
     }
+
+    /// [`good`] d1 next to d2, answered by a `Message` (no task), expecting `d2_states`.
+    fn next_to_a_message_reply(d1_states: &str, d2_states: &str) -> Case {
+        let mut c = good(&format!(
+            "expect = {{ state = [{d1_states}] }}\n[[delegate]]\nid = \"d2\"\ncapability = \"s\"\ntext = \"say hello\"\nexpect = {{ state = [{d2_states}] }}"
+        ));
+        let (_, r) = c.j.send("a", "m2", "say hello", json!({}));
+        c.j.resp(
+            "a",
+            r,
+            200,
+            None,
+            json!({"result": {"message": {"messageId": "r2"}}}),
+        );
+        c.done("d2", "COMPLETED", json!([]));
+        c
+    }
+
+    #[test]
+    fn a_delegation_outside_the_situation_is_not_judged() {
+        let mut c = next_to_a_message_reply("\"COMPLETED\"", "\"COMPLETED\"");
+        // d2 has no task: STATE-01, -02 judge d1 alone; nothing odd: STATE-04 has no situation.
+        for rule in ["DLG-STATE-01", "DLG-STATE-02"] {
+            assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
+        }
+        assert_eq!(c.check(checker("DLG-STATE-04")), Check::NotApplicable);
+        // d1's genuine violation still fails: done before the final state reached the delegator.
+        c.done_at.insert("d1".into(), 4);
+        for rule in ["DLG-STATE-01", "DLG-STATE-02"] {
+            assert!(fails(c.check(checker(rule))), "{rule}");
+        }
+    }
+
+    #[test]
+    fn state_02_a_turned_down_completion_the_case_allows_is_not_judged() {
+        // The agent completed; the case allows FAILED too (its results may be rejected).
+        let mut c = good("expect = { state = [\"COMPLETED\", \"FAILED\"] }");
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-STATE-02")), Check::NotApplicable);
+        // Only COMPLETED expected: FAILED is wrong.
+        let mut c = good("expect = { state = [\"COMPLETED\"] }");
+        c.done("d1", "FAILED", json!([]));
+        assert!(fails(c.check(checker("DLG-STATE-02"))));
+    }
+
+    #[test]
+    fn state_03_judges_the_agents_own_terminal_state_only() {
+        // The delegator canceled the task (its own deadline): the agent's CANCELED is not the
+        // agent's verdict.
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"FAILED\", \"CANCELED\"] }",
+        ));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        let (_, k) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        c.j.state("a", "t1", "TASK_STATE_CANCELED");
+        c.j.resp("a", k, 200, None, json!({}));
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::NotApplicable);
+        // The agent failed the task itself and the delegator reported something else.
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"FAILED\", \"CANCELED\"] }",
+        ));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        c.j.state("a", "t1", "TASK_STATE_FAILED");
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g, 200, None, json!({}));
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
+        c.done("d1", "CANCELED", json!([]));
+        assert!(fails(c.check(checker("DLG-STATE-03"))));
+    }
 }
