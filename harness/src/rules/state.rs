@@ -366,9 +366,10 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
         if d.expect.state.is_empty() || !d.expect.state.iter().all(|s| terminal.contains(s)) {
             continue;
         }
-        // The situation: the agent itself ended the task FAILED, CANCELED or REJECTED before the
-        // delegation's done (not after the delegator's own CancelTask, not a refused or
-        // errored delegation with no task).
+        // The situation: the agent ended the task FAILED, CANCELED or REJECTED before the
+        // delegation's done (a refused or errored delegation with no task is not in it). After
+        // the delegator's own CancelTask (a caller's cancel, its deadline) the final state is
+        // not the agent's verdict: the delegator may report its own decision.
         let Ok((task, _, _)) = work_task(ev, &d.id) else {
             continue;
         };
@@ -380,11 +381,11 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
             r.calls(&[Method::CancelTask])
                 && r.params.get("id").and_then(Value::as_str) == Some(task.as_str())
         });
-        if !agent_final || canceled_by_delegator {
+        if !agent_final {
             continue;
         }
         any = true;
-        if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
+        if let Err(f) = observed_to_final(ev, &d.id, &task, !canceled_by_delegator) {
             return f;
         }
         if let Some(done) = done_of(ev, &d.id)
@@ -676,7 +677,7 @@ mod tests {
     #[test]
     fn state_03_judges_the_agents_own_terminal_state_only() {
         // The delegator canceled the task (its own deadline): the agent's CANCELED is not the
-        // agent's verdict.
+        // agent's verdict, FAILED (the delegator's own decision) is correct.
         let mut c = Case::new(&delegation(
             "expect = { state = [\"FAILED\", \"CANCELED\"] }",
         ));
@@ -687,7 +688,7 @@ mod tests {
         c.j.state("a", "t1", "TASK_STATE_CANCELED");
         c.j.resp("a", k, 200, None, json!({}));
         c.done("d1", "FAILED", json!([]));
-        assert_eq!(c.check(checker("DLG-STATE-03")), Check::NotApplicable);
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
         // The agent failed the task itself and the delegator reported something else.
         let mut c = Case::new(&delegation(
             "expect = { state = [\"FAILED\", \"CANCELED\"] }",
