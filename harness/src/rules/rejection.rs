@@ -151,7 +151,7 @@ fn scripted_protocol_error(ev: &Evidence, agent: &str) -> bool {
 
 /// The journal sequence at which the bad artifact of `task` existed at the agent: its first
 /// chunk, or for a size bound the chunk (or served blob) that crossed it.
-fn cause(ev: &Evidence, task: &str, bad: Bad, max: Option<u64>) -> Option<u64> {
+fn cause(ev: &Evidence, task: &str, agent: &str, bad: Bad, max: Option<u64>) -> Option<u64> {
     let mut first = None;
     let mut sums: std::collections::BTreeMap<&str, u64> = Default::default();
     for e in ev.journal {
@@ -171,23 +171,31 @@ fn cause(ev: &Evidence, task: &str, bad: Bad, max: Option<u64>) -> Option<u64> {
                 }
             }
             Event::BlobServed { bytes, .. }
-                if bad == Bad::Size && first.is_some() && max.is_some_and(|m| *bytes > m) =>
+                if bad == Bad::Size
+                    && e.agent == agent
+                    && first.is_some()
+                    && max.is_some_and(|m| *bytes > m) =>
             {
                 return Some(e.seq);
             }
             _ => {}
         }
     }
-    // A url part may be rejected by its declared size before it is fetched.
+    // A url part may be rejected by its declared size before it is fetched: when the agent
+    // that holds the task scripts a url part over the bound.
     if bad == Bad::Size {
         return first.filter(|_| {
-            ev.scenario.network.agents.iter().any(|a| {
-                a.rules.iter().any(|r| {
-                    r.steps
-                        .iter()
-                        .any(|s| matches!(s, a2a_mock_agents::ScriptStep::ArtifactUrl { .. }))
+            ev.scenario
+                .network
+                .agents
+                .iter()
+                .filter(|a| a.name == agent)
+                .flat_map(|a| &a.rules)
+                .flat_map(|r| &r.steps)
+                .any(|s| {
+                    matches!(s, a2a_mock_agents::ScriptStep::ArtifactUrl { bytes, .. }
+                        if max.is_some_and(|m| *bytes > m))
                 })
-            })
         });
     }
     first
@@ -251,7 +259,7 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
         if !scripted(ev, d, &agent, bad) {
             continue;
         }
-        let Some(at) = cause(ev, &task, bad, Some(d.max_size_bytes)) else {
+        let Some(at) = cause(ev, &task, &agent, bad, Some(d.max_size_bytes)) else {
             continue;
         };
         any = true;
@@ -515,6 +523,26 @@ mod tests {
         );
         c.done("d1", "FAILED", json!([]));
         assert_eq!(c.check(checker("DLG-ART-07")), Check::NotApplicable);
+        // A url part over the bound at another agent says nothing about d1's task at `a`.
+        let (mut c, _) = streamed(EXTRA, 10);
+        c.script(
+            "old",
+            json!({"steps": [{"do": "artifact_url", "bytes": 1000}]}),
+        );
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "bad"}]),
+        );
+        assert_eq!(c.check(checker("DLG-ART-06")), Check::NotApplicable);
+        c.script(
+            "a",
+            json!({"steps": [{"do": "artifact_url", "bytes": 1000}]}),
+        );
+        assert!(
+            fails(c.check(checker("DLG-ART-06"))),
+            "released over the bound"
+        );
         // The genuine violation still fails: the bad bytes released.
         for rule in RULES {
             let (mut c, _) = bad(rule);
