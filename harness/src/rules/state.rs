@@ -333,8 +333,9 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
-/// Whether `agent`'s script mangles state names on the wire (a `lowercase_enums` mutation):
-/// then every delivery of its tasks carries a state the protocol does not name.
+/// Whether `agent`'s script sends states the protocol does not name without the journal
+/// recording them as task states: a `lowercase_enums` mutation (every delivery of its tasks
+/// carries one) or an `unknown_state` step (sent on the wire only).
 fn mangles_states(ev: &Evidence, agent: &str) -> bool {
     ev.scenario
         .network
@@ -346,6 +347,9 @@ fn mangles_states(ev: &Evidence, agent: &str) -> bool {
             r.mutate
                 .iter()
                 .any(|m| matches!(m, a2a_mock_agents::script::Mutation::LowercaseEnums))
+                || r.steps
+                    .iter()
+                    .any(|s| matches!(s, a2a_mock_agents::ScriptStep::UnknownState { .. }))
         })
 }
 
@@ -655,6 +659,13 @@ mod tests {
             assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
         }
         assert_eq!(c.check(checker("DLG-STATE-04")), Check::NotApplicable);
+        // An unknown state the agent sends on the wire only (the journal keeps no state).
+        let mut odd = next_to_a_message_reply("\"COMPLETED\"", "\"COMPLETED\"");
+        odd.script(
+            "a",
+            json!({"steps": [{"do": "unknown_state", "state": "TASK_STATE_SLEEPING"}]}),
+        );
+        assert_eq!(odd.check(checker("DLG-STATE-04")), Check::Pass);
         // d1's genuine violation still fails: done before the final state reached the delegator.
         c.done_at.insert("d1".into(), 4);
         for rule in ["DLG-STATE-01", "DLG-STATE-02"] {
