@@ -482,7 +482,6 @@ fn bindings(d: &mut Draft, rng: &mut ChaCha8Rng) {
     if variant < 2 {
         d.list(&["DLG-ART-04"]);
     }
-    if variant == 2 {}
     d.delegations.push(del);
     d.titles.push("bindings from the card".into());
 }
@@ -1035,7 +1034,6 @@ fn sub_delegation(d: &mut Draft, rng: &mut ChaCha8Rng) {
     } else {
         expect(&mut del, &[Outcome::Completed]);
     }
-    if loops {}
     d.delegations.push(del);
     d.list(&["DLG-LIMIT-08", "DLG-SEND-07"]);
     d.titles.push(if loops {
@@ -1212,7 +1210,6 @@ fn by_reference(d: &mut Draft, rng: &mut ChaCha8Rng) {
         d.list(&["DLG-ART-03", "DLG-ART-04"]);
         d.titles.push("a url artifact".into());
     }
-    if del.max_size_bytes < bytes {}
     d.delegations.push(del);
 }
 
