@@ -79,41 +79,12 @@ fn run_all(delegator: &str, scenarios: &[Scenario]) -> Vec<CaseResult> {
         .results
 }
 
-/// Verdicts on which the reference delegator and a checker disagree, reported to the integrator
-/// and not settled yet: (rule, verdict, why). Printed on every run, never counted silently.
-///
-/// - DLG-OBS-05: with push configured, the reference delegator reads the task at once at every
-///   push hint; an artifact streamed in chunks a few ms apart wakes a burst of GetTask calls
-///   whose rate (over 8+ polls in ~150 ms) crosses the checker's 50/s, although no poll is
-///   made on a timer faster than the configured interval.
-const KNOWN_DISAGREEMENTS: &[(&str, Verdict, &str)] = &[(
-    "DLG-OBS-05",
-    Verdict::NonStrict,
-    "push-woken GetTask bursts",
-)];
-
-fn known(v: &a2a_harness::runner::RuleVerdict) -> Option<&'static str> {
-    KNOWN_DISAGREEMENTS
-        .iter()
-        .find(|(id, verdict, _)| v.id == *id && v.verdict == *verdict)
-        .map(|(_, _, why)| *why)
-}
-
 /// What in a result counts against the delegator: failed or non-strict rules, a failed case.
 fn problems(r: &CaseResult) -> Vec<String> {
-    for v in r.rules.iter().filter(|v| known(v).is_some()) {
-        eprintln!(
-            "{}: known disagreement on {} ({}): {}",
-            r.id,
-            v.id,
-            known(v).unwrap_or_default(),
-            v.observed.as_deref().unwrap_or("-")
-        );
-    }
     let mut out: Vec<String> = r
         .rules
         .iter()
-        .filter(|v| matches!(v.verdict, Verdict::Fail | Verdict::NonStrict) && known(v).is_none())
+        .filter(|v| matches!(v.verdict, Verdict::Fail | Verdict::NonStrict))
         .map(|v| {
             format!(
                 "{} {:?}: expected {} / observed {}",

@@ -42,46 +42,7 @@ pub(super) struct Draft {
     pub alone: bool,
     /// What each situation is, for the title.
     pub titles: Vec<String>,
-    /// What each delegation's situation is, by id (absent: [`Traits::default`]).
-    pub traits: BTreeMap<String, Traits>,
     serial: u32,
-}
-
-/// What a delegation's situation guarantees, for the rules whose checkers judge every
-/// delegation of a case (DLG-STATE-01..04, DLG-ART-05/06/07/09, DLG-RETRY-04): such a rule may be
-/// listed only when every delegation of the case fits it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Traits {
-    /// Every correct delegator's sends create a task at the agent.
-    pub task: bool,
-    /// The agent itself ends the task FAILED, CANCELED or REJECTED (not the delegator).
-    pub agent_terminal: bool,
-    /// The unacceptable thing the agent delivers: a rejection or protocol-error rule's cause.
-    pub bad: Option<Bad>,
-}
-
-impl Default for Traits {
-    /// A delegation whose task exists and which holds nothing unacceptable.
-    fn default() -> Self {
-        Traits {
-            task: true,
-            agent_terminal: false,
-            bad: None,
-        }
-    }
-}
-
-/// What is unacceptable about a delegation's result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Bad {
-    /// A media type the request did not accept (DLG-ART-05).
-    MediaType,
-    /// Over `max_size_bytes` (DLG-ART-06).
-    Size,
-    /// A data part that breaks the schema (DLG-ART-07).
-    Schema,
-    /// An agent protocol error on the stream (DLG-ART-09).
-    Protocol,
 }
 
 impl Draft {
@@ -103,14 +64,8 @@ impl Draft {
             deadline_bound: BTreeSet::new(),
             alone: false,
             titles: Vec::new(),
-            traits: BTreeMap::new(),
             serial: 0,
         }
-    }
-
-    /// Record what delegation `id`'s situation guarantees (see [`Traits`]).
-    pub fn mark(&mut self, id: &str, traits: Traits) {
-        self.traits.insert(id.to_string(), traits);
     }
 
     /// A fresh number for names.
@@ -192,7 +147,6 @@ impl Draft {
         if self.alone {
             return Err("the first situation wants the case alone".into());
         }
-        self.case_wide_rules_fit()?;
         if self.rules.contains("DLG-LIMIT-03") {
             let other = self.delegations.iter().find(|d| {
                 d.deadline_in_ms.is_some()
@@ -204,61 +158,6 @@ impl Draft {
             });
             if let Some(d) = other {
                 return Err(format!("{} has a deadline next to DLG-LIMIT-03", d.id));
-            }
-        }
-        Ok(())
-    }
-
-    /// Every delegation fits each listed rule whose checker judges all delegations of a case.
-    fn case_wide_rules_fit(&self) -> Result<(), String> {
-        let listed = |r: &str| self.rules.contains(r);
-        let terminal = [Outcome::Failed, Outcome::Canceled, Outcome::Rejected];
-        for d in &self.delegations {
-            // DLG-ART-08 looks for a task of each delegation's own; a fan-out parent has none.
-            if listed("DLG-ART-08") && !d.children.is_empty() {
-                return Err(format!("{} is a fan-out next to DLG-ART-08", d.id));
-            }
-            if !d.children.is_empty() || d.expect.state.is_empty() {
-                continue;
-            }
-            let t = self.traits.get(&d.id).copied().unwrap_or_default();
-            let states = &d.expect.state;
-            let misfit = |rule: &str| Err(format!("{} does not fit {rule}", d.id));
-            if listed("DLG-STATE-01") && !d.expect.nothing_sent && !t.task {
-                return misfit("DLG-STATE-01");
-            }
-            if listed("DLG-STATE-02")
-                && states.contains(&Outcome::Completed)
-                && !(t.task && states.as_slice() == [Outcome::Completed])
-            {
-                return misfit("DLG-STATE-02");
-            }
-            if listed("DLG-STATE-03")
-                && states.iter().all(|s| terminal.contains(s))
-                && !t.agent_terminal
-            {
-                return misfit("DLG-STATE-03");
-            }
-            if listed("DLG-STATE-04") && !t.task {
-                return misfit("DLG-STATE-04");
-            }
-            for (rule, bad) in [
-                ("DLG-ART-05", Bad::MediaType),
-                ("DLG-ART-06", Bad::Size),
-                ("DLG-ART-07", Bad::Schema),
-            ] {
-                if listed(rule) && !d.expect.nothing_sent && t.bad != Some(bad) {
-                    return misfit(rule);
-                }
-            }
-            if listed("DLG-ART-09") && t.bad != Some(Bad::Protocol) {
-                return misfit("DLG-ART-09");
-            }
-            if listed("DLG-RETRY-04")
-                && states.contains(&Outcome::DeadLettered)
-                && states.as_slice() != [Outcome::DeadLettered]
-            {
-                return misfit("DLG-RETRY-04");
             }
         }
         Ok(())

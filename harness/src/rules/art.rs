@@ -209,6 +209,25 @@ pub(super) fn url_parts_fetched(ev: &Evidence) -> Check {
     }
 }
 
+/// The tasks (with their agents) created by new sends whose text holds `text` (a fan-out
+/// child's work, found by its own text).
+fn tasks_sent_with_text(ev: &Evidence, text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in requests(ev.journal) {
+        if r.is_new_send()
+            && r.text().contains(text)
+            && let Some(m) = r.message_id()
+        {
+            for (t, _, _) in tasks_created_by(ev.journal, r.agent, m) {
+                if !out.iter().any(|(x, _)| *x == t) {
+                    out.push((t, r.agent.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// DLG-ART-08: each recorded artifact names its provenance (agent, skill, task), and it agrees
 /// with the journal: the task was created for that delegation by the agent the record names
 /// (matched by the `host:port` its requests went to), the skill is the delegation's capability,
@@ -239,8 +258,28 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
                 );
             };
             let aid = text("artifact_id").unwrap_or_default();
-            let tasks = tasks_of(ev, id);
-            let Some((_, task_agent)) = tasks.iter().find(|(t, _)| t == task) else {
+            // A fan-out parent holds its children's artifacts: their tasks and skills count.
+            let mut tasks: Vec<(String, String, &str)> = Vec::new();
+            for d in &ev.scenario.delegations {
+                if d.id == id {
+                    tasks.extend(
+                        tasks_of(ev, id)
+                            .into_iter()
+                            .map(|(t, a)| (t, a, d.capability.as_str())),
+                    );
+                }
+                for c in d.children.iter().filter(|c| c.id == id || d.id == id) {
+                    tasks.extend(
+                        tasks_sent_with_text(ev, &c.text)
+                            .into_iter()
+                            .map(|(t, a)| (t, a, c.capability.as_str())),
+                    );
+                }
+            }
+            if tasks.is_empty() {
+                tasks.extend(tasks_of(ev, id).into_iter().map(|(t, a)| (t, a, "")));
+            }
+            let Some((_, task_agent, capability)) = tasks.iter().find(|(t, _, _)| t == task) else {
                 return fail(
                     format!("{id}: provenance task {task} is a task created for it"),
                     format!(
@@ -262,18 +301,9 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
                     vec![],
                 );
             }
-            let capability = ev
-                .scenario
-                .delegations
-                .iter()
-                .find(|d| d.id == id)
-                .map(|d| d.capability.as_str());
-            if capability.is_some_and(|c| c != skill) {
+            if !capability.is_empty() && *capability != skill {
                 return fail(
-                    format!(
-                        "{id}: provenance skill {}",
-                        super::words::or_none(capability, "none")
-                    ),
+                    format!("{id}: provenance skill {capability}"),
                     format!("skill {skill}"),
                     vec![],
                 );
@@ -568,6 +598,27 @@ mod tests {
             },
         );
         assert_eq!(c.check(checker("DLG-ART-03")), Check::Pass);
+    }
+
+    #[test]
+    fn art_08_a_fan_out_parent_records_its_childrens_artifacts() {
+        let mut c = good("children = [{ id = \"d1-1\", capability = \"x\", text = \"child A\" }]");
+        let (_, r) = c.j.send("attacker", "m2", "child A", json!({}));
+        c.j.created("attacker", "t2", "c2", "m2", false);
+        c.j.resp("attacker", r, 200, None, json!({}));
+        c.j.sent("attacker", "t2", "artifact-2", 5, "def");
+        let rec = |skill: &str, task: &str| {
+            Some(
+                json!({"records": [{"id": "d1", "artifacts": [{"artifact_id": "artifact-2",
+                "agent_url": "attacker", "skill": skill, "task_id": task}]}]}),
+            )
+        };
+        c.snapshot = rec("x", "t2");
+        assert_eq!(c.check(checker("DLG-ART-08")), Check::Pass);
+        c.snapshot = rec("s", "t2");
+        assert!(fails(c.check(checker("DLG-ART-08"))), "the parent's skill");
+        c.snapshot = rec("x", "t9");
+        assert!(fails(c.check(checker("DLG-ART-08"))), "a made-up task");
     }
 
     #[test]

@@ -161,6 +161,21 @@ pub(super) fn cancel_not_found_resolved_by_reading(ev: &Evidence) -> Check {
                 && o.calls(&[Method::GetTask, Method::SubscribeToTask])
                 && o.params.get("id").and_then(Value::as_str) == Some(t)
         });
+        // An open stream or a push that delivered the final state has read it already.
+        let final_delivered = terminal_truth(ev.journal, t).is_some_and(|(_, at)| {
+            deliveries(ev.journal, t).into_iter().any(|s| {
+                s > at
+                    && ev.journal.iter().any(|e| {
+                        e.seq == s
+                            && matches!(
+                                e.event,
+                                a2a_mock_agents::Event::SseEvent { .. }
+                                    | a2a_mock_agents::Event::Push { .. }
+                            )
+                    })
+            })
+        });
+        let read = read || final_delivered;
         if !read {
             return fail(
                 format!("GetTask {t} after -32002"),
@@ -391,6 +406,25 @@ mod tests {
             "no GetTask after -32002"
         );
         c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        assert_eq!(c.check(checker("DLG-LIMIT-04")), Check::Pass);
+    }
+
+    #[test]
+    fn limit_04_the_final_state_on_an_open_stream_is_read() {
+        let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+        let (_, s) = c.j.rpc(
+            "a",
+            "SendStreamingMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]}}),
+            &[],
+        );
+        c.j.created("a", "t1", "c1", "m1", false);
+        let (_, r) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        c.j.resp("a", r, 200, Some(-32002), json!({}));
+        c.done("d1", "COMPLETED", json!([]));
+        assert!(fails(c.check(checker("DLG-LIMIT-04"))), "never delivered");
+        c.j.sse("a", s);
         assert_eq!(c.check(checker("DLG-LIMIT-04")), Check::Pass);
     }
 

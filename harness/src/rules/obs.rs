@@ -279,20 +279,41 @@ pub(super) fn forged_push_rejected(ev: &Evidence) -> Check {
     and_then(outcome_expected(ev))
 }
 
+/// DLG-OBS-05: polling backs off. A GetTask that a push notification prompted is not polling:
+/// each push the delegator's webhook accepted (2xx) for a task licenses one read of that task,
+/// matched to the GetTask nearest in time (the agent journals a push after the webhook answered,
+/// so the read it prompts may come before or after that entry). Pushes are the agent's pace,
+/// not the delegator's; the remaining GetTasks are polls and are judged by their rate.
 pub(super) fn polling_backs_off(ev: &Evidence) -> Check {
     let mut per_task: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    let mut pushes: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for e in ev.journal {
-        if let Event::Request {
-            method: Some(m),
-            params,
-            ..
-        } = &e.event
-            && v1_method(m) == Some(Method::GetTask)
-            && let Some(t) = params.get("id").and_then(Value::as_str)
-        {
-            per_task.entry(t).or_default().push(e.at_us);
+        match &e.event {
+            Event::Request {
+                method: Some(m),
+                params,
+                ..
+            } if v1_method(m) == Some(Method::GetTask) => {
+                if let Some(t) = params.get("id").and_then(Value::as_str) {
+                    per_task.entry(t).or_default().push(e.at_us);
+                }
+            }
+            Event::Push {
+                task_id,
+                status: Some(200..=299),
+                ..
+            } => pushes.entry(task_id.as_str()).or_default().push(e.at_us),
+            _ => {}
         }
     }
+    for (t, times) in per_task.iter_mut() {
+        for p in pushes.get(t).into_iter().flatten() {
+            if let Some(i) = (0..times.len()).min_by_key(|&i| times[i].abs_diff(*p)) {
+                times.swap_remove(i);
+            }
+        }
+    }
+    per_task.retain(|_, times| !times.is_empty());
     if per_task.is_empty() {
         // Observed by a stream or push instead of polling: another correct path.
         let observed = ev.journal.iter().any(|e| {
@@ -322,7 +343,7 @@ pub(super) fn polling_backs_off(ev: &Evidence) -> Check {
         let span_s = times[times.len() - 1].saturating_sub(times[0]) as f64 / 1e6;
         let rate = times.len() as f64 / span_s.max(0.001);
         // Only the rate is judged: a delegator may legitimately read the task at once when a
-        // push notification or a stream event wakes it, so single short gaps are fine.
+        // stream event wakes it, so single short gaps are fine.
         if rate > 50.0 {
             return fail(
                 format!("GetTask on {t} backs off (at most 50 polls/s)"),
@@ -523,5 +544,42 @@ mod tests {
             c.check(checker("DLG-OBS-05")),
             Check::NotExercised { .. }
         ));
+    }
+
+    /// `n` pushes accepted for t1, each followed 1 ms later by a GetTask of t1, 10 ms apart;
+    /// then `polls` GetTasks 1 ms apart.
+    fn push_prompted_reads(n: u64, polls: u64) -> Case {
+        let mut c = Case::new(&delegation(""));
+        let get = |c: &mut Case, at: u64| {
+            let (s, _) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+            c.j.at(s, at);
+        };
+        for i in 0..n {
+            let s = c.j.push(
+                "a",
+                Event::Push {
+                    task_id: "t1".into(),
+                    url: "http://127.0.0.1:1/a2a-webhook/d1".into(),
+                    status: Some(200),
+                    error: None,
+                },
+            );
+            c.j.at(s, i * 10_000);
+            get(&mut c, i * 10_000 + 1_000);
+        }
+        for i in 0..polls {
+            get(&mut c, n * 10_000 + i * 1_000);
+        }
+        c
+    }
+
+    #[test]
+    fn obs_05_reads_prompted_by_pushes_are_not_polling() {
+        // 17 pushes at 100/s, each read at once: the agent's pace, not hammering.
+        let c = push_prompted_reads(17, 0);
+        assert!(!fails(c.check(checker("DLG-OBS-05"))));
+        // The same pushes plus 10 polls at 1000/s: hammering all the same.
+        let c = push_prompted_reads(17, 10);
+        assert!(fails(c.check(checker("DLG-OBS-05"))));
     }
 }

@@ -22,9 +22,136 @@ enum Bad {
     Schema,
 }
 
+/// The script of agent `name` (its rules and queued faults) as JSON, for the situation tests
+/// below: what the agent was told to send is known from the scenario, not guessed from names.
+fn script_of(ev: &Evidence, name: &str) -> Value {
+    ev.scenario
+        .network
+        .agents
+        .iter()
+        .find(|a| a.name == name)
+        .and_then(|a| serde_json::to_value((&a.rules, &a.queued_faults)).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The steps of `agent`'s rules as JSON (what it sends; not its matchers).
+fn steps_of(ev: &Evidence, name: &str) -> Value {
+    ev.scenario
+        .network
+        .agents
+        .iter()
+        .find(|a| a.name == name)
+        .and_then(|a| {
+            serde_json::to_value(a.rules.iter().map(|r| &r.steps).collect::<Vec<_>>()).ok()
+        })
+        .unwrap_or(Value::Null)
+}
+
+/// Every JSON object in `v`, recursively.
+fn objects<'v>(v: &'v Value, out: &mut Vec<&'v serde_json::Map<String, Value>>) {
+    match v {
+        Value::Array(a) => a.iter().for_each(|x| objects(x, out)),
+        Value::Object(o) => {
+            out.push(o);
+            o.values().for_each(|x| objects(x, out));
+        }
+        _ => {}
+    }
+}
+
+/// The media types `agent`'s script gives its artifacts: explicit ones (`media_type`,
+/// `mediaType`), and the defaults of artifact steps without one (text: `text/plain`, raw:
+/// `application/octet-stream`, data: `application/json`).
+fn scripted_media_types(ev: &Evidence, agent: &str) -> Vec<String> {
+    let script = steps_of(ev, agent);
+    let mut objs = Vec::new();
+    objects(&script, &mut objs);
+    let mut out = Vec::new();
+    for o in objs {
+        let explicit = ["media_type", "mediaType"]
+            .iter()
+            .find_map(|k| o.get(*k).and_then(Value::as_str));
+        let default = match o.get("do").and_then(Value::as_str) {
+            Some("artifacts" | "artifact" | "chunk") => {
+                Some(if o.get("content").and_then(Value::as_str) == Some("raw") {
+                    "application/octet-stream"
+                } else {
+                    "text/plain"
+                })
+            }
+            Some("data_artifact") => Some("application/json"),
+            _ => None,
+        };
+        if let Some(m) = explicit.or(default) {
+            out.push(m.to_string());
+        }
+    }
+    out
+}
+
+/// Whether `agent`'s script makes the situation of `bad` for delegation `d`: a media type `d`
+/// does not accept; a data value `d`'s schema rejects (no schema: no violation possible). A
+/// size bound is judged by the bytes the journal shows ([`cause`]).
+fn scripted(ev: &Evidence, d: &crate::scenario::Delegation, agent: &str, bad: Bad) -> bool {
+    match bad {
+        Bad::MediaType => scripted_media_types(ev, agent).iter().any(|m| {
+            !d.mime_types
+                .iter()
+                .any(|acc| super::route::media_type_accepts(acc, m))
+        }),
+        Bad::Schema => {
+            let Some(validator) = d
+                .schema
+                .as_ref()
+                .and_then(|s| jsonschema::validator_for(s).ok())
+            else {
+                return false;
+            };
+            let script = steps_of(ev, agent);
+            let mut objs = Vec::new();
+            objects(&script, &mut objs);
+            objs.iter()
+                .filter_map(|o| o.get("data").filter(|v| !v.is_null()))
+                .any(|data| !validator.is_valid(data))
+        }
+        Bad::Size => true,
+    }
+}
+
+/// Steps and faults by which an agent breaks the protocol in its stream or replies
+/// (DLG-ART-09's situation).
+const PROTOCOL_ERRORS: [&str; 5] = [
+    "raw_event",
+    "raw_sse",
+    "append_unknown",
+    "huge_event",
+    "wrong_rpc_id",
+];
+
+/// Whether `agent`'s script commits a protocol error: one of [`PROTOCOL_ERRORS`] as a step
+/// (`do`), a fault (`kind`) or a wire mutation.
+fn scripted_protocol_error(ev: &Evidence, agent: &str) -> bool {
+    let script = script_of(ev, agent);
+    let mut objs = Vec::new();
+    objects(&script, &mut objs);
+    objs.iter().any(|o| {
+        ["do", "kind"]
+            .iter()
+            .filter_map(|k| o.get(*k).and_then(Value::as_str))
+            .chain(
+                o.get("mutate")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str),
+            )
+            .any(|w| PROTOCOL_ERRORS.contains(&w))
+    })
+}
+
 /// The journal sequence at which the bad artifact of `task` existed at the agent: its first
 /// chunk, or for a size bound the chunk (or served blob) that crossed it.
-fn cause(ev: &Evidence, task: &str, bad: Bad, max: Option<u64>) -> Option<u64> {
+fn cause(ev: &Evidence, task: &str, agent: &str, bad: Bad, max: Option<u64>) -> Option<u64> {
     let mut first = None;
     let mut sums: std::collections::BTreeMap<&str, u64> = Default::default();
     for e in ev.journal {
@@ -44,23 +171,31 @@ fn cause(ev: &Evidence, task: &str, bad: Bad, max: Option<u64>) -> Option<u64> {
                 }
             }
             Event::BlobServed { bytes, .. }
-                if bad == Bad::Size && first.is_some() && max.is_some_and(|m| *bytes > m) =>
+                if bad == Bad::Size
+                    && e.agent == agent
+                    && first.is_some()
+                    && max.is_some_and(|m| *bytes > m) =>
             {
                 return Some(e.seq);
             }
             _ => {}
         }
     }
-    // A url part may be rejected by its declared size before it is fetched.
+    // A url part may be rejected by its declared size before it is fetched: when the agent
+    // that holds the task scripts a url part over the bound.
     if bad == Bad::Size {
         return first.filter(|_| {
-            ev.scenario.network.agents.iter().any(|a| {
-                a.rules.iter().any(|r| {
-                    r.steps
-                        .iter()
-                        .any(|s| matches!(s, a2a_mock_agents::ScriptStep::ArtifactUrl { .. }))
+            ev.scenario
+                .network
+                .agents
+                .iter()
+                .filter(|a| a.name == agent)
+                .flat_map(|a| &a.rules)
+                .flat_map(|r| &r.steps)
+                .any(|s| {
+                    matches!(s, a2a_mock_agents::ScriptStep::ArtifactUrl { bytes, .. }
+                        if max.is_some_and(|m| *bytes > m))
                 })
-            })
         });
     }
     first
@@ -117,21 +252,20 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
         if d.expect.state.is_empty() || d.expect.nothing_sent {
             continue;
         }
-        any = true;
-        let (task, _, _) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        // Only a delegation whose agent sent it the unacceptable thing is in this situation.
+        let Ok((task, agent, _)) = work_task(ev, &d.id) else {
+            continue;
         };
+        if !scripted(ev, d, &agent, bad) {
+            continue;
+        }
+        let Some(at) = cause(ev, &task, &agent, bad, Some(d.max_size_bytes)) else {
+            continue;
+        };
+        any = true;
         let done = match reported_done(ev, &d.id) {
             Ok(x) => x,
             Err(f) => return f,
-        };
-        let Some(at) = cause(ev, &task, bad, Some(d.max_size_bytes)) else {
-            return fail(
-                format!("the agent's unacceptable artifact for task {task}"),
-                "the agent never sent it: the situation of this rule did not arise",
-                vec![],
-            );
         };
         let Some(seen) = cause_seen(ev, &d.id, &task, at) else {
             return fail(
@@ -250,11 +384,14 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
         if d.expect.state.is_empty() {
             continue;
         }
-        any = true;
-        let (task, _, created) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        // Only a delegation whose agent breaks the protocol is in this situation.
+        let Ok((task, agent, created)) = work_task(ev, &d.id) else {
+            continue;
         };
+        if !scripted_protocol_error(ev, &agent) {
+            continue;
+        }
+        any = true;
         let done = match reported_done(ev, &d.id) {
             Ok(x) => x,
             Err(f) => return f,
@@ -334,23 +471,94 @@ mod tests {
 
     const RULES: [&str; 4] = ["DLG-ART-05", "DLG-ART-06", "DLG-ART-07", "DLG-ART-09"];
 
+    /// The delegation's extra TOML: expects FAILED, a 50-byte bound and a schema.
+    const EXTRA: &str = "expect = { state = [\"FAILED\"] }\nmax_size_bytes = 50\nschema = { type = \"object\", required = [\"clauses\"] }";
+
+    /// Agent `a`'s script makes `rule`'s situation (the size bound needs none: 100 bytes > 50).
+    fn bad_script(c: &mut Case, rule: &str) {
+        let step = match rule {
+            "DLG-ART-05" => json!({"do": "artifacts", "content": "raw", "media_type": "image/png"}),
+            "DLG-ART-07" => json!({"do": "data_artifact", "data": {"items": []}}),
+            "DLG-ART-09" => json!({"do": "append_unknown"}),
+            _ => return,
+        };
+        c.script(
+            "a",
+            json!({"steps": [step, {"do": "state", "state": "TASK_STATE_COMPLETED"}]}),
+        );
+    }
+
+    /// [`streamed`] with 100 bytes, the situation of `rule` scripted.
+    fn bad(rule: &str) -> (Case, u64) {
+        let (mut c, chunk) = streamed(EXTRA, 100);
+        bad_script(&mut c, rule);
+        (c, chunk)
+    }
+
     #[test]
     fn a_failed_done_with_an_empty_journal_is_no_rejection() {
         for rule in RULES {
-            let mut c = Case::new(&delegation("expect = { state = [\"FAILED\"] }"));
+            let mut c = Case::new(&delegation(EXTRA));
+            bad_script(&mut c, rule);
             c.done("d1", "FAILED", json!([]));
             let got = c.check(checker(rule));
-            assert!(fails(got.clone()), "{rule}: {got:?}");
+            assert_ne!(got, Check::Pass, "{rule}");
+        }
+    }
+
+    #[test]
+    fn only_a_delegation_in_the_situation_is_judged() {
+        // A well-behaved agent: no odd type, no schema to break, within the bound, no protocol
+        // error. Whatever the delegator reports, these rules have nothing to say about it.
+        for rule in RULES {
+            let (mut c, _) = streamed("expect = { state = [\"FAILED\", \"COMPLETED\"] }", 100);
+            c.done("d1", "FAILED", json!([]));
+            assert_eq!(c.check(checker(rule)), Check::NotApplicable, "{rule}");
+        }
+        // A schema the data satisfies is no violation.
+        let (mut c, _) = streamed(EXTRA, 10);
+        c.script(
+            "a",
+            json!({"steps": [{"do": "data_artifact", "data": {"clauses": []}}]}),
+        );
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-ART-07")), Check::NotApplicable);
+        // A url part over the bound at another agent says nothing about d1's task at `a`.
+        let (mut c, _) = streamed(EXTRA, 10);
+        c.script(
+            "old",
+            json!({"steps": [{"do": "artifact_url", "bytes": 1000}]}),
+        );
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "bad"}]),
+        );
+        assert_eq!(c.check(checker("DLG-ART-06")), Check::NotApplicable);
+        c.script(
+            "a",
+            json!({"steps": [{"do": "artifact_url", "bytes": 1000}]}),
+        );
+        assert!(
+            fails(c.check(checker("DLG-ART-06"))),
+            "released over the bound"
+        );
+        // The genuine violation still fails: the bad bytes released.
+        for rule in RULES {
+            let (mut c, _) = bad(rule);
+            c.done(
+                "d1",
+                "FAILED",
+                json!([{"artifact_id": "artifact-1", "bytes": 100, "sha256": "bad"}]),
+            );
+            assert!(fails(c.check(checker(rule))), "{rule}");
         }
     }
 
     #[test]
     fn failing_after_the_bad_artifact_arrived_passes() {
         for rule in RULES {
-            let (mut c, _) = streamed(
-                "expect = { state = [\"FAILED\"] }\nmax_size_bytes = 50",
-                100,
-            );
+            let (mut c, _) = bad(rule);
             c.done("d1", "FAILED", json!([]));
             assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
         }
@@ -359,10 +567,7 @@ mod tests {
     #[test]
     fn failing_before_the_bad_artifact_reached_the_delegator_has_no_cause() {
         for rule in RULES {
-            let (mut c, chunk) = streamed(
-                "expect = { state = [\"FAILED\"] }\nmax_size_bytes = 50",
-                100,
-            );
+            let (mut c, chunk) = bad(rule);
             c.done("d1", "FAILED", json!([]));
             // The `done` arrived when the journal stood just after the task was created.
             c.done_at.insert("d1".into(), chunk - 3);
@@ -373,10 +578,7 @@ mod tests {
     #[test]
     fn completing_without_the_bad_artifact_is_correct_when_reported() {
         for rule in ["DLG-ART-05", "DLG-ART-06", "DLG-ART-07"] {
-            let (mut c, _) = streamed(
-                "expect = { state = [\"FAILED\"] }\nmax_size_bytes = 50",
-                100,
-            );
+            let (mut c, _) = bad(rule);
             c.done("d1", "COMPLETED", json!([]));
             assert!(
                 fails(c.check(checker(rule))),
@@ -400,7 +602,7 @@ mod tests {
 
     #[test]
     fn art_09_recovery_needs_a_fresh_get_task_and_byte_exact_results() {
-        let (mut c, _) = streamed("expect = { state = [\"FAILED\"] }", 100);
+        let (mut c, _) = bad("DLG-ART-09");
         c.done(
             "d1",
             "COMPLETED",

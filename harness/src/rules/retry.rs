@@ -1,4 +1,14 @@
 //! Retries (DLG-RETRY-*): bounded, Retry-After honoured, indefinite sends resent with the same id, dead letters.
+//!
+//! DLG-RETRY-02's evidence is the gap from the moment an attempt failed (its error response or
+//! dropped connection, by journal time) to the next send of the same intent. That gap is the
+//! delegator's sleep *plus* whatever the machine adds (scheduling, reconnecting), so it can only
+//! over-state the sleep: a gap too *short* is a fact (no backoff, no growth, Retry-After not
+//! waited), a gap too *long* is not. Hence the lower bounds (half the envelope min(cap,
+//! base·2^i), 90 % of Retry-After) decide the verdict, and lateness past the cap fails only when
+//! no load explains it (more than [`LOAD_ALLOWANCE_MS`] past the cap and four times the cap).
+//! `Retry-After` is taken from the script of the agent that answered, for the status it
+//! answered (a rule's fault or a queued fault, 429 or 5xx alike).
 
 use super::evidence::*;
 use super::registry::{Check, fail};
@@ -49,8 +59,10 @@ pub const DEFAULT_RETRY_BASE_MS: u64 = 50;
 /// The `retry_cap_ms` the harness gives a delegator unless the scenario overrides it.
 pub const DEFAULT_RETRY_CAP_MS: u64 = 500;
 
-/// Slack for scheduling and request handling in a measured gap, in ms.
-const GAP_SLACK_MS: u64 = 25;
+/// How late (ms past the cap) a retry may come before lateness counts against the delegator: a
+/// loaded machine delays the delegator's wake-up and its reconnect, which the journal cannot tell
+/// from a longer sleep (1.4-1.8 s were seen on 2 busy cores with a 500 ms cap).
+const LOAD_ALLOWANCE_MS: u64 = 5_000;
 
 fn option_ms(ev: &Evidence, key: &str, default: u64) -> u64 {
     ev.scenario
@@ -60,19 +72,25 @@ fn option_ms(ev: &Evidence, key: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The `Retry-After` (seconds) the scenario's 429 rule fault announces, if any: for journals
-/// whose 429 responses do not carry it (the journal's own value, per response, comes first).
-fn scenario_retry_after_s(ev: &Evidence) -> Option<u64> {
-    ev.scenario
+/// The `Retry-After` (seconds) `agent` sends with an HTTP `status`, if its script announces one:
+/// from a rule's fault or a queued fault, whatever the status (429, 503, ...): for journals whose
+/// responses do not carry it (the journal's own value, per response, comes first).
+fn retry_after_s(ev: &Evidence, agent: &str, status: u16) -> Option<u64> {
+    let spec = ev
+        .scenario
         .network
         .agents
         .iter()
-        .flat_map(|a| &a.rules)
-        .find_map(|ru| match &ru.fault {
-            Some(a2a_mock_agents::Fault::HttpStatus {
-                status: 429,
+        .find(|a| a.name == agent)?;
+    spec.rules
+        .iter()
+        .filter_map(|ru| ru.fault.as_ref())
+        .chain(spec.queued_faults.iter().map(|q| &q.fault))
+        .find_map(|f| match f {
+            a2a_mock_agents::Fault::HttpStatus {
+                status: s,
                 retry_after_s,
-            }) => *retry_after_s,
+            } if *s == status => *retry_after_s,
             _ => None,
         })
 }
@@ -84,7 +102,6 @@ fn scenario_retry_after_s(ev: &Evidence) -> Option<u64> {
 pub(super) fn retries_back_off(ev: &Evidence) -> Check {
     let base = option_ms(ev, "retry_base_ms", DEFAULT_RETRY_BASE_MS);
     let cap = option_ms(ev, "retry_cap_ms", DEFAULT_RETRY_CAP_MS).max(base);
-    let scenario_ra_ms = scenario_retry_after_s(ev).map(|s| s * 1000);
     let reqs = requests(ev.journal);
     // Per intent (agent, messageId): its sends as (seq, request number, time in µs).
     type Sends = Vec<(u64, u64, u64)>;
@@ -111,6 +128,7 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
         let mut gaps: Vec<(u64, u64, u64, Option<u64>)> = Vec::new();
         for w in sends.windows(2) {
             let ((s0, req0, t0), (s1, _, t1)) = (w[0], w[1]);
+            let agent = reqs.iter().find(|r| r.seq == s0).map_or("", |r| r.agent);
             if ev.crash_seq.is_some_and(|c| s0 <= c && c < s1) {
                 continue;
             }
@@ -144,19 +162,20 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
                         _ => false,
                     })
                     .map_or(t0, |e| e.at_us.max(t0));
-                // The Retry-After this resend must wait, in ms (a 429's only).
-                let ra_ms = (status == Some(429))
-                    .then(|| journal_ra_s.map(|s| s * 1000).or(scenario_ra_ms))
-                    .flatten();
-                gaps.push((s0, s1, t1.saturating_sub(failed_at) / 1000, ra_ms));
+                // The Retry-After this resend must wait, in ms: the journaled response's own value
+                // first, else what the answering agent's script announces for that status.
+                let retry_after_ms = journal_ra_s
+                    .or_else(|| status.and_then(|st| retry_after_s(ev, agent, st)))
+                    .map(|s| s * 1000);
+                gaps.push((s0, s1, t1.saturating_sub(failed_at) / 1000, retry_after_ms));
             }
         }
         if gaps.is_empty() {
             continue;
         }
         any = true;
-        for &(s0, s1, gap, ra_ms) in &gaps {
-            if let Some(ra) = ra_ms {
+        for &(s0, s1, gap, retry_after) in &gaps {
+            if let Some(ra) = retry_after {
                 if gap < ra * 9 / 10 {
                     return fail(
                         format!("the resend waits Retry-After {} s", ra / 1000),
@@ -177,7 +196,8 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
                     vec![s0, s1],
                 );
             }
-            if gap > cap + cap / 2 + 10 * GAP_SLACK_MS {
+            // Lateness is not attributable (see the module doc): only a gap no load explains.
+            if gap > (cap + LOAD_ALLOWANCE_MS).max(4 * cap) {
                 return fail(
                     format!("a retry waits at most the cap ({cap} ms)"),
                     format!("it came after {gap} ms"),
@@ -382,6 +402,11 @@ pub(super) fn exhausted_retries_dead_lettered(ev: &Evidence) -> Check {
         if !d.expect.state.contains(&Outcome::DeadLettered) {
             continue;
         }
+        // Where the case also allows another outcome, retries were not necessarily exhausted:
+        // only a DEAD_LETTERED report is this rule's to judge (its entry must then be right).
+        if d.expect.state.len() > 1 && done_state(ev, &d.id) != Some(Outcome::DeadLettered) {
+            continue;
+        }
         any = true;
         if done_state(ev, &d.id) != Some(Outcome::DeadLettered) {
             return fail(
@@ -518,8 +543,35 @@ mod tests {
             fails(c.check(checker("DLG-RETRY-02"))),
             "shrinks below the cap"
         );
-        let c = resends(&[40, 5000]);
+        let c = resends(&[40, 30_000]);
         assert!(fails(c.check(checker("DLG-RETRY-02"))), "far past the cap");
+    }
+
+    #[test]
+    fn retry_02_a_late_retry_under_load_still_backs_off() {
+        // Cap 500 ms; the machine delayed two wake-ups by 1.3-1.8 s.
+        let c = resends(&[40, 1_800, 170, 1_500]);
+        assert_eq!(c.check(checker("DLG-RETRY-02")), Check::Pass);
+        // Lateness does not hide a retry that came too early.
+        let c = resends(&[40, 1_800, 3]);
+        assert!(fails(c.check(checker("DLG-RETRY-02"))));
+    }
+
+    #[test]
+    fn retry_02_retry_after_on_a_queued_503() {
+        let text = "id = \"t\"\ntitle = \"t\"\nrules = [\"DLG-RETRY-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n[[network.agent.skill]]\nid = \"s\"\n[[network.agent.queued_fault]]\nmethod = \"SendMessage\"\ntimes = 1\nfault = { kind = \"http_status\", status = 503, retry_after_s = 2 }\n[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"do the thing\"\n";
+        let mut c = Case::new("");
+        c.s = Scenario::from_toml(std::path::Path::new("t.toml"), text).unwrap();
+        let (s1, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.resp("a", r, 503, None, Value::Null);
+        let (s2, _) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.at(s1, 0);
+        // Within the backoff envelope, but before the 2 s the agent asked for.
+        c.j.at(s2, 400_000);
+        assert!(fails(c.check(checker("DLG-RETRY-02"))));
+        // Honouring it is not "past the cap".
+        c.j.at(s2, 2_100_000);
+        assert_eq!(c.check(checker("DLG-RETRY-02")), Check::Pass);
     }
 
     #[test]
@@ -568,6 +620,20 @@ mod tests {
         c.snapshot = Some(json!({"records": [{"id": "d1", "dlq": false}]}));
         assert!(fails(c.check(checker("DLG-RETRY-04"))));
         c.done("d1", "FAILED", json!([]));
+        assert!(fails(c.check(checker("DLG-RETRY-04"))));
+    }
+
+    #[test]
+    fn retry_04_a_delegation_that_may_also_succeed_is_judged_only_when_dead_lettered() {
+        // Retries may or may not run out: COMPLETED is not this rule's to judge.
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"DEAD_LETTERED\", \"COMPLETED\"] }",
+        ));
+        c.done("d1", "COMPLETED", json!([]));
+        assert_eq!(c.check(checker("DLG-RETRY-04")), Check::NotApplicable);
+        // Dead-lettered, its entry must still hold what the journal shows.
+        c.done("d1", "DEAD_LETTERED", json!([]));
+        c.snapshot = Some(json!({"records": [{"id": "d1", "dlq": true}]}));
         assert!(fails(c.check(checker("DLG-RETRY-04"))));
     }
 }

@@ -70,10 +70,18 @@ pub(super) fn media_type_accepts(accepted: &str, mode: &str) -> bool {
     }
 }
 
+/// JSON-RPC errors by which an agent refuses streaming: method not found (-32601) and
+/// unsupported operation (-32004).
+const STREAMING_REFUSED: [i64; 2] = [-32601, -32004];
+
+/// DLG-ROUTE-02: streaming exactly when the card declares it and the request prefers it. Once
+/// the agent refused a stream of the delegation (-32601 or -32004, whatever its card says),
+/// falling back to SendMessage for that delegation is correct, not a routing slip.
 pub(super) fn streaming_when_declared_and_preferred(ev: &Evidence) -> Check {
     let mut any = false;
-    for r in requests(ev.journal) {
-        let Some(d) = (r.is_new_send()).then(|| delegation_of(ev, &r)).flatten() else {
+    let reqs = requests(ev.journal);
+    for r in &reqs {
+        let Some(d) = (r.is_new_send()).then(|| delegation_of(ev, r)).flatten() else {
             continue;
         };
         let Some(a) = agent_spec(ev, r.agent) else {
@@ -81,8 +89,17 @@ pub(super) fn streaming_when_declared_and_preferred(ev: &Evidence) -> Check {
         };
         any = true;
         let streamed = r.calls(&[Method::SendStreamingMessage]);
+        let refused = reqs.iter().any(|q| {
+            q.seq < r.seq
+                && q.agent == r.agent
+                && q.calls(&[Method::SendStreamingMessage])
+                && delegation_of(ev, q).is_some_and(|x| x.id == d.id)
+                && response_of(ev.journal, q.req).is_some_and(|e| {
+                    matches!(&e.event, Event::Response { rpc_error: Some(c), .. } if STREAMING_REFUSED.contains(c))
+                })
+        });
         let want = a.streaming && d.streaming_preferred;
-        if streamed != want {
+        if streamed != want && !refused {
             return fail(
                 format!(
                     "streaming = {want} (card {}, preferred {})",
@@ -278,7 +295,7 @@ mod tests {
     use crate::rules::test_support::*;
     use a2a_driver_contract::{FromDelegator, InitOk};
     use a2a_protocol::Binding::{self, Grpc, JsonRpc, Rest};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     /// Agent `a` serving `served` and advertising `advertised`; the delegator speaks `speaks`.
     fn bound(served: &[Binding], advertised: &[Binding], speaks: &[&str]) -> Case {
@@ -371,6 +388,28 @@ mod tests {
     fn route_02_streaming_ignored() {
         let mut c = Case::new(&delegation("streaming_preferred = true"));
         c.j.send("a", "m1", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-ROUTE-02"))));
+    }
+
+    /// A stream of d1 answered with JSON-RPC error `code`, then a SendMessage of the same intent.
+    fn stream_refused_then_sent(code: i64) -> Case {
+        let mut c = Case::new(&delegation("streaming_preferred = true"));
+        let p = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]},
+            "metadata": {"x-deleg": {"deadline": "2099-01-01T00:00:00.000Z", "budget_usd": 1.0, "depth": 1, "chain": [SELF]}}});
+        let (_, r) = c.j.rpc("a", "SendStreamingMessage", p, &[]);
+        c.j.resp("a", r, 200, Some(code), Value::Null);
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c
+    }
+
+    #[test]
+    fn route_02_falling_back_after_the_agent_refused_streaming() {
+        for code in [-32601, -32004] {
+            let c = stream_refused_then_sent(code);
+            assert_eq!(c.check(checker("DLG-ROUTE-02")), Check::Pass, "{code}");
+        }
+        // Any other error is no refusal of streaming: the fallback is still a routing slip.
+        let c = stream_refused_then_sent(-32603);
         assert!(fails(c.check(checker("DLG-ROUTE-02"))));
     }
 

@@ -180,9 +180,9 @@ pub(super) fn open_states_kept_observed(ev: &Evidence) -> Check {
         if d.expect.state.is_empty() || d.expect.nothing_sent {
             continue;
         }
-        let (task, _, _) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        // No task (a Message reply, a refusal, a definite error): not this rule's situation.
+        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+            continue;
         };
         let open = ev.journal.iter().any(|e| {
             matches!(&e.event, Event::TaskState { task_id, state } if *task_id == task
@@ -212,15 +212,20 @@ pub(super) fn completed_committed(ev: &Evidence) -> Check {
         if !d.expect.state.contains(&Outcome::Completed) {
             continue;
         }
-        any = true;
-        let (task, _, _) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        // The situation: a task of the delegation's work (a Message reply has none).
+        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+            continue;
         };
         let done = match reported_done(ev, &d.id) {
             Ok(x) => x,
             Err(f) => return f,
         };
+        // Where the case also expects another outcome (validation may turn a completed task's
+        // results down, a deadline may cut it), only a COMPLETED report is this rule's to judge.
+        if d.expect.state.len() > 1 && done.state != Outcome::Completed {
+            continue;
+        }
+        any = true;
         match terminal_truth(ev.journal, &task) {
             Some((t, at)) if t == "COMPLETED" => {
                 if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
@@ -276,9 +281,8 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
         if d.expect.state.is_empty() {
             continue;
         }
-        let (task, _, created) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        let Ok((task, agent, created)) = work_task(ev, &d.id) else {
+            continue;
         };
         // The odd state: UNSPECIFIED or a name the protocol does not know, as recorded; a
         // scenario may also mangle state names on the wire (then any delivery carries it).
@@ -292,7 +296,10 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
             }
             _ => None,
         });
-        let cause = odd.unwrap_or(created);
+        // Only a task with an odd state is this rule's situation.
+        let Some(cause) = odd.or_else(|| mangles_states(ev, &agent).then_some(created)) else {
+            continue;
+        };
         any = true;
         let until = seen_until(ev, &d.id);
         if delivered_between(ev.journal, &task, cause, until).is_none() {
@@ -326,6 +333,26 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
+/// Whether `agent`'s script sends states the protocol does not name without the journal
+/// recording them as task states: a `lowercase_enums` mutation (every delivery of its tasks
+/// carries one) or an `unknown_state` step (sent on the wire only).
+fn mangles_states(ev: &Evidence, agent: &str) -> bool {
+    ev.scenario
+        .network
+        .agents
+        .iter()
+        .filter(|a| a.name == agent)
+        .flat_map(|a| &a.rules)
+        .any(|r| {
+            r.mutate
+                .iter()
+                .any(|m| matches!(m, a2a_mock_agents::script::Mutation::LowercaseEnums))
+                || r.steps
+                    .iter()
+                    .any(|s| matches!(s, a2a_mock_agents::ScriptStep::UnknownState { .. }))
+        })
+}
+
 /// DLG-STATE-03: the agent's FAILED, CANCELED or REJECTED reached the delegator and was reported
 /// as final; nothing more was sent to the task.
 pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
@@ -343,12 +370,26 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
         if d.expect.state.is_empty() || !d.expect.state.iter().all(|s| terminal.contains(s)) {
             continue;
         }
-        any = true;
-        let (task, _, _) = match work_task(ev, &d.id) {
-            Ok(t) => t,
-            Err(f) => return f,
+        // The situation: the agent ended the task FAILED, CANCELED or REJECTED before the
+        // delegation's done (a refused or errored delegation with no task is not in it). After
+        // the delegator's own CancelTask (a caller's cancel, its deadline) the final state is
+        // not the agent's verdict: the delegator may report its own decision.
+        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+            continue;
         };
-        if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
+        let until = seen_until(ev, &d.id);
+        let agent_final = terminal_truth(ev.journal, &task).is_some_and(|(t, at)| {
+            at <= until && matches!(t.as_str(), "FAILED" | "CANCELED" | "REJECTED")
+        });
+        let canceled_by_delegator = requests(ev.journal).iter().any(|r| {
+            r.calls(&[Method::CancelTask])
+                && r.params.get("id").and_then(Value::as_str) == Some(task.as_str())
+        });
+        if !agent_final {
+            continue;
+        }
+        any = true;
+        if let Err(f) = observed_to_final(ev, &d.id, &task, !canceled_by_delegator) {
             return f;
         }
         if let Some(done) = done_of(ev, &d.id)
@@ -536,8 +577,11 @@ mod tests {
                 "expect = {{ state = [\"{state}\"] }}"
             )));
             c.done("d1", state, json!([]));
-            assert!(
-                fails(c.check(checker(rule))),
+            // No task, no situation: never a pass (the runner fails a listed rule whose work was
+            // never sent).
+            assert_ne!(
+                c.check(checker(rule)),
+                Check::Pass,
                 "{rule}: {state} with an empty journal"
             );
         }
@@ -588,5 +632,87 @@ mod tests {
         let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
         c.j.resp("a", g, 200, None, json!({}));
         assert_eq!(c.check(checker("DLG-STATE-04")), Check::Pass);
+    }
+
+    /// [`good`] d1 next to d2, answered by a `Message` (no task), expecting `d2_states`.
+    fn next_to_a_message_reply(d1_states: &str, d2_states: &str) -> Case {
+        let mut c = good(&format!(
+            "expect = {{ state = [{d1_states}] }}\n[[delegate]]\nid = \"d2\"\ncapability = \"s\"\ntext = \"say hello\"\nexpect = {{ state = [{d2_states}] }}"
+        ));
+        let (_, r) = c.j.send("a", "m2", "say hello", json!({}));
+        c.j.resp(
+            "a",
+            r,
+            200,
+            None,
+            json!({"result": {"message": {"messageId": "r2"}}}),
+        );
+        c.done("d2", "COMPLETED", json!([]));
+        c
+    }
+
+    #[test]
+    fn a_delegation_outside_the_situation_is_not_judged() {
+        let mut c = next_to_a_message_reply("\"COMPLETED\"", "\"COMPLETED\"");
+        // d2 has no task: STATE-01, -02 judge d1 alone; nothing odd: STATE-04 has no situation.
+        for rule in ["DLG-STATE-01", "DLG-STATE-02"] {
+            assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
+        }
+        assert_eq!(c.check(checker("DLG-STATE-04")), Check::NotApplicable);
+        // An unknown state the agent sends on the wire only (the journal keeps no state).
+        let mut odd = next_to_a_message_reply("\"COMPLETED\"", "\"COMPLETED\"");
+        odd.script(
+            "a",
+            json!({"steps": [{"do": "unknown_state", "state": "TASK_STATE_SLEEPING"}]}),
+        );
+        assert_eq!(odd.check(checker("DLG-STATE-04")), Check::Pass);
+        // d1's genuine violation still fails: done before the final state reached the delegator.
+        c.done_at.insert("d1".into(), 4);
+        for rule in ["DLG-STATE-01", "DLG-STATE-02"] {
+            assert!(fails(c.check(checker(rule))), "{rule}");
+        }
+    }
+
+    #[test]
+    fn state_02_a_turned_down_completion_the_case_allows_is_not_judged() {
+        // The agent completed; the case allows FAILED too (its results may be rejected).
+        let mut c = good("expect = { state = [\"COMPLETED\", \"FAILED\"] }");
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-STATE-02")), Check::NotApplicable);
+        // Only COMPLETED expected: FAILED is wrong.
+        let mut c = good("expect = { state = [\"COMPLETED\"] }");
+        c.done("d1", "FAILED", json!([]));
+        assert!(fails(c.check(checker("DLG-STATE-02"))));
+    }
+
+    #[test]
+    fn state_03_judges_the_agents_own_terminal_state_only() {
+        // The delegator canceled the task (its own deadline): the agent's CANCELED is not the
+        // agent's verdict, FAILED (the delegator's own decision) is correct.
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"FAILED\", \"CANCELED\"] }",
+        ));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        let (_, k) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        c.j.state("a", "t1", "TASK_STATE_CANCELED");
+        c.j.resp("a", k, 200, None, json!({}));
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
+        // The agent failed the task itself and the delegator reported something else.
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"FAILED\", \"CANCELED\"] }",
+        ));
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        c.j.state("a", "t1", "TASK_STATE_FAILED");
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g, 200, None, json!({}));
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
+        c.done("d1", "CANCELED", json!([]));
+        assert!(fails(c.check(checker("DLG-STATE-03"))));
     }
 }

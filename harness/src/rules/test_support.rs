@@ -284,6 +284,23 @@ impl Case {
             files: BTreeMap::new(),
         }
     }
+    /// Give `agent`'s script a rule (`rule`: its JSON, such as `{"steps": [...]}`).
+    pub(crate) fn script(&mut self, agent: &str, rule: Value) {
+        let rule: a2a_mock_agents::script::Rule = serde_json::from_value(rule).expect("test rule");
+        if let Some(a) = self.s.network.agents.iter_mut().find(|a| a.name == agent) {
+            a.rules.push(rule);
+        }
+    }
+    /// Give `agent`'s script a rule whose WORKING status message says `text` (to plant text).
+    pub(crate) fn script_says(&mut self, agent: &str, text: &str) {
+        self.script(
+            agent,
+            json!({"steps": [
+                {"do": "state", "state": "TASK_STATE_WORKING", "message": text},
+                {"do": "state", "state": "TASK_STATE_COMPLETED"},
+            ]}),
+        );
+    }
     /// Record a `done` for `id`; `artifacts` give `artifact_id`, `bytes` and `sha256`.
     pub(crate) fn done(&mut self, id: &str, state: &str, artifacts: Value) {
         let artifacts = artifacts
