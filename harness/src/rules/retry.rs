@@ -3,7 +3,7 @@
 //! DLG-RETRY-02's evidence is the gap from the moment an attempt failed (its error response or
 //! dropped connection, by journal time) to the next send of the same intent. That gap is the
 //! delegator's sleep *plus* whatever the machine adds (scheduling, reconnecting), so it can only
-//! over-state the sleep: a gap too *short* is a fact (no backoff, no growth, Retry-After not
+//! over-state the sleep (but for the journal's own lag, [`JOURNAL_LAG_MS`]): a gap too *short* is a fact (no backoff, no growth, Retry-After not
 //! waited), a gap too *long* is not. Hence the lower bounds (half the envelope min(cap,
 //! base·2^i), 90 % of Retry-After) decide the verdict, and lateness past the cap fails only when
 //! no load explains it (more than [`LOAD_ALLOWANCE_MS`] past the cap and four times the cap).
@@ -16,6 +16,12 @@ use super::send::message_id_stable_across_resends;
 use a2a_driver_contract::Outcome;
 use a2a_mock_agents::Event;
 use std::collections::BTreeMap;
+
+/// How much later than the delegator saw it a failure may be journaled: the agent records its
+/// response once it was handed to the connection, and under load the delegator can read it and
+/// start sleeping a few ms before that entry's timestamp (seen: a 25 ms minimum measured as
+/// 23 ms). A lower bound on the sleep is only a fact beyond this.
+const JOURNAL_LAG_MS: u64 = 10;
 
 pub(super) fn retries_bounded(ev: &Evidence) -> Check {
     let mut by_mid: BTreeMap<(String, String), Vec<u64>> = BTreeMap::new();
@@ -185,8 +191,8 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
                 }
                 continue;
             }
-            // A measured gap (request to request) can only exceed the delegator's sleep.
-            if gap + 1 < base / 2 {
+            // The measured gap exceeds the delegator's sleep, but for the journal's lag.
+            if gap + JOURNAL_LAG_MS < base / 2 {
                 return fail(
                     format!(
                         "a retry waits at least half the base backoff ({} ms)",
@@ -210,7 +216,7 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
         let plain = gaps.iter().filter(|g| g.3.is_none());
         for (i, &(s0, s1, gap, _)) in plain.enumerate() {
             let envelope = base.saturating_mul(1u64 << (i as u32).min(40)).min(cap);
-            if gap + 1 < envelope / 2 {
+            if gap + JOURNAL_LAG_MS < envelope / 2 {
                 return fail(
                     format!(
                         "retry {} waits at least half of min(cap {cap}, base {base}·2^{i}) = {} ms (the gaps grow)",
