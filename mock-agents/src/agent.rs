@@ -228,6 +228,10 @@ impl TaskInner {
 pub(crate) struct TaskEntry {
     pub inner: Mutex<TaskInner>,
     pub changed: Notify,
+    /// Held while one event is journaled and handed to the subscribers, so a cancel's final
+    /// state waits for a chunk the driver was sending when it was aborted: nothing of the
+    /// task is journaled or streamed after its terminal state.
+    pub emit: tokio::sync::Mutex<()>,
 }
 
 impl TaskEntry {

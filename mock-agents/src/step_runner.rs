@@ -20,6 +20,12 @@ pub(crate) async fn run_task(
     mut cont_rx: mpsc::Receiver<Continuation>,
 ) {
     let reason = run_steps(&st, &entry, steps, &mut cont_rx).await;
+    if frozen(&entry) {
+        // A cancel took the task over (its abort may land after this point): it sets the
+        // final state and then ends the streams. Ending them here could close a stream before
+        // the final status event reached it.
+        return;
+    }
     let reason = reason.unwrap_or_else(|| {
         if entry.lock().task.status.state.is_terminal() {
             "terminal"

@@ -94,6 +94,7 @@ pub(crate) async fn apply_state(
     parts: Vec<Part>,
     by_cancel: bool,
 ) -> bool {
+    let _emit = entry.emit.lock().await;
     let ev = {
         let mut g = entry.lock();
         if g.frozen && !by_cancel {
@@ -163,6 +164,7 @@ pub(crate) async fn emit_chunk(
     append: bool,
     last_chunk: bool,
 ) {
+    let _emit = entry.emit.lock().await;
     let (task_id, context_id) = {
         let mut g = entry.lock();
         if g.frozen {
@@ -229,6 +231,7 @@ pub(crate) async fn emit_generated(
     chunk: GenChunk,
     record: &GenRecord,
 ) {
+    let _emit = entry.emit.lock().await;
     let aid = chunk.artifact_id.clone();
     let task_id = {
         let mut g = entry.lock();

@@ -911,6 +911,80 @@ async fn terminal_tasks_and_cancel_behaviours() {
     net.shutdown().await;
 }
 
+/// A cancel that lands while the task streams a flood of chunks: the stream always ends with
+/// the CANCELED status event, and nothing of the task is recorded after it. Before, the aborted
+/// driver could close the stream first (the abort lands at its next await, and it saw the
+/// cancel's mark on its own) or record one more chunk after the final state; a determinism
+/// check caught it about once in 50 runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_mid_flood_ends_the_stream_with_the_final_state() {
+    let net = start(
+        r#"
+        [[agent]]
+        name = "flood"
+        [[agent.rule]]
+        steps = [
+          { do = "artifacts", count = 1, chunks = 4000, chunk_bytes = 1024 },
+          { do = "state", state = "TASK_STATE_COMPLETED" },
+        ]
+        "#,
+    )
+    .await;
+    let http = client();
+    let url = net.rpc_url("flood").unwrap();
+    let j = net.journal();
+    for round in 0..20usize {
+        let reader = {
+            let (http, url) = (http.clone(), url.clone());
+            let text = format!("flood {round}");
+            tokio::spawn(async move {
+                stream(&http, &url, "SendStreamingMessage", send_params(&text)).await
+            })
+        };
+        wait_for(j, "the task", |es| {
+            es.iter()
+                .filter(|e| matches!(&e.event, Event::TaskCreated { .. }))
+                .count()
+                > round
+        })
+        .await;
+        let tid = tasks_created(j)[round].0.clone();
+        wait_for(j, "the flood under way", |es| {
+            es.iter()
+                .filter(
+                    |e| matches!(&e.event, Event::ArtifactChunk { task_id, .. } if *task_id == tid),
+                )
+                .count()
+                > 3
+        })
+        .await;
+        let t = call(&http, &url, "CancelTask", json!({"id": tid})).await;
+        assert_eq!(t["status"]["state"], "TASK_STATE_CANCELED", "round {round}");
+        let s = reader.await.unwrap();
+        assert_eq!(
+            s.states().last().map(String::as_str),
+            Some("TASK_STATE_CANCELED"),
+            "round {round}: the stream ended without the final state"
+        );
+        let entries = j.entries();
+        let canceled = entries
+            .iter()
+            .position(|e| matches!(&e.event, Event::TaskState { task_id, state } if *task_id == tid && state == "TASK_STATE_CANCELED"))
+            .expect("canceled");
+        let after: Vec<&Event> = entries[canceled..]
+            .iter()
+            .map(|e| &e.event)
+            .filter(|e| matches!(e, Event::ArtifactChunk { task_id, .. } | Event::TaskState { task_id, .. } if *task_id == tid))
+            .collect();
+        assert_eq!(
+            after.len(),
+            1,
+            "round {round}: recorded after CANCELED: {after:?}"
+        );
+    }
+    net.shutdown().await;
+}
+
 #[tokio::test]
 async fn message_id_dedup_on_and_off() {
     // Built with the Rust builder instead of TOML; with dedup on the resend matches no rule

@@ -164,6 +164,7 @@ pub(crate) async fn new_work(
             generated: Default::default(),
         }),
         changed: tokio::sync::Notify::new(),
+        emit: tokio::sync::Mutex::new(()),
     });
     crate::agent::lock_map(&st.tasks).insert(task_id.clone(), entry.clone());
     crate::agent::lock_map(&st.order).push(task_id.clone());
