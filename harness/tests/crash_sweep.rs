@@ -96,7 +96,12 @@ fn the_reference_delegator_recovers_at_every_position_of_the_recovery_cases() {
             unreached += 1;
             continue;
         };
-        assert_eq!((c.fired_seq, c.last_seq_before_kill), (k, k), "{}", r.id);
+        // The kill lands synchronously at entry k; an agent recording something of its own on
+        // another thread at that instant (a state change, a response already under way) can
+        // get an entry in before the journal is read for `last_seq_before_kill`.
+        assert_eq!(c.fired_seq, k, "{}", r.id);
+        assert!(c.last_seq_before_kill >= k, "{}: {c:?}", r.id);
+        assert!(c.at_named_point, "{}: {c:?}", r.id);
         assert!(c.messages_before_restart.is_some(), "{}", r.id);
         assert!(
             r.rules
