@@ -15,8 +15,9 @@
 //! They report under their own ids, not under a registry rule: none of the registry's rules says
 //! exactly this (DLG-REC-01 also asks for the case's expected outcome, which a generated case has
 //! not), and a verdict under a rule id must mean what that rule says. [`describe`] gives every
-//! report the requirement of an id of either kind. They are evaluated by `run --crash-sweep` and
-//! `run --crash-at-event` ([`apply`]); [`check`] is the entry point for other engines.
+//! report the requirement of an id of either kind. They are evaluated by `explore`,
+//! `run --crash-sweep`, `run --crash-at-event` and `run --invariants` ([`apply`]); [`check`] is
+//! the entry point for other engines.
 
 use crate::rules::{Level, Req, direct_reply, registry, requests};
 use crate::runner::{CaseResult, Received, RuleVerdict, Verdict, parse_message};

@@ -435,6 +435,11 @@ struct RunArgs {
     /// difference when the runs differ (a nondeterminism finding).
     #[arg(long, conflicts_with_all = ["crash_sweep", "crash_at_event"])]
     check_determinism: bool,
+    /// Judge every case by the history invariants too (HIST-01..03: every delegation ends once
+    /// with a justified outcome, nothing open at a kill is lost, no send past a deadline), as
+    /// explore, --crash-sweep and --crash-at-event always do; the repro of a HIST-* finding.
+    #[arg(long)]
+    invariants: bool,
 }
 
 /// The arguments of `explore`.
@@ -1064,6 +1069,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         bindings: BindingArg::expand(&a.binding),
         running: Default::default(),
         check_determinism: a.check_determinism,
+        invariants: a.invariants,
     };
     let per_repeat = a2a_harness::run::passes(&selected, &options.bindings).len();
     if per_repeat == 0 {

@@ -47,6 +47,9 @@ pub struct RunOptions {
     /// Run each case twice with the same seed and add a `<id>#determinism` result comparing
     /// the two runs (see [`crate::determinism`]).
     pub check_determinism: bool,
+    /// Judge every case by the history invariants too (`HIST-*`, [`crate::invariants`]), as
+    /// explore and crash sweeps do: the repro of a `HIST-*` finding.
+    pub invariants: bool,
 }
 
 /// The cases in flight (by result id) and when each started.
@@ -89,6 +92,7 @@ impl RunOptions {
             bindings: Vec::new(),
             running: Running::default(),
             check_determinism: false,
+            invariants: false,
         }
     }
 }
@@ -212,6 +216,7 @@ pub async fn run_with_progress(
             options.jobs,
             &options.known_failing,
             &options.running,
+            options.invariants,
             progress,
         )
         .await;
@@ -230,6 +235,7 @@ pub async fn run_with_progress(
         options.jobs,
         &options.known_failing,
         &options.running,
+        options.invariants,
         |p: Progress<'_>| {
             let label = first_run_label(&p.result.id).to_string();
             let Some(other) = waiting.remove(&label) else {
@@ -322,37 +328,49 @@ pub async fn run_jobs(
     parallel: usize,
     progress: impl FnMut(Progress<'_>),
 ) -> Vec<CaseResult> {
-    run_jobs_known(jobs, parallel, &[], &Running::default(), progress).await
+    run_jobs_known(jobs, parallel, &[], &Running::default(), false, progress).await
 }
 
 /// [`run_jobs`], with the known-failing entries applied to each result before `progress` sees
-/// it.
+/// it, and with `invariants` each case judged by the history invariants too.
 async fn run_jobs_known(
     jobs: Vec<Job>,
     parallel: usize,
     known_failing: &[CaseGlob],
     running: &Running,
+    invariants: bool,
     mut progress: impl FnMut(Progress<'_>),
 ) -> Vec<CaseResult> {
     let total = jobs.len();
     let sem = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
     let mut set = tokio::task::JoinSet::new();
-    // Which job each task runs, so a task that panicked still gets its result.
-    let mut tasks = HashMap::new();
     // The cases that wait longest start first, so that they do not stretch the end of the run
-    // (results still come back in job order).
+    // (results still come back in job order). Each task takes the next job off this queue once
+    // it holds a permit, so jobs start in this order whichever task the runtime polls first
+    // (`--check-determinism --jobs 1` runs a case's first run first).
     let mut order: Vec<(usize, Job)> = jobs.into_iter().enumerate().collect();
     order.sort_by_key(|(i, j)| (std::cmp::Reverse(expected_wait_ms(&j.scenario)), *i));
-    for (i, job) in order {
-        let sem = sem.clone();
-        let Job {
-            scenario,
-            settings,
-            label,
-        } = job.clone();
+    let queue = Arc::new(Mutex::new(std::collections::VecDeque::from(order)));
+    // Which job each task took, so a task that panicked still gets its result.
+    let started: Arc<Mutex<HashMap<tokio::task::Id, (usize, Job)>>> = Arc::default();
+    for _ in 0..total {
+        let (sem, queue, started) = (sem.clone(), queue.clone(), started.clone());
         let running = running.clone();
-        let handle = set.spawn(async move {
+        set.spawn(async move {
             let _permit = sem.acquire_owned().await;
+            let (i, job) = queue
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .pop_front()?;
+            let Job {
+                scenario,
+                settings,
+                label,
+            } = job.clone();
+            started
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(tokio::task::id(), (i, job));
             let id = label.unwrap_or_else(|| scenario.id.clone());
             running.start(&id);
             // Ended however the task ends (a panic included).
@@ -364,17 +382,25 @@ async fn run_jobs_known(
                     scenario.id
                 );
             }
-            run_case(&scenario, &settings).await
+            let mut r = run_case(&scenario, &settings).await;
+            if invariants {
+                crate::invariants::apply(&scenario, &mut r);
+            }
+            Some(r)
         });
-        tasks.insert(handle.id(), (i, job));
     }
     let mut out = Vec::with_capacity(total);
     while let Some(joined) = set.join_next_with_id().await {
         let (id, r) = match joined {
-            Ok((id, r)) => (id, Ok(r)),
+            Ok((_, None)) => continue,
+            Ok((id, Some(r))) => (id, Ok(r)),
             Err(e) => (e.id(), Err(e)),
         };
-        let Some((i, job)) = tasks.remove(&id) else {
+        let taken = started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        let Some((i, job)) = taken else {
             continue;
         };
         let mut r = r.unwrap_or_else(|e| {

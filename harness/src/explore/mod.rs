@@ -592,8 +592,8 @@ impl Loop {
 /// outcome), in the loop and in every shrinking run alike, so that [`findings`] sees them.
 ///
 /// The invariants' ids (`HIST-*`) are no registry rules: a found file keeps them out of its
-/// `rules` (see `shrink_and_write`), and plain `run` does not judge them (the repro of a
-/// `HIST-*` finding shows it with `run --crash-at-event` or in explore).
+/// `rules` (see `shrink_and_write`); `run` judges them with `--invariants`, which the repro
+/// of a `HIST-*` finding carries.
 fn add_invariants(s: &Scenario, r: &mut CaseResult) {
     crate::invariants::apply(s, r);
 }
@@ -713,8 +713,14 @@ async fn shrink_and_write(
     }
     let name = found_file_name(&rule, f.summary.seed);
     let path = found_dir.join(&name);
+    // A history invariant is judged by `run` only when asked.
+    let invariants = if crate::invariants::INVARIANTS.iter().any(|i| i.id == rule) {
+        " --invariants"
+    } else {
+        ""
+    };
     let repro = format!(
-        "a2a-harness run --no-builtin --scenarios {} --seed {} --delegator {}",
+        "a2a-harness run --no-builtin --scenarios {} --seed {} --delegator {}{invariants}",
         crate::delegator_process::shell_quote(&path.display().to_string()),
         f.summary.seed,
         crate::delegator_process::shell_quote(&opts.delegator)

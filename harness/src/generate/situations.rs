@@ -915,11 +915,14 @@ fn local_deadline(d: &mut Draft, rng: &mut ChaCha8Rng) {
         }),
         _ => {
             del.max_size_bytes = 100 * 1024 * 1024;
+            // 25,000 chunks 2 ms apart: a stream of 50 s, longer than the case can last
+            // (deadline + 15 s), and 25 MiB on paper, so that two of them stay under
+            // explore's byte bound (64 MiB).
             d.agents[a].rules.push(Rule {
                 on_cancel: CancelBehaviour::Ignore,
                 steps: vec![
                     state("WORKING"),
-                    shape(artifacts(1, 100_000, 1024), |_, _, _, _, delay| *delay = 2),
+                    shape(artifacts(1, 25_000, 1024), |_, _, _, _, delay| *delay = 2),
                     state("COMPLETED"),
                 ],
                 ..Rule::default()
