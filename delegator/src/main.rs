@@ -197,8 +197,13 @@ async fn main() -> Result<()> {
         Cmd::Drive { store, bugs } => {
             let mut set = Bugs::none();
             for b in &bugs {
-                let bug = a2a_delegator::bugs::Bug::parse(b)
-                    .with_context(|| format!("--bug: unknown bug {b:?}"))?;
+                let bug = a2a_delegator::bugs::Bug::parse(b).with_context(|| {
+                    let known: Vec<&str> = a2a_delegator::bugs::Bug::ALL
+                        .iter()
+                        .map(|b| b.name())
+                        .collect();
+                    format!("--bug: unknown bug {b:?} (known: {})", known.join(", "))
+                })?;
                 set = set.with(bug);
             }
             drive(DriveOptions { store, bugs: set }).await

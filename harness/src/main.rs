@@ -1041,26 +1041,127 @@ fn prepare_out(dir: &Path) -> anyhow::Result<bool> {
 /// `run`: everything is checked (selection, known-failing file, delegator, `--out`) before the
 /// first case starts; results print as they come; Ctrl-C stops the run, writes a partial
 /// report marked incomplete and removes the temporary directories.
-fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ended> {
-    let selection = a.select.selection()?;
-    let selected = selection.apply(&cat.cases);
-    if selected.is_empty() {
-        anyhow::bail!(
-            "no case matches {} (see `a2a-harness list`)",
-            selection.describe()
-        );
+/// What every form of `run` settles before anything runs: the selected cases, the
+/// known-failing entries and the delegator command (checked).
+struct RunPlan {
+    selection: Selection,
+    selected: Vec<Scenario>,
+    known: Vec<CaseGlob>,
+    delegator: String,
+}
+
+impl RunPlan {
+    fn new(cat: &Catalog, a: &RunArgs) -> anyhow::Result<RunPlan> {
+        let selection = a.select.selection()?;
+        let selected = selection.apply(&cat.cases);
+        if selected.is_empty() {
+            anyhow::bail!(
+                "no case matches {} (see `a2a-harness list`)",
+                selection.describe()
+            );
+        }
+        let known = match &a.known_failing {
+            Some(p) => read_known_failing(p)?,
+            None => Vec::new(),
+        };
+        let delegator = match &a.delegator {
+            Some(d) => d.clone(),
+            None => default_delegator()?,
+        };
+        check_delegator(&delegator)?;
+        Ok(RunPlan {
+            selection,
+            selected,
+            known,
+            delegator,
+        })
     }
-    let known = match &a.known_failing {
-        Some(p) => read_known_failing(p)?,
-        None => Vec::new(),
-    };
-    let delegator = match a.delegator {
-        Some(d) => d,
-        None => default_delegator()?,
-    };
-    check_delegator(&delegator)?;
+
+    /// The report directory (`--out`, default `reports/<timestamp>`), ready to be written: an
+    /// earlier report in it is removed (and said so on `out`).
+    fn report_dir(a: &RunArgs, out: &mut impl std::io::Write) -> anyhow::Result<PathBuf> {
+        let out_dir = a
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("reports/{}", report::stamp())));
+        if prepare_out(&out_dir)? {
+            writeln!(
+                out,
+                "note: removed the earlier report in {}",
+                out_dir.display()
+            )?;
+        }
+        Ok(out_dir)
+    }
+
+    /// Write the reports of `results` to `out_dir`, then `summary` (if any) and the closing
+    /// lines on `out`; the exit.
+    #[allow(clippy::too_many_arguments)]
+    fn close(
+        &self,
+        cat: &Catalog,
+        a: &RunArgs,
+        out_dir: &Path,
+        finished: Finished,
+        bindings: &[a2a_protocol::Binding],
+        summary: Option<String>,
+        out: &mut impl std::io::Write,
+    ) -> anyhow::Result<Ended> {
+        let Finished {
+            results,
+            wall_ms,
+            interrupted,
+        } = finished;
+        report::write_all(
+            out_dir,
+            &report::ReportRun {
+                delegator: &self.delegator,
+                seed: a.seed,
+                wall_ms,
+                incomplete: interrupted.is_some(),
+            },
+            &cat.cases,
+            &results,
+        )
+        .with_context(|| format!("writing reports to {}", out_dir.display()))?;
+        if let Some(s) = summary {
+            write!(out, "{s}")?;
+        }
+        let ids: Vec<&str> = self.selected.iter().map(|s| s.id.as_str()).collect();
+        let stale = stale_known_failing(&self.known, &ids);
+        write!(
+            out,
+            "{}",
+            console::closing(
+                &results,
+                &stale,
+                a.known_failing.as_deref(),
+                out_dir,
+                bindings,
+                interrupted,
+            )
+        )?;
+        if interrupted.is_some() {
+            return Ok(Ended::Interrupted);
+        }
+        let failing = console::Counts::of(&results).failing();
+        Ok(HarnessExitCode::for_run(failing as u64).into())
+    }
+}
+
+/// The results of a run, however it ended.
+struct Finished {
+    results: Vec<CaseResult>,
+    wall_ms: u64,
+    /// `Some(cases not run)` when Ctrl-C stopped it.
+    interrupted: Option<usize>,
+}
+
+fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ended> {
+    let plan = RunPlan::new(cat, &a)?;
+    let (selection, selected, known) = (&plan.selection, &plan.selected, &plan.known);
     let options = RunOptions {
-        delegator: delegator.clone(),
+        delegator: plan.delegator.clone(),
         seed: a.seed,
         jobs: a.jobs.unwrap_or_else(default_jobs).max(1),
         repeat: a.repeat,
@@ -1071,7 +1172,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         check_determinism: a.check_determinism,
         invariants: a.invariants,
     };
-    let per_repeat = a2a_harness::run::passes(&selected, &options.bindings).len();
+    let per_repeat = a2a_harness::run::passes(selected, &options.bindings).len();
     if per_repeat == 0 {
         anyhow::bail!(
             "no case matching {} has a meaning over {} (see each case's `bindings`)",
@@ -1083,16 +1184,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
                 .join(", ")
         );
     }
-    let out_dir = a
-        .out
-        .unwrap_or_else(|| PathBuf::from(format!("reports/{}", report::stamp())));
-    if prepare_out(&out_dir)? {
-        writeln!(
-            out,
-            "note: removed the earlier report in {}",
-            out_dir.display()
-        )?;
-    }
+    let out_dir = RunPlan::report_dir(&a, out)?;
     let work = tempfile::tempdir().context("creating the store directory")?;
     let options = RunOptions {
         work_dir: Some(work.path().to_path_buf()),
@@ -1112,7 +1204,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
     let finished = rt.block_on(async {
         // Listening before the first case starts.
         let mut int = unix_signal(SignalKind::interrupt())?;
-        let run = run_with_progress(&selected, &options, |p| {
+        let run = run_with_progress(selected, &options, |p| {
             live.borrow_mut().finished(p.result);
             so_far.borrow_mut().push(p.result.clone());
         });
@@ -1143,37 +1235,19 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         }
     };
     drop(work);
-    report::write_all(
+    plan.close(
+        cat,
+        &a,
         &out_dir,
-        &report::ReportRun {
-            delegator: &delegator,
-            seed: a.seed,
+        Finished {
+            results,
             wall_ms,
-            incomplete: interrupted.is_some(),
-        },
-        &cat.cases,
-        &results,
-    )
-    .with_context(|| format!("writing reports to {}", out_dir.display()))?;
-    let ids: Vec<&str> = selected.iter().map(|s| s.id.as_str()).collect();
-    let stale = stale_known_failing(&known, &ids);
-    write!(
-        out,
-        "{}",
-        console::closing(
-            &results,
-            &stale,
-            a.known_failing.as_deref(),
-            &out_dir,
-            &options.bindings,
             interrupted,
-        )
-    )?;
-    if interrupted.is_some() {
-        return Ok(Ended::Interrupted);
-    }
-    let failing = console::Counts::of(&results).failing();
-    Ok(HarnessExitCode::for_run(failing as u64).into())
+        },
+        &options.bindings,
+        None,
+        out,
+    )
 }
 
 /// `explore`: options checked (delegator, topic, durations, `--out`) before anything runs;

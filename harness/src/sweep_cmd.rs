@@ -2,17 +2,14 @@
 //! [`a2a_harness::sweep`], with the same checks before anything runs, the same live console,
 //! reports and exit code as `run`.
 
-use super::{Ended, RunArgs, check_delegator, console, default_delegator, prepare_out};
-use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::catalog::{Catalog, read_known_failing, stale_known_failing};
-use a2a_harness::report;
+use super::{Ended, Finished, RunArgs, RunPlan, console};
+use a2a_harness::catalog::Catalog;
 use a2a_harness::run::default_jobs;
 use a2a_harness::runner::CaseResult;
 use a2a_harness::sweep::{self, SweepOptions};
 use anyhow::Context;
 use std::cell::RefCell;
 use std::num::NonZeroU64;
-use std::path::PathBuf;
 use tokio::signal::unix::{SignalKind, signal as unix_signal};
 
 /// Run the sweep (or one position of it) over the selected cases and write the reports.
@@ -21,33 +18,9 @@ pub(super) fn sweep_cases(
     a: RunArgs,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<Ended> {
-    let selection = a.select.selection()?;
-    let selected = selection.apply(&cat.cases);
-    if selected.is_empty() {
-        anyhow::bail!(
-            "no case matches {} (see `a2a-harness list`)",
-            selection.describe()
-        );
-    }
-    let known = match &a.known_failing {
-        Some(p) => read_known_failing(p)?,
-        None => Vec::new(),
-    };
-    let delegator = match a.delegator {
-        Some(d) => d,
-        None => default_delegator()?,
-    };
-    check_delegator(&delegator)?;
-    let out_dir = a
-        .out
-        .unwrap_or_else(|| PathBuf::from(format!("reports/{}", report::stamp())));
-    if prepare_out(&out_dir)? {
-        writeln!(
-            out,
-            "note: removed the earlier report in {}",
-            out_dir.display()
-        )?;
-    }
+    let plan = RunPlan::new(cat, &a)?;
+    let (selected, known, delegator) = (&plan.selected, &plan.known, &plan.delegator);
+    let out_dir = RunPlan::report_dir(&a, out)?;
     let work = tempfile::tempdir().context("creating the store directory")?;
     let options = SweepOptions {
         delegator: delegator.clone(),
@@ -125,38 +98,17 @@ pub(super) fn sweep_cases(
         None => (so_far.into_inner(), None, Some(0)),
     };
     drop(work);
-    report::write_all(
+    plan.close(
+        cat,
+        &a,
         &out_dir,
-        &report::ReportRun {
-            delegator: &delegator,
-            seed: a.seed,
+        Finished {
+            results,
             wall_ms,
-            incomplete: interrupted.is_some(),
-        },
-        &cat.cases,
-        &results,
-    )
-    .with_context(|| format!("writing reports to {}", out_dir.display()))?;
-    if let Some(r) = &sweep_report {
-        write!(out, "{}", sweep::summary_text(r))?;
-    }
-    let ids: Vec<&str> = selected.iter().map(|s| s.id.as_str()).collect();
-    let stale = stale_known_failing(&known, &ids);
-    write!(
-        out,
-        "{}",
-        console::closing(
-            &results,
-            &stale,
-            a.known_failing.as_deref(),
-            &out_dir,
-            &[],
             interrupted,
-        )
-    )?;
-    if interrupted.is_some() {
-        return Ok(Ended::Interrupted);
-    }
-    let failing = console::Counts::of(&results).failing();
-    Ok(HarnessExitCode::for_run(failing as u64).into())
+        },
+        &[],
+        sweep_report.as_ref().map(sweep::summary_text),
+        out,
+    )
 }

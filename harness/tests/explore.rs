@@ -9,13 +9,76 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// (bug, topic, rule it breaks, runs to explore). Extend with a row per bug; rows run in
-/// parallel.
-const BUGS: &[(&str, &str, &str, u64)] = &[
-    ("misreport-sha256", "art", "DLG-ART-04", 8),
-    ("forward-own-credential", "auth", "DLG-AUTH-01", 8),
-    ("blocking-send", "send", "DLG-SEND-03", 12),
+/// A planted bug of the reference delegator (`--bug`), the family explore is aimed at, the
+/// rules it breaks (a finding for any of them counts: some bugs break their core rule through
+/// another one first) and the generated runs to explore.
+struct Bug {
+    name: &'static str,
+    topic: &'static str,
+    rules: &'static [&'static str],
+    runs: u64,
+}
+
+const fn bug(
+    name: &'static str,
+    topic: &'static str,
+    rules: &'static [&'static str],
+    runs: u64,
+) -> Bug {
+    Bug {
+        name,
+        topic,
+        rules,
+        runs,
+    }
+}
+
+/// Every planted bug of `a2a-delegator --bug` (`delegator/src/bugs.rs`): a row each.
+const BUGS: &[Bug] = &[
+    bug("misreport-sha256", "art", &["DLG-ART-04"], 8),
+    bug("forward-own-credential", "auth", &["DLG-AUTH-01"], 8),
+    bug("blocking-send", "send", &["DLG-SEND-03"], 12),
+    bug(
+        "random-message-id-on-retry",
+        "retry",
+        &["DLG-SEND-02", "DLG-RETRY-03", "DLG-REC-05"],
+        8,
+    ),
+    bug("ignore-append", "art", &["DLG-ART-01", "DLG-ART-02"], 8),
+    bug(
+        "keep-last-chunk-only",
+        "art",
+        &["DLG-ART-01", "DLG-ART-02"],
+        8,
+    ),
+    bug(
+        "no-limit-checks",
+        "limit",
+        &["DLG-LIMIT-01", "DLG-LIMIT-07", "DLG-LIMIT-09"],
+        8,
+    ),
+    bug("assume-task", "send", &["DLG-SEND-05"], 8),
+    bug("guess-inputs", "input", &["DLG-INPUT-03"], 8),
+    bug("message-terminal-task", "state", &["DLG-STATE-05"], 8),
+    bug("ignore-unknown-state", "state", &["DLG-STATE-04"], 8),
+    bug("no-input-cap", "input", &["DLG-INPUT-04"], 8),
+    bug("no-local-deadline", "limit", &["DLG-LIMIT-03"], 8),
+    bug(
+        "no-recovery",
+        "rec",
+        &[
+            "DLG-REC-01",
+            "DLG-REC-02",
+            "DLG-REC-03",
+            "DLG-SEND-01",
+            "HIST-02",
+        ],
+        8,
+    ),
 ];
+
+/// Bugs explored at once (each runs two cases at a time).
+const AT_ONCE: usize = 4;
 
 fn reference() -> String {
     format!("{} drive", common::delegator().display())
@@ -130,7 +193,8 @@ fn explore_usage_errors_exit_2_before_anything_runs() {
 }
 
 /// Explore one planted bug, then check its shrunk file with `run --scenarios FILE`.
-fn explore_bug(bug: &str, topic: &str, rule: &str, runs: u64, work: &Path) -> Result<(), String> {
+fn explore_bug(b: &Bug, work: &Path) -> Result<(), String> {
+    let bug = b.name;
     let dir = work.join(bug);
     let o = harness(&[
         "explore",
@@ -139,19 +203,19 @@ fn explore_bug(bug: &str, topic: &str, rule: &str, runs: u64, work: &Path) -> Re
         "--baseline",
         &reference(),
         "--runs",
-        &runs.to_string(),
+        &b.runs.to_string(),
         "--seed",
         "1",
         "--topic",
-        topic,
+        b.topic,
         "--jobs",
         "2",
         "--confirm",
         "2",
         "--shrink-runs",
-        "60",
+        "30",
         "--shrink-time",
-        "60s",
+        "20s",
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -163,9 +227,23 @@ fn explore_bug(bug: &str, topic: &str, rule: &str, runs: u64, work: &Path) -> Re
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["rule"] == rule)
-        .ok_or_else(|| format!("{bug}: no finding for {rule}\n{}", text(&o)))?
+        .find(|f| b.rules.iter().any(|r| f["rule"] == *r))
+        .ok_or_else(|| format!("{bug}: no finding for {:?}\n{}", b.rules, text(&o)))?
         .clone();
+    let rule = found["rule"].as_str().unwrap_or_default();
+    // Found within two minutes of exploring.
+    if found["first_after_ms"]
+        .as_u64()
+        .is_none_or(|ms| ms > 120_000)
+    {
+        return Err(format!("{bug}: not found within 2 minutes: {found}"));
+    }
+    // A history invariant is judged by `run` with `--invariants` (the repro says so).
+    let invariants: &[&str] = if rule.starts_with("HIST-") {
+        &["--invariants"]
+    } else {
+        &[]
+    };
     let file: PathBuf = dir.join(
         found["file"]
             .as_str()
@@ -193,18 +271,24 @@ fn explore_bug(bug: &str, topic: &str, rule: &str, runs: u64, work: &Path) -> Re
     }
     // (a) the bugged delegator fails the same rule with `run --scenarios FILE`.
     let again = dir.join("again");
-    let o = harness(&[
-        "run",
-        "--no-builtin",
-        "--scenarios",
-        file.to_str().unwrap(),
-        "--seed",
-        &seed,
-        "--delegator",
-        &bugged(bug),
-        "--out",
-        again.to_str().unwrap(),
-    ]);
+    let o = harness(
+        &[
+            &[
+                "run",
+                "--no-builtin",
+                "--scenarios",
+                file.to_str().unwrap(),
+                "--seed",
+                &seed,
+                "--delegator",
+                &bugged(bug),
+                "--out",
+                again.to_str().unwrap(),
+            ][..],
+            invariants,
+        ]
+        .concat(),
+    );
     let index = read_json(&again.join("index.json"));
     let failed: Vec<Value> = index["cases"][0]["failed_rules"]
         .as_array()
@@ -218,18 +302,24 @@ fn explore_bug(bug: &str, topic: &str, rule: &str, runs: u64, work: &Path) -> Re
     }
     // (b) the reference delegator passes it.
     let clean = dir.join("clean");
-    let o = harness(&[
-        "run",
-        "--no-builtin",
-        "--scenarios",
-        file.to_str().unwrap(),
-        "--seed",
-        &seed,
-        "--delegator",
-        &reference(),
-        "--out",
-        clean.to_str().unwrap(),
-    ]);
+    let o = harness(
+        &[
+            &[
+                "run",
+                "--no-builtin",
+                "--scenarios",
+                file.to_str().unwrap(),
+                "--seed",
+                &seed,
+                "--delegator",
+                &reference(),
+                "--out",
+                clean.to_str().unwrap(),
+            ][..],
+            invariants,
+        ]
+        .concat(),
+    );
     if o.status.code() != Some(0) {
         return Err(format!(
             "{bug}: the reference delegator fails the shrunk file\n{}\n{header}",
@@ -242,18 +332,51 @@ fn explore_bug(bug: &str, topic: &str, rule: &str, runs: u64, work: &Path) -> Re
 #[test]
 fn explore_finds_each_planted_bug_and_its_shrunk_file_reproduces_it() {
     let work = tempfile::tempdir().unwrap();
+    let next = std::sync::atomic::AtomicUsize::new(0);
     let problems: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = BUGS
-            .iter()
-            .map(|(bug, topic, rule, runs)| {
-                let work = work.path();
-                s.spawn(move || explore_bug(bug, topic, rule, *runs, work))
+        let workers: Vec<_> = (0..AT_ONCE)
+            .map(|_| {
+                let (work, next) = (work.path(), &next);
+                s.spawn(move || {
+                    let mut problems = Vec::new();
+                    while let Some(b) =
+                        BUGS.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+                    {
+                        if let Err(e) = explore_bug(b, work) {
+                            problems.push(e);
+                        }
+                    }
+                    problems
+                })
             })
             .collect();
-        handles
+        workers
             .into_iter()
-            .filter_map(|h| h.join().expect("no panic").err())
+            .flat_map(|h| h.join().expect("no panic"))
             .collect()
     });
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Every planted bug the delegator knows has a row, and every row is a planted bug.
+#[test]
+fn every_planted_bug_has_a_row() {
+    let o = Command::new(common::delegator())
+        .args(["drive", "--bug", "no-such-bug"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("a2a-delegator runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let known: Vec<&str> = err
+        .split("(known: ")
+        .nth(1)
+        .and_then(|t| t.split(')').next())
+        .unwrap_or_else(|| panic!("the bugs are listed: {err}"))
+        .split(", ")
+        .collect();
+    let rows: Vec<&str> = BUGS.iter().map(|b| b.name).collect();
+    let mut sorted = (known.clone(), rows.clone());
+    sorted.0.sort_unstable();
+    sorted.1.sort_unstable();
+    assert_eq!(sorted.0, sorted.1, "planted bugs vs rows");
 }
