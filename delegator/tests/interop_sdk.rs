@@ -6,82 +6,24 @@
 //! Without `.venv` (or without grpcio in it) these tests skip with a message; with `CI` set they
 //! fail instead (run `bash scripts/setup-python.sh`).
 
+#[path = "../../interop/sdk_agent.rs"]
+mod sdk_agent;
 mod support;
 
 use a2a_delegator::engine::{EngineConfig, Options};
 use a2a_delegator::store::DelegationState;
 use a2a_protocol::Binding;
-use serde_json::Value;
+use sdk_agent::SdkAgent;
 use std::path::PathBuf;
-use std::time::Duration;
 use support::EngineRun;
-use tokio::io::AsyncBufReadExt;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Skip (locally) or fail (in CI) with `why`.
-fn unavailable(why: &str) -> Option<SdkAgent> {
-    if std::env::var_os("CI").is_some() {
-        panic!("{why}: run `bash scripts/setup-python.sh` from the repository root");
-    }
-    eprintln!("SKIPPED: {why} (run `bash scripts/setup-python.sh`; in CI this fails)");
-    None
-}
-
-/// A running `interop/sdk_agent.py` (killed on drop).
-struct SdkAgent {
-    _child: tokio::process::Child,
-    card_url: String,
-}
-
+/// The SDK agent of this repository, its card in its default binding order.
 async fn sdk_agent() -> Option<SdkAgent> {
-    let py = repo().join(".venv/bin/python");
-    if !py.exists() {
-        return unavailable(&format!("{} is missing", py.display()));
-    }
-    let mut child = tokio::process::Command::new(&py)
-        .arg(repo().join("interop/sdk_agent.py"))
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .env("no_proxy", "127.0.0.1,localhost")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the SDK agent");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let first = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-        .await
-        .expect("the SDK agent printed nothing within 60 s");
-    match first {
-        Ok(Some(line)) => {
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("SDK agent line is not JSON ({e}): {line}"));
-            let card_url = v["card_url"]
-                .as_str()
-                .unwrap_or_else(|| panic!("no card_url in {v}"))
-                .to_string();
-            Some(SdkAgent {
-                _child: child,
-                card_url,
-            })
-        }
-        _ => {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                use tokio::io::AsyncReadExt;
-                let _ =
-                    tokio::time::timeout(Duration::from_secs(10), e.read_to_string(&mut err)).await;
-            }
-            if err.contains("No module named 'grpc'") {
-                return unavailable("grpcio is not installed in .venv (a2a-sdk[grpc])");
-            }
-            panic!("the SDK agent did not start:\n{err}");
-        }
-    }
+    SdkAgent::start(&repo(), &[]).await
 }
 
 async fn delegate_over(binding: Binding, streaming: bool) {

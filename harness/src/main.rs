@@ -486,6 +486,34 @@ struct ExploreArgs {
     /// Wall time per shrink at most.
     #[arg(long, value_name = "DURATION", default_value = "3m")]
     shrink_time: String,
+    /// Shrink only the findings of rules matching this id or glob (DLG-LIMIT-03,
+    /// 'DLG-REC-*'); repeatable. The others are reported and written as found, unshrunk and
+    /// unconfirmed. Default: every finding is shrunk.
+    #[arg(long, value_name = "RULE")]
+    shrink_rule: Vec<String>,
+}
+
+/// `--shrink-rule` values as globs, each matching some rule explore can report (a registry
+/// rule, a history invariant or `CONTRACT`).
+fn shrink_rule_globs(values: &[String]) -> anyhow::Result<Vec<CaseGlob>> {
+    let ids: Vec<&str> = registry()
+        .iter()
+        .map(|r| r.id)
+        .chain(a2a_harness::invariants::INVARIANTS.iter().map(|i| i.id))
+        .chain([a2a_harness::report::CONTRACT])
+        .collect();
+    values
+        .iter()
+        .map(|v| {
+            let g = CaseGlob::new(v).with_context(|| format!("--shrink-rule {v:?}"))?;
+            if !ids.iter().any(|id| g.matches(id)) {
+                anyhow::bail!(
+                    "--shrink-rule {v:?} matches no rule (see `a2a-harness rules`; HIST-01..03 and CONTRACT too)"
+                );
+            }
+            Ok(g)
+        })
+        .collect()
 }
 
 /// The exit codes of `explore`.
@@ -1265,6 +1293,7 @@ fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ende
         .map(str::parse::<a2a_harness::generate::Topic>)
         .transpose()
         .context("--topic")?;
+    let shrink_rules = shrink_rule_globs(&a.shrink_rule)?;
     let time = match (&a.time, a.runs) {
         (Some(t), _) => parse_duration(t).context("--time")?,
         // --runs alone: the runs bound it (still a day at most).
@@ -1303,6 +1332,7 @@ fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ende
         shrink_runs: a.shrink_runs,
         baseline,
         shrink_time: parse_duration(&a.shrink_time).context("--shrink-time")?,
+        shrink_rules,
         ..ExploreOptions::new(delegator, out_dir.clone())
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

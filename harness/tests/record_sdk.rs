@@ -9,6 +9,8 @@
 //! fail instead (run `bash scripts/setup-python.sh`), as the other interop tests do.
 
 mod common;
+#[path = "../../interop/sdk_agent.rs"]
+mod sdk_agent;
 
 use a2a_driver_contract::process::{DelegatorOutput, DelegatorProcess, init_message};
 use a2a_driver_contract::{Delegate, InitOptions, ToDelegator};
@@ -18,74 +20,14 @@ use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
 use a2a_harness::run::{RunOptions, run};
 use a2a_harness::runner::Verdict;
 use a2a_mock_agents::{Entry, Event};
+use sdk_agent::SdkAgent;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use tokio::io::AsyncBufReadExt;
-
-/// Skip (locally) or fail (in CI) with `why`.
-fn unavailable(why: &str) -> Option<SdkAgent> {
-    if std::env::var_os("CI").is_some() {
-        panic!("{why}: run `bash scripts/setup-python.sh` from the repository root");
-    }
-    eprintln!("SKIPPED: {why} (run `bash scripts/setup-python.sh`; in CI this fails)");
-    None
-}
-
-/// A running `interop/sdk_agent.py` (killed on drop).
-struct SdkAgent {
-    _child: tokio::process::Child,
-    card_url: String,
-}
 
 /// Start the SDK agent with its card listing the bindings in `order`.
 async fn sdk_agent(order: &str) -> Option<SdkAgent> {
-    let py = common::root().join(".venv/bin/python");
-    if !py.exists() {
-        return unavailable(&format!("{} is missing", py.display()));
-    }
-    let mut child = tokio::process::Command::new(&py)
-        .arg(common::root().join("interop/sdk_agent.py"))
-        .args(["--order", order])
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .env("no_proxy", "127.0.0.1,localhost")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn the SDK agent");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let first = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-        .await
-        .expect("the SDK agent printed nothing within 60 s");
-    match first {
-        Ok(Some(line)) => {
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("SDK agent line is not JSON ({e}): {line}"));
-            let card_url = v["card_url"]
-                .as_str()
-                .unwrap_or_else(|| panic!("no card_url in {v}"))
-                .to_string();
-            Some(SdkAgent {
-                _child: child,
-                card_url,
-            })
-        }
-        _ => {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                use tokio::io::AsyncReadExt;
-                let _ =
-                    tokio::time::timeout(Duration::from_secs(10), e.read_to_string(&mut err)).await;
-            }
-            if err.contains("No module named 'grpc'") {
-                return unavailable("grpcio is not installed in .venv (a2a-sdk[grpc])");
-            }
-            panic!("the SDK agent did not start:\n{err}");
-        }
-    }
+    SdkAgent::start(&common::root(), &["--order", order]).await
 }
 
 /// The reference delegator driven through the proxy's card URL with `delegations` (id,

@@ -66,6 +66,9 @@ pub struct ExploreOptions {
     pub shrink_runs: usize,
     /// Wall time per shrink at most.
     pub shrink_time: Duration,
+    /// Shrink (and confirm) only the findings whose rule matches one of these; the others are
+    /// written as found. Empty: every finding.
+    pub shrink_rules: Vec<crate::catalog::CaseGlob>,
     /// A generated scenario whose scripts would send more than this many bytes is not run.
     pub max_bytes: u64,
     /// A case's time bound is lowered to this when longer.
@@ -89,6 +92,7 @@ impl ExploreOptions {
             baseline: None,
             shrink_runs: 300,
             shrink_time: Duration::from_secs(180),
+            shrink_rules: Vec::new(),
             max_bytes: 64 * 1024 * 1024,
             max_case_ms: 60_000,
             out: out.into(),
@@ -360,7 +364,15 @@ pub async fn explore(
         })?;
     }
     for f in &mut found {
-        let shrink_it = stopped_by != StoppedBy::Interrupted && !cancel.is_cancelled();
+        let selected = opts.shrink_rules.is_empty()
+            || opts.shrink_rules.iter().any(|g| g.matches(&f.summary.rule));
+        let shrink_it = selected && stopped_by != StoppedBy::Interrupted && !cancel.is_cancelled();
+        if !selected {
+            f.summary.problem = Some(
+                "not shrunk nor confirmed: --shrink-rule selects other rules (written as found)"
+                    .into(),
+            );
+        }
         if shrink_it {
             log(&format!(
                 "shrinking {} (seed {}, size {})",
@@ -369,7 +381,18 @@ pub async fn explore(
                 shrink::size(&f.scenario)
             ));
         }
-        shrink_and_write(opts, f, shrink_it, &found_dir, work.path(), &cancel).await;
+        shrink_and_write(
+            opts,
+            f,
+            Treatment {
+                shrink: shrink_it,
+                confirm: selected,
+            },
+            &found_dir,
+            work.path(),
+            &cancel,
+        )
+        .await;
         if let Some(file) = &f.summary.file {
             log(&format!(
                 "{}: {} ({} -> {}){}",
@@ -598,12 +621,21 @@ fn add_invariants(s: &Scenario, r: &mut CaseResult) {
     crate::invariants::apply(s, r);
 }
 
-/// Shrink one finding (unless `shrink_it` is false: then the scenario is written as found),
-/// confirm the result and write it to `found_dir`.
+/// What [`shrink_and_write`] does to a finding before writing it.
+#[derive(Debug, Clone, Copy)]
+struct Treatment {
+    /// Shrink it (otherwise the scenario is written as found).
+    shrink: bool,
+    /// Confirm the written scenario (`--confirm` runs).
+    confirm: bool,
+}
+
+/// Shrink one finding (unless `treat.shrink` is false: then the scenario is written as
+/// found), confirm the result (unless `treat.confirm` is false) and write it to `found_dir`.
 async fn shrink_and_write(
     opts: &ExploreOptions,
     f: &mut Found,
-    shrink_it: bool,
+    treat: Treatment,
     found_dir: &Path,
     work: &Path,
     cancel: &CancellationToken,
@@ -653,6 +685,7 @@ async fn shrink_and_write(
         let valid = |c: &Scenario| scripted_bytes(c) <= max_bytes && loadable(c).is_ok();
         // The finding must stand on the start before anything is shrunk from it.
         let mut problem = None;
+        let shrink_it = treat.shrink;
         if shrink_it && !oracle.test(std::slice::from_ref(&start))[0] && !oracle.stopped() {
             problem = Some(if oracle.baseline_failed.load(Ordering::Relaxed) > 0 {
                 "not shrunk: the baseline delegator fails this scenario too (its expectations may be at fault)".to_string()
@@ -686,7 +719,8 @@ async fn shrink_and_write(
         oracle.time_bound_ms = None;
         oracle.deadline = None;
         // The final scenario, confirmed again (not when interrupted).
-        let confirmed = !oracle.stopped() && oracle.test(std::slice::from_ref(&best))[0];
+        let confirmed =
+            treat.confirm && !oracle.stopped() && oracle.test(std::slice::from_ref(&best))[0];
         (start, shrunk, best, confirmed, oracle.runs(), problem)
     })
     .await;
