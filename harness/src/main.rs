@@ -814,6 +814,26 @@ fn rules(
             r.requirement
         )?;
     }
+    // The history invariants: judged over every run of explore and crash sweeps, and by `run`
+    // with --invariants; no case lists them.
+    for i in a2a_harness::invariants::INVARIANTS {
+        let mut status = "history invariant".to_string();
+        if let Some(j) = &judged {
+            let _ = write!(
+                status,
+                ", evaluated in {}",
+                j.get(i.id).copied().unwrap_or(0)
+            );
+        }
+        writeln!(
+            out,
+            "{:<18} {:<6} {:<24} {}",
+            i.id,
+            format!("{:?}", i.level).to_uppercase(),
+            status,
+            i.requirement
+        )?;
+    }
     Ok(HarnessExitCode::Success)
 }
 
@@ -867,7 +887,7 @@ fn explain(
     {
         writeln!(
             out,
-            "{} ({:?})\n  {}\n  source: {}\n  history invariant: judged over a whole case's evidence, needing no expected outcome, in `run --crash-sweep` and `run --crash-at-event`",
+            "{} ({:?})\n  {}\n  source: {}\n  history invariant: judged over a whole case's evidence, needing no expected outcome, in `explore`, `run --crash-sweep`, `run --crash-at-event` and `run --invariants`; no case lists it",
             i.id, i.level, i.requirement, i.source
         )?;
         return Ok(HarnessExitCode::Success);

@@ -33,15 +33,22 @@ fn list_and_rules_work() {
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("DLG-SEND-02"));
     // Every rule shows how many cases list it, or that it is always-on (judged where its
-    // situation arises: never claimed for the whole catalog), or NOT TESTED when none does.
+    // situation arises: never claimed for the whole catalog), or NOT TESTED when none does;
+    // the history invariants (HIST-*) come last, judged by explore, sweeps and --invariants.
     for line in text.lines() {
         assert!(
             line.contains(" cases ")
                 || line.contains("always-on, listed in")
-                || line.contains("NOT TESTED"),
+                || line.contains("NOT TESTED")
+                || (line.starts_with("HIST-") && line.contains("history invariant")),
             "{line}"
         );
     }
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("HIST-")).count(),
+        3,
+        "{text}"
+    );
     let send02 = text.lines().find(|l| l.starts_with("DLG-SEND-02")).unwrap();
     assert!(send02.contains("always-on, listed in"), "{send02}");
 }

@@ -108,6 +108,8 @@ fn rules_counts() -> BTreeMap<String, usize> {
         .clone();
     String::from_utf8_lossy(&out)
         .lines()
+        // The history invariants: no case lists them.
+        .filter(|l| !l.starts_with("HIST-"))
         .map(|l| {
             let id = l.split_whitespace().next().unwrap().to_string();
             let words: Vec<&str> = l.split_whitespace().collect();

@@ -298,3 +298,64 @@ fn a_delegate_the_killed_process_never_acknowledged_is_sent_again() {
         r.duration_ms
     );
 }
+
+/// `run --invariants` judges the history invariants in a plain run (the repro of a `HIST-*`
+/// finding): with the reference delegator they hold, with `--bug no-recovery` the delegation
+/// open at the kill is lost (HIST-02 FAIL); without the flag no HIST verdict appears.
+#[test]
+fn run_with_invariants_judges_them_in_a_plain_run() {
+    let run = |delegator: String, flag: bool| {
+        let out = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "run".to_string(),
+            "--case".into(),
+            "recovery.crash-after-chunks".into(),
+            "--delegator".into(),
+            delegator,
+            "--out".into(),
+            out.path().display().to_string(),
+        ];
+        if flag {
+            args.push("--invariants".into());
+        }
+        let o = Command::new(common::harness())
+            .args(&args)
+            .output()
+            .unwrap();
+        let case: CaseResult = serde_json::from_str(
+            &std::fs::read_to_string(
+                out.path()
+                    .join("cases")
+                    .join("recovery.crash-after-chunks.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        (o.status.code(), case)
+    };
+    let hist = |c: &CaseResult, id: &str| c.rules.iter().find(|v| v.id == id).map(|v| v.verdict);
+    let bug = format!("{} drive --bug no-recovery", common::delegator().display());
+    let (clean, plain, broken) = std::thread::scope(|s| {
+        let clean = s.spawn(|| run(reference(), true));
+        let plain = s.spawn(|| run(reference(), false));
+        let broken = s.spawn(|| run(bug.clone(), true));
+        (
+            clean.join().unwrap(),
+            plain.join().unwrap(),
+            broken.join().unwrap(),
+        )
+    });
+    assert_eq!(clean.0, Some(0), "{:?}", clean.1.rules);
+    for id in ["HIST-01", "HIST-02", "HIST-03"] {
+        assert_eq!(hist(&plain.1, id), None, "{id} without --invariants");
+    }
+    assert_eq!(hist(&clean.1, "HIST-01"), Some(Verdict::Pass));
+    assert_eq!(hist(&clean.1, "HIST-02"), Some(Verdict::Pass));
+    assert_eq!(broken.0, Some(1));
+    assert_eq!(
+        hist(&broken.1, "HIST-02"),
+        Some(Verdict::Fail),
+        "{:?}",
+        broken.1.rules
+    );
+}
