@@ -62,12 +62,12 @@ pub(super) fn sweep_cases(
                         known.clone(),
                         a.known_failing.clone(),
                     ));
-                    let results = sweep::run_at_event(&selected, k, &options, on_result).await;
+                    let results = sweep::run_at_event(selected, k, &options, on_result).await;
                     (results, None)
                 }
                 None => {
                     let report = sweep::crash_sweep(
-                        &selected,
+                        selected,
                         &options,
                         |_, total| {
                             *live.borrow_mut() = Some(console::Live::new(
