@@ -10,7 +10,7 @@ use a2a_harness::catalog::{
 };
 use a2a_harness::delegator_process::{resolve_program, shell_quote, split_command};
 use a2a_harness::report;
-use a2a_harness::rules::registry;
+use a2a_harness::rules::{Level, registry};
 use a2a_harness::run::{RunOptions, default_jobs, run_with_progress};
 use a2a_harness::runner::CaseResult;
 use a2a_harness::scenario::Scenario;
@@ -787,9 +787,23 @@ fn rules(
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<HarnessExitCode> {
     let judged = from.map(evaluated_counts).transpose()?;
+    // One line per rule: id, level, status (with how often the report judged it), requirement.
+    let mut line = |id: &str, level: Level, mut status: String, requirement: &str| {
+        if let Some(j) = &judged {
+            let _ = write!(status, ", evaluated in {}", j.get(id).copied().unwrap_or(0));
+        }
+        writeln!(
+            out,
+            "{:<18} {:<6} {:<24} {}",
+            id,
+            format!("{level:?}").to_uppercase(),
+            status,
+            requirement
+        )
+    };
     for r in registry() {
         let n = listing(cat, r.id).len();
-        let mut status = if r.check.is_none() && n > 0 {
+        let status = if r.check.is_none() && n > 0 {
             format!("NOT TESTED, listed in {n}")
         } else if r.check.is_none() || (n == 0 && !r.always) {
             "NOT TESTED".to_string()
@@ -798,41 +812,12 @@ fn rules(
         } else {
             format!("{n} cases")
         };
-        if let Some(j) = &judged {
-            let _ = write!(
-                status,
-                ", evaluated in {}",
-                j.get(r.id).copied().unwrap_or(0)
-            );
-        }
-        writeln!(
-            out,
-            "{:<18} {:<6} {:<24} {}",
-            r.id,
-            format!("{:?}", r.level).to_uppercase(),
-            status,
-            r.requirement
-        )?;
+        line(r.id, r.level, status, r.requirement)?;
     }
     // The history invariants: judged over every run of explore and crash sweeps, and by `run`
     // with --invariants; no case lists them.
     for i in a2a_harness::invariants::INVARIANTS {
-        let mut status = "history invariant".to_string();
-        if let Some(j) = &judged {
-            let _ = write!(
-                status,
-                ", evaluated in {}",
-                j.get(i.id).copied().unwrap_or(0)
-            );
-        }
-        writeln!(
-            out,
-            "{:<18} {:<6} {:<24} {}",
-            i.id,
-            format!("{:?}", i.level).to_uppercase(),
-            status,
-            i.requirement
-        )?;
+        line(i.id, i.level, "history invariant".into(), i.requirement)?;
     }
     Ok(HarnessExitCode::Success)
 }

@@ -243,26 +243,27 @@ fn explore_bug(b: &Bug, work: &Path) -> Result<(), String> {
     if found["shrunk_size"].as_u64() > found["original_size"].as_u64() {
         return Err(format!("{bug}: grew: {found}"));
     }
-    // (a) the bugged delegator fails the same rule with `run --scenarios FILE`.
+    // The found file run with `run --scenarios FILE` (what the repro line does).
+    let run_file = |delegator: &str, out: &Path| {
+        let file = file.to_str().unwrap();
+        let out = out.to_str().unwrap();
+        let args = [
+            "run",
+            "--no-builtin",
+            "--scenarios",
+            file,
+            "--seed",
+            &seed,
+            "--delegator",
+            delegator,
+            "--out",
+            out,
+        ];
+        harness(&[&args[..], invariants].concat())
+    };
+    // (a) the bugged delegator fails the same rule.
     let again = dir.join("again");
-    let o = harness(
-        &[
-            &[
-                "run",
-                "--no-builtin",
-                "--scenarios",
-                file.to_str().unwrap(),
-                "--seed",
-                &seed,
-                "--delegator",
-                &bugged(bug),
-                "--out",
-                again.to_str().unwrap(),
-            ][..],
-            invariants,
-        ]
-        .concat(),
-    );
+    let o = run_file(&bugged(bug), &again);
     let index = read_json(&again.join("index.json"));
     let failed: Vec<Value> = index["cases"][0]["failed_rules"]
         .as_array()
@@ -275,25 +276,7 @@ fn explore_bug(b: &Bug, work: &Path) -> Result<(), String> {
         ));
     }
     // (b) the reference delegator passes it.
-    let clean = dir.join("clean");
-    let o = harness(
-        &[
-            &[
-                "run",
-                "--no-builtin",
-                "--scenarios",
-                file.to_str().unwrap(),
-                "--seed",
-                &seed,
-                "--delegator",
-                &reference(),
-                "--out",
-                clean.to_str().unwrap(),
-            ][..],
-            invariants,
-        ]
-        .concat(),
-    );
+    let o = run_file(&reference(), &dir.join("clean"));
     if o.status.code() != Some(0) {
         return Err(format!(
             "{bug}: the reference delegator fails the shrunk file\n{}\n{header}",
