@@ -373,6 +373,110 @@ pub(super) fn schema_violation_rejected(ev: &Evidence) -> Check {
 /// DLG-ART-09: the agent's protocol error reached the delegator (its events were delivered),
 /// and the delegator failed visibly, or reported the problem and recovered the result from a
 /// fresh `GetTask` that it reports byte-exact.
+/// What one stream showed so far, to tell a faulty event from a good one.
+#[derive(Default)]
+struct StreamView {
+    /// Artifacts the stream started (or its first snapshot held).
+    artifacts: std::collections::BTreeSet<String>,
+    /// The task's final state went by.
+    ended: bool,
+}
+
+/// Whether one recorded event of a stream about `task` (asked with JSON-RPC id `rpc_id`) is an
+/// agent protocol error of the kinds in [`PROTOCOL_ERRORS`]: not JSON, a huge event, the answer
+/// to another request id, an event of another task, an append to an artifact the stream never
+/// started, or anything after the final state.
+fn faulty_event(data: &Value, task: &str, rpc_id: Option<&Value>, view: &mut StreamView) -> bool {
+    let Some(obj) = data.as_object() else {
+        // Chunks of generated content are recorded as a summary; any other text is the event
+        // as sent, which was not JSON (or was huge).
+        return !data
+            .as_str()
+            .is_some_and(|t| t.starts_with("<artifact-update event of"));
+    };
+    if let (Some(sent), Some(asked)) = (obj.get("id"), rpc_id)
+        && sent != asked
+    {
+        return true;
+    }
+    let Some(result) = obj.get("result") else {
+        return false;
+    };
+    let other_task = |field: &str| {
+        result
+            .pointer(field)
+            .and_then(Value::as_str)
+            .is_some_and(|t| t != task)
+    };
+    let terminal = |state: Option<&Value>| {
+        state
+            .and_then(Value::as_str)
+            .and_then(a2a_protocol::TaskState::parse_lenient)
+            .is_some_and(|s| s.is_terminal())
+    };
+    if let Some(t) = result.get("task") {
+        if other_task("/task/id") {
+            return true;
+        }
+        for a in t
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(id) = a.get("artifactId").and_then(Value::as_str) {
+                view.artifacts.insert(id.to_string());
+            }
+        }
+        view.ended |= terminal(t.pointer("/status/state"));
+        return false;
+    }
+    if let Some(u) = result.get("statusUpdate") {
+        if other_task("/statusUpdate/taskId") || view.ended {
+            return true;
+        }
+        view.ended |= terminal(u.pointer("/status/state"));
+        return false;
+    }
+    if let Some(u) = result.get("artifactUpdate") {
+        if other_task("/artifactUpdate/taskId") || view.ended {
+            return true;
+        }
+        let Some(id) = u.pointer("/artifact/artifactId").and_then(Value::as_str) else {
+            return true;
+        };
+        let append = u.get("append").and_then(Value::as_bool) == Some(true);
+        let known = !view.artifacts.insert(id.to_string());
+        return append && !known;
+    }
+    false
+}
+
+/// After a kill at journal entry `k`, the first event of `task` that carried an agent protocol
+/// error to the restarted process (on a stream it opened; [`faulty_event`]), no later than
+/// `until`. What reached the killed process produced no outcome.
+fn protocol_error_after_restart(ev: &Evidence, task: &str, k: u64, until: u64) -> Option<u64> {
+    let by_req = request_tasks(ev.journal);
+    let asked: std::collections::BTreeMap<u64, Option<&Value>> = ev
+        .journal
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Request { req, rpc_id, .. } if e.seq > k => Some((*req, rpc_id.as_deref())),
+            _ => None,
+        })
+        .collect();
+    let mut views: std::collections::BTreeMap<u64, StreamView> = Default::default();
+    ev.journal.iter().find_map(|e| match &e.event {
+        Event::SseEvent { req, data, .. }
+            if e.seq <= until && by_req.get(req).is_some_and(|t| t == task) =>
+        {
+            let rpc_id = asked.get(req)?;
+            faulty_event(data, task, *rpc_id, views.entry(*req).or_default()).then_some(e.seq)
+        }
+        _ => None,
+    })
+}
+
 pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
     let mut any = false;
     for d in ev
@@ -391,12 +495,23 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
         if !scripted_protocol_error(ev, &agent) {
             continue;
         }
+        // Killed before the outcome: the restarted process reports from what it saw itself.
+        // When that is only task snapshots, the agent's protocol error never reached a process
+        // that reported anything: not this rule's situation.
+        let after_restart = match ev.crash_seq.filter(|k| *k < seen_until(ev, &d.id)) {
+            Some(k) => match protocol_error_after_restart(ev, &task, k, seen_until(ev, &d.id)) {
+                Some(s) => Some(s),
+                None => continue,
+            },
+            None => None,
+        };
         any = true;
         let done = match reported_done(ev, &d.id) {
             Ok(x) => x,
             Err(f) => return f,
         };
-        let Some(seen) = delivered_between(ev.journal, &task, created, seen_until(ev, &d.id))
+        let Some(seen) = after_restart
+            .or_else(|| delivered_between(ev.journal, &task, created, seen_until(ev, &d.id)))
         else {
             return fail(
                 format!(
@@ -621,5 +736,97 @@ mod tests {
             json!([{"artifact_id": "artifact-1", "bytes": 100, "sha256": "made-up"}]),
         );
         assert!(fails(c.check(checker("DLG-ART-09"))), "not byte-exact");
+    }
+
+    #[test]
+    fn faulty_events_are_told_from_good_ones() {
+        use super::{StreamView, faulty_event};
+        let id = json!("r1");
+        let ev =
+            |result: serde_json::Value| json!({"jsonrpc": "2.0", "id": "r1", "result": result});
+        let snapshot = ev(
+            json!({"task": {"id": "t1", "status": {"state": "TASK_STATE_WORKING"},
+            "artifacts": [{"artifactId": "a1"}]}}),
+        );
+        let chunk = |aid: &str, append: bool| {
+            ev(json!({"artifactUpdate": {"taskId": "t1", "append": append,
+                "artifact": {"artifactId": aid}}}))
+        };
+        let status = |task: &str, state: &str| {
+            ev(json!({"statusUpdate": {"taskId": task, "status": {"state": state}}}))
+        };
+        // A good stream: snapshot, an append to its artifact, a new one, the final state.
+        let mut v = StreamView::default();
+        for good in [
+            snapshot.clone(),
+            chunk("a1", true),
+            chunk("a2", false),
+            chunk("a2", true),
+            json!("<artifact-update event of 8192 generated bytes>"),
+            status("t1", "TASK_STATE_COMPLETED"),
+        ] {
+            assert!(!faulty_event(&good, "t1", Some(&id), &mut v), "{good}");
+        }
+        assert!(
+            faulty_event(&chunk("a3", false), "t1", Some(&id), &mut v),
+            "after the end"
+        );
+        let mut fresh = || {
+            let mut v = StreamView::default();
+            faulty_event(&snapshot, "t1", Some(&id), &mut v);
+            v
+        };
+        for bad in [
+            json!("{not json"),
+            json!("<huge event of 9000000 bytes>"),
+            chunk("a9", true),
+            status("t2", "TASK_STATE_WORKING"),
+            json!({"jsonrpc": "2.0", "id": "r2", "result": {}}),
+        ] {
+            assert!(faulty_event(&bad, "t1", Some(&id), &mut fresh()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn art_09_after_a_kill_judges_what_the_restarted_process_saw() {
+        // Killed once the task existed (entry 2): the faulty stream went to a dead process. The
+        // restarted one resends the message and gets the finished task as one snapshot.
+        let (mut c, _) = bad("DLG-ART-09");
+        c.crash = Some(2);
+        let (_, again) = c.j.rpc(
+            "a",
+            "SendStreamingMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]}}),
+            &[],
+        );
+        c.j.created("a", "t1", "c1", "m1", true);
+        c.j.sse("a", again);
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 100, "sha256": "bad"}]),
+        );
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::NotApplicable);
+        // Its stream went on past the snapshot: a faulty event can have reached it, and then a
+        // result needs a fresh GetTask and the problem reported, as without a kill.
+        let mut c2 = c;
+        let ev = a2a_mock_agents::Event::SseEvent {
+            req: again,
+            index: 1,
+            data: json!("{not json"),
+        };
+        c2.j.push("a", ev);
+        c2.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 100, "sha256": "bad"}]),
+        );
+        assert!(fails(c2.check(checker("DLG-ART-09"))), "no GetTask");
+        let (_, g) = c2.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c2.j.resp("a", g, 200, None, json!({}));
+        if let Some(a2a_driver_contract::FromDelegator::Done(d)) = c2.outcomes.get_mut("d1") {
+            d.reason = Some("stream protocol error; recovered from GetTask".into());
+        }
+        assert_eq!(c2.check(checker("DLG-ART-09")), Check::Pass);
     }
 }

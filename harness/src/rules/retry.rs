@@ -284,15 +284,25 @@ fn dlq_entry_matches_journal(ev: &Evidence, d: &crate::scenario::Delegation) -> 
         .iter()
         .filter(|r| r.is_send() && delegation_of(ev, r).is_some_and(|x| x.id == d.id))
         .filter_map(|r| {
-            let status = response_of(ev.journal, r.req).and_then(|e| match &e.event {
+            let response = response_of(ev.journal, r.req);
+            let status = response.and_then(|e| match &e.event {
                 Event::Response { status, .. } => Some(*status),
                 _ => None,
             });
-            let dropped = ev
-                .journal
-                .iter()
-                .any(|e| matches!(&e.event, Event::ConnectionDropped { req, .. } if *req == r.req));
-            (dropped || status.is_some_and(|s| s == 429 || s >= 500)).then_some((r.seq, status))
+            let dropped = ev.journal.iter().find(
+                |e| matches!(&e.event, Event::ConnectionDropped { req, .. } if *req == r.req),
+            );
+            // An attempt of a killed process whose failure came with or after the kill never reached
+            // it: only the restarted process's record can hold errors, and it never saw this one.
+            let outcome_at = dropped.or(response).map(|e| e.seq);
+            if ev
+                .crash_seq
+                .is_some_and(|k| r.seq <= k && outcome_at.is_none_or(|s| s >= k))
+            {
+                return None;
+            }
+            (dropped.is_some() || status.is_some_and(|s| s == 429 || s >= 500))
+                .then_some((r.seq, status))
         })
         .collect();
     let errors: Vec<&Value> = field("errors")
@@ -610,6 +620,32 @@ mod tests {
             "errors": [err, err, err], "chain": []}]}),
         );
         assert!(fails(c.check(checker("DLG-RETRY-04"))), "chain lost");
+    }
+
+    #[test]
+    fn retry_04_a_failure_that_came_after_the_kill_is_not_asked_of_the_entry() {
+        // Killed when the first send reached the agent (entry 1): its 503 went to a dead
+        // process. The restarted one failed twice more and lists those two.
+        let mut c = resends(&[60, 120]);
+        c.s = crate::rules::test_support::scenario(&delegation(
+            "expect = { state = [\"DEAD_LETTERED\"] }",
+        ));
+        c.done("d1", "DEAD_LETTERED", json!([]));
+        let err = json!({"op": "SendMessage", "http_status": 503, "transient": true});
+        let request = json!({"id": "d1", "text": "do the thing"});
+        c.snapshot = Some(
+            json!({"records": [{"id": "d1", "dlq": true, "request": request,
+            "errors": [err, err], "chain": [], "artifacts": []}]}),
+        );
+        assert!(fails(c.check(checker("DLG-RETRY-04"))), "without a kill");
+        c.crash = Some(1);
+        assert_eq!(c.check(checker("DLG-RETRY-04")), Check::Pass);
+        // The failures after the restart are still asked for.
+        c.snapshot = Some(
+            json!({"records": [{"id": "d1", "dlq": true, "request": request,
+            "errors": [err], "chain": [], "artifacts": []}]}),
+        );
+        assert!(fails(c.check(checker("DLG-RETRY-04"))), "one of the two");
     }
 
     #[test]
