@@ -1110,21 +1110,9 @@ impl RunPlan {
         })
     }
 
-    /// The report directory (`--out`, default `reports/<timestamp>`), ready to be written: an
-    /// earlier report in it is removed (and said so on `out`).
+    /// The report directory of `run` ([`report_dir`], default `reports/<timestamp>`).
     fn report_dir(a: &RunArgs, out: &mut impl std::io::Write) -> anyhow::Result<PathBuf> {
-        let out_dir = a
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("reports/{}", report::stamp())));
-        if prepare_out(&out_dir)? {
-            writeln!(
-                out,
-                "note: removed the earlier report in {}",
-                out_dir.display()
-            )?;
-        }
-        Ok(out_dir)
+        report_dir(a.out.clone(), "", out)
     }
 
     /// Write the reports of `results` to `out_dir`, then `summary` (if any) and the closing
@@ -1180,6 +1168,20 @@ impl RunPlan {
         let failing = console::Counts::of(&results).failing();
         Ok(HarnessExitCode::for_run(failing as u64).into())
     }
+}
+
+/// A report directory (`out`, default `reports/<prefix><timestamp>`), ready to be written: an
+/// earlier report in it is removed (and said so on `w`).
+fn report_dir(
+    out: Option<PathBuf>,
+    prefix: &str,
+    w: &mut impl std::io::Write,
+) -> anyhow::Result<PathBuf> {
+    let dir = out.unwrap_or_else(|| PathBuf::from(format!("reports/{prefix}{}", report::stamp())));
+    if prepare_out(&dir)? {
+        writeln!(w, "note: removed the earlier report in {}", dir.display())?;
+    }
+    Ok(dir)
 }
 
 /// The results of a run, however it ended.
@@ -1317,16 +1319,7 @@ fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ende
         }
         (None, false) => default_delegator().ok(),
     };
-    let out_dir = a
-        .out
-        .unwrap_or_else(|| PathBuf::from(format!("reports/explore-{}", report::stamp())));
-    if prepare_out(&out_dir)? {
-        writeln!(
-            out,
-            "note: removed the earlier report in {}",
-            out_dir.display()
-        )?;
-    }
+    let out_dir = report_dir(a.out.clone(), "explore-", out)?;
     let opts = ExploreOptions {
         seed: a.seed,
         runs: a.runs,

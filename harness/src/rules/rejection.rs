@@ -771,7 +771,7 @@ mod tests {
             faulty_event(&chunk("a3", false), "t1", Some(&id), &mut v),
             "after the end"
         );
-        let mut fresh = || {
+        let fresh = || {
             let mut v = StreamView::default();
             faulty_event(&snapshot, "t1", Some(&id), &mut v);
             v
