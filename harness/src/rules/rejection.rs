@@ -496,8 +496,8 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
             continue;
         }
         // Killed before the outcome: the restarted process reports from what it saw itself.
-        // When that is only task snapshots, the agent's protocol error never reached a process
-        // that reported anything: not this rule's situation.
+        // When no faulty event reached it ([`faulty_event`]), the agent's protocol error never
+        // reached a process that reported anything: not this rule's situation.
         let after_restart = match ev.crash_seq.filter(|k| *k < seen_until(ev, &d.id)) {
             Some(k) => match protocol_error_after_restart(ev, &task, k, seen_until(ev, &d.id)) {
                 Some(s) => Some(s),
