@@ -170,6 +170,20 @@ fn report_of(case: &str, seed: &str, dir: &Path) {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
+/// `journal diff A B [--case C]`: its exit code, stdout and stderr.
+fn journal_diff(a: &Path, b: &Path, case: Option<&str>) -> (Option<i32>, String, String) {
+    let mut args = vec!["journal", "diff", a.to_str().unwrap(), b.to_str().unwrap()];
+    if let Some(c) = case {
+        args.extend(["--case", c]);
+    }
+    let o = run(&args);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
 #[test]
 fn journal_diff_says_equal_different_or_bad_input() {
     let dir = tempfile::tempdir().unwrap();
@@ -184,19 +198,11 @@ fn journal_diff_says_equal_different_or_bad_input() {
     report_of("states.failed", "1", &c);
 
     // Two runs of one case: identical modulo ids, ports and timing (report dirs with --case).
-    let o = run(&[
-        "journal",
-        "diff",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--case",
-        "states.completed",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (code, out, err) = journal_diff(&a, &b, Some("states.completed"));
+    assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        String::from_utf8_lossy(&o.stdout).contains("identical modulo ids, ports and timing"),
-        "{}",
-        text(&o)
+        out.contains("identical modulo ids, ports and timing"),
+        "{out}{err}"
     );
 
     // A JSON-lines journal (as `serve --journal` writes) against a case result file.
@@ -207,99 +213,47 @@ fn journal_diff_says_equal_different_or_bad_input() {
     let jsonl: String = entries.iter().map(|e| format!("{e}\n")).collect();
     std::fs::write(&lines, &jsonl).unwrap();
     let case_b = b.join("cases").join("states.completed.json");
-    let o = run(&[
-        "journal",
-        "diff",
-        lines.to_str().unwrap(),
-        case_b.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (code, out, err) = journal_diff(&lines, &case_b, None);
+    assert_eq!(code, Some(0), "{out}{err}");
 
     // Another case: different, with the first difference and the entries before it.
     let case_c = c.join("cases").join("states.failed.json");
-    let o = run(&[
-        "journal",
-        "diff",
-        case_a.to_str().unwrap(),
-        case_c.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let (code, out, err) = journal_diff(&case_a, &case_c, None);
+    assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.contains("first difference at line"), "{out}");
     assert!(out.contains("  A: [agent "), "{out}");
     assert!(out.contains("  B: [agent "), "{out}");
     assert!(out.contains("before it, the same in both"), "{out}");
 
-    // Bad input: a broken line is named by file and line; a directory needs --case; a
-    // missing file and an unknown case are named.
+    // Bad input (exit 2, named on stderr): a broken line by file and line; a directory needs
+    // --case; a missing file; an unknown case; a JSON file that is no journal.
     let broken = dir.path().join("broken.jsonl");
     let first_line = jsonl.lines().next().unwrap();
     std::fs::write(&broken, format!("{first_line}\n{{\"seq\": \"x\"}}\n")).unwrap();
-    let o = run(&[
-        "journal",
-        "diff",
-        broken.to_str().unwrap(),
-        lines.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains(&format!("{}:2: not a journal entry", broken.display())),
-        "{err}"
-    );
-    let o = run(&[
-        "journal",
-        "diff",
-        a.to_str().unwrap(),
-        lines.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("--case"),
-        "{}",
-        text(&o)
-    );
     let missing = dir.path().join("missing.jsonl");
-    let o = run(&[
-        "journal",
-        "diff",
-        missing.to_str().unwrap(),
-        lines.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains(&missing.display().to_string()),
-        "{}",
-        text(&o)
-    );
-    let o = run(&[
-        "journal",
-        "diff",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--case",
-        "no.such-case",
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("no result for case \"no.such-case\""),
-        "{}",
-        text(&o)
-    );
     let not_journal = dir.path().join("other.json");
     std::fs::write(&not_journal, "{\"tool\": 1}").unwrap();
-    let o = run(&[
-        "journal",
-        "diff",
-        not_journal.to_str().unwrap(),
-        lines.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("neither a journal"),
-        "{}",
-        text(&o)
-    );
+    for (x, y, case, says) in [
+        (
+            &broken,
+            &lines,
+            None,
+            format!("{}:2: not a journal entry", broken.display()),
+        ),
+        (&a, &lines, None, "--case".to_string()),
+        (&missing, &lines, None, missing.display().to_string()),
+        (
+            &a,
+            &b,
+            Some("no.such-case"),
+            "no result for case \"no.such-case\"".to_string(),
+        ),
+        (&not_journal, &lines, None, "neither a journal".to_string()),
+    ] {
+        let (code, out, err) = journal_diff(x, y, case);
+        assert_eq!(code, Some(2), "{says}: {out}{err}");
+        assert!(err.contains(&says), "{says}: {err}");
+    }
 
     // --help says what is ignored and the exit codes.
     let o = run(&["journal", "diff", "--help"]);

@@ -16,6 +16,7 @@
 //! (`a2a-harness explore --seed S+i --runs 1`).
 
 mod finding;
+mod members;
 mod oracle;
 mod output;
 pub mod shrink;

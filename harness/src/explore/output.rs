@@ -61,7 +61,9 @@ fn toml_text(s: &Scenario, minimal: bool) -> Result<String, ToTomlError> {
 /// back as a scenario serialising to `full`.
 fn drop_defaults(v: &mut Value, full: &Value) {
     let mut paths = Vec::new();
-    key_paths(v, &mut String::new(), &mut paths);
+    super::members::for_each_member(v, &mut |parent, key, _, _| {
+        paths.push((parent.to_string(), key.to_string()))
+    });
     // Deepest first, so a table emptied of defaults can go as a whole afterwards.
     paths.reverse();
     for (parent, key) in paths {
@@ -81,32 +83,6 @@ fn drop_defaults(v: &mut Value, full: &Value) {
         if same {
             *v = trial;
         }
-    }
-}
-
-/// Every (parent pointer, key) of the objects in `v`, parents before children.
-fn key_paths(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                out.push((at.clone(), k.clone()));
-                let len = at.len();
-                at.push('/');
-                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                key_paths(x, at, out);
-                at.truncate(len);
-            }
-        }
-        Value::Array(xs) => {
-            for (i, x) in xs.iter().enumerate() {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&i.to_string());
-                key_paths(x, at, out);
-                at.truncate(len);
-            }
-        }
-        _ => {}
     }
 }
 

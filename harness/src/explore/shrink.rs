@@ -427,47 +427,24 @@ const KNOB_FIELDS: &[(&str, u64)] = &[
 pub fn knobs(s: &Scenario) -> Vec<Knob> {
     let mut out = Vec::new();
     if let Ok(v) = serde_json::to_value(s) {
-        walk(&v, &mut String::new(), &mut out);
+        super::members::for_each_member(&v, &mut |_, k, at, x| {
+            if let Some(n) = x.as_u64()
+                && let Some((field, min)) = KNOB_FIELDS.iter().find(|(f, _)| *f == k)
+                && n > *min
+                // Script data (data parts, raw events, init options) is content, not size.
+                && !at.contains("/data/")
+                && !at.contains("/result/")
+                && !at.starts_with("/options/")
+            {
+                out.push(Knob {
+                    at: at.to_string(),
+                    field,
+                    min: *min,
+                });
+            }
+        });
     }
     out
-}
-
-fn walk(v: &Value, at: &mut String, out: &mut Vec<Knob>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                if let Some(n) = x.as_u64()
-                    && let Some((field, min)) = KNOB_FIELDS.iter().find(|(f, _)| f == k)
-                    && n > *min
-                    // Script data (data parts, raw events, init options) is content, not size.
-                    && !at.contains("/data/")
-                    && !at.contains("/result/")
-                    && !at.starts_with("/options/")
-                {
-                    out.push(Knob {
-                        at: at.clone(),
-                        field,
-                        min: *min,
-                    });
-                }
-                walk(x, at, out);
-                at.truncate(len);
-            }
-        }
-        Value::Array(xs) => {
-            for (i, x) in xs.iter().enumerate() {
-                let len = at.len();
-                at.push('/');
-                at.push_str(&i.to_string());
-                walk(x, at, out);
-                at.truncate(len);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// The value of a knob in `s`.
