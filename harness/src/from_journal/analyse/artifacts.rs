@@ -133,7 +133,6 @@ pub(super) fn chunk_parts(
     chunks: &[ChunkRec],
 ) -> Vec<Option<Vec<Value>>> {
     let mut out: Vec<Option<Vec<Value>>> = vec![None; chunks.len()];
-    let mut meta_seen = false;
     for list in view.updates.values() {
         let mine: Vec<&Value> = list
             .iter()
@@ -162,25 +161,26 @@ pub(super) fn chunk_parts(
                         .cloned();
                 }
             }
-            meta_seen = true;
         }
     }
-    let _ = meta_seen;
     // A snapshot keeps the appended parts in order: one part per chunk lines up, or all of
     // them in the one chunk.
+    let Some(parts) = view
+        .snapshot
+        .as_ref()
+        .and_then(|t| t.get("artifacts"))
+        .and_then(Value::as_array)
+        .and_then(|a| {
+            a.iter()
+                .find(|x| x.get("artifactId").and_then(Value::as_str) == Some(id))
+        })
+        .and_then(|a| a.get("parts"))
+        .and_then(Value::as_array)
+    else {
+        return out;
+    };
     if let [only] = chunks
         && out[0].is_none()
-        && let Some(parts) = view
-            .snapshot
-            .as_ref()
-            .and_then(|t| t.get("artifacts"))
-            .and_then(Value::as_array)
-            .and_then(|a| {
-                a.iter()
-                    .find(|x| x.get("artifactId").and_then(Value::as_str) == Some(id))
-            })
-            .and_then(|a| a.get("parts"))
-            .and_then(Value::as_array)
         && parts
             .iter()
             .map(|p| part_bytes(p).unwrap_or(0))
@@ -190,17 +190,6 @@ pub(super) fn chunk_parts(
         out[0] = Some(parts.clone());
     }
     if out.iter().any(Option::is_none)
-        && let Some(parts) = view
-            .snapshot
-            .as_ref()
-            .and_then(|t| t.get("artifacts"))
-            .and_then(Value::as_array)
-            .and_then(|a| {
-                a.iter()
-                    .find(|x| x.get("artifactId").and_then(Value::as_str) == Some(id))
-            })
-            .and_then(|a| a.get("parts"))
-            .and_then(Value::as_array)
         && parts.len() == chunks.len()
         && parts
             .iter()
