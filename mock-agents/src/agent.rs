@@ -5,7 +5,9 @@
 //! Everything it receives and sends goes into the network's [`Journal`].
 
 use crate::journal::{Event, Journal};
-use crate::script::{AgentSpec, Binding, CancelBehaviour, Mutation, ProtocolVersion, QueuedFault};
+use crate::script::{
+    AgentSpec, Binding, CancelBehaviour, IdStyle, Mutation, ProtocolVersion, QueuedFault,
+};
 use a2a_protocol::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill, Message, Part,
     StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus, Timestamp,
@@ -257,7 +259,8 @@ pub struct AgentState {
     pub(crate) rule_hits: Mutex<Vec<u32>>,
     /// The order rules are tried in ([`crate::matching::rule_order`]).
     pub(crate) rule_order: Vec<usize>,
-    /// The card's `Last-Modified`: when the agent started (the card never changes after).
+    /// When the agent started: the first card's `Last-Modified` (to the second), from which
+    /// every changed card's is derived ([`AgentState::card_last_modified`]).
     pub(crate) card_modified: std::time::SystemTime,
     /// Faults queued per method (from the script and [`crate::Network::queue_fault`]).
     pub(crate) queued: Mutex<Vec<QueuedFault>>,
@@ -348,8 +351,93 @@ impl AgentState {
         self.net.journal.record(&self.spec.name, event)
     }
 
-    /// The agent card this agent serves (1.0 shape; a 0.3 agent translates it).
+    /// The version of the card served now: how many `card_change`s have taken effect (their
+    /// `after_ms` counts on the journal's clock).
+    pub fn card_version(&self) -> usize {
+        let ms = u64::try_from(self.net.journal.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.spec
+            .card_changes
+            .iter()
+            .take_while(|c| c.after_ms <= ms)
+            .count()
+    }
+
+    /// The tenant the interfaces of card version `v` carry.
+    fn tenant_at(&self, v: usize) -> Option<&str> {
+        match v {
+            0 => self.spec.tenant.as_deref(),
+            k => self.spec.card_changes.get(k - 1).map(|c| c.tenant.as_str()),
+        }
+    }
+
+    /// The tenants requests may carry now (`None` in the list: no tenant), or `None` when
+    /// the agent checks no tenant (none is configured anywhere): every card version's so far
+    /// (an old one keeps working) and the extended card's.
+    pub(crate) fn accepted_tenants(&self) -> Option<Vec<Option<&str>>> {
+        let s = &self.spec;
+        if s.tenant.is_none() && s.extended_tenant.is_none() && s.card_changes.is_empty() {
+            return None;
+        }
+        let mut out: Vec<Option<&str>> = Vec::new();
+        let extended = s.extended_tenant.as_deref().map(Some);
+        for t in (0..=self.card_version())
+            .map(|v| self.tenant_at(v))
+            .chain(extended)
+        {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        Some(out)
+    }
+
+    /// The `Last-Modified` of card version `v`, to the second (what HTTP dates carry): the
+    /// agent's start for the first, the change's time for a changed one, and always at least a
+    /// second after the version before, so `If-Modified-Since` tells every version apart.
+    pub(crate) fn card_last_modified(&self, v: usize) -> std::time::SystemTime {
+        let secs = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or_default()
+        };
+        let mut at = secs(self.card_modified);
+        for c in self.spec.card_changes.iter().take(v) {
+            let changed = secs(self.card_modified + std::time::Duration::from_millis(c.after_ms));
+            at = changed.max(at + 1);
+        }
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(at)
+    }
+
+    /// The interfaces of the card, one per advertised binding, carrying `tenant`.
+    fn interfaces(&self, tenant: Option<&str>) -> Vec<AgentInterface> {
+        let version = self
+            .spec
+            .card_protocol_version
+            .clone()
+            .unwrap_or_else(|| self.spec.protocol.header_value().into());
+        self.advertised
+            .iter()
+            .map(|b| AgentInterface {
+                url: self.url_of(*b),
+                protocol_binding: b.protocol_binding().into(),
+                tenant: tenant.map(str::to_string),
+                protocol_version: version.clone(),
+            })
+            .collect()
+    }
+
+    /// Does the agent have an extended card (an `extended_skill` or an `extended_tenant`)?
+    pub fn has_extended_card(&self) -> bool {
+        !self.spec.extended_skills.is_empty() || self.spec.extended_tenant.is_some()
+    }
+
+    /// The agent card this agent serves now (1.0 shape; a 0.3 agent translates it).
     pub fn card(&self) -> AgentCard {
+        self.card_at(self.card_version())
+    }
+
+    /// Card version `v` (see [`AgentState::card_version`]).
+    pub fn card_at(&self, v: usize) -> AgentCard {
         let modes = if self.spec.output_modes.is_empty() {
             vec![
                 "text/plain".into(),
@@ -367,16 +455,7 @@ impl AgentState {
                 "Deterministic mock A2A agent {:?} for conformance tests",
                 self.spec.name
             ),
-            supported_interfaces: self
-                .advertised
-                .iter()
-                .map(|b| AgentInterface {
-                    url: self.url_of(*b),
-                    protocol_binding: b.protocol_binding().into(),
-                    tenant: None,
-                    protocol_version: self.spec.protocol.header_value().into(),
-                })
-                .collect(),
+            supported_interfaces: self.interfaces(self.tenant_at(v)),
             provider: Some(AgentProvider {
                 url: "https://example.invalid".into(),
                 organization: "a2a-delegation-harness".into(),
@@ -385,9 +464,29 @@ impl AgentState {
             capabilities: AgentCapabilities {
                 streaming: Some(self.spec.streaming),
                 push_notifications: Some(self.spec.push_notifications),
-                extended_agent_card: Some(!self.spec.extended_skills.is_empty()),
-                ..Default::default()
+                extended_agent_card: Some(self.has_extended_card()),
+                extensions: self
+                    .spec
+                    .extensions
+                    .iter()
+                    .map(|e| a2a_protocol::AgentExtension {
+                        uri: e.uri.clone(),
+                        description: e.description.clone(),
+                        required: e.required,
+                        params: None,
+                    })
+                    .collect(),
             },
+            security_schemes: self.security_schemes(),
+            security_requirements: self
+                .security_schemes()
+                .into_keys()
+                .map(|name| a2a_protocol::SecurityRequirement {
+                    schemes: [(name, a2a_protocol::StringList::default())]
+                        .into_iter()
+                        .collect(),
+                })
+                .collect(),
             default_input_modes: input_modes,
             default_output_modes: modes,
             skills,
@@ -395,13 +494,49 @@ impl AgentState {
         }
     }
 
-    /// The extended card: the card plus the extended skills (`None` when there are none).
+    /// The card's `securitySchemes`: one HTTP scheme named after the credential's scheme in
+    /// lower case (`bearer`), when the agent has `security`.
+    fn security_schemes(&self) -> BTreeMap<String, a2a_protocol::SecurityScheme> {
+        self.spec
+            .security
+            .iter()
+            .map(|sec| {
+                (
+                    sec.scheme().to_ascii_lowercase(),
+                    a2a_protocol::SecurityScheme::HttpAuthSecurityScheme(
+                        a2a_protocol::HttpAuthSecurityScheme {
+                            description: Some(format!(
+                                "HTTP {} authentication; {}",
+                                sec.scheme(),
+                                match sec.scope {
+                                    crate::script::SecurityScope::ExtendedCard =>
+                                        "GetExtendedAgentCard requires it",
+                                    crate::script::SecurityScope::All =>
+                                        "every request requires it",
+                                }
+                            )),
+                            scheme: sec.scheme().to_string(),
+                            bearer_format: None,
+                        },
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// The extended card (`None` without one): the card plus the extended skills, and the
+    /// `extended_tenant`'s interfaces listed before the public ones.
     pub fn extended_card(&self) -> Option<AgentCard> {
-        if self.spec.extended_skills.is_empty() {
+        if !self.has_extended_card() {
             return None;
         }
         let mut card = self.card();
         card.skills.extend(self.skills(&self.spec.extended_skills));
+        if let Some(t) = &self.spec.extended_tenant {
+            let mut interfaces = self.interfaces(Some(t));
+            interfaces.append(&mut card.supported_interfaces);
+            card.supported_interfaces = interfaces;
+        }
         Some(card)
     }
 
@@ -462,6 +597,26 @@ impl AgentState {
         let k = crate::content::derive_seed(&[&bytes, &same.to_le_bytes()]);
         *same += 1;
         k
+    }
+
+    /// A task or context id (`what` is `task` or `ctx`) in the agent's `id_style`, from the
+    /// seed like [`AgentState::make_id`].
+    pub(crate) fn mint_id(&self, what: &str, n: u64) -> String {
+        let uuid = self.make_id(what, n);
+        match self.spec.id_style {
+            IdStyle::Uuid => uuid,
+            IdStyle::Opaque => {
+                let hex = uuid.replace('-', "");
+                // `/`, a space, an encoded slash, `?`, `#`, `+`, `:`, `&`, `=`, a non-ASCII
+                // letter; it never ends in `:cancel` or `:subscribe`.
+                format!(
+                    "{what}/{} é%2F?{}#+:&={}",
+                    &hex[..8],
+                    &hex[8..16],
+                    &hex[16..]
+                )
+            }
+        }
     }
 
     /// A deterministic id from the network seed, this agent and a counter.

@@ -29,6 +29,7 @@ pub(crate) async fn blob_handler(
         rpc_id: None,
         params: Box::new(Value::Null),
         headers: Box::new(crate::rpc::header_map(&headers)),
+        envelope: None,
     });
     let Some((size, seed, text)) = crate::agent::lock_map(&st.blobs).get(&key).copied() else {
         st.journal(Event::Response {

@@ -27,9 +27,9 @@
 
 use crate::expect::Times;
 use crate::script::{
-    AgentSpec, Binding, CancelBehaviour, ContentKind, Fault, JournalSpec, Matcher, Mutation,
-    NetworkSpec, OnWrongAnswer, PartSpec, Pattern, ProtocolVersion, QueuedFault, Rule, ScriptStep,
-    SkillSpec,
+    AgentSpec, Binding, CancelBehaviour, CardChange, ContentKind, ExtensionSpec, Fault, IdStyle,
+    JournalSpec, Matcher, Mutation, NetworkSpec, OnWrongAnswer, PartSpec, Pattern, ProtocolVersion,
+    QueuedFault, Rule, ScriptStep, SecurityScope, SecuritySpec, SkillSpec,
 };
 use a2a_protocol::{ErrorCode, Method, TaskState};
 use serde_json::Value;
@@ -178,6 +178,66 @@ impl MockAgentBuilder {
             times,
             fault,
         });
+        self
+    }
+    /// Put this `tenant` on every interface of the card; requests must carry it (see
+    /// [`AgentSpec::tenant`]).
+    pub fn tenant(mut self, tenant: &str) -> Self {
+        self.spec.tenant = Some(tenant.to_string());
+        self
+    }
+    /// Advertise this `protocolVersion` (a 1.0 version such as `1.0.3`) on the card's interfaces.
+    pub fn card_protocol_version(mut self, version: &str) -> Self {
+        self.spec.card_protocol_version = Some(version.to_string());
+        self
+    }
+    /// List an extension on the card; a `required` one must be in every request's
+    /// `A2A-Extensions` (else -32008).
+    pub fn extension(mut self, uri: &str, description: &str, required: bool) -> Self {
+        self.spec.extensions.push(ExtensionSpec {
+            uri: uri.to_string(),
+            description: description.to_string(),
+            required,
+        });
+        self
+    }
+    /// The card's `Cache-Control: max-age` (whole seconds; default 60 s).
+    pub fn card_max_age(mut self, d: Duration) -> Self {
+        self.spec.card_max_age_s = d.as_secs();
+        self
+    }
+    /// Send the card with `Cache-Control`, `ETag` and `Last-Modified` (default) or with none.
+    pub fn card_cache_headers(mut self, on: bool) -> Self {
+        self.spec.card_cache_headers = on;
+        self
+    }
+    /// From `after` past the network's start, the card's interfaces carry `tenant` (the earlier
+    /// tenants keep working). Changes must come in increasing time.
+    pub fn card_change(mut self, after: Duration, tenant: &str) -> Self {
+        self.spec.card_changes.push(CardChange {
+            after_ms: millis(after),
+            tenant: tenant.to_string(),
+        });
+        self
+    }
+    /// Declare an HTTP authentication scheme on the card whose credential is this exact
+    /// `Authorization` value (`Bearer agent-cred-7`), required for the requests of `scope`.
+    pub fn security(mut self, credential: &str, scope: SecurityScope) -> Self {
+        self.spec.security = Some(SecuritySpec {
+            credential: credential.to_string(),
+            scope,
+        });
+        self
+    }
+    /// The extended card's interfaces carry this tenant (listed first) and the agent accepts
+    /// it; turns the extended card on.
+    pub fn extended_tenant(mut self, tenant: &str) -> Self {
+        self.spec.extended_tenant = Some(tenant.to_string());
+        self
+    }
+    /// The shape of the task and context ids the agent mints.
+    pub fn id_style(mut self, style: IdStyle) -> Self {
+        self.spec.id_style = style;
         self
     }
     /// Mount a rule (first mounted, first matched).

@@ -339,6 +339,7 @@ pub(crate) fn unimplemented(st: &AgentState, request: &Request, message: &str) -
         rpc_id: None,
         params: Box::new(Value::Null),
         headers: Box::new(header_map(request.headers())),
+        envelope: None,
     });
     let status = plain_status(GrpcCode::Unimplemented, message);
     st.journal(Event::Response {
@@ -378,6 +379,7 @@ pub(crate) async fn grpc_handler(
             rpc_id: None,
             params: Box::new(params),
             headers: Box::new(header_map(&headers)),
+            envelope: None,
         });
     };
     let refuse = |status: StatusCode, why: &str| {
@@ -406,7 +408,7 @@ pub(crate) async fn grpc_handler(
             "content-type must be application/grpc or application/grpc+proto",
         );
     }
-    let call = Call {
+    let mut call = Call {
         req,
         id: Id::Null,
         v03: false,
@@ -416,6 +418,7 @@ pub(crate) async fn grpc_handler(
         ctl,
         dropping: false,
         notification: false,
+        tenant: None,
     };
     let fail = |params: Value, status: rpc::Status, rpc_error: i64| {
         journal_request(params);
@@ -515,6 +518,8 @@ pub(crate) async fn grpc_handler(
         }
     };
     journal_request(st.net.journal.summarise(&params));
+    // proto3: an empty `tenant` is no tenant (ProtoJSON leaves it out).
+    call.tenant = params.get("tenant").and_then(crate::rpc::tenant_of);
     let version = headers
         .get(a2a_protocol::grpc::VERSION_METADATA)
         .and_then(|h| h.to_str().ok());

@@ -147,7 +147,8 @@ pub enum Event {
         binding: Binding,
         /// HTTP method.
         http_method: String,
-        /// Path.
+        /// The path and query as sent (still percent-encoded, `?A2A-Version=1.0` and the
+        /// HTTP+JSON query parameters included); gRPC calls have no query.
         path: String,
         /// The A2A method (1.0 name such as `SendMessage`, whatever the binding; a 0.3
         /// agent's requests carry the 0.3 name), if the request named one.
@@ -163,7 +164,16 @@ pub enum Event {
         #[serde(default)]
         params: Box<Value>,
         /// Headers (lowercase names); `authorization` is recorded so forwarded credentials show.
+        /// A header sent on several lines is one entry, its values joined with `"\n"` (a
+        /// header value cannot hold a newline), so `a, b` on one line and `a` and `b` on two
+        /// lines stay distinguishable.
         headers: Box<BTreeMap<String, String>>,
+        /// A JSON-RPC request's envelope as received, without `params`: `jsonrpc`, `id`,
+        /// `method` and any other top-level member, raw (long strings summarised); a JSON body
+        /// that is no object is recorded whole. Absent for a body that is not JSON, for the
+        /// other bindings, and in journals written before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        envelope: Option<Box<Value>>,
     },
     /// A unary response was sent (for a stream: its start).
     Response {
@@ -364,8 +374,10 @@ pub struct RpcRequest {
     pub binding: Binding,
     /// The params (long strings summarised).
     pub params: Value,
-    /// The headers (lowercase names).
+    /// The headers (lowercase names; repeated lines joined with `"\n"`).
     pub headers: BTreeMap<String, String>,
+    /// The JSON-RPC envelope without `params` (see [`Event::Request`]), if recorded.
+    pub envelope: Option<Value>,
 }
 
 impl Entry {
@@ -378,6 +390,7 @@ impl Entry {
                 method: Some(method),
                 params,
                 headers,
+                envelope,
                 ..
             } => Some(RpcRequest {
                 seq: self.seq,
@@ -387,6 +400,7 @@ impl Entry {
                 binding: *binding,
                 params: Value::clone(params),
                 headers: BTreeMap::clone(headers),
+                envelope: envelope.as_deref().cloned(),
             }),
             _ => None,
         }
@@ -394,9 +408,18 @@ impl Entry {
 }
 
 impl RpcRequest {
-    /// A header's value (`name` in lowercase, such as `authorization` or `a2a-version`).
+    /// A header's value (`name` in lowercase, such as `authorization` or `a2a-version`); a
+    /// header sent on several lines gives its values joined with `"\n"`.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).map(String::as_str)
+    }
+
+    /// A header's lines, in the order sent (empty when absent).
+    pub fn header_lines(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .get(name)
+            .map(|v| v.split('\n').collect())
+            .unwrap_or_default()
     }
 }
 
@@ -539,6 +562,11 @@ impl Journal {
         // Held, not cloned: this runs for every streamed chunk.
         let watched = self.watched.lock().unwrap_or_else(|p| p.into_inner());
         summarise_watching(v, self.spec.max_string_bytes, &watched)
+    }
+
+    /// Time since the journal (the network) started: the clock of `at_us`.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
     }
 
     /// Strings longer than this many bytes are summarised in recorded payloads.

@@ -31,6 +31,7 @@ mod delegation;
 mod expect;
 mod faults;
 mod frames;
+mod gate;
 mod grpc;
 mod journal;
 mod matching;
@@ -51,12 +52,14 @@ pub use builder::{
     StateStep, Step,
 };
 pub use expect::{RuleCount, Times, TimesParseError, VerifyError};
+pub use gate::{EXTENSIONS_HEADER, UNAUTHENTICATED_CODE};
 pub use journal::{AgentName, Entry, Event, Journal, RpcRequest, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
 pub use rpc::MOCK_PEER_HEADER;
 pub use script::{
-    AgentSpec, Fault, Matcher, NetworkSpec, PartSpec, Pattern, Problem, QueuedFault, Rule,
-    ScriptError, ScriptStep, ValidationError,
+    AgentSpec, CardChange, ExtensionSpec, Fault, IdStyle, Matcher, NetworkSpec, PartSpec, Pattern,
+    Problem, QueuedFault, Rule, ScriptError, ScriptStep, SecurityScope, SecuritySpec,
+    ValidationError,
 };
 
 /// The README's Rust examples, compiled as doctests.

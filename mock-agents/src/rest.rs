@@ -142,6 +142,7 @@ pub(crate) async fn rest_handler(
             rpc_id: None,
             params: Box::new(params),
             headers: Box::new(header_map(&headers)),
+            envelope: None,
         });
     };
     let bytes = match crate::rpc::read_body(&st, body).await {
@@ -179,6 +180,8 @@ pub(crate) async fn rest_handler(
         ctl,
         dropping: false,
         notification: false,
+        // The binding carries the tenant in the path; a `tenant` in a body does not count.
+        tenant: a2a_protocol::rest::path_tenant(&sub_path).filter(|t| !t.is_empty()),
     };
     let raw_text = || json!(String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]));
     if !st.serves(Binding::Rest) {

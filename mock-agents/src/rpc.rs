@@ -88,11 +88,12 @@ fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
         binding: Binding::JsonRpc,
         req,
         http_method: method.clone(),
-        path: path.clone(),
+        path: path_and_query(request.uri()),
         method: None,
         rpc_id: None,
         params: Box::new(Value::Null),
         headers: Box::new(header_map(request.headers())),
+        envelope: None,
     });
     let body = json!({
         "error": status.canonical_reason().unwrap_or("unrouted"),
@@ -113,6 +114,7 @@ fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
 
 pub(crate) async fn card_handler(
     State(st): State<Arc<AgentState>>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
 ) -> Response {
     let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
@@ -120,13 +122,15 @@ pub(crate) async fn card_handler(
         binding: Binding::JsonRpc,
         req,
         http_method: "GET".into(),
-        path: a2a_protocol::AGENT_CARD_PATH.into(),
+        path: path_and_query(&uri),
         method: None,
         rpc_id: None,
         params: Box::new(Value::Null),
         headers: Box::new(header_map(&headers)),
+        envelope: None,
     });
-    let card = serde_json::to_value(st.card()).unwrap_or(Value::Null);
+    let version = st.card_version();
+    let card = serde_json::to_value(st.card_at(version)).unwrap_or(Value::Null);
     let card = if st.is_v03() {
         compat03::to_v03(ObjectKind::AgentCard, &card).unwrap_or(card)
     } else {
@@ -134,24 +138,33 @@ pub(crate) async fn card_handler(
     };
     let body = serde_json::to_vec(&card).unwrap_or_default();
     let etag = format!("\"{}\"", &hex::encode(Sha256::digest(&body))[..32]);
-    let last_modified = httpdate::fmt_http_date(st.card_modified);
-    let not_modified = match headers.get(header::IF_NONE_MATCH) {
-        // If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2).
-        Some(inm) => etag_matches(inm.to_str().unwrap_or_default(), &etag),
-        None => headers
-            .get(header::IF_MODIFIED_SINCE)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| httpdate::parse_http_date(h).ok())
-            .and_then(|since| {
-                let modified = httpdate::parse_http_date(&last_modified).ok()?;
-                Some(modified <= since)
-            })
-            .unwrap_or(false),
-    };
+    let last_modified = httpdate::fmt_http_date(st.card_last_modified(version));
+    let cached = st.spec.card_cache_headers;
+    // Without validators there is nothing to revalidate against: always the whole card.
+    let not_modified = cached
+        && match headers.get(header::IF_NONE_MATCH) {
+            // If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2).
+            Some(inm) => etag_matches(inm.to_str().unwrap_or_default(), &etag),
+            None => headers
+                .get(header::IF_MODIFIED_SINCE)
+                .and_then(|h| h.to_str().ok())
+                .and_then(|h| httpdate::parse_http_date(h).ok())
+                .and_then(|since| {
+                    let modified = httpdate::parse_http_date(&last_modified).ok()?;
+                    Some(modified <= since)
+                })
+                .unwrap_or(false),
+        };
     let status = if not_modified {
         StatusCode::NOT_MODIFIED
     } else {
         StatusCode::OK
+    };
+    // Which card was served (the version counts `card_change`s) and its validator.
+    let served = if cached {
+        json!({"card_version": version, "etag": etag})
+    } else {
+        json!({"card_version": version})
     };
     st.journal(Event::Response {
         retry_after_s: None,
@@ -159,23 +172,28 @@ pub(crate) async fn card_handler(
         req,
         status: status.as_u16(),
         rpc_error: None,
-        body: Value::Null,
+        body: served,
     });
-    let cache = [
-        (header::CACHE_CONTROL, "max-age=60".to_string()),
-        (header::ETAG, etag),
-        (header::LAST_MODIFIED, last_modified),
-    ];
-    if not_modified {
-        return (status, cache).into_response();
+    let mut resp = if not_modified {
+        status.into_response()
+    } else {
+        (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    };
+    if cached {
+        for (name, value) in [
+            (
+                header::CACHE_CONTROL,
+                format!("max-age={}", st.spec.card_max_age_s),
+            ),
+            (header::ETAG, etag),
+            (header::LAST_MODIFIED, last_modified),
+        ] {
+            if let Ok(v) = header::HeaderValue::from_str(&value) {
+                resp.headers_mut().insert(name, v);
+            }
+        }
     }
-    (
-        status,
-        cache,
-        [(header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
+    resp
 }
 
 /// Does an `If-None-Match` value (`*` or a list of entity tags, weak ones compared weakly) match?
@@ -186,18 +204,28 @@ fn etag_matches(if_none_match: &str, etag: &str) -> bool {
         .any(|t| t == "*" || t.trim_start_matches("W/") == etag)
 }
 
+/// The headers as the journal records them: lowercase names, one entry per name, the values of
+/// a header sent on several lines joined with `"\n"` (which no header value can contain), so a
+/// checker tells `a, b` on one line from `a` and `b` on two.
 pub(crate) fn header_map(h: &HeaderMap) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     for (k, v) in h {
         let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
         m.entry(k.as_str().to_ascii_lowercase())
             .and_modify(|e: &mut String| {
-                e.push_str(", ");
+                e.push('\n');
                 e.push_str(&v);
             })
             .or_insert(v);
     }
     m
+}
+
+/// The path and query of a request as sent (still percent-encoded).
+pub(crate) fn path_and_query(uri: &axum::http::Uri) -> String {
+    uri.path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| uri.path().to_string())
 }
 
 /// The context of one request, whatever its binding.
@@ -215,6 +243,9 @@ pub(crate) struct Call {
     pub dropping: bool,
     /// A JSON-RPC notification (no `id`): whatever the outcome, the answer is HTTP 204, no body.
     pub notification: bool,
+    /// The tenant the request carries where its binding puts it (JSON-RPC `params.tenant`,
+    /// the gRPC `tenant` field, the HTTP+JSON path prefix); `None` for none or `""`.
+    pub tenant: Option<String>,
 }
 
 impl Call {
@@ -302,7 +333,7 @@ pub(crate) async fn rpc_handler(
     let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
-    let path = parts.uri.path().to_string();
+    let path = path_and_query(&parts.uri);
     let query_version = parts.uri.query().and_then(|q| {
         q.split('&')
             .find_map(|kv| kv.strip_prefix("A2A-Version=").map(str::to_string))
@@ -320,6 +351,7 @@ pub(crate) async fn rpc_handler(
                 rpc_id: None,
                 params: Box::new(json!(too.describe(&st))),
                 headers: Box::new(header_map(&headers)),
+                envelope: None,
             });
             let e = ErrorCode::InvalidRequest.to_error(Some(too.message()), &[]);
             let body = serde_json::to_vec(&JsonRpcResponse::<Value>::error(Id::Null, e))
@@ -361,6 +393,7 @@ pub(crate) async fn rpc_handler(
                 &bytes[..bytes.len().min(1024)]
             ))),
             headers: Box::new(header_map(&headers)),
+            envelope: None,
         });
         let call = Call {
             req,
@@ -372,6 +405,7 @@ pub(crate) async fn rpc_handler(
             ctl,
             dropping: false,
             notification: false,
+            tenant: None,
         };
         return call.error(
             &st,
@@ -397,6 +431,16 @@ pub(crate) async fn rpc_handler(
             json!(String::from_utf8_lossy(&bytes[..bytes.len().min(1024)])),
         ),
     };
+    // The envelope without `params`, as received: a checker sees a missing or wrong `jsonrpc`.
+    let envelope = parsed.as_ref().ok().map(|v| match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| k.as_str() != "params")
+                .map(|(k, x)| (k.clone(), x.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    });
     st.journal(Event::Request {
         binding: Binding::JsonRpc,
         req,
@@ -406,6 +450,7 @@ pub(crate) async fn rpc_handler(
         rpc_id: rpc_id.clone().map(Box::new),
         params: Box::new(params),
         headers: Box::new(header_map(&headers)),
+        envelope: envelope.map(|e| Box::new(st.net.journal.summarise(&e))),
     });
     let Ok(v) = parsed else {
         let call = Call {
@@ -418,6 +463,7 @@ pub(crate) async fn rpc_handler(
             ctl,
             dropping: false,
             notification: false,
+            tenant: None,
         };
         return call.error(&st, ErrorCode::JsonParse, None, &[]);
     };
@@ -444,6 +490,10 @@ pub(crate) async fn rpc_handler(
         ctl,
         dropping: false,
         notification: false,
+        tenant: v
+            .get("params")
+            .and_then(|p| p.get("tenant"))
+            .and_then(tenant_of),
     };
     if !v.is_object() || v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return call.error(
@@ -533,6 +583,17 @@ pub(crate) async fn rpc_handler(
         return StatusCode::NO_CONTENT.into_response();
     }
     crate::methods::dispatch(st, call, method_v1, params).await
+}
+
+/// The tenant a request carries in a `tenant` member: a string (`""` is none), or any other
+/// JSON value as its text (which matches no tenant).
+pub(crate) fn tenant_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(t) if t.is_empty() => None,
+        Value::String(t) => Some(t.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
 }
 
 /// Why a request body was not read.

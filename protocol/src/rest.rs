@@ -277,14 +277,7 @@ pub fn route(
     let not_found = || RestError::NotFound {
         path: path.to_string(),
     };
-    let mut segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    if segments.last() == Some(&"") && segments.len() > 1 {
-        segments.pop();
-    }
-    let mut tenant = None;
-    if segments.len() > 1 && !ROOTS.contains(&segments[0]) {
-        tenant = Some(decode(segments.remove(0)));
-    }
+    let (tenant, segments) = split_tenant(path);
     let not_allowed = |allowed: &'static str| RestError::MethodNotAllowed {
         http_method: http_method.to_string(),
         path: path.to_string(),
@@ -386,6 +379,34 @@ pub fn route(
         params.insert("tenant".into(), Value::String(t));
     }
     Ok((method, Value::Object(params)))
+}
+
+/// The `/{tenant}` prefix of a request path relative to the interface url (still
+/// percent-encoded), decoded; `None` when the path starts with one of the binding's own
+/// routes. This is the tenant an HTTP+JSON request carries (a `tenant` in a body does not
+/// count: the binding puts it in the path).
+///
+/// ```
+/// use a2a_protocol::rest::path_tenant;
+/// assert_eq!(path_tenant("/acme%20corp/tasks/t-1").as_deref(), Some("acme corp"));
+/// assert_eq!(path_tenant("/tasks/t-1"), None);
+/// assert_eq!(path_tenant("/message:send"), None);
+/// ```
+pub fn path_tenant(path: &str) -> Option<String> {
+    split_tenant(path).0
+}
+
+/// The decoded tenant prefix, if any, and the route's segments (still encoded).
+fn split_tenant(path: &str) -> (Option<String>, Vec<&str>) {
+    let mut segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    if segments.last() == Some(&"") && segments.len() > 1 {
+        segments.pop();
+    }
+    let mut tenant = None;
+    if segments.len() > 1 && !ROOTS.contains(&segments[0]) {
+        tenant = Some(decode(segments.remove(0)));
+    }
+    (tenant, segments)
 }
 
 /// Decoded `key=value` pairs of a query string (`+` is a space, as in forms).
@@ -592,6 +613,32 @@ mod tests {
             json!({"taskId": "t1", "pageSize": 5, "pageToken": "p"}),
         );
         round_trip(Method::GetExtendedAgentCard, json!({"tenant": "acme"}));
+    }
+
+    #[test]
+    fn opaque_ids_and_tenants_survive_the_path() {
+        // Every character a URL path treats specially, an encoded slash and a non-ASCII letter.
+        let id = "task/7f 9c%2F?q#f+x:é&=-1";
+        round_trip(Method::GetTask, json!({"tenant": "v2 ü/x", "id": id}));
+        round_trip(Method::CancelTask, json!({"id": id}));
+        round_trip(Method::SubscribeToTask, json!({"id": id}));
+        round_trip(
+            Method::GetTaskPushNotificationConfig,
+            json!({"taskId": id, "id": id}),
+        );
+        let req =
+            RestRequest::new(Method::GetTask, &json!({"tenant": "v2 ü/x", "id": id})).unwrap();
+        assert_eq!(path_tenant(&req.path).as_deref(), Some("v2 ü/x"));
+        // A raw slash in an id is another segment: no route, never another task.
+        assert!(matches!(
+            route("GET", "/tasks/a/b", None, None),
+            Err(RestError::NotFound { .. })
+        ));
+        // A tenant only in the body is not the path's.
+        let (_, p) = route("POST", "/message:send", None, Some(json!({"tenant": "b"}))).unwrap();
+        assert_eq!(p["tenant"], "b");
+        assert_eq!(path_tenant("/message:send"), None);
+        assert_eq!(path_tenant("/acme/message:send").as_deref(), Some("acme"));
     }
 
     #[test]

@@ -47,13 +47,25 @@ pub(crate) fn ok(
     respond(st, call, Ok(v), mutations)
 }
 
-/// Dispatch one JSON-RPC call (already version-checked and translated to 1.0 names).
+/// Dispatch one JSON-RPC call (already version-checked and translated to 1.0 names): the front
+/// door ([`crate::gate`]: credential, tenant, required extensions) first, the activated
+/// extensions echoed on whatever answers.
 pub(crate) async fn dispatch(
     st: Arc<AgentState>,
-    mut call: Call,
+    call: Call,
     method: String,
     params: Value,
 ) -> Response {
+    if let Some(refused) = crate::gate::refuse(&st, &call, &method) {
+        return crate::gate::echo_extensions(&st, &call.headers, refused);
+    }
+    let headers = call.headers.clone();
+    let resp = process(st.clone(), call, method, params).await;
+    crate::gate::echo_extensions(&st, &headers, resp)
+}
+
+/// Everything after the front door: queued faults, the rule, the method.
+async fn process(st: Arc<AgentState>, mut call: Call, method: String, params: Value) -> Response {
     // A queued fault comes first; one answered without processing counts for no rule or round.
     let queued = take_queued(&st, &method);
     if let Some(resp) = pre_fault(&st, &call, queued.as_ref()).await {

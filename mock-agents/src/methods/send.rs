@@ -43,7 +43,7 @@ pub(crate) async fn new_work(
                 msg.context_id
                     .clone()
                     .filter(|c| !c.is_empty())
-                    .unwrap_or_else(|| st.make_id("ctx", n)),
+                    .unwrap_or_else(|| st.mint_id("ctx", n)),
             ),
             parts: all,
             ..Message::agent_text(st.make_id("msg", n), "")
@@ -90,12 +90,12 @@ pub(crate) async fn new_work(
     }
     let n = st.ordinals.fetch_add(1, Ordering::Relaxed);
     let content_key = st.content_key(&msg.parts);
-    let task_id = st.make_id("task", n);
+    let task_id = st.mint_id("task", n);
     let context_id = msg
         .context_id
         .clone()
         .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| st.make_id("ctx", n));
+        .unwrap_or_else(|| st.mint_id("ctx", n));
     let mut history_msg = msg.clone();
     history_msg.task_id = Some(task_id.clone());
     history_msg.context_id = Some(context_id.clone());

@@ -134,6 +134,50 @@ pub struct AgentSpec {
     /// added; without, `GetExtendedAgentCard` answers -32004.
     #[serde(default, rename = "extended_skill")]
     pub extended_skills: Vec<SkillSpec>,
+    /// The `tenant` every interface of the card carries (spec §8.3.2(4)). Every A2A request
+    /// must carry it exactly (JSON-RPC `params.tenant`, the gRPC request's `tenant`, the
+    /// HTTP+JSON `/{tenant}` path prefix); one with another tenant or none is refused with
+    /// -32602 (HTTP+JSON 400, gRPC `INVALID_ARGUMENT`) naming the tenants served. A 1.0 agent
+    /// only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    /// The `protocolVersion` the card's interfaces advertise (default: the agent's protocol,
+    /// `1.0`), such as `1.0.3`: the agent still speaks 1.0 and accepts any 1.0.x a client
+    /// sends. It must name 1.0. A 1.0 agent only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_protocol_version: Option<String>,
+    /// Extensions on the card (`capabilities.extensions`). A request that does not list every
+    /// `required` one in `A2A-Extensions` is refused with -32008; the extensions a request
+    /// activates are echoed in the response's `A2A-Extensions` header. A 1.0 agent only.
+    #[serde(default, rename = "extension", skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<ExtensionSpec>,
+    /// `Cache-Control: max-age` of the card, in seconds.
+    #[serde(default = "default_card_max_age")]
+    pub card_max_age_s: u64,
+    /// Send `Cache-Control`, `ETag` and `Last-Modified` with the card (and answer conditional
+    /// requests with 304); `false`: none of them, every card request gets the whole card.
+    #[serde(default = "yes")]
+    pub card_cache_headers: bool,
+    /// Changes of the card over time, in order of `after_ms`: from then on the card advertises
+    /// the change's tenant (so its bytes, `ETag` and `Last-Modified` change) and the agent
+    /// accepts that tenant as well as every earlier one. A 1.0 agent only.
+    #[serde(default, rename = "card_change", skip_serializing_if = "Vec::is_empty")]
+    pub card_changes: Vec<CardChange>,
+    /// The card declares an HTTP authentication scheme (`securitySchemes` and
+    /// `securityRequirements`) whose credential is this exact `Authorization` value; requests
+    /// in its `scope` without it are refused as unauthenticated (HTTP 401 with
+    /// `WWW-Authenticate`, gRPC `UNAUTHENTICATED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<SecuritySpec>,
+    /// The extended card lists interfaces with this `tenant` first (before the public card's),
+    /// and the agent accepts it; it makes the card declare `capabilities.extendedAgentCard`
+    /// like an `extended_skill` does. A 1.0 agent only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_tenant: Option<String>,
+    /// How the task and context ids this agent mints look (default `uuid`); `opaque` ids
+    /// contain characters a URL path must percent-encode and that must be echoed byte-exactly.
+    #[serde(default, skip_serializing_if = "IdStyle::is_default")]
+    pub id_style: IdStyle,
     /// Behaviour rules, first match wins.
     #[serde(default, rename = "rule")]
     pub rules: Vec<Rule>,
@@ -168,6 +212,15 @@ impl Default for AgentSpec {
             input_modes: Vec::new(),
             reject_unsupported_input_modes: false,
             extended_skills: Vec::new(),
+            tenant: None,
+            card_protocol_version: None,
+            extensions: Vec::new(),
+            card_max_age_s: default_card_max_age(),
+            card_cache_headers: yes(),
+            card_changes: Vec::new(),
+            security: None,
+            extended_tenant: None,
+            id_style: IdStyle::default(),
             rules: Vec::new(),
             queued_faults: Vec::new(),
         }
@@ -217,6 +270,88 @@ pub struct QueuedFault {
 
 fn yes() -> bool {
     true
+}
+fn default_card_max_age() -> u64 {
+    60
+}
+
+/// An extension the card lists (`[[agent.extension]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtensionSpec {
+    /// The extension's URI.
+    pub uri: String,
+    /// What it is for.
+    #[serde(default)]
+    pub description: String,
+    /// Clients must request it (`A2A-Extensions`) in every request, else -32008.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// A change of the card at a point in time (`[[agent.card_change]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CardChange {
+    /// Milliseconds after the network started (the journal's `at_us` clock).
+    pub after_ms: u64,
+    /// The tenant every interface of the card carries from then on.
+    pub tenant: String,
+}
+
+/// The card's security scheme and what it guards (`security = { … }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SecuritySpec {
+    /// The exact `Authorization` value that authenticates, `<scheme> <credentials>` such as
+    /// `Bearer agent-cred-7`; the card declares an HTTP scheme of that `<scheme>`.
+    pub credential: String,
+    /// Which requests need it (default `extended_card`).
+    #[serde(default)]
+    pub scope: SecurityScope,
+}
+
+impl SecuritySpec {
+    /// The HTTP authentication scheme: the credential's first word (`Bearer`).
+    pub fn scheme(&self) -> &str {
+        self.credential
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+    }
+}
+
+/// Which requests the card's security scheme guards.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SecurityScope {
+    /// Only `GetExtendedAgentCard`.
+    #[default]
+    ExtendedCard,
+    /// Every A2A request (not the public card).
+    All,
+}
+
+/// The shape of the task and context ids an agent mints, derived from the seed either way.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum IdStyle {
+    /// A UUID.
+    #[default]
+    Uuid,
+    /// A string with `/`, a space, `%2F`, `?`, `#`, `+`, `:`, `&`, `=` and a non-ASCII letter
+    /// around seeded hex: it must be percent-encoded in a URL path and echoed byte-exactly.
+    Opaque,
+}
+
+impl IdStyle {
+    fn is_default(&self) -> bool {
+        *self == IdStyle::Uuid
+    }
 }
 fn default_depth() -> u32 {
     3

@@ -83,6 +83,7 @@ impl NetworkSpec {
                     Problem::NotPositive("max_body_bytes"),
                 ));
             }
+            check_front_door(a).map_err(|(rest, p)| (agent(&rest), p))?;
             for (qi, q) in a.queued_faults.iter().enumerate() {
                 let at = |field: &str| agent(&[key("queued_fault"), Index(qi), key(field)]);
                 if !a2a_protocol::Method::ALL
@@ -220,6 +221,100 @@ impl NetworkSpec {
     }
 }
 
+/// The card and front-door options: tenants, the card's version and changes, extensions,
+/// security. The error's path is relative to the agent.
+fn check_front_door(a: &super::AgentSpec) -> Result<(), Located> {
+    use Seg::Index;
+    let key = |k: &str| Seg::Key(k.to_string());
+    if a.protocol == super::ProtocolVersion::V0_3 {
+        let set = [
+            ("tenant", a.tenant.is_some()),
+            ("card_protocol_version", a.card_protocol_version.is_some()),
+            ("extension", !a.extensions.is_empty()),
+            ("card_change", !a.card_changes.is_empty()),
+            ("extended_tenant", a.extended_tenant.is_some()),
+        ];
+        if let Some((field, _)) = set.iter().find(|(_, on)| *on) {
+            return Err((vec![key(field)], Problem::Needs10(field)));
+        }
+    }
+    let tenant_ok = |t: &str| -> Result<(), Problem> {
+        if t.is_empty() {
+            Err(Problem::Empty("tenant"))
+        } else if ["tasks", "extendedAgentCard"].contains(&t) {
+            Err(Problem::TenantIsARoute(t.to_string()))
+        } else {
+            Ok(())
+        }
+    };
+    if let Some(t) = &a.tenant {
+        tenant_ok(t).map_err(|p| (vec![key("tenant")], p))?;
+    }
+    if let Some(t) = &a.extended_tenant {
+        tenant_ok(t).map_err(|p| (vec![key("extended_tenant")], p))?;
+    }
+    if let Some(v) = &a.card_protocol_version
+        && !a2a_protocol::version::is_v1(v)
+    {
+        return Err((
+            vec![key("card_protocol_version")],
+            Problem::NotVersion10(v.clone()),
+        ));
+    }
+    let mut before: (Option<u64>, Option<&str>) = (None, a.tenant.as_deref());
+    for (i, c) in a.card_changes.iter().enumerate() {
+        let at = |field: &str| vec![key("card_change"), Index(i), key(field)];
+        if before.0.is_some_and(|ms| c.after_ms <= ms) {
+            return Err((at("after_ms"), Problem::NotIncreasing("after_ms")));
+        }
+        tenant_ok(&c.tenant).map_err(|p| (at("tenant"), p))?;
+        if before.1 == Some(c.tenant.as_str()) {
+            return Err((at("tenant"), Problem::Unchanged(c.tenant.clone())));
+        }
+        before = (Some(c.after_ms), Some(c.tenant.as_str()));
+    }
+    for (i, e) in a.extensions.iter().enumerate() {
+        let at = |field: &str| vec![key("extension"), Index(i), key(field)];
+        if e.uri.trim().is_empty() || e.uri.contains(',') || e.uri.trim() != e.uri {
+            return Err((at("uri"), Problem::NotAnExtensionUri(e.uri.clone())));
+        }
+        if a.extensions[..i].iter().any(|x| x.uri == e.uri) {
+            return Err((at("uri"), Problem::DuplicateExtension(e.uri.clone())));
+        }
+    }
+    if let Some(sec) = &a.security {
+        let at = |field: &str| vec![key("security"), key(field)];
+        let mut words = sec.credential.split(' ');
+        let scheme_ok = words.next().is_some_and(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        });
+        let rest: Vec<&str> = words.collect();
+        if !scheme_ok || rest.is_empty() || rest.iter().any(|w| w.is_empty()) {
+            return Err((at("credential"), Problem::NotACredential));
+        }
+        match sec.scope {
+            super::SecurityScope::ExtendedCard
+                if a.extended_skills.is_empty() && a.extended_tenant.is_none() =>
+            {
+                return Err((at("scope"), Problem::ScopeNeedsExtendedCard));
+            }
+            super::SecurityScope::All
+                if a.rules.iter().any(|r| {
+                    r.steps
+                        .iter()
+                        .any(|s| matches!(s, ScriptStep::AuthRequired { .. }))
+                }) =>
+            {
+                return Err((at("scope"), Problem::ScopeAllWithAuthRequired));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Every part has exactly one content field; the error names the part's index.
 fn check_parts(parts: &[PartSpec]) -> Result<(), (usize, Problem)> {
     match parts.iter().position(|p| p.contents() != 1) {
@@ -293,6 +388,40 @@ pub enum Problem {
     /// A 0.3 agent lists a binding other than JSON-RPC.
     #[error("binding {0:?} needs protocol 1.0 (a 0.3 agent serves jsonrpc only)")]
     BindingNeeds10(String),
+    /// An option that only a 1.0 agent has is set on a 0.3 agent.
+    #[error("{0} needs protocol 1.0")]
+    Needs10(&'static str),
+    /// A tenant the HTTP+JSON binding would read as one of its routes.
+    #[error("tenant {0:?} is an HTTP+JSON route name (`/{0}/…` would not reach the tenant)")]
+    TenantIsARoute(String),
+    /// `card_protocol_version` does not name version 1.0.
+    #[error("{0:?} is not a 1.0 version (such as \"1.0\" or \"1.0.3\")")]
+    NotVersion10(String),
+    /// A list of times that must increase does not.
+    #[error("{0} must be greater than the previous one's")]
+    NotIncreasing(&'static str),
+    /// A card change that changes nothing.
+    #[error("tenant {0:?} is the card's tenant already (a change must change it)")]
+    Unchanged(String),
+    /// An extension URI that is empty, padded or holds a comma (the `A2A-Extensions` separator).
+    #[error("{0:?} is not an extension URI (non-empty, no comma, no surrounding space)")]
+    NotAnExtensionUri(String),
+    /// An extension is listed twice.
+    #[error("extension {0:?} is listed twice")]
+    DuplicateExtension(String),
+    /// A credential that is not `<scheme> <credentials>`.
+    #[error("must be `<scheme> <credentials>` such as \"Bearer agent-cred-7\"")]
+    NotACredential,
+    /// `scope = "extended_card"` on an agent without an extended card.
+    #[error(
+        "scope \"extended_card\" needs an extended card (an `extended_skill` or `extended_tenant`)"
+    )]
+    ScopeNeedsExtendedCard,
+    /// `scope = "all"` with an `auth_required` step: both would use `Authorization`.
+    #[error(
+        "scope \"all\" cannot be combined with an `auth_required` step (both use Authorization)"
+    )]
+    ScopeAllWithAuthRequired,
     /// An `artifact` step has both `parts` and `chunks`, or neither.
     #[error("an `artifact` step needs exactly one of `parts` and `chunks`")]
     PartsOrChunks,
