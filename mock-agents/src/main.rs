@@ -29,6 +29,19 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
   max_connections = 1024            # at the cap the oldest connection without a request is closed
   input_modes = ["text/plain", "application/json"]   # card defaultInputModes
   reject_unsupported_input_modes = false             # true: other part mediaTypes get -32005
+  tenant = "acme"                   # on every card interface; requests must carry it (else -32602)
+  card_protocol_version = "1.0.3"   # the interfaces' protocolVersion (a 1.0 version)
+  card_max_age_s = 60               # card Cache-Control max-age
+  card_cache_headers = true         # false: no Cache-Control, ETag, Last-Modified
+  security = { credential = "Bearer agent-cred-7", scope = "extended_card" }  # or "all": 401
+  extended_tenant = "premium"       # extended card interfaces with this tenant, listed first
+  id_style = "uuid"                 # or "opaque": ids that must be percent-encoded in paths
+  [[agent.extension]]               # capabilities.extensions; a required one missing from
+  uri = "https://example.com/ext/v1"  # A2A-Extensions gets -32008
+  required = true
+  [[agent.card_change]]             # from after_ms on, the card's interfaces carry this tenant
+  after_ms = 2000
+  tenant = "acme-v2"
   [[agent.skill]]
   id = "book-flight"
   [[agent.extended_skill]]          # only on the extended card (GetExtendedAgentCard)

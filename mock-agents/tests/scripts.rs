@@ -493,3 +493,102 @@ fn serve_runs_the_example_until_interrupted_and_writes_the_journal() {
     assert!(entries.iter().any(|e| matches!(&e.event, a2a_mock_agents::Event::Delegated { to, outcome, .. } if to == "flights" && outcome == "TASK_STATE_COMPLETED")));
     assert!(entries.windows(2).all(|w| w[0].seq < w[1].seq));
 }
+
+#[test]
+fn front_door_keys_are_checked_at_their_line_and_field() {
+    // Each bad value of a new key family: `file:line:column: field: problem`, exactly.
+    let cases: &[(&str, &str)] = &[
+        ("tenant = \"\"", "3:10: agent[0].tenant: tenant must not be empty"),
+        (
+            "tenant = \"tasks\"",
+            "3:10: agent[0].tenant: tenant \"tasks\" is an HTTP+JSON route name (`/tasks/…` would not reach the tenant)",
+        ),
+        (
+            "tenant = 7",
+            "3:10: agent[0].tenant: invalid type: integer `7`, expected a string",
+        ),
+        (
+            "protocol = \"0.3\"\ntenant = \"acme\"",
+            "4:10: agent[0].tenant: tenant needs protocol 1.0",
+        ),
+        (
+            "card_protocol_version = \"1.1\"",
+            "3:25: agent[0].card_protocol_version: \"1.1\" is not a 1.0 version (such as \"1.0\" or \"1.0.3\")",
+        ),
+        (
+            "card_max_age_s = -1",
+            "3:18: agent[0].card_max_age_s: invalid value: integer `-1`, expected u64",
+        ),
+        (
+            "card_cache_headers = \"no\"",
+            "3:22: agent[0].card_cache_headers: invalid type: string \"no\", expected a boolean",
+        ),
+        (
+            "extended_tenant = \"extendedAgentCard\"",
+            "3:19: agent[0].extended_tenant: tenant \"extendedAgentCard\" is an HTTP+JSON route name (`/extendedAgentCard/…` would not reach the tenant)",
+        ),
+        (
+            "id_style = \"weird\"",
+            "3:12: agent[0].id_style: unknown variant `weird`, expected `uuid` or `opaque`",
+        ),
+        (
+            "security = { credential = \"agent-cred-7\" }",
+            "3:27: agent[0].security.credential: must be `<scheme> <credentials>` such as \"Bearer agent-cred-7\"",
+        ),
+        (
+            "security = { credential = \"Bearer x\", scope = \"everything\" }",
+            "3:47: agent[0].security.scope: unknown variant `everything`, expected `extended_card` or `all`",
+        ),
+        (
+            "security = { credential = \"Bearer x\" }",
+            "3:12: agent[0].security.scope: scope \"extended_card\" needs an extended card (an `extended_skill` or `extended_tenant`)",
+        ),
+        (
+            "security = { credential = \"Bearer x\", scope = \"all\" }\n[[agent.rule]]\nsteps = [{ do = \"auth_required\", credential = \"Bearer y\" }]",
+            "3:47: agent[0].security.scope: scope \"all\" cannot be combined with an `auth_required` step (both use Authorization)",
+        ),
+        (
+            "[[agent.extension]]\nuri = \"a,b\"",
+            "4:7: agent[0].extension[0].uri: \"a,b\" is not an extension URI (non-empty, no comma, no surrounding space)",
+        ),
+        (
+            "[[agent.extension]]\nuri = \"u\"\n[[agent.extension]]\nuri = \"u\"",
+            "6:7: agent[0].extension[1].uri: extension \"u\" is listed twice",
+        ),
+        (
+            "[[agent.extension]]\nurl = \"u\"",
+            "4:1: agent[0].extension[0].url: unknown field `url`, expected one of `uri`, `description`, `required`",
+        ),
+        (
+            "tenant = \"t\"\n[[agent.card_change]]\nafter_ms = 5\ntenant = \"t\"",
+            "6:10: agent[0].card_change[0].tenant: tenant \"t\" is the card's tenant already (a change must change it)",
+        ),
+        (
+            "[[agent.card_change]]\nafter_ms = 5\ntenant = \"a\"\n[[agent.card_change]]\nafter_ms = 5\ntenant = \"b\"",
+            "7:12: agent[0].card_change[1].after_ms: after_ms must be greater than the previous one's",
+        ),
+        (
+            "[[agent.card_change]]\nafter = 5\ntenant = \"a\"",
+            "4:1: agent[0].card_change[0].after: unknown field `after`, expected `after_ms` or `tenant`",
+        ),
+    ];
+    for (bad, want) in cases {
+        let text = format!("[[agent]]\nname = \"a\"\n{bad}\n");
+        let e = NetworkSpec::from_toml("net.toml", &text).unwrap_err();
+        assert_eq!(e.to_string(), format!("net.toml:{want}"), "{bad}");
+    }
+    // `a2a-mock check` prints the same.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[agent]]\nname = \"a\"\ntenant = \"\"\n").unwrap();
+    let out = bin().arg("check").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(&format!(
+            "{}:3:10: agent[0].tenant: tenant must not be empty",
+            bad.display()
+        )),
+        "{err}"
+    );
+}
