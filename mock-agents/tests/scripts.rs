@@ -498,7 +498,10 @@ fn serve_runs_the_example_until_interrupted_and_writes_the_journal() {
 fn front_door_keys_are_checked_at_their_line_and_field() {
     // Each bad value of a new key family: `file:line:column: field: problem`, exactly.
     let cases: &[(&str, &str)] = &[
-        ("tenant = \"\"", "3:10: agent[0].tenant: tenant must not be empty"),
+        (
+            "tenant = \"\"",
+            "3:10: agent[0].tenant: tenant must not be empty",
+        ),
         (
             "tenant = \"tasks\"",
             "3:10: agent[0].tenant: tenant \"tasks\" is an HTTP+JSON route name (`/tasks/…` would not reach the tenant)",

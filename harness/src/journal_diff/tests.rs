@@ -67,6 +67,7 @@ impl Run {
                     ]
                     .into(),
                 ),
+                envelope: None,
             },
         );
         self.push(
@@ -371,6 +372,7 @@ fn a_stream_the_client_left_is_compared_as_far_as_both_have_it() {
                 rpc_id: None,
                 params: Box::new(json!({"message": {"taskId": s.id("t1"), "messageId": "m2"}})),
                 headers: Box::default(),
+                envelope: None,
             },
         );
         for index in 0..events {

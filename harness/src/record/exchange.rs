@@ -81,6 +81,8 @@ pub struct Decoded {
     pub params: Value,
     /// Why it could not be decoded, if it could not.
     pub problem: Option<String>,
+    /// A JSON-RPC request's envelope without `params` (the journal's `envelope`).
+    pub envelope: Option<Value>,
 }
 
 /// Is this a gRPC request or response by its content type?
@@ -128,6 +130,7 @@ pub fn decode_request(
         v03: false,
         params: Value::Null,
         problem: None,
+        envelope: None,
     };
     if is_grpc(headers) {
         d.binding = Binding::Grpc;
@@ -171,6 +174,14 @@ pub fn decode_request(
         }
         d.rpc_id = v.get("id").cloned();
         d.params = v.get("params").cloned().unwrap_or(Value::Null);
+        d.envelope = v.as_object().map(|o| {
+            Value::Object(
+                o.iter()
+                    .filter(|(k, _)| k.as_str() != "params")
+                    .map(|(k, x)| (k.clone(), x.clone()))
+                    .collect(),
+            )
+        });
         return d;
     }
     for prefix in rest_prefixes {
@@ -651,5 +662,9 @@ pub fn request_event(
         rpc_id: decoded.rpc_id.clone().map(Box::new),
         params: Box::new(redactor.payload(&decoded.params)),
         headers: Box::new(redact::header_map(headers)),
+        envelope: decoded
+            .envelope
+            .as_ref()
+            .map(|e| Box::new(redactor.payload(e))),
     }
 }

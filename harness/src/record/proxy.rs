@@ -342,6 +342,7 @@ impl Proxy {
             rpc_id: None,
             params: Box::new(Value::Null),
             headers: Box::new(super::redact::header_map(&parts.headers)),
+            envelope: None,
         });
         let mut up = Request::new(ProxyBody::full(Bytes::new()));
         *up.method_mut() = hyper::Method::GET;
@@ -466,6 +467,7 @@ impl Proxy {
                     rpc_id: None,
                     params: Box::new(Value::Null),
                     headers: Box::new(super::redact::header_map(&parts.headers)),
+                    envelope: None,
                 });
                 self.rec.note(
                     Some(n),

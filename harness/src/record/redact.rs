@@ -88,8 +88,8 @@ fn redact_header_value(v: &str) -> String {
     }
 }
 
-/// Headers as the mock journals them (lowercase names, repeated values joined with `, `),
-/// credentials redacted.
+/// Headers as the mock journals them (lowercase names, the values of a header sent on several
+/// lines joined with `"\n"`), credentials redacted.
 pub fn header_map(h: &hyper::HeaderMap) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     for (k, v) in h {
@@ -102,7 +102,7 @@ pub fn header_map(h: &hyper::HeaderMap) -> BTreeMap<String, String> {
         };
         m.entry(name)
             .and_modify(|e: &mut String| {
-                e.push_str(", ");
+                e.push('\n');
                 e.push_str(&v);
             })
             .or_insert(v);
@@ -268,7 +268,11 @@ mod tests {
         h.insert("x-api-key", "k1".parse().unwrap());
         h.insert("x-a2a-notification-token", "t1".parse().unwrap());
         h.insert("content-type", "application/json".parse().unwrap());
+        h.append("a2a-extensions", "u1, u2".parse().unwrap());
+        h.append("a2a-extensions", "u3".parse().unwrap());
         let m = header_map(&h);
+        // Two lines stay apart from one comma-separated line.
+        assert_eq!(m["a2a-extensions"], "u1, u2\nu3");
         assert_eq!(m["authorization"], "Bearer <redacted>");
         assert_eq!(m["x-api-key"], REDACTED);
         assert_eq!(m["x-a2a-notification-token"], REDACTED);

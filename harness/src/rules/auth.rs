@@ -298,6 +298,7 @@ mod tests {
                 rpc_id: None,
                 params: Box::new(Value::Null),
                 headers: Box::new(BTreeMap::new()),
+                envelope: None,
             },
         );
     }

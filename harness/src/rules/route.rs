@@ -147,7 +147,8 @@ fn a2a_requests<'a>(ev: &Evidence<'a>) -> Vec<(u64, &'a str, Binding)> {
                 headers,
                 ..
             } if !(http_method == "GET"
-                && (path == a2a_protocol::AGENT_CARD_PATH || path.starts_with("/blobs/")))
+                && (path.split('?').next() == Some(a2a_protocol::AGENT_CARD_PATH)
+                    || path.starts_with("/blobs/")))
                 && !headers.contains_key(a2a_mock_agents::MOCK_PEER_HEADER) =>
             {
                 Some((e.seq, e.agent.as_str(), *binding))

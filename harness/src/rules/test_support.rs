@@ -71,6 +71,7 @@ impl J {
                 rpc_id: Some(Box::new(json!(1))),
                 params: Box::new(params),
                 headers: Box::new(h),
+                envelope: None,
             },
         );
         (seq, self.req)
@@ -94,6 +95,7 @@ impl J {
                 rpc_id: None,
                 params: Box::new(json!({})),
                 headers: Box::new(BTreeMap::new()),
+                envelope: None,
             },
         )
     }

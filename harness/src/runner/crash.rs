@@ -380,6 +380,7 @@ mod tests {
             rpc_id: None,
             params: Box::new(params),
             headers: Box::new(BTreeMap::new()),
+            envelope: None,
         }
     }
 
@@ -445,6 +446,7 @@ mod tests {
                 rpc_id: None,
                 params: Box::new(serde_json::Value::Null),
                 headers: Box::new(BTreeMap::new()),
+                envelope: None,
             },
         );
         assert!(inj.kill_at_point("in the backoff"));

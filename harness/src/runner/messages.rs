@@ -218,6 +218,7 @@ mod tests {
             rpc_id: None,
             params: Box::new(params),
             headers: Default::default(),
+            envelope: None,
         };
         let created = Event::TaskCreated {
             task_id: "t1".into(),

@@ -8,7 +8,9 @@ pub(super) fn card(agent: &mut AgentModel, reqs: &[&ReqInfo]) {
         (r.http_method == "GET" && r.path.contains("agent-card") || r.path.contains("agent.json"))
             .then(|| r.response.as_ref().map(|x| &x.4))
             .flatten()
-            .filter(|b| b.is_object())
+            // A recorded card; the mock journals only which card it served
+            // (`{"card_version", "etag"}`), which says nothing about skills.
+            .filter(|b| b.get("skills").is_some() || b.get("supportedInterfaces").is_some())
     });
     if let Some(c) = card_body {
         agent.card_source = "the card response it served".into();
