@@ -202,6 +202,7 @@ pub fn neutral_journal(entries: &[Entry]) -> Vec<Value> {
                 path,
                 rpc_id,
                 headers,
+                envelope,
                 ..
             } = &mut ev
             {
@@ -210,6 +211,7 @@ pub fn neutral_journal(entries: &[Entry]) -> Vec<Value> {
                 path.clear();
                 *rpc_id = None;
                 headers.clear();
+                *envelope = None;
             }
             let mut v = serde_json::to_value(&ev).unwrap();
             for key in ["body", "data"] {
