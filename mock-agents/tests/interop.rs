@@ -100,6 +100,91 @@ async fn sdk_over(
         .collect()
 }
 
+/// `sdk_oracle.py check` over `[{"type", "json"}]`: one verdict per item.
+async fn oracle_check(items: &[Value]) -> Vec<Value> {
+    let mut c = command("sdk_oracle.py");
+    c.arg("check").stdin(Stdio::piped());
+    let mut child = c.spawn().expect("run sdk_oracle.py");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = serde_json::to_vec(items).unwrap();
+    let writer = tokio::spawn(async move {
+        stdin.write_all(&input).await.unwrap();
+    });
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("oracle finished")
+        .unwrap();
+    writer.await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdicts: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdicts.len(), items.len());
+    verdicts
+}
+
+/// The cards of the front-door options (a tenant, a patch version, extensions, a security
+/// scheme, an extended card with another tenant) are strict, canonical ProtoJSON `AgentCard`s
+/// for the official SDK: no unknown key, every REQUIRED field set, nothing the parser merely
+/// tolerates.
+#[tokio::test]
+async fn the_front_door_cards_are_strict_protojson_for_the_sdk() {
+    let net = start(
+        r#"
+        [[agent]]
+        name = "a"
+        bindings = ["jsonrpc", "rest", "grpc"]
+        tenant = "acme"
+        card_protocol_version = "1.0.3"
+        security = { credential = "Bearer agent-cred-7" }
+        extended_tenant = "premium"
+        [[agent.extension]]
+        uri = "https://example.com/ext/trace/v1"
+        description = "trace ids"
+        required = true
+        [[agent.extension]]
+        uri = "https://example.com/ext/optional/v1"
+        [[agent.extended_skill]]
+        id = "premium-booking"
+        "#,
+    )
+    .await;
+    let http = client();
+    let public: Value = http
+        .get(net.card_url("a").unwrap())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let extended = rpc_h(
+        &http,
+        &net.rpc_url("a").unwrap(),
+        "GetExtendedAgentCard",
+        json!({"tenant": "premium"}),
+        &[
+            ("Authorization", "Bearer agent-cred-7"),
+            ("A2A-Extensions", "https://example.com/ext/trace/v1"),
+        ],
+    )
+    .await["result"]
+        .clone();
+    assert!(extended.is_object(), "{extended}");
+    let items = vec![
+        json!({"type": "AgentCard", "json": public}),
+        json!({"type": "AgentCard", "json": extended}),
+    ];
+    for (item, v) in items.iter().zip(oracle_check(&items).await) {
+        assert_eq!(v["ok"], true, "rejected: {}\n{}", v["error"], item["json"]);
+        assert_eq!(v["requiredViolations"], json!([]), "{}", item["json"]);
+        assert_eq!(v["canonical"], item["json"], "not canonical");
+    }
+    net.shutdown().await;
+}
+
 /// Check the streamed artifacts the SDK reassembled against the journal's truth.
 fn assert_artifacts(j: &Journal, lines: &[Value], task_id: &str, expected: usize) {
     let summary = lines.last().expect("summary line");
@@ -321,26 +406,7 @@ async fn oracle_checks_every_payload(j: &Journal, http: &reqwest::Client, card: 
         .into_iter()
         .collect()
     );
-    let mut c = command("sdk_oracle.py");
-    c.arg("check").stdin(Stdio::piped());
-    let mut child = c.spawn().expect("run sdk_oracle.py");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = serde_json::to_vec(&items).unwrap();
-    let writer = tokio::spawn(async move {
-        stdin.write_all(&input).await.unwrap();
-    });
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("oracle finished")
-        .unwrap();
-    writer.await.unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let verdicts: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(verdicts.len(), items.len());
+    let verdicts = oracle_check(&items).await;
     for (item, v) in items.iter().zip(&verdicts) {
         assert_eq!(
             v["ok"], true,
