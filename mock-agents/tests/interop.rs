@@ -10,6 +10,10 @@
 //! agent's other two interfaces: send, stream, get, cancel and subscribe, each request
 //! journaled with its binding.
 //!
+//! The client also talks to an agent whose card carries a tenant and a patch version, on every
+//! binding, and the SDK's oracle checks the cards of the front-door options (tenant, extensions,
+//! security scheme, extended card).
+//!
 //! Needs the project's Python environment: `bash scripts/setup-python.sh`.
 
 mod common;
@@ -181,6 +185,38 @@ async fn the_front_door_cards_are_strict_protojson_for_the_sdk() {
         assert_eq!(v["ok"], true, "rejected: {}\n{}", v["error"], item["json"]);
         assert_eq!(v["requiredViolations"], json!([]), "{}", item["json"]);
         assert_eq!(v["canonical"], item["json"], "not canonical");
+    }
+    net.shutdown().await;
+}
+
+/// The official client honours the card's tenant and its patch version on every binding: a
+/// correct client passes the mock's tenant check (and the journal shows the tenant it sent).
+#[tokio::test]
+async fn the_sdk_client_sends_the_cards_tenant_over_every_binding() {
+    let net = start(
+        r#"
+        [[agent]]
+        name = "a"
+        bindings = ["jsonrpc", "rest", "grpc"]
+        tenant = "acme"
+        card_protocol_version = "1.0.3"
+        [[agent.rule]]
+        steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
+        "#,
+    )
+    .await;
+    let card = net.card_url("a").unwrap();
+    for transport in ["jsonrpc", "rest", "grpc"] {
+        let lines = sdk_over(transport, &card, "send", Some("hi"), None).await;
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.pointer("/task/status/state") == Some(&json!("TASK_STATE_COMPLETED"))),
+            "{transport}: {lines:?}"
+        );
+        let r = net.journal().requests().pop().expect("a request");
+        assert_eq!(r.binding.to_string(), transport);
+        assert_eq!(r.params["tenant"], "acme", "{transport}");
     }
     net.shutdown().await;
 }
