@@ -15,7 +15,8 @@
 //! Module map (all private except [`script`], the data format): `network` (start, gates, queued
 //! faults, verification), `agent` (per-agent state, the card), `rpc` (router, JSON-RPC envelope,
 //! version negotiation, binding-aware unary rendering), `rest` (the HTTP+JSON edge), `grpc` (the
-//! gRPC edge: framing, statuses), `matching` (rule selection), `faults`, `methods` (the one
+//! gRPC edge: framing, statuses), `gate` (the front door of every A2A request: the card's
+//! credential, tenant and required extensions; the extension echo), `matching` (rule selection), `faults`, `methods` (the one
 //! dispatcher and the A2A method handlers, whatever the binding), `step_runner` (a task's steps), `task_events` (state changes and artifact chunks to
 //! subscribers and webhooks), `sse` (stream framing: SSE or gRPC frames), `frames` (pre-encoded frames of generated chunks), `push`, `mutations`, `delegation`,
 //! `blobs`, `content` (seeded artifact bytes), `journal`, `expect`, `builder`, `server` (the
