@@ -668,3 +668,42 @@ pub fn request_event(
             .map(|e| Box::new(redactor.payload(e))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jsonrpc_request_keeps_its_envelope_without_params() {
+        let h = HeaderMap::new();
+        let body = br#"{"jsonrpc":"1.0","id":3,"method":"GetTask","params":{"id":"t"},"x":1}"#;
+        let d = decode_request("POST", "/a2a", None, &h, body, &[]);
+        assert_eq!(d.method, Some(Method::GetTask));
+        assert_eq!(
+            d.envelope,
+            Some(json!({"jsonrpc": "1.0", "id": 3, "method": "GetTask", "x": 1}))
+        );
+        let r = Redactor {
+            paths: Vec::new(),
+            max_inline_bytes: None,
+        };
+        let e = request_event(1, &d, "POST", "/a2a?A2A-Version=1.0", &h, &r);
+        match e {
+            Event::Request { envelope, path, .. } => {
+                assert_eq!(envelope.as_deref(), d.envelope.as_ref());
+                assert_eq!(path, "/a2a?A2A-Version=1.0");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Not JSON-RPC (an HTTP+JSON body): no envelope.
+        let d = decode_request(
+            "POST",
+            "/rest/message:send",
+            None,
+            &h,
+            br#"{"message":{}}"#,
+            &["/rest".to_string()],
+        );
+        assert_eq!((d.binding, d.envelope), (Binding::Rest, None));
+    }
+}
