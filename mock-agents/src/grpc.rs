@@ -416,6 +416,7 @@ pub(crate) async fn grpc_handler(
         ctl,
         dropping: false,
         notification: false,
+        omit: Vec::new(),
     };
     let fail = |params: Value, status: rpc::Status, rpc_error: i64| {
         journal_request(params);

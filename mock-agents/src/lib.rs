@@ -19,7 +19,8 @@
 //! dispatcher and the A2A method handlers, whatever the binding), `step_runner` (a task's steps), `task_events` (state changes and artifact chunks to
 //! subscribers and webhooks), `sse` (stream framing: SSE or gRPC frames), `frames` (pre-encoded frames of generated chunks), `push`, `mutations`, `delegation`,
 //! `blobs`, `content` (seeded artifact bytes), `journal`, `expect`, `builder`, `server` (the
-//! accept loop).
+//! accept loop), `timestamps` (the agent's clock and timestamp forms), `omit` (answers and
+//! events lacking REQUIRED fields).
 
 #![warn(missing_docs)]
 
@@ -37,6 +38,7 @@ mod matching;
 mod methods;
 mod mutations;
 mod network;
+mod omit;
 mod push;
 mod rest;
 mod rpc;
@@ -45,6 +47,7 @@ mod server;
 mod sse;
 mod step_runner;
 mod task_events;
+mod timestamps;
 
 pub use builder::{
     ArtifactStep, ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder,
@@ -55,8 +58,8 @@ pub use journal::{AgentName, Entry, Event, Journal, RpcRequest, Tripwire, WaitTi
 pub use network::{Network, NetworkError};
 pub use rpc::MOCK_PEER_HEADER;
 pub use script::{
-    AgentSpec, Fault, Matcher, NetworkSpec, PartSpec, Pattern, Problem, QueuedFault, Rule,
-    ScriptError, ScriptStep, ValidationError,
+    AgentSpec, EventKind, Fault, Matcher, NetworkSpec, PartSpec, Pattern, Problem, QueuedFault,
+    Rule, ScriptError, ScriptStep, TimestampStyle, ValidationError,
 };
 
 /// The README's Rust examples, compiled as doctests.

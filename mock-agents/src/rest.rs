@@ -179,6 +179,7 @@ pub(crate) async fn rest_handler(
         ctl,
         dropping: false,
         notification: false,
+        omit: Vec::new(),
     };
     let raw_text = || json!(String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]));
     if !st.serves(Binding::Rest) {

@@ -215,6 +215,8 @@ pub(crate) struct Call {
     pub dropping: bool,
     /// A JSON-RPC notification (no `id`): whatever the outcome, the answer is HTTP 204, no body.
     pub notification: bool,
+    /// Pointers an `omit_fields` fault removes from the unary answer (empty: none).
+    pub omit: Vec<String>,
 }
 
 impl Call {
@@ -257,6 +259,21 @@ pub(crate) fn respond(
         payload,
     })
     .unwrap_or(Value::Null);
+    if call.binding != Binding::Grpc {
+        // gRPC's binary Timestamp has one form.
+        st.clock.restyle(&mut body);
+    }
+    if !call.omit.is_empty()
+        && let Some(result) = body.get_mut("result")
+    {
+        let removed = crate::omit::from_result(result, &call.omit);
+        if !removed.is_empty() && !call.dropping {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: crate::omit::kind(&removed),
+            });
+        }
+    }
     let original = (call.binding == Binding::Grpc && !mutations.is_empty()).then(|| body.clone());
     crate::mutations::mutate(&mut body, mutations);
     match call.binding {
@@ -372,6 +389,7 @@ pub(crate) async fn rpc_handler(
             ctl,
             dropping: false,
             notification: false,
+            omit: Vec::new(),
         };
         return call.error(
             &st,
@@ -418,6 +436,7 @@ pub(crate) async fn rpc_handler(
             ctl,
             dropping: false,
             notification: false,
+            omit: Vec::new(),
         };
         return call.error(&st, ErrorCode::JsonParse, None, &[]);
     };
@@ -444,6 +463,7 @@ pub(crate) async fn rpc_handler(
         ctl,
         dropping: false,
         notification: false,
+        omit: Vec::new(),
     };
     if !v.is_object() || v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return call.error(

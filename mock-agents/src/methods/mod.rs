@@ -83,6 +83,9 @@ pub(crate) async fn dispatch(
         }
     };
     call.dropping |= matches!(fault, Some(Fault::DropResponse));
+    if let Some(Fault::OmitFields { pointers }) = &fault {
+        call.omit = pointers.clone();
+    }
     let resp = handle(
         &st,
         &call,
@@ -174,7 +177,7 @@ pub(crate) async fn handle(
                     let (t, m) = {
                         let g = e.lock();
                         (
-                            with_history(&g.snapshot(), req.history_length),
+                            st.present(&g.snapshot(), req.history_length),
                             g.mutations.clone(),
                         )
                     };
