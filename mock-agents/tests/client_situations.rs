@@ -254,7 +254,7 @@ async fn foreign_push_run(seed: u64) -> (String, String, Vec<(HeaderMap, Value)>
         .into_iter()
         .map(|(t, _, _)| t)
         .collect();
-    assert_eq!(created, [tid.clone()]);
+    assert_eq!(created, std::slice::from_ref(&tid));
     net.shutdown().await;
     server.abort();
     (tid, ctx, got, pushes)
@@ -689,9 +689,8 @@ async fn each_timestamp_style_writes_its_form_on_the_json_bindings() {
         };
         assert_eq!(instant(&got), instant(&rest_got), "{style}");
         assert_eq!(instant(&got), instant(&grpc_got), "{style}");
-        assert_eq!(
+        assert!(
             form(grpc_got["status"]["timestamp"].as_str().unwrap()).1,
-            true,
             "gRPC's Timestamp is binary: no offset survives"
         );
         // The journal records what was sent.

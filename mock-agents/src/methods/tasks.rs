@@ -74,7 +74,7 @@ pub(crate) fn list_tasks(st: &AgentState, call: &Call, params: &Value) -> Respon
         })
         .collect();
     // Newest status first; ties: the later created first.
-    tasks.sort_by(|a, b| b.0.cmp(&a.0));
+    tasks.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
     let total = tasks.len();
     let rest: Vec<(Cursor, Task)> = tasks
         .into_iter()
