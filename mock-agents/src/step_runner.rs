@@ -342,18 +342,23 @@ pub(crate) async fn run_steps(
                     .map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
                 let mut wrong = 0u32;
                 loop {
-                    let wait = match resume_at {
-                        Some(at) => (at
-                            .saturating_duration_since(tokio::time::Instant::now())
-                            .as_millis() as u64)
-                            .min(timeout_ms),
-                        None => timeout_ms,
-                    };
-                    let Some(c) = next_continuation(cont_rx, wait).await else {
-                        if resume_at.is_some_and(|at| tokio::time::Instant::now() >= at) {
-                            resume_out_of_band(st, entry, &task_id, cont_rx).await;
-                            break;
+                    let next = match resume_at {
+                        Some(at) => {
+                            let fail_at =
+                                tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
+                            match tokio::time::timeout_at(at.min(fail_at), cont_rx.recv()).await {
+                                Ok(c) => c,
+                                // The resume comes first (it is below `timeout_ms`).
+                                Err(_) if at <= fail_at => {
+                                    resume_out_of_band(st, entry, &task_id, cont_rx).await;
+                                    break;
+                                }
+                                Err(_) => None,
+                            }
                         }
+                        None => next_continuation(cont_rx, timeout_ms).await,
+                    };
+                    let Some(c) = next else {
                         fail_task(st, entry, "no credential in time").await;
                         return Some("terminal");
                     };
