@@ -542,6 +542,7 @@ mod interrupts {
             message: Some("Need access to the vault".into()),
             max_wrong: 3,
             timeout_ms: 30_000,
+            resume_after_ms: None,
         };
         let net = network(vec![
             agent("a")

@@ -72,6 +72,23 @@ pub(crate) enum Outgoing {
     /// A chunk of generated artifact content: framed straight from its bytes
     /// ([`crate::frames`]) unless a mutation or the 0.3 translation needs the general path.
     Chunk(Arc<GenChunk>),
+    /// A copy of a well-formed event (`result`) with REQUIRED fields removed: journaled as a
+    /// `fault` naming `removed` (pointers into the JSON-RPC envelope), then sent.
+    Omitted {
+        /// The event, already without the fields.
+        result: Value,
+        /// What was removed.
+        removed: Vec<String>,
+    },
+}
+
+/// What a task's push worker delivers.
+pub(crate) enum PushItem {
+    /// An event of the task.
+    Event(Arc<StreamResponse>),
+    /// An event about a task the client never created (`push_foreign`): journaled under that
+    /// task's id.
+    Foreign(Arc<StreamResponse>),
 }
 
 /// One artifact-update event whose single part is generated content.
@@ -188,7 +205,7 @@ pub(crate) struct TaskInner {
     pub cont_tx: Option<mpsc::Sender<Continuation>>,
     pub waiting: bool,
     pub push: Vec<TaskPushNotificationConfig>,
-    pub push_tx: Option<mpsc::Sender<Arc<StreamResponse>>>,
+    pub push_tx: Option<mpsc::Sender<PushItem>>,
     pub mutations: Vec<Mutation>,
     pub on_cancel: CancelBehaviour,
     pub driver: Option<tokio::task::AbortHandle>,
@@ -270,6 +287,8 @@ pub struct AgentState {
     /// Tasks created so far per request content (the message parts), for
     /// [`TaskInner::content_key`].
     pub(crate) content_keys: Mutex<HashMap<Vec<u8>, u64>>,
+    /// Stamps statuses and writes their timestamps in the scripted form.
+    pub(crate) clock: crate::timestamps::Clock,
 }
 
 /// Lock a mutex, recovering from poisoning (every critical section leaves the data consistent).
@@ -290,6 +309,7 @@ impl AgentState {
         let advertised = spec.advertised(default_bindings);
         let queued = spec.queued_faults.clone();
         let rule_order = crate::matching::rule_order(&spec.rules);
+        let clock = crate::timestamps::Clock::new(spec.timestamp_style);
         AgentState {
             spec,
             base_url,
@@ -307,7 +327,19 @@ impl AgentState {
             ordinals: AtomicU64::new(0),
             blobs: Mutex::new(HashMap::new()),
             content_keys: Mutex::new(HashMap::new()),
+            clock,
         }
+    }
+
+    /// A task as this agent returns it: without history when it keeps none
+    /// (`keep_history = false`), else with at most `history_length` newest messages (all when
+    /// unset, none for 0).
+    pub(crate) fn present(&self, t: &Task, history_length: Option<i32>) -> Task {
+        let mut t = crate::methods::with_history(t, history_length);
+        if !self.spec.keep_history {
+            t.history.clear();
+        }
+        t
     }
 
     /// The JSON-RPC URL.
@@ -635,12 +667,13 @@ impl AgentState {
     }
 }
 
-/// A task's status, stamped now.
+/// A task's status, stamped `at`.
 pub(crate) fn status(
     state: TaskState,
     parts: Vec<Part>,
     task: &Task,
     msg_id: String,
+    at: Timestamp,
 ) -> TaskStatus {
     TaskStatus {
         state,
@@ -650,6 +683,6 @@ pub(crate) fn status(
             parts,
             ..Message::agent_text(msg_id, "")
         }),
-        timestamp: Some(Timestamp::now()),
+        timestamp: Some(at),
     }
 }

@@ -27,9 +27,10 @@
 
 use crate::expect::Times;
 use crate::script::{
-    AgentSpec, Binding, CancelBehaviour, CardChange, ContentKind, ExtensionSpec, Fault, IdStyle,
-    JournalSpec, Matcher, Mutation, NetworkSpec, OnWrongAnswer, PartSpec, Pattern, ProtocolVersion,
-    QueuedFault, Rule, ScriptStep, SecurityScope, SecuritySpec, SkillSpec,
+    AgentSpec, Binding, CancelBehaviour, CardChange, ContentKind, EventKind, ExtensionSpec, Fault,
+    IdStyle, JournalSpec, Matcher, Mutation, NetworkSpec, OnWrongAnswer, PartSpec, Pattern,
+    ProtocolVersion, QueuedFault, Rule, ScriptStep, SecurityScope, SecuritySpec, SkillSpec,
+    TimestampStyle,
 };
 use a2a_protocol::{ErrorCode, Method, TaskState};
 use serde_json::Value;
@@ -238,6 +239,22 @@ impl MockAgentBuilder {
     /// The shape of the task and context ids the agent mints.
     pub fn id_style(mut self, style: IdStyle) -> Self {
         self.spec.id_style = style;
+        self
+    }
+    /// Keep messages in task history (default `true`); `false`: every Task the agent returns
+    /// carries no `history`, whatever `historyLength` asks (spec §3.7).
+    pub fn keep_history(mut self, on: bool) -> Self {
+        self.spec.keep_history = on;
+        self
+    }
+    /// Return at most `n` tasks per `ListTasks` page, whatever `pageSize` asks.
+    pub fn list_page_size_max(mut self, n: u32) -> Self {
+        self.spec.list_page_size_max = Some(n);
+        self
+    }
+    /// The form of every timestamp written in JSON (default [`TimestampStyle::Millis`]).
+    pub fn timestamp_style(mut self, style: TimestampStyle) -> Self {
+        self.spec.timestamp_style = style;
         self
     }
     /// Mount a rule (first mounted, first matched).
@@ -477,6 +494,42 @@ impl Step {
             message: None,
             max_wrong: 3,
             timeout_ms: 30_000,
+            resume_after_ms: None,
+        }
+    }
+    /// [`Step::auth_required`] that resumes by itself `after` AUTH_REQUIRED, without any client
+    /// message, as if the credential arrived out of band (`after` must be below 30 s).
+    pub fn auth_required_resuming(credential: &str, after: Duration) -> ScriptStep {
+        ScriptStep::AuthRequired {
+            credential: credential.into(),
+            message: None,
+            max_wrong: 3,
+            timeout_ms: 30_000,
+            resume_after_ms: Some(millis(after)),
+        }
+    }
+    /// POST to every webhook of this task a status update in `state` for a task and context the
+    /// client never saw.
+    pub fn push_foreign(state: TaskState) -> ScriptStep {
+        ScriptStep::PushForeign {
+            state: state.as_str().into(),
+            message: None,
+        }
+    }
+    /// Send the stream subscribers a copy of a well-formed event lacking the REQUIRED field
+    /// `omit` (a dotted path such as `artifact.artifactId`, `taskId`, `status.state`, `id`),
+    /// the event chosen from the field ([`EventKind::for_omitted`]).
+    pub fn malformed_event(omit: &str) -> ScriptStep {
+        ScriptStep::MalformedEvent {
+            event: None,
+            omit: omit.into(),
+        }
+    }
+    /// [`Step::malformed_event`] copying this kind of event (`taskId` of an artifact update).
+    pub fn malformed_event_of(event: EventKind, omit: &str) -> ScriptStep {
+        ScriptStep::MalformedEvent {
+            event: Some(event),
+            omit: omit.into(),
         }
     }
     /// Delegate `text` to another agent of the network and wait for it.

@@ -419,6 +419,7 @@ pub(crate) async fn grpc_handler(
         dropping: false,
         notification: false,
         tenant: None,
+        omit: Vec::new(),
     };
     let fail = |params: Value, status: rpc::Status, rpc_error: i64| {
         journal_request(params);

@@ -20,7 +20,8 @@
 //! dispatcher and the A2A method handlers, whatever the binding), `step_runner` (a task's steps), `task_events` (state changes and artifact chunks to
 //! subscribers and webhooks), `sse` (stream framing: SSE or gRPC frames), `frames` (pre-encoded frames of generated chunks), `push`, `mutations`, `delegation`,
 //! `blobs`, `content` (seeded artifact bytes), `journal`, `expect`, `builder`, `server` (the
-//! accept loop).
+//! accept loop), `timestamps` (the agent's clock and timestamp forms), `omit` (answers and
+//! events lacking REQUIRED fields).
 
 #![warn(missing_docs)]
 
@@ -39,6 +40,7 @@ mod matching;
 mod methods;
 mod mutations;
 mod network;
+mod omit;
 mod push;
 mod rest;
 mod rpc;
@@ -47,6 +49,7 @@ mod server;
 mod sse;
 mod step_runner;
 mod task_events;
+mod timestamps;
 
 pub use builder::{
     ArtifactStep, ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder,
@@ -58,9 +61,9 @@ pub use journal::{AgentName, Entry, Event, Journal, RpcRequest, Tripwire, WaitTi
 pub use network::{Network, NetworkError};
 pub use rpc::MOCK_PEER_HEADER;
 pub use script::{
-    AgentSpec, CardChange, ExtensionSpec, Fault, IdStyle, Matcher, NetworkSpec, PartSpec, Pattern,
-    Problem, QueuedFault, Rule, ScriptError, ScriptStep, SecurityScope, SecuritySpec,
-    ValidationError,
+    AgentSpec, CardChange, EventKind, ExtensionSpec, Fault, IdStyle, Matcher, NetworkSpec,
+    PartSpec, Pattern, Problem, QueuedFault, Rule, ScriptError, ScriptStep, SecurityScope,
+    SecuritySpec, TimestampStyle, ValidationError,
 };
 
 /// The README's Rust examples, compiled as doctests.

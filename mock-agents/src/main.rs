@@ -42,6 +42,9 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
   [[agent.card_change]]             # from after_ms on, the card's interfaces carry this tenant
   after_ms = 2000
   tenant = "acme-v2"
+  keep_history = true               # false: no Task returned carries `history`
+  list_page_size_max = 100          # ListTasks pages hold at most this many tasks
+  timestamp_style = "millis"        # seconds, micros, nanos, offset, rotate (JSON bindings)
   [[agent.skill]]
   id = "book-flight"
   [[agent.extended_skill]]          # only on the extended card (GetExtendedAgentCard)
@@ -65,9 +68,9 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
 
 STEPS (do = ...): reply, error, state, artifact, artifacts, artifact_url, data_artifact, input_required,
   auth_required, delegate, wait, gate, chunk, unknown_state, raw_event, raw_sse, append_unknown,
-  huge_event, purge, close_streams
+  huge_event, purge, close_streams, push_foreign, malformed_event
 FAULTS (kind = ...): drop_before, drop_response, http_status, rpc_error, garbage_body, stall,
-  stall_response, close_after, reset_after, trickle
+  stall_response, close_after, reset_after, trickle, omit_fields
 QUEUED FAULTS: [[agent.queued_fault]] method = "SendMessage", times = 2, fault = { kind = ... }
   (the next calls of that method get the fault, before any rule; then normal behaviour)
 EXPECTATIONS: a rule's `name` and `expect = 2` (or "1..", "2..=4") are checked when the network

@@ -135,56 +135,107 @@ pub(crate) async fn push_worker(
     st: Arc<AgentState>,
     entry: Arc<TaskEntry>,
     task_id: String,
-    mut rx: mpsc::Receiver<Arc<StreamResponse>>,
+    mut rx: mpsc::Receiver<PushItem>,
 ) {
-    while let Some(ev) = rx.recv().await {
+    while let Some(item) = rx.recv().await {
+        let (ev, about) = match &item {
+            PushItem::Event(ev) => (ev, task_id.clone()),
+            // Journaled under the foreign task's id: the push is about that task.
+            PushItem::Foreign(ev) => (ev, ev.task_id().unwrap_or_default().to_string()),
+        };
         let (configs, mutations) = {
             let g = entry.lock();
             (g.push.clone(), g.mutations.clone())
         };
         let mut body = to_value(ev.as_ref());
         mutate(&mut body, &mutations);
+        st.clock.restyle(&mut body);
         for cfg in configs {
             for _ in 0..=st.spec.push_duplicates {
-                if !is_loopback(&cfg.url) {
-                    st.journal(Event::Push {
-                        task_id: task_id.clone(),
-                        url: cfg.url.clone(),
-                        status: None,
-                        error: Some(
-                            "refused: webhook URL is not loopback (SSRF guard, R53)".into(),
-                        ),
-                    });
-                    continue;
-                }
-                let mut rb = st
-                    .net
-                    .http
-                    .post(&cfg.url)
-                    .header(header::CONTENT_TYPE, "application/a2a+json")
-                    .header(crate::rpc::MOCK_PUSH_HEADER, st.net.id.as_str())
-                    .timeout(Duration::from_secs(10))
-                    .json(&body);
-                if let Some(a) = &cfg.authentication {
-                    rb = rb.header(
-                        header::AUTHORIZATION,
-                        format!("{} {}", a.scheme, a.credentials.clone().unwrap_or_default()),
-                    );
-                }
-                if let Some(t) = &cfg.token {
-                    rb = rb.header("X-A2A-Notification-Token", t);
-                }
-                let (status, error) = match rb.send().await {
-                    Ok(r) => (Some(r.status().as_u16()), None),
-                    Err(e) => (None, Some(e.to_string())),
-                };
-                st.journal(Event::Push {
-                    task_id: task_id.clone(),
-                    url: cfg.url.clone(),
-                    status,
-                    error,
-                });
+                deliver(&st, &cfg, &body, &about).await;
             }
         }
     }
+}
+
+/// POST one push body to one webhook with the config's credentials and token (only to a
+/// loopback URL), and journal it as a push about `task_id`.
+async fn deliver(st: &AgentState, cfg: &TaskPushNotificationConfig, body: &Value, task_id: &str) {
+    if !is_loopback(&cfg.url) {
+        st.journal(Event::Push {
+            task_id: task_id.to_string(),
+            url: cfg.url.clone(),
+            status: None,
+            error: Some("refused: webhook URL is not loopback (SSRF guard, R53)".into()),
+        });
+        return;
+    }
+    let mut rb = st
+        .net
+        .http
+        .post(&cfg.url)
+        .header(header::CONTENT_TYPE, "application/a2a+json")
+        .header(crate::rpc::MOCK_PUSH_HEADER, st.net.id.as_str())
+        .timeout(Duration::from_secs(10))
+        .json(body);
+    if let Some(a) = &cfg.authentication {
+        rb = rb.header(
+            header::AUTHORIZATION,
+            format!("{} {}", a.scheme, a.credentials.clone().unwrap_or_default()),
+        );
+    }
+    if let Some(t) = &cfg.token {
+        rb = rb.header("X-A2A-Notification-Token", t);
+    }
+    let (status, error) = match rb.send().await {
+        Ok(r) => (Some(r.status().as_u16()), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    st.journal(Event::Push {
+        task_id: task_id.to_string(),
+        url: cfg.url.clone(),
+        status,
+        error,
+    });
+}
+
+/// Queue, behind the task's own pushes, a status update in `state` about a task and context
+/// the client never saw (ids derived from the seed, the task and `n`), for every webhook of
+/// the task (`push_foreign`). Nothing is sent when the task has no webhook.
+pub(crate) async fn push_foreign(
+    st: &AgentState,
+    entry: &TaskEntry,
+    n: u64,
+    state: TaskState,
+    message: Option<&str>,
+) {
+    let (tx, ordinal) = {
+        let g = entry.lock();
+        (g.push_tx.clone(), g.ordinal)
+    };
+    let Some(tx) = tx else { return };
+    let k = ordinal * 1000 + n;
+    let foreign = Task {
+        id: st.make_id("foreign-task", k),
+        context_id: st.make_id("foreign-ctx", k),
+        ..Default::default()
+    };
+    let parts = crate::task_events::text_parts(message);
+    let ev = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: foreign.id.clone(),
+        context_id: foreign.context_id.clone(),
+        status: status(
+            state,
+            parts,
+            &foreign,
+            st.make_id("foreign-status", k),
+            st.clock.now(),
+        ),
+        metadata: None,
+    });
+    let _ = tokio::time::timeout(
+        crate::task_events::SUBSCRIBER_SEND_TIMEOUT,
+        tx.send(PushItem::Foreign(Arc::new(ev))),
+    )
+    .await;
 }

@@ -182,6 +182,7 @@ pub(crate) async fn rest_handler(
         notification: false,
         // The binding carries the tenant in the path; a `tenant` in a body does not count.
         tenant: a2a_protocol::rest::path_tenant(&sub_path).filter(|t| !t.is_empty()),
+        omit: Vec::new(),
     };
     let raw_text = || json!(String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]));
     if !st.serves(Binding::Rest) {

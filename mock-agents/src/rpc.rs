@@ -246,6 +246,8 @@ pub(crate) struct Call {
     /// The tenant the request carries where its binding puts it (JSON-RPC `params.tenant`,
     /// the gRPC `tenant` field, the HTTP+JSON path prefix); `None` for none or `""`.
     pub tenant: Option<String>,
+    /// Pointers an `omit_fields` fault removes from the unary answer (empty: none).
+    pub omit: Vec<String>,
 }
 
 impl Call {
@@ -288,6 +290,21 @@ pub(crate) fn respond(
         payload,
     })
     .unwrap_or(Value::Null);
+    if call.binding != Binding::Grpc {
+        // gRPC's binary Timestamp has one form.
+        st.clock.restyle(&mut body);
+    }
+    if !call.omit.is_empty()
+        && let Some(result) = body.get_mut("result")
+    {
+        let removed = crate::omit::from_result(result, &call.omit);
+        if !removed.is_empty() && !call.dropping {
+            st.journal(Event::Fault {
+                req: call.req,
+                kind: crate::omit::kind(&removed),
+            });
+        }
+    }
     let original = (call.binding == Binding::Grpc && !mutations.is_empty()).then(|| body.clone());
     crate::mutations::mutate(&mut body, mutations);
     match call.binding {
@@ -406,6 +423,7 @@ pub(crate) async fn rpc_handler(
             dropping: false,
             notification: false,
             tenant: None,
+            omit: Vec::new(),
         };
         return call.error(
             &st,
@@ -464,6 +482,7 @@ pub(crate) async fn rpc_handler(
             dropping: false,
             notification: false,
             tenant: None,
+            omit: Vec::new(),
         };
         return call.error(&st, ErrorCode::JsonParse, None, &[]);
     };
@@ -494,6 +513,7 @@ pub(crate) async fn rpc_handler(
             .get("params")
             .and_then(|p| p.get("tenant"))
             .and_then(tenant_of),
+        omit: Vec::new(),
     };
     if !v.is_object() || v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return call.error(

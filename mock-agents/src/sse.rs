@@ -69,6 +69,8 @@ pub(crate) struct StreamState {
     closed: bool,
     /// The rest of a pre-encoded frame sent in pieces ([`crate::frames::encode`]).
     pending: std::collections::VecDeque<Bytes>,
+    /// Pointers an `omit_fields` fault still has to remove from the first event holding any.
+    omit: Vec<String>,
 }
 
 impl StreamState {
@@ -114,8 +116,25 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Bytes> {
             return None;
         }
         Outgoing::Event(ev) => event_frame(s, ev),
+        Outgoing::Omitted { result, removed } => {
+            let mut result = result.clone();
+            if s.binding != Binding::Grpc {
+                s.st.clock.restyle(&mut result);
+            }
+            s.st.journal(Event::Fault {
+                req: s.req,
+                kind: crate::omit::kind(removed),
+            });
+            let (b, v) = frame(s.binding, &s.id, &result, &s.mutations);
+            s.st.journal(Event::SseEvent {
+                req: s.req,
+                index: s.index,
+                data: s.st.net.journal.summarise(&v),
+            });
+            b.into()
+        }
         Outgoing::Chunk(c) => {
-            let fast = if s.v03 || !s.mutations.is_empty() {
+            let fast = if s.v03 || !s.mutations.is_empty() || !s.omit.is_empty() {
                 None
             } else {
                 crate::frames::encode(s.binding, &s.id, c)
@@ -205,11 +224,25 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Bytes> {
     Some(bytes)
 }
 
-/// The frame of a typed event (general path: translation and mutations apply), journaled.
-fn event_frame(s: &StreamState, ev: &StreamResponse) -> Bytes {
+/// The frame of a typed event (general path: translation, timestamp style, a pending
+/// `omit_fields` fault and mutations apply), journaled.
+fn event_frame(s: &mut StreamState, ev: &StreamResponse) -> Bytes {
     let mut result = to_value(ev);
     if s.v03 {
         result = compat03::to_v03(ObjectKind::StreamResult, &result).unwrap_or(result);
+    }
+    if s.binding != Binding::Grpc {
+        s.st.clock.restyle(&mut result);
+    }
+    if !s.omit.is_empty() {
+        let removed = crate::omit::from_result(&mut result, &s.omit);
+        if !removed.is_empty() {
+            s.omit.clear();
+            s.st.journal(Event::Fault {
+                req: s.req,
+                kind: crate::omit::kind(&removed),
+            });
+        }
     }
     let (b, v) = frame(s.binding, &s.id, &result, &s.mutations);
     s.st.journal(Event::SseEvent {
@@ -233,6 +266,10 @@ pub(crate) fn sse_response(
         Some(Fault::ResetAfter { events }) => (None, Some(*events)),
         _ => (None, None),
     };
+    let omit = match fault {
+        Some(Fault::OmitFields { pointers }) => pointers.clone(),
+        _ => Vec::new(),
+    };
     let state = StreamState {
         st: st.clone(),
         req: call.req,
@@ -250,6 +287,7 @@ pub(crate) fn sse_response(
         // A response that will be dropped is never seen: journal nothing about it.
         closed: call.dropping,
         pending: Default::default(),
+        omit,
     };
     if !call.dropping {
         st.journal(Event::Response {

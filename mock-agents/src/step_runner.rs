@@ -50,6 +50,8 @@ pub(crate) async fn run_steps(
     };
     let mut artifact_no = 0u32;
     let mut delegations = 0u64;
+    let mut foreign_pushes = 0u64;
+    let mut malformed = 0u64;
     for step in steps {
         if frozen(entry) {
             return Some("terminal");
@@ -328,6 +330,7 @@ pub(crate) async fn run_steps(
                 message,
                 max_wrong,
                 timeout_ms,
+                resume_after_ms,
             } => {
                 let text = message.unwrap_or_else(|| {
                     "This task needs a credential scoped to this agent and task".into()
@@ -335,9 +338,27 @@ pub(crate) async fn run_steps(
                 if !interrupt(st, entry, TaskState::AuthRequired, &text).await {
                     return Some("terminal");
                 }
+                let resume_at = resume_after_ms
+                    .map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
                 let mut wrong = 0u32;
                 loop {
-                    let Some(c) = next_continuation(cont_rx, timeout_ms).await else {
+                    let next = match resume_at {
+                        Some(at) => {
+                            let fail_at =
+                                tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
+                            match tokio::time::timeout_at(at.min(fail_at), cont_rx.recv()).await {
+                                Ok(c) => c,
+                                // The resume comes first (it is below `timeout_ms`).
+                                Err(_) if at <= fail_at => {
+                                    resume_out_of_band(st, entry, &task_id, cont_rx).await;
+                                    break;
+                                }
+                                Err(_) => None,
+                            }
+                        }
+                        None => next_continuation(cont_rx, timeout_ms).await,
+                    };
+                    let Some(c) = next else {
                         fail_task(st, entry, "no credential in time").await;
                         return Some("terminal");
                     };
@@ -450,6 +471,19 @@ pub(crate) async fn run_steps(
                 return Some("purged");
             }
             ScriptStep::CloseStreams => close_streams(entry, "script").await,
+            ScriptStep::PushForeign { state, message } => {
+                foreign_pushes += 1;
+                let s = TaskState::parse_lenient(&state).unwrap_or_default();
+                crate::push::push_foreign(st, entry, foreign_pushes, s, message.as_deref()).await;
+            }
+            ScriptStep::MalformedEvent { event, omit } => {
+                malformed += 1;
+                let kind = event.unwrap_or_else(|| EventKind::for_omitted(&omit));
+                let mut result = well_formed(st, entry, kind, malformed);
+                let pointer = crate::omit::event_pointer(kind.member(), &omit);
+                let removed = crate::omit::from_result(&mut result, std::slice::from_ref(&pointer));
+                broadcast(entry, Outgoing::Omitted { result, removed }).await;
+            }
             ScriptStep::Gate { gate, timeout_ms } => {
                 if !st
                     .net
@@ -463,6 +497,66 @@ pub(crate) async fn run_steps(
         }
     }
     None
+}
+
+/// The credential "arrived out of band" (`resume_after_ms`): the task resumes without a
+/// client message. Messages that raced the resume are acknowledged and journaled `ignored`.
+async fn resume_out_of_band(
+    st: &AgentState,
+    entry: &TaskEntry,
+    task_id: &str,
+    cont_rx: &mut mpsc::Receiver<Continuation>,
+) {
+    st.journal(Event::Continued {
+        task_id: task_id.to_string(),
+        message_id: String::new(),
+        outcome: "out_of_band".into(),
+    });
+    set_state(st, entry, TaskState::Working, None).await;
+    while let Ok(c) = cont_rx.try_recv() {
+        st.journal(Event::Continued {
+            task_id: task_id.to_string(),
+            message_id: c.message.message_id.clone(),
+            outcome: "ignored".into(),
+        });
+        let _ = c.ack.send(());
+    }
+}
+
+/// A well-formed stream event of the task (a `StreamResponse` as JSON) for a
+/// `malformed_event` step to remove a field from: a status update repeating the current
+/// status, a one-chunk text artifact `artifact-malformed-N` (never part of the task), or the
+/// task snapshot as this agent shows it.
+fn well_formed(st: &AgentState, entry: &TaskEntry, kind: EventKind, n: u64) -> serde_json::Value {
+    let g = entry.lock();
+    let ev = match kind {
+        EventKind::StatusUpdate => StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: g.task.id.clone(),
+            context_id: g.task.context_id.clone(),
+            status: g.task.status.clone(),
+            metadata: None,
+        }),
+        EventKind::ArtifactUpdate => {
+            let id = format!("artifact-malformed-{n}");
+            StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: g.task.id.clone(),
+                context_id: g.task.context_id.clone(),
+                artifact: Artifact {
+                    artifact_id: id.clone(),
+                    name: Some(id),
+                    parts: vec![Part::text(
+                        "the content of an artifact update that lacks a required field",
+                    )],
+                    ..Default::default()
+                },
+                append: false,
+                last_chunk: true,
+                metadata: None,
+            })
+        }
+        EventKind::Task => StreamResponse::Task(st.present(&g.snapshot(), None)),
+    };
+    crate::methods::to_value(&ev)
 }
 
 /// Split literal text into `n` chunks of about equal byte size, never inside a UTF-8 character.

@@ -38,7 +38,8 @@ pub(crate) async fn broadcast(entry: &TaskEntry, out: Outgoing) {
             _ => None,
         };
         if let Some(ev) = ev {
-            let _ = tokio::time::timeout(SUBSCRIBER_SEND_TIMEOUT, tx.send(ev)).await;
+            let _ =
+                tokio::time::timeout(SUBSCRIBER_SEND_TIMEOUT, tx.send(PushItem::Event(ev))).await;
         }
     }
     let mut gone = Vec::new();
@@ -107,6 +108,7 @@ pub(crate) async fn apply_state(
             parts,
             &g.task,
             st.make_id("status", k + u64::from(state.number().unsigned_abs())),
+            st.clock.now(),
         );
         g.task.status = s.clone();
         g.waiting = state.is_interrupted();

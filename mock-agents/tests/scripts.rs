@@ -244,6 +244,8 @@ fn step_name(s: &ScriptStep) -> &'static str {
         ScriptStep::Gate { .. } => "gate",
         ScriptStep::Chunk { .. } => "chunk",
         ScriptStep::UnknownState { .. } => "unknown_state",
+        ScriptStep::PushForeign { .. } => "push_foreign",
+        ScriptStep::MalformedEvent { .. } => "malformed_event",
     }
 }
 
@@ -259,6 +261,7 @@ fn fault_name(f: &Fault) -> &'static str {
         Fault::Trickle { .. } => "trickle",
         Fault::RpcError { .. } => "rpc_error",
         Fault::GarbageBody { .. } => "garbage_body",
+        Fault::OmitFields { .. } => "omit_fields",
     }
 }
 
@@ -292,6 +295,8 @@ const ALL_STEPS: &[&str] = &[
     "gate",
     "chunk",
     "unknown_state",
+    "push_foreign",
+    "malformed_event",
 ];
 const ALL_FAULTS: &[&str] = &[
     "drop_before",
@@ -304,6 +309,7 @@ const ALL_FAULTS: &[&str] = &[
     "trickle",
     "rpc_error",
     "garbage_body",
+    "omit_fields",
 ];
 const ALL_MUTATIONS: &[&str] = &[
     "wrong_rpc_id",

@@ -789,6 +789,7 @@ fn auth_required(d: &mut Draft, rng: &mut ChaCha8Rng) {
         message: Some("Grant read access to the account".into()),
         max_wrong: 3,
         timeout_ms: 10_000,
+        resume_after_ms: None,
     });
     let w = work(rng, Shapes::Any);
     steps.extend(w.steps.iter().cloned());

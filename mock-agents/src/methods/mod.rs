@@ -95,6 +95,9 @@ async fn process(st: Arc<AgentState>, mut call: Call, method: String, params: Va
         }
     };
     call.dropping |= matches!(fault, Some(Fault::DropResponse));
+    if let Some(Fault::OmitFields { pointers }) = &fault {
+        call.omit = pointers.clone();
+    }
     let resp = handle(
         &st,
         &call,
@@ -186,7 +189,7 @@ pub(crate) async fn handle(
                     let (t, m) = {
                         let g = e.lock();
                         (
-                            with_history(&g.snapshot(), req.history_length),
+                            st.present(&g.snapshot(), req.history_length),
                             g.mutations.clone(),
                         )
                     };

@@ -4,7 +4,7 @@
 use crate::agent::*;
 use crate::builder::Step;
 use crate::journal::Event;
-use crate::methods::{ok, to_value, with_history};
+use crate::methods::{ok, to_value};
 use crate::push::add_push;
 use crate::rpc::Call;
 use crate::script::*;
@@ -105,7 +105,11 @@ pub(crate) async fn new_work(
         history: vec![history_msg],
         ..Default::default()
     };
-    task.status = a2a_protocol::TaskStatus::new(TaskState::Submitted);
+    task.status = a2a_protocol::TaskStatus {
+        state: TaskState::Submitted,
+        message: None,
+        timestamp: Some(st.clock.now()),
+    };
     // Incoming limits.
     let mut rejection = None;
     let x = req.x_deleg();
@@ -190,7 +194,7 @@ pub(crate) async fn new_work(
     }
     // Subscribe before the driver starts so a stream sees every event.
     let stream_rx = if streaming {
-        Some(subscribe(&entry))
+        Some(subscribe(st, &entry))
     } else {
         None
     };
@@ -238,12 +242,15 @@ pub(crate) async fn wait_settled(st: &AgentState, entry: &TaskEntry) {
     }
 }
 
-pub(crate) fn subscribe(entry: &TaskEntry) -> (mpsc::Receiver<Arc<Outgoing>>, Arc<Outgoing>) {
+pub(crate) fn subscribe(
+    st: &AgentState,
+    entry: &TaskEntry,
+) -> (mpsc::Receiver<Arc<Outgoing>>, Arc<Outgoing>) {
     let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
     let mut g = entry.lock();
     g.subscribers.push(tx);
     let snap = Arc::new(Outgoing::Event(Arc::new(StreamResponse::Task(
-        g.snapshot(),
+        st.present(&g.snapshot(), None),
     ))));
     (rx, snap)
 }
@@ -254,7 +261,7 @@ pub(crate) fn stream_task(
     entry: &Arc<TaskEntry>,
     fault: Option<&Fault>,
 ) -> Response {
-    let (rx, snap) = subscribe(entry);
+    let (rx, snap) = subscribe(st, entry);
     let m = entry.lock().mutations.clone();
     sse_response(st, call, rx, vec![snap], &m, fault)
 }
@@ -311,7 +318,7 @@ pub(crate) async fn continue_task(
         .and_then(|h| h.to_str().ok())
         .map(str::to_string);
     // A stream subscribes before the answer is handed over, so it sees every event it causes.
-    let stream = streaming.then(|| subscribe(&entry));
+    let stream = streaming.then(|| subscribe(st, &entry));
     match (waiting, cont_tx) {
         (true, Some(tx)) => {
             let (ack_tx, ack_rx) = oneshot::channel();
@@ -358,7 +365,7 @@ async fn answer_with_task(
     let (t, m) = {
         let g = entry.lock();
         (
-            with_history(&g.snapshot(), configuration.and_then(|c| c.history_length)),
+            st.present(&g.snapshot(), configuration.and_then(|c| c.history_length)),
             g.mutations.clone(),
         )
     };

@@ -185,6 +185,46 @@ pub struct AgentSpec {
     /// order; once used up the agent behaves normally.
     #[serde(default, rename = "queued_fault")]
     pub queued_faults: Vec<QueuedFault>,
+    /// Keep messages in task history (default). `false`: an agent that persists no history
+    /// (spec §3.7): every Task it returns (send answers, `GetTask`, `ListTasks`, stream
+    /// snapshots, `CancelTask`) carries no `history`, whatever `historyLength` asks; questions
+    /// and final messages are only in `status.message`.
+    #[serde(default = "yes")]
+    pub keep_history: bool,
+    /// The largest page `ListTasks` returns, whatever `pageSize` asks (which is still checked
+    /// against 1..=100): a client must follow `nextPageToken` to see every task. Default: the
+    /// requested size (50 when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_page_size_max: Option<u32>,
+    /// The form of every timestamp the agent writes in JSON (HTTP+JSON and JSON-RPC bodies,
+    /// stream events, push bodies); gRPC's binary `Timestamp` has one form. Default `millis`.
+    #[serde(default)]
+    pub timestamp_style: TimestampStyle,
+}
+
+/// How an agent writes timestamps in JSON (all valid ProtoJSON / RFC 3339 input, §5.6.1).
+/// The instant is the same in every form: with `seconds` and `rotate` the agent's clock
+/// stamps whole seconds, so no form drops a fraction.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TimestampStyle {
+    /// `2026-03-20T10:00:01.123Z`: three fractional digits, `Z` (the default).
+    #[default]
+    Millis,
+    /// `2026-03-20T10:00:01Z`: no fraction.
+    Seconds,
+    /// `2026-03-20T10:00:01.123000Z`: six fractional digits.
+    Micros,
+    /// `2026-03-20T10:00:01.123000000Z`: nine fractional digits.
+    Nanos,
+    /// `2026-03-20T15:30:01.123+05:30`: the same instant at another UTC offset (valid input;
+    /// an agent SHOULD write `Z`, so conformance checkers flag it as the agent's deviation).
+    Offset,
+    /// Each timestamp written takes the next form: millis, seconds, micros, nanos, offset,
+    /// then millis again.
+    Rotate,
 }
 
 impl Default for AgentSpec {
@@ -223,6 +263,9 @@ impl Default for AgentSpec {
             id_style: IdStyle::default(),
             rules: Vec::new(),
             queued_faults: Vec::new(),
+            keep_history: yes(),
+            list_page_size_max: None,
+            timestamp_style: TimestampStyle::default(),
         }
     }
 }
@@ -610,13 +653,15 @@ pub enum CancelBehaviour {
 /// | `trickle` | the body (unary or SSE) sent slowly | same | the frames sent slowly, trailers last |
 /// | `rpc_error` | HTTP 200 with the JSON-RPC error | the mapped HTTP status and error body | the mapped gRPC status with `ErrorInfo` details |
 /// | `garbage_body` | HTTP 200, body not JSON | HTTP 200, body not JSON | one frame that is not protobuf (`0xFF` + the text), then `OK` |
+/// | `omit_fields` | the envelope without the pointers | the body (the `result`) without them | the message encoded without them: a message field absent, a string or enum at its default |
 ///
 /// Stream steps follow the same rule: `raw_sse` is that `data:` text over SSE and a frame of
 /// undecodable protobuf (`0xFF` + the text) over gRPC; `huge_event` an SSE event or a gRPC
 /// frame of that many bytes; `unknown_state` the unknown name over SSE and the unknown enum
 /// number 99 (or the state itself when it is a number) over gRPC; `raw_event` its `result`
 /// as the bare event (HTTP+JSON) or encoded as a `StreamResponse` (gRPC, sent as an
-/// undecodable frame when it is no valid `StreamResponse`). Mutations are defined on the
+/// undecodable frame when it is no valid `StreamResponse`); `malformed_event` its event without
+/// the field (gRPC: the field at its default, or an absent message). Mutations are defined on the
 /// JSON-RPC envelope: `wrong_rpc_id` has no meaning on the other bindings, `unknown_field`,
 /// `legacy_fields` and `lowercase_enums` act on HTTP+JSON bodies and have no protobuf form
 /// (a gRPC answer they would make unencodable is sent unmutated).
@@ -675,6 +720,25 @@ pub enum Fault {
         #[serde(default)]
         body: Option<String>,
     },
+    /// Process the request normally, then remove these JSON pointers (into the JSON-RPC
+    /// envelope, each starting with `/result/`) from the answer: a unary answer, or the first
+    /// stream event in which any of them exists. A well-formed answer lacking REQUIRED fields
+    /// (spec §5.7, §14.1.1). Journal: a `fault` entry `omit_fields:<the pointers removed>`
+    /// just before the `response` or `sse_event` that lacks them.
+    OmitFields {
+        /// JSON pointers such as `/result/task/status` or `/result/statusUpdate/taskId`.
+        pointers: Vec<String>,
+    },
+}
+
+impl Fault {
+    /// [`Fault::OmitFields`]: process normally, then remove these JSON pointers (each starting
+    /// with `/result/`) from the answer.
+    pub fn omit_fields<'a>(pointers: impl IntoIterator<Item = &'a str>) -> Fault {
+        Fault::OmitFields {
+            pointers: pointers.into_iter().map(str::to_string).collect(),
+        }
+    }
 }
 
 /// A deliberate deviation applied to every payload sent about a task.
@@ -860,6 +924,11 @@ pub enum ScriptStep {
         /// Longest wait before failing the task.
         #[serde(default = "default_wait")]
         timeout_ms: u64,
+        /// Resume this long after AUTH_REQUIRED without any client message, as if the
+        /// credential arrived out of band (§7.6.2): the task goes on with the next step
+        /// (journal: `continued` with outcome `out_of_band`). Must be below `timeout_ms`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resume_after_ms: Option<u64>,
     },
     /// Delegate to another agent of the network, propagating `x-deleg`, and wait for it.
     Delegate {
@@ -934,6 +1003,79 @@ pub enum ScriptStep {
     Purge,
     /// Close every open stream of the task now, whatever its state.
     CloseStreams,
+    /// POST, to every webhook configured for this task (with that config's token and
+    /// authentication, as genuine pushes), a status update for a task and context the client
+    /// never saw (fresh ids from the seed). Journal: `push` entries whose `task_id` is the
+    /// foreign task's.
+    PushForeign {
+        /// The state of the foreign status update (a `TASK_STATE_*` name).
+        state: String,
+        /// Its status message text.
+        #[serde(default)]
+        message: Option<String>,
+    },
+    /// Send the task's stream subscribers a copy of a well-formed event of the task with one
+    /// REQUIRED field removed (spec §5.7, §14.1.1); the task itself does not change.
+    MalformedEvent {
+        /// The event copied (default: `artifact_update` when `omit` starts with `artifact`,
+        /// `task` for `id`, else `status_update`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event: Option<EventKind>,
+        /// The REQUIRED field removed, as a dotted path in the event: `taskId`, `contextId`,
+        /// `status`, `status.state` (status update), `taskId`, `contextId`, `artifact`,
+        /// `artifact.artifactId`, `artifact.parts` (artifact update), `id`, `status`,
+        /// `status.state` (task).
+        omit: String,
+    },
+}
+
+/// Which event a `malformed_event` step copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A status update repeating the task's current status.
+    StatusUpdate,
+    /// An artifact update of a fresh one-chunk text artifact (`artifact-malformed-N`).
+    ArtifactUpdate,
+    /// The task snapshot.
+    Task,
+}
+
+impl EventKind {
+    /// The event a `malformed_event` step copies when it names none.
+    pub fn for_omitted(omit: &str) -> EventKind {
+        if omit == "artifact" || omit.starts_with("artifact.") {
+            EventKind::ArtifactUpdate
+        } else if omit == "id" {
+            EventKind::Task
+        } else {
+            EventKind::StatusUpdate
+        }
+    }
+
+    /// The REQUIRED fields a `malformed_event` step may omit from this event.
+    pub fn omittable(self) -> &'static [&'static str] {
+        match self {
+            EventKind::StatusUpdate => &["taskId", "contextId", "status", "status.state"],
+            EventKind::ArtifactUpdate => &[
+                "taskId",
+                "contextId",
+                "artifact",
+                "artifact.artifactId",
+                "artifact.parts",
+            ],
+            EventKind::Task => &["id", "status", "status.state"],
+        }
+    }
+
+    /// The member of `StreamResponse` that holds this event.
+    pub fn member(self) -> &'static str {
+        match self {
+            EventKind::StatusUpdate => "statusUpdate",
+            EventKind::ArtifactUpdate => "artifactUpdate",
+            EventKind::Task => "task",
+        }
+    }
 }
 
 fn one() -> u32 {

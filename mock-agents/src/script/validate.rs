@@ -2,7 +2,7 @@
 //! numbers), reported as a typed [`ValidationError`] with the field's path.
 
 use super::load::{Located, Seg, path_text};
-use super::{Fault, NetworkSpec, PartSpec, ScriptStep};
+use super::{EventKind, Fault, NetworkSpec, PartSpec, ScriptStep};
 
 impl NetworkSpec {
     /// Check what TOML cannot: unique names, known agents, states and methods, sane numbers.
@@ -76,6 +76,12 @@ impl NetworkSpec {
                         Problem::BindingNeeds10(list[i].to_string()),
                     ));
                 }
+            }
+            if a.list_page_size_max == Some(0) {
+                return Err((
+                    agent(&[key("list_page_size_max")]),
+                    Problem::NotPositive("list_page_size_max"),
+                ));
             }
             if a.max_body_bytes == 0 {
                 return Err((
@@ -212,6 +218,30 @@ impl NetworkSpec {
                         {
                             return Err((step("state"), Problem::KnownState(state.clone())));
                         }
+                        ScriptStep::PushForeign { state, .. }
+                            if a2a_protocol::TaskState::parse_lenient(state).is_none() =>
+                        {
+                            return Err((step("state"), Problem::UnknownState(state.clone())));
+                        }
+                        ScriptStep::MalformedEvent { event, omit } => {
+                            let kind = event.unwrap_or_else(|| EventKind::for_omitted(omit));
+                            if !kind.omittable().contains(&omit.as_str()) {
+                                return Err((
+                                    step("omit"),
+                                    Problem::NotOmittable(omit.clone(), kind.omittable()),
+                                ));
+                            }
+                        }
+                        ScriptStep::AuthRequired {
+                            resume_after_ms: Some(r),
+                            timeout_ms,
+                            ..
+                        } if r >= timeout_ms => {
+                            return Err((
+                                step("resume_after_ms"),
+                                Problem::OutOfRange("resume_after_ms", "0..timeout_ms"),
+                            ));
+                        }
                         _ => {}
                     }
                 }
@@ -338,6 +368,16 @@ fn check_fault(f: &Fault) -> Result<(), (&'static str, Problem)> {
         Fault::HttpStatus { status, .. } if !(100..=599).contains(status) => {
             Err(("status", Problem::NotAnHttpStatus(*status)))
         }
+        Fault::OmitFields { pointers } if pointers.is_empty() => {
+            Err(("pointers", Problem::Empty("pointers")))
+        }
+        Fault::OmitFields { pointers } => match pointers
+            .iter()
+            .find(|p| !p.starts_with("/result/") || p.len() <= "/result/".len())
+        {
+            Some(p) => Err(("pointers", Problem::NotAResultPointer(p.clone()))),
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
 }
@@ -425,6 +465,12 @@ pub enum Problem {
     /// An `artifact` step has both `parts` and `chunks`, or neither.
     #[error("an `artifact` step needs exactly one of `parts` and `chunks`")]
     PartsOrChunks,
+    /// An `omit_fields` pointer does not point inside the answer's `result`.
+    #[error("{0:?} is not a JSON pointer inside the result (it must start with \"/result/\")")]
+    NotAResultPointer(String),
+    /// A `malformed_event` step's `omit` is no REQUIRED field of its event.
+    #[error("{0:?} cannot be omitted from this event: one of {1:?}")]
+    NotOmittable(String, &'static [&'static str]),
 }
 
 /// A script that parses but is inconsistent: where (a path such as `agent[0].rule[1].steps[2]`)

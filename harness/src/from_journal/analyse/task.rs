@@ -187,6 +187,7 @@ pub(super) fn task_steps(
                                     message: message.clone(),
                                     max_wrong: 3,
                                     timeout_ms: 30_000,
+                                    resume_after_ms: None,
                                 },
                                 format!("seq {seq}: AUTH_REQUIRED; the credential is the accepted continuation's Authorization header"),
                             )),
