@@ -244,6 +244,7 @@ fn x_deleg(d: &mut Draft, rng: &mut ChaCha8Rng) {
     expect(&mut del, &[Outcome::Completed]);
     d.list(&[
         "DLG-SEND-04",
+        "DLG-SEND-10",
         "DLG-SEND-07",
         "DLG-SEND-08",
         "DLG-LIMIT-02",

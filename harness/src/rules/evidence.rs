@@ -114,6 +114,9 @@ pub struct Req<'a> {
     pub params: &'a Value,
     /// Headers.
     pub headers: &'a BTreeMap<String, String>,
+    /// The HTTP request target as journaled: the path, with the raw query string when the
+    /// request had one (`/a2a?A2A-Version=1.0`).
+    pub path: &'a str,
 }
 
 impl Req<'_> {
@@ -166,6 +169,43 @@ impl Req<'_> {
     pub fn x_deleg(&self) -> Option<&Value> {
         self.params.pointer("/metadata/x-deleg")
     }
+    /// True when one mock agent sent this request to another (simulation traffic, never the
+    /// delegator's).
+    pub fn from_mock_peer(&self) -> bool {
+        self.headers.contains_key(a2a_mock_agents::MOCK_PEER_HEADER)
+    }
+    /// The protocol version the request asked for, as the agents negotiate it: the
+    /// `A2A-Version` header (gRPC: the `a2a-version` metadata) when present, else the
+    /// `A2A-Version` query parameter of the request URL (spec §3.6.1 allows it); `None` when
+    /// the request carries neither.
+    pub fn version(&self) -> Option<std::borrow::Cow<'_, str>> {
+        if let Some(v) = self.headers.get("a2a-version") {
+            return Some(std::borrow::Cow::Borrowed(v.as_str()));
+        }
+        query_param(self.path, a2a_protocol::VERSION_HEADER)
+    }
+}
+
+/// The value of query parameter `name` in a request target `path` (`/a2a?x=1&A2A-Version=1.0`),
+/// percent-decoded (`+` is a space, as in forms); `None` without a query or without that name.
+pub fn query_param<'p>(path: &'p str, name: &str) -> Option<std::borrow::Cow<'p, str>> {
+    let (_, query) = path.split_once('?')?;
+    let decode = |s: &'p str| -> std::borrow::Cow<'p, str> {
+        if s.contains(['%', '+']) {
+            let spaced = s.replace('+', " ");
+            std::borrow::Cow::Owned(
+                percent_encoding::percent_decode_str(&spaced)
+                    .decode_utf8_lossy()
+                    .into_owned(),
+            )
+        } else {
+            std::borrow::Cow::Borrowed(s)
+        }
+    };
+    query.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (decode(k) == name).then(|| decode(v))
+    })
 }
 
 /// The A2A method a JSON-RPC method name stands for: a 1.0 name, or a 0.3 name mapped by
@@ -183,6 +223,7 @@ pub fn requests(j: &[Entry]) -> Vec<Req<'_>> {
                 method: Some(m),
                 params,
                 headers,
+                path,
                 ..
             } => Some(Req {
                 seq: e.seq,
@@ -191,6 +232,7 @@ pub fn requests(j: &[Entry]) -> Vec<Req<'_>> {
                 method: m,
                 params,
                 headers,
+                path,
             }),
             _ => None,
         })

@@ -27,6 +27,9 @@ pub(super) fn values_of(d: &Delegation) -> Vec<String> {
         .collect()
 }
 
+/// DLG-INPUT-01: a continuation carries the taskId of a task that agent created, a new
+/// messageId, and a contextId only if it is the task's own: spec §3.4.3 lets a client continue
+/// a task with `taskId` alone (the agent infers the context).
 pub(super) fn answers_continue_task_with_new_message_id(ev: &Evidence) -> Check {
     let conts = continuations(ev);
     if conts.is_empty() {
@@ -36,31 +39,43 @@ pub(super) fn answers_continue_task_with_new_message_id(ev: &Evidence) -> Check 
     // (same task, same text) legitimately keeps its id (DLG-SEND-02).
     let mut seen: BTreeMap<String, (Option<String>, String)> = BTreeMap::new();
     for r in requests(ev.journal) {
-        if !r.is_send() {
+        if !r.is_send() || r.from_mock_peer() {
             continue;
         }
         let mid = r.message_id().unwrap_or_default().to_string();
         let this = (r.task_id().map(str::to_string), r.text());
         if let Some(t) = r.task_id() {
+            // The task's own context, as the agent that created it before this message said.
             let ctx = ev.journal.iter().find_map(|e| match &e.event {
                 Event::TaskCreated {
                     task_id,
                     context_id,
                     ..
-                } if task_id == t => Some(context_id.as_str()),
+                } if task_id == t && e.agent == r.agent && e.seq < r.seq => {
+                    Some(context_id.as_str())
+                }
                 _ => None,
             });
+            let Some(ctx) = ctx else {
+                return fail(
+                    format!(
+                        "the taskId of a task {} created (the task that asked)",
+                        r.agent
+                    ),
+                    format!("taskId {t}, which {} never created", r.agent),
+                    vec![r.seq],
+                );
+            };
             let sent_ctx = r
                 .params
                 .pointer("/message/contextId")
                 .and_then(Value::as_str);
-            if ctx.is_some() && sent_ctx != ctx {
+            if let Some(sent) = sent_ctx
+                && sent != ctx
+            {
                 return fail(
-                    format!(
-                        "contextId {} with taskId {t}",
-                        super::words::or_none(ctx, "none")
-                    ),
-                    format!("contextId {}", super::words::or_none(sent_ctx, "none")),
+                    format!("with taskId {t}: contextId {ctx} (the task's own) or none"),
+                    format!("contextId {sent}"),
                     vec![r.seq],
                 );
             }
@@ -264,6 +279,41 @@ mod tests {
         let mut c = input_case("{ city = \"Lisbon\" }", false);
         c.j.answer("a", "m2", "t1", "other-context", "Lisbon", &[]);
         assert!(fails(c.check(checker("DLG-INPUT-01"))), "wrong context");
+    }
+
+    /// An answer to t1 at `agent` with `task` and, when given, `ctx` as its contextId.
+    fn answer_with(c: &mut Case, agent: &str, task: &str, ctx: Option<&str>) {
+        let mut m = json!({"messageId": "m2", "role": "ROLE_USER", "taskId": task, "parts": [{"text": "Lisbon"}]});
+        if let Some(ctx) = ctx {
+            m["contextId"] = json!(ctx);
+        }
+        c.j.rpc(agent, "SendMessage", json!({ "message": m }), &[]);
+    }
+
+    #[test]
+    fn input_01_task_id_alone_continues_the_task() {
+        // Spec §3.4.3: a continuation may carry taskId alone; the agent infers the context.
+        let mut c = input_case("{ city = \"Lisbon\" }", false);
+        answer_with(&mut c, "a", "t1", None);
+        assert_eq!(c.check(checker("DLG-INPUT-01")), Check::Pass);
+        // With a contextId, it is the task's own.
+        let mut c = input_case("{ city = \"Lisbon\" }", false);
+        answer_with(&mut c, "a", "t1", Some("c1"));
+        assert_eq!(c.check(checker("DLG-INPUT-01")), Check::Pass);
+        let mut c = input_case("{ city = \"Lisbon\" }", false);
+        answer_with(&mut c, "a", "t1", Some("c-other"));
+        assert!(fails(c.check(checker("DLG-INPUT-01"))), "another context");
+        // The taskId is the asking task's: an invented one, or a task of another agent, fails.
+        let mut c = input_case("{ city = \"Lisbon\" }", false);
+        answer_with(&mut c, "a", "t-invented", None);
+        assert!(fails(c.check(checker("DLG-INPUT-01"))), "invented taskId");
+        let mut c = input_case("{ city = \"Lisbon\" }", false);
+        c.j.created("attacker", "t9", "c9", "m9", false);
+        answer_with(&mut c, "a", "t9", None);
+        assert!(
+            fails(c.check(checker("DLG-INPUT-01"))),
+            "another agent's task"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use a2a_driver_contract::Outcome;
 use a2a_mock_agents::Event;
 use a2a_protocol::Method;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) fn nothing_lost_across_restart(ev: &Evidence) -> Check {
     if ev.crash_seq.is_none() {
@@ -25,6 +25,64 @@ pub(super) fn nothing_lost_across_restart(ev: &Evidence) -> Check {
     outcome_expected(ev)
 }
 
+/// Every `contextId` that `agent` gave the delegator by journal entry `until`: in its answers
+/// (responses and stream events) to the delegator's requests and in the push notifications its
+/// webhook accepted. Only these are contexts the delegator can know from the agent; a context
+/// it minted itself is not one (spec §3.4.1).
+fn contexts_given(j: &[a2a_mock_agents::Entry], agent: &str, until: u64) -> BTreeSet<String> {
+    let to_delegator: BTreeSet<u64> = requests(j)
+        .iter()
+        .filter(|r| r.agent == agent && !r.from_mock_peer())
+        .map(|r| r.req)
+        .collect();
+    let mut out = BTreeSet::new();
+    for e in j.iter().filter(|e| e.seq <= until && e.agent == agent) {
+        match &e.event {
+            Event::Response { req, body, .. } if to_delegator.contains(req) => {
+                collect_context_ids(body, &mut out)
+            }
+            Event::SseEvent { req, data, .. } if to_delegator.contains(req) => {
+                collect_context_ids(data, &mut out)
+            }
+            // A push carries its task's context (the journal keeps no push body).
+            Event::Push {
+                task_id,
+                status: Some(s),
+                ..
+            } if (200..300).contains(s) => {
+                if let Some((_, _, context_id)) = creation_of(j, task_id) {
+                    out.insert(context_id);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Every string under a `contextId` key in `v`, recursively.
+fn collect_context_ids(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                match (k.as_str(), x) {
+                    ("contextId", Value::String(c)) => {
+                        out.insert(c.clone());
+                    }
+                    _ => collect_context_ids(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_context_ids(x, out)),
+        _ => {}
+    }
+}
+
+/// DLG-REC-02: a send in flight at the kill (its record may hold no task id) is resolved after
+/// the restart by resending it with the same `messageId`, by `ListTasks` in a context the agent
+/// gave before the kill, or (when the task id may have been learnt) by reading the task it
+/// created. A `ListTasks` in a context the agent never gave presumes a client-minted context
+/// (DLG-CTX-01's SHOULD NOT) and resolves nothing.
 pub(super) fn unknown_task_resolved_after_restart(ev: &Evidence) -> Check {
     let Some(crash) = ev.crash_seq else {
         return Check::NotApplicable;
@@ -42,7 +100,11 @@ pub(super) fn unknown_task_resolved_after_restart(ev: &Evidence) -> Check {
     if before.is_empty() {
         return Check::NotApplicable;
     }
+    let mut given: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for b in before {
+        let agent_contexts = given
+            .entry(b.agent)
+            .or_insert_with(|| contexts_given(ev.journal, b.agent, crash));
         // The tasks this send created (if the delegator may have learnt their id before the
         // crash, reading them again is the reconciliation of DLG-REC-03).
         let created: Vec<String> = b
@@ -63,13 +125,24 @@ pub(super) fn unknown_task_resolved_after_restart(ev: &Evidence) -> Check {
             o.seq > crash
                 && o.agent == b.agent
                 && ((o.is_new_send() && o.message_id() == b.message_id())
-                    || (o.calls(&[Method::ListTasks]) && o.params.get("contextId").is_some())
+                    || (o.calls(&[Method::ListTasks])
+                        && o.params
+                            .get("contextId")
+                            .and_then(Value::as_str)
+                            .is_some_and(|c| agent_contexts.contains(c)))
                     || (o.calls(&[Method::GetTask, Method::SubscribeToTask]) && names_created))
         });
         if !resolved {
             return fail(
-                "after the restart: ListTasks by context or a resend with the same messageId",
-                "neither",
+                "after the restart: a resend with the same messageId, or ListTasks in a context the agent gave before the crash",
+                if reqs
+                    .iter()
+                    .any(|o| o.seq > crash && o.agent == b.agent && o.calls(&[Method::ListTasks]))
+                {
+                    "neither: ListTasks only in a context the agent never gave (client-minted)"
+                } else {
+                    "neither"
+                },
                 vec![b.seq],
             );
         }
@@ -268,6 +341,79 @@ mod tests {
         assert!(fails(c.check(checker("DLG-REC-02"))));
         c.j.send("a", "m1", "do the thing", json!({}));
         assert_eq!(c.check(checker("DLG-REC-02")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_02_resending_with_the_same_message_id_alone_resolves() {
+        let mut c = Case::new(&delegation(""));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.crash = Some(2);
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", true);
+        c.j.resp(
+            "a",
+            r,
+            200,
+            None,
+            json!({"result": {"task": {"id": "t1", "contextId": "c1"}}}),
+        );
+        assert_eq!(c.check(checker("DLG-REC-02")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_02_list_tasks_counts_only_in_a_context_the_agent_gave() {
+        // The delegator minted contextId c1 itself and was killed before any answer: ListTasks
+        // in c1 presumes a client-minted context (spec §3.4.1 SHOULD NOT) and resolves nothing.
+        let minted = || {
+            let mut c = Case::new(&delegation(""));
+            c.j.send(
+                "a",
+                "m1",
+                "do the thing",
+                json!({"message": {"contextId": "c1"}}),
+            );
+            c.j.created("a", "t1", "c1", "m1", false);
+            c
+        };
+        let mut c = minted();
+        c.crash = Some(2);
+        c.j.rpc("a", "ListTasks", json!({"contextId": "c1"}), &[]);
+        assert!(fails(c.check(checker("DLG-REC-02"))));
+        // The same ListTasks in a context the agent gave before the crash (an earlier answer
+        // of that agent carried it) resolves the record.
+        let mut c = Case::new(&delegation(""));
+        let (_, r0) = c.j.rpc("a", "GetTask", json!({"id": "t0"}), &[]);
+        c.j.resp(
+            "a",
+            r0,
+            200,
+            None,
+            json!({"result": {"id": "t0", "contextId": "c1"}}),
+        );
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            json!({"message": {"contextId": "c1"}}),
+        );
+        let created = c.j.created("a", "t1", "c1", "m1", false);
+        c.crash = Some(created);
+        c.j.rpc("a", "ListTasks", json!({"contextId": "c1"}), &[]);
+        assert_eq!(c.check(checker("DLG-REC-02")), Check::Pass);
+        // A context the agent gave only after the crash was not known to the record.
+        let mut c = minted();
+        c.crash = Some(2);
+        let (_, r) = c.j.rpc("a", "GetTask", json!({"id": "t0"}), &[]);
+        c.j.resp(
+            "a",
+            r,
+            200,
+            None,
+            json!({"result": {"id": "t0", "contextId": "c1"}}),
+        );
+        c.j.rpc("a", "ListTasks", json!({"contextId": "c1"}), &[]);
+        assert!(fails(c.check(checker("DLG-REC-02"))));
     }
 
     #[test]

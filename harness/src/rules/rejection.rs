@@ -370,9 +370,6 @@ pub(super) fn schema_violation_rejected(ev: &Evidence) -> Check {
     rejected(ev, Bad::Schema)
 }
 
-/// DLG-ART-09: the agent's protocol error reached the delegator (its events were delivered),
-/// and the delegator failed visibly, or reported the problem and recovered the result from a
-/// fresh `GetTask` that it reports byte-exact.
 /// What one stream showed so far, to tell a faulty event from a good one.
 #[derive(Default)]
 struct StreamView {
@@ -452,31 +449,138 @@ fn faulty_event(data: &Value, task: &str, rpc_id: Option<&Value>, view: &mut Str
     false
 }
 
-/// After a kill at journal entry `k`, the first event of `task` that carried an agent protocol
-/// error to the restarted process (on a stream it opened; [`faulty_event`]), no later than
-/// `until`. What reached the killed process produced no outcome.
-fn protocol_error_after_restart(ev: &Evidence, task: &str, k: u64, until: u64) -> Option<u64> {
+/// Where the faulty events of `task`'s streams fell ([`faulty_event`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Faults {
+    /// The first faulty event before its stream showed the task's final state.
+    in_stream: Option<u64>,
+    /// The first faulty event after its stream showed the final state (a late chunk, say): a
+    /// delegator may stop reading there, as the server should have closed the stream.
+    after_end: Option<u64>,
+}
+
+impl Faults {
+    /// The first faulty event of either kind.
+    fn first(&self) -> Option<u64> {
+        match (self.in_stream, self.after_end) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The faulty events of `task` on the streams the delegator opened after journal entry `after`
+/// (0: every stream; after a kill at `k`: those of the restarted process), no later than
+/// `until`.
+fn stream_faults(ev: &Evidence, task: &str, after: u64, until: u64) -> Faults {
     let by_req = request_tasks(ev.journal);
     let asked: std::collections::BTreeMap<u64, Option<&Value>> = ev
         .journal
         .iter()
         .filter_map(|e| match &e.event {
-            Event::Request { req, rpc_id, .. } if e.seq > k => Some((*req, rpc_id.as_deref())),
+            Event::Request { req, rpc_id, .. } if e.seq > after => Some((*req, rpc_id.as_deref())),
             _ => None,
         })
         .collect();
     let mut views: std::collections::BTreeMap<u64, StreamView> = Default::default();
-    ev.journal.iter().find_map(|e| match &e.event {
-        Event::SseEvent { req, data, .. }
-            if e.seq <= until && by_req.get(req).is_some_and(|t| t == task) =>
-        {
-            let rpc_id = asked.get(req)?;
-            faulty_event(data, task, *rpc_id, views.entry(*req).or_default()).then_some(e.seq)
+    let mut faults = Faults::default();
+    for e in ev.journal.iter().filter(|e| e.seq <= until) {
+        let Event::SseEvent { req, data, .. } = &e.event else {
+            continue;
+        };
+        if by_req.get(req).is_none_or(|t| t != task) {
+            continue;
         }
-        _ => None,
-    })
+        let Some(rpc_id) = asked.get(req) else {
+            continue;
+        };
+        let view = views.entry(*req).or_default();
+        let ended = view.ended;
+        if faulty_event(data, task, *rpc_id, view) {
+            let slot = if ended {
+                &mut faults.after_end
+            } else {
+                &mut faults.in_stream
+            };
+            slot.get_or_insert(e.seq);
+        }
+    }
+    faults
 }
 
+/// The agent's truth about `task`'s artifacts as they stood when it first reached a terminal
+/// state: what a delegator that stopped reading at the final status received.
+fn artifact_truth_at_end<'a>(
+    ev: &Evidence<'a>,
+    task: &str,
+) -> std::collections::BTreeMap<&'a str, (u64, &'a str, u64)> {
+    let end = ev.journal.iter().find_map(|e| match &e.event {
+        Event::TaskState { task_id, state }
+            if task_id == task
+                && a2a_protocol::TaskState::parse_lenient(state)
+                    .is_some_and(|s| s.is_terminal()) =>
+        {
+            Some(e.seq)
+        }
+        _ => None,
+    });
+    let mut truth = artifact_truth(ev.journal, task);
+    truth.retain(|_, (_, _, seq)| end.is_none_or(|end| *seq < end));
+    truth
+}
+
+/// Whether `done` reports exactly the artifacts of `truth`: each byte-exact, none missing.
+fn reports_exactly(
+    done: &Done,
+    truth: &std::collections::BTreeMap<&str, (u64, &str, u64)>,
+) -> bool {
+    done.artifacts.len() == truth.len()
+        && done.artifacts.iter().all(|a| {
+            truth
+                .get(a.artifact_id.as_str())
+                .is_some_and(|(b, sha, _)| *b == a.bytes && *sha == a.sha256)
+        })
+}
+
+/// DLG-ART-09 when the agent's only faulty events came after the stream's final status: a
+/// delegator may stop reading there (or read and ignore what follows), so reporting the
+/// artifacts as they stood at the terminal state is correct without a fresh `GetTask`. What
+/// the agent kept after it (a late chunk its task took) counts only once a fresh `GetTask`,
+/// answered after it, showed it; committing a late chunk's bytes otherwise is the garbage.
+fn completed_after_late_faults(ev: &Evidence, done: &Done, task: &str, late: u64) -> Check {
+    if reports_exactly(done, &artifact_truth_at_end(ev, task)) {
+        return Check::Pass;
+    }
+    let truth = artifact_truth(ev.journal, task);
+    let kept_at = truth.values().map(|(_, _, s)| *s).max().unwrap_or(0);
+    let fresh = requests(ev.journal).iter().any(|r| {
+        r.seq > kept_at.max(late)
+            && r.seq <= seen_until(ev, &done.id)
+            && r.calls(&[Method::GetTask])
+            && r.params.get("id").and_then(Value::as_str) == Some(task)
+    });
+    if fresh && reports_exactly(done, &truth) {
+        return Check::Pass;
+    }
+    fail(
+        format!(
+            "{}: the artifacts as they stood at the terminal state (or as a fresh GetTask after the late events showed them), byte-exact and complete",
+            done.id
+        ),
+        if fresh {
+            "the reported artifacts match neither".to_string()
+        } else {
+            "the reported artifacts are not the ones of the terminal state, and no fresh GetTask showed what the agent sent after it".to_string()
+        },
+        vec![late],
+    )
+}
+
+/// DLG-ART-09: the agent's protocol error reached the delegator (its events were delivered),
+/// and the delegator failed visibly, or reported the problem and recovered the result from a
+/// fresh `GetTask` that it reports byte-exact. When every faulty event came after the stream's
+/// final status, reporting the artifacts as they stood at that status is correct as well
+/// ([`completed_after_late_faults`]).
 pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
     let mut any = false;
     for d in ev
@@ -498,8 +602,10 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
         // Killed before the outcome: the restarted process reports from what it saw itself.
         // When no faulty event reached it ([`faulty_event`]), the agent's protocol error never
         // reached a process that reported anything: not this rule's situation.
-        let after_restart = match ev.crash_seq.filter(|k| *k < seen_until(ev, &d.id)) {
-            Some(k) => match protocol_error_after_restart(ev, &task, k, seen_until(ev, &d.id)) {
+        let killed = ev.crash_seq.filter(|k| *k < seen_until(ev, &d.id));
+        let faults = stream_faults(ev, &task, killed.unwrap_or(0), seen_until(ev, &d.id));
+        let after_restart = match killed {
+            Some(_) => match faults.first() {
                 Some(s) => Some(s),
                 None => continue,
             },
@@ -526,6 +632,14 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
             );
         };
         match done.state {
+            // Every faulty event came after the stream's final status: the delegator may have
+            // stopped reading there.
+            Outcome::Completed if faults.in_stream.is_none() && faults.after_end.is_some() => {
+                let late = faults.after_end.unwrap_or(seen);
+                if let f @ Check::Fail { .. } = completed_after_late_faults(ev, done, &task, late) {
+                    return f;
+                }
+            }
             Outcome::Completed => {
                 let reread = requests(ev.journal).iter().any(|r| {
                     r.seq > seen
@@ -736,6 +850,152 @@ mod tests {
             json!([{"artifact_id": "artifact-1", "bytes": 100, "sha256": "made-up"}]),
         );
         assert!(fails(c.check(checker("DLG-ART-09"))), "not byte-exact");
+    }
+
+    /// A streamed delegation (expects COMPLETED or FAILED) whose agent completes t1 with
+    /// artifact-1 (64 bytes) and then sends `late` on the stream, after the final status; the
+    /// script commits that protocol error. Returns the case, the stream's request number and
+    /// the late event's sequence.
+    fn late_after_terminal(late: serde_json::Value) -> (Case, u64, u64) {
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"COMPLETED\", \"FAILED\"] }",
+        ));
+        c.script(
+            "a",
+            json!({"steps": [
+                {"do": "artifacts", "count": 1, "chunks": 1, "chunk_bytes": 64},
+                {"do": "state", "state": "TASK_STATE_COMPLETED"},
+                {"do": "raw_event", "result": {}},
+            ]}),
+        );
+        let (_, r) = c.j.rpc(
+            "a",
+            "SendStreamingMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]}}),
+            &[],
+        );
+        c.j.created("a", "t1", "c1", "m1", false);
+        let ev = |result: serde_json::Value| json!({"jsonrpc": "2.0", "id": 1, "result": result});
+        c.j.sse_data(
+            "a",
+            r,
+            ev(json!({"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}})),
+        );
+        c.j.chunk("a", "t1", "artifact-1", false, 64);
+        c.j.sse_data(
+            "a",
+            r,
+            ev(json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "artifact-1"}}})),
+        );
+        c.j.sent("a", "t1", "artifact-1", 64, "sha-64");
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        c.j.sse_data(
+            "a",
+            r,
+            ev(json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}})),
+        );
+        let seq = c.j.sse_data("a", r, ev(late));
+        (c, r, seq)
+    }
+
+    /// A late chunk of another task (the catalog's `artifacts.chunk-after-terminal`): the agent's
+    /// task never holds it.
+    fn foreign_late_chunk() -> serde_json::Value {
+        json!({"artifactUpdate": {"taskId": "late", "artifact": {"artifactId": "artifact-9"}}})
+    }
+
+    #[test]
+    fn art_09_stopping_at_the_terminal_status_is_no_mistake() {
+        // It stopped reading at COMPLETED (or read the late chunk and ignored it) and reports
+        // the artifact as it stood then: no fresh GetTask needed, nothing to report.
+        let (mut c, _, _) = late_after_terminal(foreign_late_chunk());
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 64, "sha256": "sha-64"}]),
+        );
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+        // Failing visibly is still correct.
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+        // Committing the late chunk's bytes is the garbage.
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 64, "sha256": "sha-64"},
+                   {"artifact_id": "artifact-9", "bytes": 10, "sha256": "late"}]),
+        );
+        assert!(fails(c.check(checker("DLG-ART-09"))));
+        // So is an artifact that is not the one of the terminal state.
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 74, "sha256": "sha-64-and-late"}]),
+        );
+        assert!(fails(c.check(checker("DLG-ART-09"))));
+    }
+
+    #[test]
+    fn art_09_a_late_chunk_the_task_kept_counts_only_through_a_fresh_get_task() {
+        // A late chunk of the task itself: the agent's task (GetTask) takes it, and the
+        // journal's artifact truth after it includes it.
+        let late =
+            json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "artifact-2"}}});
+        let (mut c, _, _) = late_after_terminal(late);
+        c.j.chunk("a", "t1", "artifact-2", false, 10);
+        c.j.sent("a", "t1", "artifact-2", 10, "sha-late");
+        let both = json!([{"artifact_id": "artifact-1", "bytes": 64, "sha256": "sha-64"},
+                          {"artifact_id": "artifact-2", "bytes": 10, "sha256": "sha-late"}]);
+        // As it stood at the terminal state: correct.
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 64, "sha256": "sha-64"}]),
+        );
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+        // The late chunk committed from the stream, no GetTask showed it: garbage.
+        c.done("d1", "COMPLETED", both.clone());
+        assert!(fails(c.check(checker("DLG-ART-09"))));
+        // A fresh GetTask after it holds it: the agent's own task, byte-exact.
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g, 200, None, json!({}));
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+    }
+
+    #[test]
+    fn art_09_a_fault_before_the_final_status_still_needs_a_fresh_get_task() {
+        // The same stream with an append to an unknown artifact before COMPLETED: the
+        // delegator read it, so a result comes from a fresh GetTask with the problem reported.
+        let (mut c, r, _) = late_after_terminal(foreign_late_chunk());
+        let bad = json!({"jsonrpc": "2.0", "id": 1, "result": {"artifactUpdate": {"taskId": "t1", "append": true, "artifact": {"artifactId": "never-started"}}}});
+        let pos =
+            c.j.entries
+                .iter()
+                .position(|e| matches!(e.event, a2a_mock_agents::Event::TaskState { .. }))
+                .expect("the final state");
+        c.j.entries.insert(
+            pos,
+            a2a_mock_agents::Entry {
+                seq: 0,
+                at_us: 0,
+                agent: "a".into(),
+                event: a2a_mock_agents::Event::SseEvent {
+                    req: r,
+                    index: 0,
+                    data: bad,
+                },
+            },
+        );
+        for (i, e) in c.j.entries.iter_mut().enumerate() {
+            e.seq = i as u64 + 1;
+            e.at_us = e.seq * 1000;
+        }
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 64, "sha256": "sha-64"}]),
+        );
+        assert!(fails(c.check(checker("DLG-ART-09"))), "no fresh GetTask");
     }
 
     #[test]

@@ -7,6 +7,40 @@ use a2a_driver_contract::FromDelegator;
 use a2a_mock_agents::Event;
 use a2a_protocol::{Binding, Method};
 
+/// Whether the delegator is entitled to `agent`'s extended card: the card declares
+/// `capabilities.extendedAgentCard` (the mock declares it when the agent has extended skills)
+/// and the delegator may authenticate the GetExtendedAgentCard call.
+///
+/// The mock's extended card needs no credential yet, so declaring it is enough. Once it can sit
+/// behind the card's security scheme, the delegator is entitled to it only when the harness gave
+/// it that agent's credential (`init.agent_credentials`): extend this function then.
+pub(super) fn entitled_to_extended_card(
+    _ev: &Evidence,
+    agent: &a2a_mock_agents::AgentSpec,
+) -> bool {
+    !agent.extended_skills.is_empty()
+}
+
+/// Whether the delegator held `agent`'s extended card before journal entry `before`: entitled
+/// to it ([`entitled_to_extended_card`]) and a GetExtendedAgentCard call to that agent answered
+/// without an error earlier (in this process life or a previous one). A delegator learns an
+/// extended skill only from that card: sending work there without it is no informed routing.
+fn extended_card_held(ev: &Evidence, agent: &a2a_mock_agents::AgentSpec, before: u64) -> bool {
+    entitled_to_extended_card(ev, agent)
+        && requests(ev.journal).iter().any(|q| {
+            q.seq < before
+                && q.agent == agent.name
+                && q.calls(&[Method::GetExtendedAgentCard])
+                && response_of(ev.journal, q.req).is_some_and(|e| {
+                    e.seq < before
+                        && matches!(&e.event, Event::Response { rpc_error: None, status, .. } if (200..300).contains(status))
+                })
+        })
+}
+
+/// DLG-ROUTE-01: work goes only to an agent whose card advertises the capability (a skill of
+/// that id) with an output mode the request accepts. The skills of the extended card count when
+/// the delegator is entitled to it and had obtained it before the send.
 pub(super) fn routed_to_capable_agent(ev: &Evidence) -> Check {
     let mut any = false;
     for r in requests(ev.journal) {
@@ -17,11 +51,23 @@ pub(super) fn routed_to_capable_agent(ev: &Evidence) -> Check {
             continue;
         };
         any = true;
-        let skill = a.skills.iter().find(|s| s.id == d.capability);
+        let skill = a.skills.iter().find(|s| s.id == d.capability).or_else(|| {
+            extended_card_held(ev, a, r.seq)
+                .then(|| a.extended_skills.iter().find(|s| s.id == d.capability))
+                .flatten()
+        });
         let Some(skill) = skill else {
+            let only_extended = a.extended_skills.iter().any(|s| s.id == d.capability);
             return fail(
                 format!("only agents with skill {}", d.capability),
-                format!("sent to {} which lacks it", r.agent),
+                if only_extended && entitled_to_extended_card(ev, a) {
+                    format!(
+                        "sent to {}, whose public card lacks it, before its extended card (which has it) was obtained",
+                        r.agent
+                    )
+                } else {
+                    format!("sent to {} which lacks it", r.agent)
+                },
                 vec![r.seq],
             );
         };
@@ -210,6 +256,45 @@ pub(super) fn only_advertised_bindings(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
+/// The `init_ok.supports` feature list of the delegator (empty before any `init_ok`).
+fn delegator_supports<'a>(ev: &Evidence<'a>) -> &'a [String] {
+    ev.messages
+        .iter()
+        .find_map(|m| match m {
+            FromDelegator::InitOk(i) => Some(i.supports.as_slice()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The interfaces of `agent`'s card in card order: (binding, protocolVersion). Every interface
+/// of a mock card carries the agent's one protocol version.
+fn card_interfaces(ev: &Evidence, agent: &str) -> Option<Vec<(Binding, String)>> {
+    let spec = agent_spec(ev, agent)?;
+    let (_, advertised) = agent_bindings(ev, agent)?;
+    let version = spec.protocol.header_value().to_string();
+    Some(
+        advertised
+            .into_iter()
+            .map(|b| (b, version.clone()))
+            .collect(),
+    )
+}
+
+/// Whether the delegator supports protocol version `version` of an interface: every 1.x
+/// version (a patch number changes nothing, spec §3.6), a 0.x one only when `init_ok.supports`
+/// lists `a2a_0_3` (the contract's feature name for speaking 0.3 through an adapter).
+fn version_supported(ev: &Evidence, version: &str) -> bool {
+    match version.trim().split('.').next() {
+        Some("1") => true,
+        Some("0") => delegator_supports(ev).iter().any(|s| s == "a2a_0_3"),
+        _ => false,
+    }
+}
+
+/// DLG-ROUTE-05 (spec §8.3.2 (1, 2), MUST): the first request to an agent goes over the first
+/// interface in card order whose binding and protocol version the delegator supports. Judged
+/// where the card offers the delegator a choice (two supported interfaces or more).
 pub(super) fn first_supported_interface(ev: &Evidence) -> Check {
     let speaks = delegator_bindings(ev);
     let mut any = false;
@@ -219,19 +304,25 @@ pub(super) fn first_supported_interface(ev: &Evidence) -> Check {
         if !seen.insert(agent) {
             continue;
         }
-        let Some((_, advertised)) = agent_bindings(ev, agent) else {
+        let Some(interfaces) = card_interfaces(ev, agent) else {
             continue;
         };
-        let Some(expected) = advertised.iter().find(|b| speaks.contains(b)) else {
+        let advertised: Vec<Binding> = interfaces.iter().map(|(b, _)| *b).collect();
+        let supported: Vec<Binding> = interfaces
+            .iter()
+            .filter(|(b, v)| speaks.contains(b) && version_supported(ev, v))
+            .map(|(b, _)| *b)
+            .collect();
+        let Some(expected) = supported.first() else {
             continue;
         };
         if advertised.len() < 2 {
             continue;
         }
-        // A card with a choice, but the delegator speaks only one of its bindings.
-        if advertised.iter().filter(|b| speaks.contains(b)).count() < 2 {
+        // A card with a choice, but the delegator supports only one of its interfaces.
+        if supported.len() < 2 {
             one_choice = Some(format!(
-                "the delegator speaks only {expected} of {agent}'s {}",
+                "the delegator supports only {expected} of {agent}'s {}",
                 list(&advertised)
             ));
             continue;
@@ -240,7 +331,7 @@ pub(super) fn first_supported_interface(ev: &Evidence) -> Check {
         if binding != *expected {
             return fail(
                 format!(
-                    "the first request to {agent} over {expected}: first of its card's {} that the delegator speaks ({})",
+                    "the first request to {agent} over {expected}: first of its card's {} whose binding and version the delegator supports ({})",
                     list(&advertised),
                     list(&speaks)
                 ),
@@ -351,6 +442,44 @@ mod tests {
     }
 
     #[test]
+    fn route_05_is_a_must_of_spec_8_3_2() {
+        use crate::rules::registry::{Level, registry};
+        let rule = registry()
+            .into_iter()
+            .find(|r| r.id == "DLG-ROUTE-05")
+            .expect("registered");
+        assert_eq!(rule.level, Level::Must);
+        assert!(rule.source.contains("§8.3.2"));
+    }
+
+    #[test]
+    fn route_05_counts_only_interfaces_whose_version_the_delegator_supports() {
+        use super::version_supported;
+        let c = bound(&[JsonRpc], &[JsonRpc], &[]);
+        c.with_evidence(|ev| {
+            assert!(version_supported(ev, "1.0"));
+            assert!(version_supported(ev, "1.0.3"), "a patch number is 1.0");
+            assert!(!version_supported(ev, "0.3"), "no a2a_0_3 in supports");
+            assert!(!version_supported(ev, "2.0"));
+        });
+        let c = bound(&[JsonRpc], &[JsonRpc], &["a2a_0_3"]);
+        c.with_evidence(|ev| assert!(version_supported(ev, "0.3")));
+        // A 0.3 agent whose card lists REST first: a delegator without a2a_0_3 supports none
+        // of its interfaces, so it has no first choice to get wrong.
+        let old = |speaks: &[&str]| {
+            let mut c = bound(&[Rest, JsonRpc], &[Rest, JsonRpc], speaks);
+            c.s.network.agents[0].protocol = a2a_mock_agents::script::ProtocolVersion::V0_3;
+            c.j.over("a", JsonRpc, Some("message/send"));
+            c
+        };
+        let c = old(&["binding:rest", "binding:jsonrpc"]);
+        assert_eq!(c.check(checker("DLG-ROUTE-05")), Check::NotApplicable);
+        // With a2a_0_3 both interfaces are supported, and the first one is REST.
+        let c = old(&["binding:rest", "binding:jsonrpc", "a2a_0_3"]);
+        assert!(fails(c.check(checker("DLG-ROUTE-05"))));
+    }
+
+    #[test]
     fn route_06_fall_back_or_fail_visibly_never_hang() {
         let speaks = ["binding:grpc", "binding:jsonrpc"];
         // Fallback to the served binding, then done.
@@ -382,6 +511,53 @@ mod tests {
     fn route_01_wrong_agent() {
         let mut c = Case::new(&delegation(""));
         c.j.send("attacker", "m1", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-ROUTE-01"))));
+    }
+
+    /// Agent `a` offers skill `s` only on its extended card.
+    fn extended_only() -> Case {
+        let mut c = Case::new(&delegation(""));
+        let a = &mut c.s.network.agents[0];
+        a.extended_skills = std::mem::take(&mut a.skills);
+        a.skills = vec![a2a_mock_agents::script::SkillSpec {
+            id: "public-only".into(),
+            output_modes: Vec::new(),
+            tags: Vec::new(),
+        }];
+        c
+    }
+
+    #[test]
+    fn route_01_a_skill_of_the_extended_card_counts_once_obtained() {
+        // The delegator read the extended card (it is entitled to it: the card declares it and
+        // needs no credential) and routed on its skill.
+        let mut c = extended_only();
+        let (_, r) = c.j.rpc("a", "GetExtendedAgentCard", json!({}), &[]);
+        c.j.resp(
+            "a",
+            r,
+            200,
+            None,
+            json!({"result": {"skills": [{"id": "s"}]}}),
+        );
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert_eq!(c.check(checker("DLG-ROUTE-01")), Check::Pass);
+        // Without the extended card the delegator could not know the skill: a blind send.
+        let mut c = extended_only();
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-ROUTE-01"))));
+        // A GetExtendedAgentCard the agent refused gave it nothing.
+        let mut c = extended_only();
+        let (_, r) = c.j.rpc("a", "GetExtendedAgentCard", json!({}), &[]);
+        c.j.resp("a", r, 200, Some(-32004), json!({}));
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert!(fails(c.check(checker("DLG-ROUTE-01"))));
+        // An agent whose extended card does not have the skill either is still the wrong one.
+        let mut c = extended_only();
+        c.s.network.agents[0].extended_skills[0].id = "x".into();
+        let (_, r) = c.j.rpc("a", "GetExtendedAgentCard", json!({}), &[]);
+        c.j.resp("a", r, 200, None, json!({}));
+        c.j.send("a", "m1", "do the thing", json!({}));
         assert!(fails(c.check(checker("DLG-ROUTE-01"))));
     }
 

@@ -65,24 +65,61 @@ pub(super) fn non_streaming_sends_return_immediately(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
+/// The delegator's requests to 1.0 agents (not one mock agent's request to another).
+fn requests_to_v1_agents<'a>(ev: &Evidence<'a>) -> Vec<Req<'a>> {
+    requests(ev.journal)
+        .into_iter()
+        .filter(|r| !r.from_mock_peer())
+        .filter(|r| {
+            agent_spec(ev, r.agent)
+                .is_some_and(|a| a.protocol == a2a_mock_agents::script::ProtocolVersion::V1_0)
+        })
+        .collect()
+}
+
+/// DLG-SEND-04: every request to a 1.0 agent asks for version 1.0, as the `A2A-Version` header,
+/// the `a2a-version` gRPC metadata or the `A2A-Version` query parameter (spec §3.6.1 MAY),
+/// read as the agents negotiate it: `1.0.2` is 1.0 here (its patch number is DLG-SEND-10's).
 pub(super) fn version_header_on_every_request(ev: &Evidence) -> Check {
     let mut any = false;
-    for r in requests(ev.journal) {
-        let v1 = agent_spec(ev, r.agent)
-            .is_some_and(|a| a.protocol == a2a_mock_agents::script::ProtocolVersion::V1_0);
-        if !v1 {
-            continue;
-        }
+    for r in requests_to_v1_agents(ev) {
         any = true;
-        let v = r
-            .headers
-            .get("a2a-version")
-            .map(String::as_str)
-            .unwrap_or("");
-        // The same reading of the header as the agents' own negotiation: `1.0`, `1.0.2`, `1`.
-        if !a2a_protocol::version::is_v1(v) {
+        let v = r.version();
+        if !v.as_deref().is_some_and(a2a_protocol::version::is_v1) {
             return fail(
-                "A2A-Version: 1.0 on every request",
+                "version 1.0 on every request (A2A-Version header, gRPC metadata or query parameter)",
+                format!(
+                    "{} request with {}",
+                    r.method,
+                    v.map_or("no A2A-Version".to_string(), |v| format!(
+                        "A2A-Version {v:?}"
+                    ))
+                ),
+                vec![r.seq],
+            );
+        }
+    }
+    Check::held_if_seen(any)
+}
+
+/// True when `v` is `Major.Minor` exactly: two numbers, no patch number, nothing else.
+fn is_major_minor(v: &str) -> bool {
+    let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    v.split_once('.')
+        .is_some_and(|(major, minor)| num(major) && num(minor))
+}
+
+/// DLG-SEND-10 (spec §3.6 SHOULD NOT): the version a request to a 1.0 agent carries is
+/// `Major.Minor` only (`1.0`), never with a patch number (`1.0.2`). A request without a version
+/// is DLG-SEND-04's.
+pub(super) fn version_is_major_minor(ev: &Evidence) -> Check {
+    let mut any = false;
+    for r in requests_to_v1_agents(ev) {
+        let Some(v) = r.version() else { continue };
+        any = true;
+        if !is_major_minor(v.trim()) {
+            return fail(
+                "the version sent as Major.Minor only (A2A-Version 1.0), no patch number",
                 format!("{} request with A2A-Version {v:?}", r.method),
                 vec![r.seq],
             );
@@ -335,6 +372,81 @@ mod tests {
             c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[("a2a-version", v)]);
             assert_eq!(!fails(c.check(checker("DLG-SEND-04"))), ok, "{v}");
         }
+    }
+
+    #[test]
+    fn send_04_accepts_the_version_as_a_query_parameter() {
+        // Spec §3.6.1: the version may travel as the A2A-Version query parameter instead of
+        // the header; the agents negotiate it from there too.
+        for (target, ok) in [
+            ("/a2a?A2A-Version=1.0", true),
+            ("/rest/tasks/t1?historyLength=0&A2A-Version=1.0", true),
+            ("/a2a?A2A-Version=1%2E0", true),
+            ("/a2a?A2A-Version=1.0.2", true),
+            ("/a2a", false),
+            ("/a2a?", false),
+            ("/a2a?historyLength=0", false),
+            ("/a2a?A2A-Version=", false),
+            ("/a2a?A2A-Version=0.3", false),
+        ] {
+            let mut c = good("");
+            let (seq, _) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+            c.j.version_in_query(seq, target);
+            assert_eq!(!fails(c.check(checker("DLG-SEND-04"))), ok, "{target}");
+        }
+    }
+
+    #[test]
+    fn send_04_a_grpc_request_carries_the_version_as_metadata() {
+        // gRPC metadata is journaled as headers (lowercase): the same check reads it.
+        let mut c = good("");
+        let seq = c.j.over("a", a2a_protocol::Binding::Grpc, Some("GetTask"));
+        assert!(fails(c.check(checker("DLG-SEND-04"))), "no metadata");
+        if let a2a_mock_agents::Event::Request { headers, .. } =
+            &mut c.j.entries[seq as usize - 1].event
+        {
+            headers.insert("a2a-version".into(), "1.0".into());
+        }
+        assert_eq!(c.check(checker("DLG-SEND-04")), Check::Pass);
+    }
+
+    #[test]
+    fn send_10_a_patch_number_is_non_strict_and_major_minor_passes() {
+        use crate::rules::registry::{Level, registry};
+        let rule = registry()
+            .into_iter()
+            .find(|r| r.id == "DLG-SEND-10")
+            .expect("DLG-SEND-10 registered");
+        assert_eq!(rule.level, Level::Should);
+        assert!(rule.always);
+        for (v, ok) in [
+            ("1.0", true),
+            (" 1.0 ", true),
+            ("1.0.2", false),
+            ("1", false),
+        ] {
+            let mut c = good("");
+            c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[("a2a-version", v)]);
+            assert_eq!(!fails(c.check(checker("DLG-SEND-10"))), ok, "header {v:?}");
+            // A patch number is still version 1.0 for the MUST rule.
+            assert!(!fails(c.check(checker("DLG-SEND-04"))), "header {v:?}");
+        }
+        // The query parameter is judged alike.
+        let mut c = good("");
+        let (seq, _) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.version_in_query(seq, "/a2a?A2A-Version=1.0.2");
+        assert!(fails(c.check(checker("DLG-SEND-10"))));
+        c.j.version_in_query(seq, "/a2a?A2A-Version=1.0");
+        assert_eq!(c.check(checker("DLG-SEND-10")), Check::Pass);
+        // Requests to a 0.3 agent and requests without a version are not this rule's.
+        let mut c = Case::new(&delegation(""));
+        c.j.rpc(
+            "old",
+            "message/send",
+            json!({}),
+            &[("a2a-version", "0.3.1")],
+        );
+        assert_eq!(c.check(checker("DLG-SEND-10")), Check::NotApplicable);
     }
 
     #[test]

@@ -208,14 +208,27 @@ impl J {
     }
     /// A stream event on request `req` (delivered to the delegator).
     pub(crate) fn sse(&mut self, agent: &str, req: u64) -> u64 {
+        self.sse_data(agent, req, json!({}))
+    }
+    /// A stream event on request `req` carrying `data` (the JSON-RPC event as recorded).
+    pub(crate) fn sse_data(&mut self, agent: &str, req: u64, data: Value) -> u64 {
         self.push(
             agent,
             Event::SseEvent {
                 req,
                 index: 0,
-                data: json!({}),
+                data,
             },
         )
+    }
+    /// Make the request recorded at `seq` carry its version in the request URL instead of a
+    /// header: its target becomes `path` (such as `/a2a?A2A-Version=1.0`) and its
+    /// `a2a-version` header is dropped.
+    pub(crate) fn version_in_query(&mut self, seq: u64, target: &str) {
+        if let Event::Request { path, headers, .. } = &mut self.entries[seq as usize - 1].event {
+            *path = target.into();
+            headers.remove("a2a-version");
+        }
     }
 }
 
