@@ -312,13 +312,14 @@ fn explain_requirement(
     report: Option<(&RunIndex, &str)>,
 ) -> String {
     let mut out = format!(
-        "{} ({}): {}\n  {}\n  keyword: {} ({})\n",
+        "{} ({}): {}\n  {}\n  keyword: {}, counted as {} (A2A 1.0 client requirement; see {})\n",
         req.id,
         req.level,
         req.section,
         req.requirement,
         req.keyword,
-        requirements::SPEC
+        req.level,
+        requirements::DOC_PATH
     );
     if let Some(n) = req.note {
         let _ = writeln!(out, "  note: {n}");

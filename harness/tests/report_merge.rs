@@ -27,6 +27,9 @@ fn write(dir: &Path, delegator: &str, results: &[CaseResult]) {
     .unwrap();
 }
 
+/// A requirement as the merge test compares it: id, status, cases, first evidence's case and rule.
+type RowSeen = (String, String, Vec<String>, Option<(String, String)>);
+
 fn index(dir: &Path) -> RunIndex {
     serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap()
 }
@@ -110,7 +113,7 @@ fn merged_shards_report_what_one_run_of_their_union_does() {
     assert_eq!(broken(&m), broken(&u));
     // The compatibility section is recomputed from the merged cases: the same statuses, cases
     // and first evidence as one run of the union (evidence texts may name other ports).
-    let compat = |i: &RunIndex| -> Vec<(String, String, Vec<String>, Option<(String, String)>)> {
+    let compat = |i: &RunIndex| -> Vec<RowSeen> {
         i.compatibility
             .as_ref()
             .expect("a compatibility section")

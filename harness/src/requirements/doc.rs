@@ -23,14 +23,14 @@ fn cell(s: &str) -> String {
 /// How a rule is judged by `catalog`, in a few words: `always-on`, `N cases`, or NOT TESTED.
 pub fn judged_by(rule: Option<&Rule>, catalog: &[Scenario]) -> String {
     let Some(r) = rule else {
-        return "not in the registry yet (NOT TESTED)".to_string();
+        return "not in the registry yet: NOT TESTED".to_string();
     };
     let n = listing(catalog, r.id).len();
     match (r.check.is_some(), r.always, n) {
-        (false, _, _) => "no checker yet (NOT TESTED)".to_string(),
+        (false, _, _) => "no checker yet: NOT TESTED".to_string(),
         (true, true, 0) => "always-on".to_string(),
         (true, true, n) => format!("always-on, listed in {n}"),
-        (true, false, 0) => "listed in no case (NOT TESTED)".to_string(),
+        (true, false, 0) => "listed in no case: NOT TESTED".to_string(),
         (true, false, 1) => "1 case".to_string(),
         (true, false, n) => format!("{n} cases"),
     }
@@ -249,6 +249,6 @@ mod tests {
         }
         // With no catalog no rule listed by cases is judged; always-on ones are.
         assert!(text.contains("| DLG-ROUTE-07 | MUST |"), "{text}");
-        assert!(text.contains("no checker yet (NOT TESTED)"));
+        assert!(text.contains("no checker yet: NOT TESTED"));
     }
 }
