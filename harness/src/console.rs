@@ -97,7 +97,7 @@ pub fn case_block(r: &CaseResult, known: &[CaseGlob], known_file: Option<&Path>)
     if !matches!(r.verdict, Verdict::Fail | Verdict::Unknown) {
         return s;
     }
-    for v in r.rules.iter().filter(|v| v.verdict.is_listed_as_failed()) {
+    for v in r.broken_rules() {
         let _ = writeln!(
             s,
             "  {} {}: expected {}; observed {}",

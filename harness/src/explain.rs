@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How `rules` groups the rules, for `--help`.
-pub const GROUPING: &str = "Rules are grouped by source: first the A2A 1.0 specification, one group per chapter of the first section the source cites (§3, §5, ...), then seed 000 (A2A Task Delegation, in depth), seed 001 (streaming artifact exchange), then the R-rules of the A2A reference (R01..R57); a rule that cites several sources goes under the first of these it cites. The history invariants (HIST-*) follow, and last the A2A client requirements (C-01..C-68) at a glance: per level, how many rules judge (and of those, how many catalog cases judge today), how many are handed on and how many are not automatable.";
+pub const GROUPING: &str = "Rules are grouped by source: first the A2A 1.0 specification, one group per chapter of the first section the source cites (§3, §5, ...), then seed 000 (A2A Task Delegation, in depth), seed 001 (streaming artifact exchange), then the R-rules of the A2A reference (R01..R57); a rule that cites several sources goes under the first of these it cites. The history invariants (HIST-*) follow, and last the A2A client requirements (C-01..C-68) at a glance: per level, how many requirements rules judge (and of those, how many catalog cases judge today), how many are handed on and how many are not automatable.";
 
 /// Why nothing was found under a name.
 #[derive(Debug, thiserror::Error)]
