@@ -31,11 +31,160 @@ pub struct RunIndex {
     /// console, `summary.md` and `index.html` open with. Absent in reports written before it.
     #[serde(default)]
     pub rules_broken: Vec<BrokenRule>,
+    /// The delegator as an A2A 1.0 client: a verdict per client requirement of the
+    /// specification (C-01..C-68), from the rule verdicts of every case. Absent in reports
+    /// written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatibility: Option<Compatibility>,
+}
+
+/// `index.json` `compatibility`: the run's verdict on each client requirement of A2A 1.0,
+/// modelled on the official TCK's `compatibility.json` (which tests servers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Compatibility {
+    /// What the requirements paraphrase (the specification and its commit).
+    pub spec: String,
+    /// Where every requirement is listed with its coverage (`docs/a2a-client-requirements.md`).
+    pub doc: String,
+    /// Per level (MUST, SHOULD, MAY): how many requirements have each status.
+    pub levels: Vec<LevelTally>,
+    /// Every requirement, C-01..C-68 in order.
+    pub requirements: Vec<RequirementVerdict>,
+}
+
+/// The requirements of one level in [`Compatibility::levels`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LevelTally {
+    /// MUST, SHOULD or MAY.
+    pub level: Level,
+    /// Requirements of this level (the denominator of the closing line).
+    pub total: u64,
+    /// PASS (the numerator of the closing line).
+    pub pass: u64,
+    /// FAIL.
+    pub fail: u64,
+    /// NOT EXERCISED.
+    pub not_exercised: u64,
+    /// NOT TESTED: handed on, not automatable, or a rule without a checker yet.
+    pub not_tested: u64,
+    /// Of the NOT TESTED: handed on to another issue.
+    pub handed_on: u64,
+    /// Of the NOT TESTED: not automatable.
+    pub not_automatable: u64,
+}
+
+/// One requirement of [`Compatibility::requirements`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RequirementVerdict {
+    /// `C-01` .. `C-68`.
+    pub id: String,
+    /// The section(s) of the specification.
+    pub section: String,
+    /// The keyword as the specification writes it (`MUST NOT`, `SHOULD (shared)`, ...).
+    pub keyword: String,
+    /// The level it counts as.
+    pub level: Level,
+    /// The requirement in one sentence.
+    pub requirement: String,
+    /// Its status in this run.
+    pub status: RequirementStatus,
+    /// The rules that judge it (empty when none does).
+    pub rules: Vec<String>,
+    /// The cases (result ids, with their binding such as `states.completed:rest`) whose verdicts
+    /// on those rules counted, in run order.
+    pub cases: Vec<String>,
+    /// Why it has its status when that is not PASS or FAIL: the rules not judged in this run, or
+    /// why no rule judges it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For a FAIL the first failing case, for a PASS the first case that judged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<RequirementEvidence>,
+    /// The status over the cases of each binding of `run --binding` (absent without it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bindings: BTreeMap<String, RequirementStatus>,
+}
+
+/// The first evidence of a [`RequirementVerdict`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RequirementEvidence {
+    /// The case (result id).
+    pub case: String,
+    /// The rule.
+    pub rule: String,
+    /// The rule's verdict in that case.
+    pub verdict: Verdict,
+    /// What should have happened (on failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// What happened (on failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<String>,
+    /// Journal sequence numbers of the witness entries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<u64>,
+}
+
+/// The status of a requirement in a run.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[schemars(transform = crate::plain_enum)]
+pub enum RequirementStatus {
+    /// Every rule of it was judged PASS in some case and none broke.
+    #[serde(rename = "PASS")]
+    Pass,
+    /// A rule of it was broken in some case (never for a MAY).
+    #[serde(rename = "FAIL")]
+    Fail,
+    /// Some rule of it was not judged in this run.
+    #[serde(rename = "NOT EXERCISED")]
+    NotExercised,
+    /// No rule judges it (handed on, not automatable) or one has no checker yet.
+    #[serde(rename = "NOT TESTED")]
+    NotTested,
+}
+
+impl RequirementStatus {
+    /// Every status.
+    pub const ALL: [RequirementStatus; 4] = [
+        RequirementStatus::Pass,
+        RequirementStatus::Fail,
+        RequirementStatus::NotExercised,
+        RequirementStatus::NotTested,
+    ];
+
+    /// The label used in reports, such as `NOT EXERCISED`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            RequirementStatus::Pass => "PASS",
+            RequirementStatus::Fail => "FAIL",
+            RequirementStatus::NotExercised => "NOT EXERCISED",
+            RequirementStatus::NotTested => "NOT TESTED",
+        }
+    }
+}
+
+impl fmt::Display for RequirementStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
 }
 
 /// One rule of `index.json` `rules_broken`: a rule judged FAIL, NON-STRICT or UNKNOWN in at
-/// least one case of the run, or `CONTRACT` for cases that failed with no rule to blame (the
-/// delegator broke the driver contract, crashed or never started).
+/// least one case of the run (UNKNOWN not counting in a case the delegator declined), or
+/// `CONTRACT` for cases that failed with no rule to blame (the delegator broke the driver
+/// contract, crashed or never started).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BrokenRule {
     /// Rule id, such as `DLG-ART-01`, or `CONTRACT`.
@@ -119,7 +268,8 @@ pub struct CaseSummary {
     pub duration_ms: u64,
     /// The command that reproduces it.
     pub repro: String,
-    /// The rules whose verdict is FAIL, NON-STRICT or UNKNOWN.
+    /// The rules whose verdict is FAIL, NON-STRICT or UNKNOWN (in a case the delegator declined,
+    /// FAIL and NON-STRICT only: declining breaks no rule).
     pub failed_rules: Vec<FailedRule>,
     /// The case's own report, relative to the report directory (`cases/<id>.json`).
     pub file: String,
@@ -307,6 +457,9 @@ mod tests {
         for v in Verdict::ALL {
             assert_eq!(serde_json::to_value(v).unwrap(), v.label());
         }
+        for s in RequirementStatus::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.label());
+        }
     }
 
     #[test]
@@ -322,6 +475,7 @@ mod tests {
         });
         let index: RunIndex = serde_json::from_value(old).unwrap();
         assert!(index.rules_broken.is_empty());
+        assert!(index.compatibility.is_none());
         assert_eq!(index.run.hostname, "");
         for l in [Level::Must, Level::Should, Level::May] {
             assert_eq!(serde_json::to_value(l).unwrap(), l.label());

@@ -1,7 +1,7 @@
 //! What `a2a-harness run` prints: a progress bar at a terminal (elapsed time, ETA, failures so
 //! far, the case running longest once it is slow; slow cases are listed as they end), one line
 //! per case otherwise, each failure as it happens (its rules, notes, the tail of
-//! the delegator's stderr and the repro line), and the closing counts.
+//! the delegator's stderr and the repro line), and the closing counts and A2A client line.
 //!
 //! Colours go to a terminal only: the streams are [`anstream`] streams, which strip styles when
 //! the output is not a terminal or `NO_COLOR` is set (and keep them with `CLICOLOR_FORCE`).
@@ -97,7 +97,7 @@ pub fn case_block(r: &CaseResult, known: &[CaseGlob], known_file: Option<&Path>)
     if !matches!(r.verdict, Verdict::Fail | Verdict::Unknown) {
         return s;
     }
-    for v in r.rules.iter().filter(|v| v.verdict.is_listed_as_failed()) {
+    for v in r.broken_rules() {
         let _ = writeln!(
             s,
             "  {} {}: expected {}; observed {}",
@@ -269,7 +269,9 @@ impl Live {
 }
 
 /// The closing lines of a run: a recap of what failed, known-failing entries that matched
-/// nothing, the report directory, per-binding counts and the counts (last).
+/// nothing, the report directory, per-binding counts, the counts, and last the A2A client line
+/// (`A2A client: MUST a/b SHOULD c/d MAY e/f`: PASS requirements over all of each level) with
+/// the rows not passed and why.
 pub fn closing(
     results: &[CaseResult],
     stale: &[&CaseGlob],
@@ -311,6 +313,9 @@ pub fn closing(
         let _ = writeln!(s, "{b}: {}", c.line());
     }
     let _ = writeln!(s, "{}", Counts::of(results).line());
+    let compatibility = crate::report::compatibility(results);
+    let _ = writeln!(s, "{}", crate::report::compatibility_line(&compatibility));
+    let _ = writeln!(s, "{}", crate::report::compatibility_note(&compatibility));
     s
 }
 

@@ -11,6 +11,8 @@
 //!   [`ToDelegator`](a2a_driver_contract::ToDelegator) lines, reading its output lines, killing
 //!   its process group;
 //! - [`rules`]: the rule registry and its checkers;
+//! - [`requirements`]: the client requirements of A2A 1.0 (C-01..C-68) and the rules that
+//!   judge each, or why none does;
 //! - [`generate`]: scenarios generated from a seed, aimed at a rule family (for `explore`);
 //! - [`runner`]: running a case, crash injection, verdicts;
 //! - [`invariants`]: history invariants (`HIST-*`) over a whole case's evidence;
@@ -22,12 +24,14 @@
 //! - [`journal_diff`]: comparing two journals modulo ids, ports and timing (`journal diff`,
 //!   `run --check-determinism`);
 //! - [`from_journal`]: `a2a-harness scenario from-journal` (a recorded journal to a scenario);
-//! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`.
+//! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`;
+//! - [`explain`](mod@explain): what `a2a-harness rules` and `a2a-harness explain` print.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
 pub mod determinism;
+pub mod explain;
 pub mod explore;
 pub mod from_journal;
 pub mod generate;
@@ -36,6 +40,7 @@ pub mod record;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod journal_diff;
 pub mod report;
+pub mod requirements;
 pub mod rules;
 pub mod run;
 pub mod runner;

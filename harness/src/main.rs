@@ -5,19 +5,18 @@ mod sweep_cmd;
 
 use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::{
-    CaseGlob, Catalog, CatalogSources, Partition, Selection, listing, load_sources,
-    read_known_failing, stale_known_failing,
+    CaseGlob, Catalog, CatalogSources, Partition, Selection, load_sources, read_known_failing,
+    stale_known_failing,
 };
 use a2a_harness::delegator_process::{resolve_program, shell_quote, split_command};
 use a2a_harness::report;
-use a2a_harness::rules::{Level, registry};
+use a2a_harness::rules::registry;
 use a2a_harness::run::{RunOptions, default_jobs, run_with_progress};
 use a2a_harness::runner::CaseResult;
 use a2a_harness::scenario::Scenario;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::cell::RefCell;
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -167,21 +166,28 @@ enum Cmd {
     Scenario(ScenarioCmd),
     /// List the rules with how many catalog cases list each (NOT TESTED when none; always-on
     /// rules are judged wherever their situation arises), and with `--report`, in how many cases
-    /// of that run each was actually evaluated.
+    /// of that run each was actually evaluated; then the A2A client requirements at a glance.
     ///
     /// Example: a2a-harness rules --report reports/20260101-120000
+    #[command(after_help = a2a_harness::explain::GROUPING)]
     Rules {
         /// A report directory (or its index.json) whose per-rule evaluated counts to show.
         #[arg(long)]
         report: Option<PathBuf>,
     },
-    /// Explain a rule (by id) or a case (by id).
+    /// Explain a rule (by id, with the A2A client requirements it judges), an A2A client
+    /// requirement (C-01..C-68: its section, keyword, coverage and the cases that judge it) or
+    /// a case (by id).
     ///
-    /// Example: a2a-harness explain DLG-SEND-02
+    /// Examples:
+    ///   a2a-harness explain DLG-SEND-02
+    ///   a2a-harness explain C-19 --report reports/20260101-120000
+    #[command(verbatim_doc_comment)]
     Explain {
-        /// A rule id such as DLG-SEND-02, or a case id.
+        /// A rule id such as DLG-SEND-02, a requirement id such as C-19, or a case id.
         what: String,
-        /// A report directory (or its index.json) whose evaluated count of the rule to show.
+        /// A report directory (or its index.json): the rule's evaluated count in that run, or
+        /// the requirement's status there.
         #[arg(long)]
         report: Option<PathBuf>,
     },
@@ -674,6 +680,10 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
                 "{} passed, {} failed, {} skipped",
                 t.passed, t.failed, t.skipped
             )?;
+            if let Some(c) = &index.compatibility {
+                writeln!(out, "{}", report::compatibility_line(c))?;
+                writeln!(out, "{}", report::compatibility_note(c))?;
+            }
             HarnessExitCode::for_run(t.failed).into()
         }
         Cmd::Journal(JournalCmd::Diff { a, b, case }) => {
@@ -779,136 +789,36 @@ fn journal_diff(
     }
 }
 
-/// `rules`: each rule with how many catalog cases list it (the count `explain` and the
-/// report's coverage use), and with `--report`, in how many cases of that run it was evaluated.
+/// `rules`: the rules grouped by source, each with how many catalog cases list it, and with
+/// `--report`, in how many cases of that run it was evaluated; the A2A client requirements at a
+/// glance last ([`a2a_harness::explain::rules_text`]).
 fn rules(
     cat: &[Scenario],
     from: Option<&Path>,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<HarnessExitCode> {
-    let judged = from.map(evaluated_counts).transpose()?;
-    // One line per rule: id, level, status (with how often the report judged it), requirement.
-    let mut line = |id: &str, level: Level, mut status: String, requirement: &str| {
-        if let Some(j) = &judged {
-            let _ = write!(status, ", evaluated in {}", j.get(id).copied().unwrap_or(0));
-        }
-        writeln!(
-            out,
-            "{:<18} {:<6} {:<24} {}",
-            id,
-            format!("{level:?}").to_uppercase(),
-            status,
-            requirement
-        )
-    };
-    for r in registry() {
-        let n = listing(cat, r.id).len();
-        let status = if r.check.is_none() && n > 0 {
-            format!("NOT TESTED, listed in {n}")
-        } else if r.check.is_none() || (n == 0 && !r.always) {
-            "NOT TESTED".to_string()
-        } else if r.always {
-            format!("always-on, listed in {n}")
-        } else {
-            format!("{n} cases")
-        };
-        line(r.id, r.level, status, r.requirement)?;
-    }
-    // The history invariants: judged over every run of explore and crash sweeps, and by `run`
-    // with --invariants; no case lists them.
-    for i in a2a_harness::invariants::INVARIANTS {
-        line(i.id, i.level, "history invariant".into(), i.requirement)?;
-    }
+    let index = from.map(read_index).transpose()?;
+    write!(
+        out,
+        "{}",
+        a2a_harness::explain::rules_text(cat, index.as_ref())
+    )?;
     Ok(HarnessExitCode::Success)
 }
 
-/// `explain`: a rule (its requirement, source, checker and the cases that list it) or a case.
+/// `explain`: a rule, a history invariant, an A2A client requirement (`C-19`) or a case
+/// ([`a2a_harness::explain::explain_text`]).
 fn explain(
     cat: &[Scenario],
     what: &str,
     from: Option<&Path>,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<HarnessExitCode> {
-    if let Some(r) = registry().into_iter().find(|r| r.id == what) {
-        writeln!(
-            out,
-            "{} ({:?})\n  {}\n  source: {}\n  checker: {}",
-            r.id,
-            r.level,
-            r.requirement,
-            r.source,
-            if r.check.is_some() {
-                "yes"
-            } else {
-                "none yet (NOT TESTED)"
-            }
-        )?;
-        let listed = listing(cat, r.id);
-        if r.always {
-            writeln!(
-                out,
-                "  always-on: judged in every case where its situation arises (of {} catalog cases)",
-                cat.len()
-            )?;
-        }
-        writeln!(out, "  listed in {} cases:", listed.len())?;
-        for s in &listed {
-            writeln!(out, "  case {}: {}", s.id, s.title)?;
-        }
-        if let Some(from) = from {
-            let j = evaluated_counts(from)?;
-            writeln!(
-                out,
-                "  evaluated in {} cases of the run in {}",
-                j.get(r.id).copied().unwrap_or(0),
-                from.display()
-            )?;
-        }
-        return Ok(HarnessExitCode::Success);
-    }
-    if let Some(i) = a2a_harness::invariants::INVARIANTS
-        .iter()
-        .find(|i| i.id == what)
-    {
-        writeln!(
-            out,
-            "{} ({:?})\n  {}\n  source: {}\n  history invariant: judged over a whole case's evidence, needing no expected outcome, in `explore`, `run --crash-sweep`, `run --crash-at-event` and `run --invariants`; no case lists it",
-            i.id, i.level, i.requirement, i.source
-        )?;
-        return Ok(HarnessExitCode::Success);
-    }
-    let Some(s) = cat.iter().find(|s| s.id == what) else {
-        anyhow::bail!(
-            "no rule or case named {what:?} (see `a2a-harness rules` and `a2a-harness list`)"
-        );
-    };
-    writeln!(
-        out,
-        "{} — {}\n  file: {}{}\n  rules: {}\n  agents: {}\n  delegations: {}",
-        s.id,
-        s.title,
-        s.file.display(),
-        if s.local_dir.is_some() {
-            ""
-        } else {
-            " (built in)"
-        },
-        s.rules.join(", "),
-        s.network
-            .agents
-            .iter()
-            .map(|a| a.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        s.delegations
-            .iter()
-            .map(|d| d.id.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )?;
-    if let Some(c) = &s.crash {
-        writeln!(out, "  crash: {:?}", c.trigger)?;
-    }
+    let index = from.map(read_index).transpose()?;
+    let shown = from.map(|p| p.display().to_string()).unwrap_or_default();
+    let text =
+        a2a_harness::explain::explain_text(cat, what, index.as_ref().map(|i| (i, shown.as_str())))?;
+    write!(out, "{text}")?;
     Ok(HarnessExitCode::Success)
 }
 
@@ -1372,10 +1282,8 @@ fn explore(a: ExploreArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ende
     .into())
 }
 
-/// The per-rule evaluated counts of a run's `index.json` (a report directory or the file).
-fn evaluated_counts(
-    from: &std::path::Path,
-) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
+/// A run's `index.json` (a report directory or the file).
+fn read_index(from: &Path) -> anyhow::Result<a2a_driver_contract::report::RunIndex> {
     let file = if from.is_dir() {
         from.join("index.json")
     } else {
@@ -1383,13 +1291,7 @@ fn evaluated_counts(
     };
     let text =
         std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-    let index: a2a_driver_contract::report::RunIndex = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a run index", file.display()))?;
-    Ok(index
-        .rules
-        .into_iter()
-        .map(|r| (r.id, r.evaluated))
-        .collect())
+    serde_json::from_str(&text).with_context(|| format!("{} is not a run index", file.display()))
 }
 
 /// The arguments of `bench`.

@@ -329,12 +329,7 @@ pub fn summary_text(report: &SweepReport) -> String {
         .iter()
         .filter(|r| r.verdict.fails_run() || r.verdict == Verdict::XFail)
         .map(|r| {
-            let mut ids: Vec<&str> = r
-                .rules
-                .iter()
-                .filter(|v| v.verdict.is_listed_as_failed())
-                .map(|v| v.id.as_str())
-                .collect();
+            let mut ids: Vec<&str> = r.broken_rules().map(|v| v.id.as_str()).collect();
             ids.dedup();
             (r, ids)
         })

@@ -34,8 +34,18 @@ fn list_and_rules_work() {
     assert!(text.contains("DLG-SEND-02"));
     // Every rule shows how many cases list it, or that it is always-on (judged where its
     // situation arises: never claimed for the whole catalog), or NOT TESTED when none does;
-    // the history invariants (HIST-*) come last, judged by explore, sweeps and --invariants.
+    // the history invariants (HIST-*) come after the rules, judged by explore, sweeps and
+    // --invariants. Group headings (`== ... ==`) and the requirements at a glance are the rest.
+    let mut in_glance = false;
     for line in text.lines() {
+        if line.starts_with("== ") {
+            in_glance = line.starts_with("== A2A 1.0 client requirements");
+            continue;
+        }
+        if in_glance {
+            assert!(line.contains(" rows: "), "{line}");
+            continue;
+        }
         assert!(
             line.contains(" cases ")
                 || line.contains("always-on, listed in")
@@ -44,6 +54,8 @@ fn list_and_rules_work() {
             "{line}"
         );
     }
+    assert!(in_glance, "the requirements at a glance come last: {text}");
+    assert!(text.contains("all    68 rows: "), "{text}");
     assert_eq!(
         text.lines().filter(|l| l.starts_with("HIST-")).count(),
         3,
@@ -63,7 +75,17 @@ fn explain_knows_rules_and_cases_and_rejects_others() {
         .args(["explain", "states.completed"])
         .assert()
         .success();
+    let c19 = harness()
+        .args(["explain", "C-19"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let c19 = String::from_utf8_lossy(&c19);
+    assert!(c19.contains("DLG-ROUTE-07"), "{c19}");
     harness().args(["explain", "nope"]).assert().code(2);
+    harness().args(["explain", "C-69"]).assert().code(2);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The HTML report of a failing run, loaded in headless Chromium: the failing case, its broken
 //! rule and its witness (in the journal excerpt and in the sequence diagram) are visible on load,
-//! without a click, and the page is no wider than the window.
+//! without a click, the A2A client compatibility line is shown with a row per requirement linked
+//! to its cases, and the page is no wider than the window.
 //!
 //! Needs Debian's `chromium` (`scripts/setup-chromium.sh` installs it; `scripts/test.sh` runs
 //! that). Without it the test fails saying how to install it.
@@ -88,7 +89,7 @@ fn probe(case: &str, rule: &str, seq: u64) -> String {
     let case = serde_json::to_string(&format!("case-{case}")).unwrap();
     let rule = serde_json::to_string(rule).unwrap();
     format!(
-        r#"<script>
+        r##"<script>
 window.addEventListener("load", () => {{
   const vis = el => {{
     if (!el) return "missing";
@@ -113,11 +114,15 @@ window.addEventListener("load", () => {{
       return j >= 0 && (i < 0 || j < i);
     }})(),
     passes_collapsed: [...document.querySelectorAll('details.case[data-verdict="PASS"]')].every(d => !d.open),
+    compat_line: vis(document.querySelector('#compatibility summary')),
+    compat_rows: document.querySelectorAll('#compatibility tr.requirement').length,
+    compat_links: [...document.querySelectorAll('#compatibility a[href^="#case-"]')].every(a => document.getElementById(decodeURIComponent(a.getAttribute("href").slice(1)))),
+    compat_linked: document.querySelectorAll('#compatibility a[href^="#case-"]').length,
     width: document.documentElement.scrollWidth,
   }};
   document.body.setAttribute("data-probe", JSON.stringify(out));
 }});
-</script>"#
+</script>"##
     )
 }
 
@@ -181,6 +186,12 @@ fn a_failing_runs_report_shows_the_case_its_rule_and_witness_without_interaction
     assert_eq!(seen["open"], true, "{what}");
     assert_eq!(seen["first_failure_before_passes"], true, "{what}");
     assert_eq!(seen["passes_collapsed"], true, "{what}");
+    // The A2A client compatibility: its line on load, every requirement a row, each case it
+    // names a link to that case's block.
+    assert_eq!(seen["compat_line"], "visible", "{what}");
+    assert_eq!(seen["compat_rows"], 68, "{what}");
+    assert_eq!(seen["compat_links"], true, "{what}");
+    assert!(seen["compat_linked"].as_u64().unwrap_or(0) > 0, "{what}");
     let width = seen["width"].as_u64().unwrap_or(u64::MAX);
     assert!(width <= WINDOW_WIDTH, "the page is {width} px wide: {what}");
 

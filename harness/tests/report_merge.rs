@@ -1,5 +1,5 @@
 //! `a2a-harness report merge`: two shard runs merged from their files give the verdicts, totals,
-//! rule counts and rules broken of one run of their union; shards that are not parts of one run
+//! rule counts, rules broken and A2A client compatibility of one run of their union; shards that are not parts of one run
 //! are refused with exit 2 and a message saying why.
 
 mod common;
@@ -26,6 +26,9 @@ fn write(dir: &Path, delegator: &str, results: &[CaseResult]) {
     )
     .unwrap();
 }
+
+/// A requirement as the merge test compares it: id, status, cases, first evidence's case and rule.
+type RowSeen = (String, String, Vec<String>, Option<(String, String)>);
 
 fn index(dir: &Path) -> RunIndex {
     serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap()
@@ -108,6 +111,34 @@ fn merged_shards_report_what_one_run_of_their_union_does() {
             .collect()
     };
     assert_eq!(broken(&m), broken(&u));
+    // The compatibility section is recomputed from the merged cases: the same statuses, cases
+    // and first evidence as one run of the union (evidence texts may name other ports).
+    let compat = |i: &RunIndex| -> Vec<RowSeen> {
+        i.compatibility
+            .as_ref()
+            .expect("a compatibility section")
+            .requirements
+            .iter()
+            .map(|r| {
+                (
+                    r.id.clone(),
+                    r.status.label().to_string(),
+                    r.cases.clone(),
+                    r.evidence
+                        .as_ref()
+                        .map(|e| (e.case.clone(), e.rule.clone())),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(compat(&m), compat(&u));
+    let levels = |i: &RunIndex| i.compatibility.as_ref().map(|c| c.levels.clone());
+    assert_eq!(levels(&m), levels(&u));
+    let line = a2a_harness::report::compatibility_line(m.compatibility.as_ref().unwrap());
+    assert!(
+        said.contains(&line),
+        "merge prints the A2A client line: {said}"
+    );
     for f in ["junit.xml", "summary.md", "index.html"] {
         assert!(out.join(f).is_file(), "{f}");
     }

@@ -1,7 +1,8 @@
 //! `summary.md`, the console's rules-broken text and `index.json` of a fixed set of results (a
-//! pass, a fail with a witness and stderr, an xfail, a pass with a rule not exercised, and a
-//! contract failure with no rule to blame), as insta snapshots; and the INCOMPLETE mark in every
-//! output of an interrupted run.
+//! pass, a fail with a witness and stderr, an xfail, a pass with a rule not exercised, a case the
+//! delegator declined, and a contract failure with no rule to blame), as insta snapshots, with
+//! the A2A client compatibility they make; and the INCOMPLETE mark in every output of an
+//! interrupted run.
 
 use a2a_harness::report::{
     ReportRun, coverage, html, junit, rules_broken_text, run_index, summary,
@@ -90,6 +91,19 @@ fn results() -> Vec<CaseResult> {
             json!({}),
         ),
         case(
+            "bindings.grpc-only",
+            "UNSUPPORTED",
+            json!([
+                {"id": "DLG-SEND-04", "level": "MUST", "verdict": "PASS"},
+                {"id": "DLG-ROUTE-04", "level": "MUST", "verdict": "UNKNOWN",
+                 "expected": "evidence for this rule", "observed": "nothing observed that bears on it"},
+                {"id": "DLG-STATE-06", "level": "SHOULD", "verdict": "NON-STRICT",
+                 "expected": "a new task in context ctx-1", "observed": "a message to the old task"}
+            ]),
+            json!({"outcomes": {"d1": {"type": "error", "id": "d1", "code": "unsupported",
+                                       "message": "no gRPC client"}}}),
+        ),
+        case(
             "sending.direct-message",
             "FAIL",
             json!([]),
@@ -122,9 +136,52 @@ fn summary_opens_with_the_rules_broken_and_shows_every_verdict() {
     let md = summary(&index, &results);
     insta::assert_snapshot!("summary", head_of(&md));
     assert!(
-        md.trim_end().ends_with("\n3 passed, 2 failed, 0 skipped"),
+        md.trim_end().ends_with("\n3 passed, 2 failed, 1 skipped"),
         "{md}"
     );
+    // The declined case breaks no rule by declining (ROUTE-04 was only UNKNOWN there); the
+    // SHOULD it broke before declining stands.
+    let broken: Vec<&str> = index.rules_broken.iter().map(|b| b.id.as_str()).collect();
+    assert!(!broken.contains(&"DLG-ROUTE-04"), "{broken:?}");
+    assert!(broken.contains(&"DLG-STATE-06"), "{broken:?}");
+    // The compatibility section: a table per level at the end of summary.md.
+    let compat = md
+        .split("## A2A client compatibility\n")
+        .nth(1)
+        .expect("the section");
+    for level in ["### MUST (", "### SHOULD (", "### MAY ("] {
+        assert!(compat.contains(level), "{level}: {compat}");
+    }
+    assert!(
+        compat.contains("| C-40 | §3.4.3 | SHOULD | FAIL |"),
+        "{compat}"
+    );
+    assert!(
+        compat.contains("| C-53 | §7.2 | SHOULD | NOT TESTED |"),
+        "{compat}"
+    );
+    let c = index
+        .compatibility
+        .as_ref()
+        .expect("compatibility in index.json");
+    insta::assert_snapshot!(
+        "compatibility_lines",
+        format!(
+            "{}\n{}",
+            a2a_harness::report::compatibility_line(c),
+            a2a_harness::report::compatibility_note(c)
+        )
+    );
+    let row = |id: &str| c.requirements.iter().find(|r| r.id == id).unwrap();
+    // A PASS in a declined case counts for nothing; its break does.
+    assert_eq!(row("C-01").status.label(), "NOT EXERCISED");
+    assert_eq!(row("C-40").status.label(), "FAIL");
+    assert_eq!(
+        row("C-40").evidence.as_ref().unwrap().case,
+        "bindings.grpc-only"
+    );
+    // OBS-04 was NOT EXERCISED (the delegator took another path): its rows are not judged.
+    assert_eq!(row("C-46").status.label(), "NOT EXERCISED");
     insta::assert_snapshot!(
         "console_rules_broken",
         rules_broken_text(&index.rules_broken)

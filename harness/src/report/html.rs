@@ -1,18 +1,21 @@
 //! `index.html` and `journals/<case>.html`: the run as evidence.
 //!
-//! The page opens with the rules broken, then the failing cases expanded (`<details open>`):
+//! The page opens with the rules broken and the A2A client compatibility (every client
+//! requirement of the specification with its status, linked to the cases that judged it), then
+//! the failing cases expanded (`<details open>`):
 //! per case its broken rules with level, requirement, expected and observed, a sequence diagram
 //! of the traffic between delegator and agents, the witness journal entries highlighted in a
 //! window of their neighbours, the delegator's driver messages and the tail of its stderr. The
 //! other cases follow collapsed. Every case's full journal is a separate page, one click away.
 //! Inline content is capped per case (with a note saying so), so the page stays small.
 
+use super::compatibility::{compatibility_line, compatibility_note, evidence_text};
 use super::sequence::{Row, excerpt, sequence_svg};
 use super::text::{
     cap, clip, entry_json, entry_what, esc, href, known_failing_note, non_passing, stderr_tail,
 };
 use crate::runner::{CaseResult, Verdict};
-use a2a_driver_contract::report::{Coverage, RunIndex};
+use a2a_driver_contract::report::{Compatibility, Coverage, RunIndex};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -40,7 +43,7 @@ pre,code{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}\
 pre{background:#f6f6f6;padding:.5em;margin:.3em 0}\
 table{border-collapse:collapse;width:100%;table-layout:fixed}\
 td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px;vertical-align:top;text-align:left;overflow-wrap:anywhere}\
-.PASS{background:#dfd}.FAIL,.UNKNOWN,.XPASS{background:#fdd}.NON-STRICT,.XFAIL{background:#ffd}.UNSUPPORTED,.NOT.EXERCISED{background:#eee}\
+.PASS{background:#dfd}.FAIL,.UNKNOWN,.XPASS{background:#fdd}.NON-STRICT,.XFAIL{background:#ffd}.UNSUPPORTED,.NOT.EXERCISED,.NOT.TESTED{background:#eee}\
 .badge{padding:0 .4em;border-radius:3px;font-weight:bold;font-size:12px}\
 details.case{border:1px solid #ccc;border-radius:4px;margin:.6em 0;padding:.3em .6em}\
 details.case>summary{cursor:pointer;overflow-wrap:anywhere}\
@@ -149,6 +152,9 @@ pub fn html(index: &RunIndex, results: &[CaseResult]) -> String {
         s.push_str("</table>");
     }
     s.push_str("</section>");
+    if let Some(c) = &index.compatibility {
+        s.push_str(&compatibility_section(c, results));
+    }
 
     let mut order: Vec<(usize, &CaseResult)> = results.iter().enumerate().collect();
     order.sort_by_key(|(i, r)| (rank(r.verdict), *i));
@@ -193,6 +199,57 @@ pub fn html(index: &RunIndex, results: &[CaseResult]) -> String {
         );
     }
     s.push_str("</table></details></section></body></html>");
+    s
+}
+
+/// The A2A client compatibility: the closing line, then every requirement with its status, its
+/// rules, links to the cases that judged them (those of this report) and the first evidence or
+/// the reason it has no verdict. Open when a requirement FAILs.
+fn compatibility_section(c: &Compatibility, results: &[CaseResult]) -> String {
+    let ids: BTreeSet<&str> = results.iter().map(|r| r.id.as_str()).collect();
+    let failing = c.levels.iter().any(|t| t.fail > 0);
+    let mut s = format!(
+        "<section id=\"compatibility\"><details{}><summary><h2 style=\"display:inline\">A2A client compatibility</h2> <b>{}</b></summary><p>The delegator as an A2A 1.0 client: a verdict per client requirement of {} from the rule verdicts of every case. {}. Every requirement with its coverage: <code>{}</code>.</p><table><colgroup><col style=\"width:4em\"><col style=\"width:5em\"><col style=\"width:8em\"><col style=\"width:8em\"><col><col style=\"width:11em\"><col style=\"width:16%\"><col style=\"width:26%\"></colgroup><tr><th>req</th><th>level</th><th>§</th><th>status</th><th>requirement</th><th>rules</th><th>cases</th><th>evidence</th></tr>",
+        if failing { " open" } else { "" },
+        esc(&compatibility_line(c)),
+        esc(&c.spec),
+        esc(&compatibility_note(c)),
+        esc(&c.doc)
+    );
+    for v in &c.requirements {
+        let links: Vec<String> = v
+            .cases
+            .iter()
+            .take(RULE_CASES)
+            .map(|id| {
+                if ids.contains(id.as_str()) {
+                    format!("<a href=\"#case-{0}\">{0}</a>", esc(id))
+                } else {
+                    esc(id)
+                }
+            })
+            .collect();
+        let more = v.cases.len().saturating_sub(RULE_CASES);
+        let _ = write!(
+            s,
+            "<tr class=\"requirement\" id=\"req-{0}\" data-status=\"{3}\"><td><b>{0}</b></td><td>{1}</td><td>{2}<br><small>{4}</small></td><td><span class=\"badge {3}\">{3}</span></td><td>{5}</td><td>{6}</td><td>{7}{8}</td><td><code>{9}</code></td></tr>",
+            esc(&v.id),
+            v.level,
+            esc(&v.section),
+            v.status,
+            esc(&v.keyword),
+            esc(&v.requirement),
+            esc(&v.rules.join(", ")),
+            links.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            },
+            esc(&evidence_text(v))
+        );
+    }
+    s.push_str("</table></details></section>");
     s
 }
 

@@ -1,7 +1,7 @@
 //! `index.json`: the contract's [`RunIndex`], built from case results (by `run` and by `report
 //! merge` alike).
 
-use super::{ReportRun, evaluated, rules_broken, totals};
+use super::{ReportRun, compatibility, evaluated, rules_broken, totals};
 use crate::rules::registry;
 use crate::runner::CaseResult;
 use a2a_driver_contract::report::{
@@ -42,7 +42,8 @@ pub fn run_index(
 }
 
 /// The index of `results` run as `run`, with the catalog coverage of `rules` (their
-/// `evaluated` counts are recomputed from `results`).
+/// `evaluated` counts are recomputed from `results`, as are the rules broken and the
+/// compatibility section: a merged report computes them from the merged cases).
 pub(super) fn index_of(
     run: RunInfo,
     mut rules: Vec<RuleSummary>,
@@ -61,9 +62,7 @@ pub(super) fn index_of(
             duration_ms: r.duration_ms,
             repro: r.repro.clone(),
             failed_rules: r
-                .rules
-                .iter()
-                .filter(|v| v.verdict.is_listed_as_failed())
+                .broken_rules()
                 .map(|v| FailedRule {
                     id: v.id.clone(),
                     verdict: v.verdict,
@@ -87,6 +86,7 @@ pub(super) fn index_of(
         cases,
         rules,
         rules_broken: rules_broken(results),
+        compatibility: Some(compatibility(results)),
     }
 }
 

@@ -2,11 +2,14 @@
 //! `docs/report-schema/index.schema.json`, described in `reports/README.md`), `cases/<id>.json`,
 //! `journals/<id>.html` and `index.html` ([`html`], with per-case sequence diagrams), `junit.xml`
 //! ([`junit`]), `summary.md` ([`summary`]), the rules-broken roll-up all of them open with
-//! ([`rules_broken`]), and reading reports back and merging shards ([`merge`]).
+//! ([`rules_broken`]), the A2A client compatibility section ([`compatibility`]: a verdict per
+//! client requirement of the specification), and reading reports back and merging shards
+//! ([`merge`]).
 //!
 //! Every writer renders from a [`RunIndex`] and the case results, the data a report directory
 //! holds, so a run and `a2a-harness report merge` share one rendering path.
 
+pub mod compatibility;
 pub mod html;
 pub mod index;
 pub mod junit;
@@ -23,6 +26,7 @@ use a2a_driver_contract::report::RunIndex;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use compatibility::{compatibility, compatibility_line, compatibility_note};
 pub use html::{html, journal_page};
 pub use index::run_index;
 pub use junit::junit;

@@ -20,7 +20,8 @@ const CONSOLE_CASES: usize = 5;
 
 /// The rules broken by `results`: every rule judged FAIL, NON-STRICT or UNKNOWN in some case
 /// (XFAIL cases included: the rule is still broken, only expected to be), plus [`CONTRACT`] for
-/// failed cases with no such rule. Ordered by level (MUST first), then by how many cases broke
+/// failed cases with no such rule. A case the delegator declined breaks no rule by declining:
+/// its UNKNOWN rules do not count ([`CaseResult::broken_rules`]). Ordered by level (MUST first), then by how many cases broke
 /// the rule (most first), then by id.
 pub fn rules_broken(results: &[CaseResult]) -> Vec<BrokenRule> {
     let mut out: Vec<BrokenRule> = Vec::new();
@@ -44,7 +45,7 @@ pub fn rules_broken(results: &[CaseResult]) -> Vec<BrokenRule> {
         };
     for r in results {
         let mut blamed = false;
-        for v in r.rules.iter().filter(|v| v.verdict.is_listed_as_failed()) {
+        for v in r.broken_rules() {
             blamed = true;
             let requirement = crate::invariants::describe(&v.id).map_or("", |(_, r)| r);
             let mut evidence = format!("{}: {}", r.id, rule_line(v));
@@ -115,4 +116,69 @@ pub fn rules_broken_text(broken: &[BrokenRule]) -> String {
         let _ = writeln!(s, "         first: {}", b.first_evidence);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn case(id: &str, verdict: &str, rules: Value, outcomes: Value) -> CaseResult {
+        serde_json::from_value(json!({
+            "id": id, "title": id, "verdict": verdict, "rules": rules, "seed": 1,
+            "repro": "r", "duration_ms": 1, "notes": [], "outcomes": outcomes,
+            "messages": [], "stderr": "", "journal": [],
+        }))
+        .expect("a case result")
+    }
+
+    fn rule(id: &str, verdict: &str) -> Value {
+        json!({"id": id, "level": "MUST", "verdict": verdict, "expected": "e", "observed": "o"})
+    }
+
+    #[test]
+    fn a_declined_case_breaks_no_rule_by_declining() {
+        let declined = json!({"d1": {"type": "error", "id": "d1", "code": "unsupported",
+                                     "message": "no gRPC here"}});
+        let results = [
+            // Declined: its UNKNOWN rules had nothing to judge because the work was declined.
+            case(
+                "a",
+                "UNSUPPORTED",
+                json!([
+                    rule("DLG-OBS-01", "UNKNOWN"),
+                    rule("DLG-ART-01", "UNKNOWN"),
+                    rule("DLG-SEND-04", "PASS")
+                ]),
+                declined.clone(),
+            ),
+            // Declined one delegation but broke a MUST before: the FAIL stands, the UNKNOWN not.
+            case(
+                "b",
+                "FAIL",
+                json!([rule("DLG-SEND-02", "FAIL"), rule("DLG-STATE-01", "UNKNOWN")]),
+                declined,
+            ),
+            // Not declined: an UNKNOWN is still a rule with nothing observed, rolled up.
+            case(
+                "c",
+                "UNKNOWN",
+                json!([rule("DLG-OBS-01", "UNKNOWN")]),
+                json!({}),
+            ),
+        ];
+        assert!(results[0].declined() && results[1].declined() && !results[2].declined());
+        let broken = rules_broken(&results);
+        let ids: Vec<(&str, Vec<&str>)> = broken
+            .iter()
+            .map(|b| (b.id.as_str(), b.cases.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            ids,
+            [("DLG-OBS-01", vec!["c"]), ("DLG-SEND-02", vec!["b"])],
+            "{broken:#?}"
+        );
+        let failed: Vec<&str> = results[1].broken_rules().map(|v| v.id.as_str()).collect();
+        assert_eq!(failed, ["DLG-SEND-02"]);
+    }
 }

@@ -1,9 +1,11 @@
-//! `summary.md`: the run in Markdown, opening with the rules broken, then the cases, the
-//! evidence of every failure (with the tail of the delegator's stderr) and the rule coverage.
+//! `summary.md`: the run in Markdown, opening with the totals and the A2A client line, the rules
+//! broken, then the cases, the evidence of every failure (with the tail of the delegator's
+//! stderr), the rule coverage and the A2A client compatibility (a table per level).
 
+use super::compatibility::{cases_text, compatibility_line, compatibility_note, evidence_text};
 use super::text::{failure_text, non_passing, stderr_tail};
 use crate::runner::CaseResult;
-use a2a_driver_contract::report::{Coverage, RunIndex};
+use a2a_driver_contract::report::{Compatibility, Coverage, RunIndex};
 use std::fmt::Write as _;
 
 /// Escape a table cell: pipes and line breaks would end it.
@@ -32,6 +34,14 @@ pub fn summary(index: &RunIndex, results: &[CaseResult]) -> String {
         t.failed,
         t.skipped
     );
+    if let Some(c) = &index.compatibility {
+        let _ = writeln!(
+            s,
+            "{}  \n{} (the tables under [A2A client compatibility](#a2a-client-compatibility))\n",
+            compatibility_line(c),
+            compatibility_note(c)
+        );
+    }
 
     let _ = writeln!(s, "## Rules broken ({})\n", index.rules_broken.len());
     if index.rules_broken.is_empty() {
@@ -129,10 +139,51 @@ pub fn summary(index: &RunIndex, results: &[CaseResult]) -> String {
             r.evaluated
         );
     }
+    if let Some(c) = &index.compatibility {
+        compatibility_tables(&mut s, c);
+    }
     let _ = writeln!(
         s,
         "\n{} passed, {} failed, {} skipped",
         t.passed, t.failed, t.skipped
     );
     s
+}
+
+/// The compatibility section: a table per level, every requirement with its status, rules,
+/// cases and first evidence (or the reason it has no verdict).
+fn compatibility_tables(s: &mut String, c: &Compatibility) {
+    let _ = writeln!(
+        s,
+        "\n## A2A client compatibility\n\nThe delegator as an A2A 1.0 client: a verdict per client requirement of the specification ({}), from the rule verdicts of every case; {} lists each with its coverage.\n\n{}\n",
+        c.spec,
+        c.doc,
+        compatibility_line(c)
+    );
+    for t in &c.levels {
+        let _ = writeln!(
+            s,
+            "### {} ({} PASS, {} FAIL, {} NOT EXERCISED, {} NOT TESTED of {})\n\n| req | § | keyword | status | requirement | rules | cases | evidence |\n| --- | --- | --- | --- | --- | --- | --- | --- |",
+            t.level, t.pass, t.fail, t.not_exercised, t.not_tested, t.total
+        );
+        for v in c.requirements.iter().filter(|v| v.level == t.level) {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                v.id,
+                cell(&v.section),
+                cell(&v.keyword),
+                v.status,
+                cell(&v.requirement),
+                if v.rules.is_empty() {
+                    "-".to_string()
+                } else {
+                    v.rules.join(", ")
+                },
+                cell(&cases_text(v)),
+                cell(&evidence_text(v))
+            );
+        }
+        let _ = writeln!(s);
+    }
 }

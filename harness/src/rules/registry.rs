@@ -96,7 +96,7 @@ macro_rules! rules {
     };
 }
 
-/// Every rule, in ID order.
+/// Every rule, by family (the order `rules` and the reports list them in).
 pub fn registry() -> Vec<Rule> {
     rules! {
         "DLG-SEND-01", Must, false, Some(nothing_lost_across_restart), "000 Sending; Failure modes: lost task ids", "The delegation's record is durable before its first request leaves: a crash at the first request loses nothing.";
@@ -110,12 +110,29 @@ pub fn registry() -> Vec<Rule> {
         "DLG-SEND-09", Must, false, Some(definite_errors_not_resent), "000 Sending (SEND_FAILED)", "A definite error reply (JSON-RPC error) is recorded with its code; it is not resent unchanged.";
         "DLG-SEND-10", Should, true, Some(version_is_major_minor), "spec §3.6", "The version sent is Major.Minor only (1.0), never with a patch number (spec §3.6: clients SHOULD NOT send patch numbers).";
         "DLG-WIRE-01", Must, true, Some(requests_conform_to_v1), "R01, R05, R06, R07", "Every request to a 1.0 agent uses a 1.0 method name and params with no deviation from the 1.0 proto (no unknown or legacy fields, exact enum names, required fields present).";
+        "DLG-WIRE-02", Must, true, None, "spec §9.3", "JSON-RPC requests use the JSON-RPC 2.0 envelope: jsonrpc \"2.0\", a string or number id, method, and params an object.";
+        "DLG-WIRE-03", Must, false, None, "spec §5.6.1", "Timestamps in any valid form (RFC 3339: 0 to 9 fractional digits, Z or an offset) are parsed: the delegation reaches the outcome the agent's states justify.";
+        "DLG-REST-01", Should, true, None, "spec §11.1", "HTTP+JSON requests with a body carry Content-Type: application/a2a+json.";
+        "DLG-REST-02", Must, true, None, "spec §11.5", "HTTP+JSON GET and DELETE parameters travel in the path or query under their camelCase names, percent-encoded (RFC 3986), with no nested objects.";
+        "DLG-EXT-01", Must, false, None, "spec §4.6; proto AgentExtension.required", "Extensions a card marks required are honoured: every request to that agent lists each in A2A-Extensions (gRPC metadata) when the delegator supports it (init extensions); otherwise the agent is not used.";
+        "DLG-EXT-02", Should, false, None, "spec §9.2, §10.2, §11.2", "Several values of one service parameter go comma-separated in one header (one metadata entry), never as repeated headers.";
+        "DLG-CARD-01", Must, false, None, "spec §3.6", "A card whose protocolVersion carries a patch number (1.0.3) is version 1.0: the agent is used and spoken to in 1.0.";
+        "DLG-CARD-02", Should, false, None, "spec §8.6, §8.6.2", "A fresh agent card (RFC 9111: Cache-Control max-age, ETag, Last-Modified) is not fetched again within one process life; without caching headers any default duration is allowed (MAY).";
+        "DLG-CARD-03", Should, false, None, "spec §8.6.2", "Once a cached card is stale it is revalidated (If-None-Match or If-Modified-Since) before the agent is used again, and a changed card's interfaces are used from then on.";
+        "DLG-CARD-04", Must, true, None, "spec §3.1.11", "GetExtendedAgentCard is authenticated with a scheme the public card's securitySchemes declare (the credential the harness gave for that agent).";
+        "DLG-CARD-05", Should, false, None, "spec §3.1.11, §13.3", "Once the extended card is obtained, its skills and interfaces replace the public card's for that agent.";
         "DLG-ROUTE-01", Must, true, Some(routed_to_capable_agent), "001 Introduction: route to a capable agent", "Work goes only to an agent whose card (the extended card where the delegator is entitled to it) advertises the required skill and an output mode the request accepts.";
         "DLG-ROUTE-02", Should, false, Some(streaming_when_declared_and_preferred), "001 ArtifactSpec.streaming_preferred; R09, R12", "Streaming is used when the card declares it and the request prefers it; never when the card does not declare it.";
         "DLG-ROUTE-03", Should, false, Some(v03_agents_spoken_to_in_v03), "000 A note on protocol versions", "A 0.3 agent (by its card) is spoken to in 0.3, through one adapter.";
         "DLG-ROUTE-04", Must, true, Some(only_advertised_bindings), "R56; spec §5.2, §8.3", "An agent is spoken to only over a protocol binding its card's supportedInterfaces advertises (an agent serving only gRPC is spoken to over gRPC).";
         "DLG-ROUTE-05", Must, false, Some(first_supported_interface), "R56; spec §8.3.2 (1, 2)", "The first request to an agent uses the first interface in card order whose binding AND protocol version the delegator supports (bindings: init_ok.supports binding:*, none listed: JSON-RPC; versions: every 1.x, 0.x only with a2a_0_3 in supports).";
         "DLG-ROUTE-06", Must, false, Some(failed_binding_falls_back_or_fails_visibly), "spec §5.2 (SHOULD fall back)", "When an advertised binding fails at the transport level, the delegator falls back to another advertised binding or ends the delegation visibly; it never hangs on it.";
+        "DLG-ROUTE-07", Must, true, None, "spec §8.3.2 (3, 4)", "Every request goes to the URL of the interface it uses and carries that interface's tenant exactly (none when the interface has none).";
+        "DLG-ROUTE-08", Should, false, None, "spec §5.2", "When an advertised binding fails at the transport level and the card advertises another binding the delegator speaks, the delegator falls back to it.";
+        "DLG-ROUTE-09", Should, true, None, "spec §3.3.4", "Optional capabilities are used only when the card declares them: push configs only with capabilities.pushNotifications, GetExtendedAgentCard only with capabilities.extendedAgentCard (streaming: DLG-ROUTE-02).";
+        "DLG-CTX-01", Should, true, None, "spec §3.4.1 (SHOULD NOT)", "A message that starts new work carries no client-generated contextId: only one the agent gave (refinement, follow-up).";
+        "DLG-CTX-02", Must, true, None, "spec §3.4.2", "A message's taskId names a task that agent created; a client never invents task ids.";
+        "DLG-CTX-03", Must, false, None, "spec §3.7", "Nothing depends on the agent keeping Task history: questions come from the status message and results from artifacts when the agent keeps no history.";
         "DLG-STATE-01", Must, false, Some(open_states_kept_observed), "000 Mapping every state", "SUBMITTED and WORKING keep the delegation open and observed.";
         "DLG-STATE-02", Must, false, Some(completed_committed), "000 Accepting results", "COMPLETED: artifacts are validated, then committed; the outcome is COMPLETED.";
         "DLG-STATE-03", Must, false, Some(terminal_outcome_recorded_and_final), "000 Terminal is final; R23", "FAILED, CANCELED and REJECTED are recorded as final with the agent's status message; nothing more is sent to that task.";
@@ -128,7 +145,10 @@ pub fn registry() -> Vec<Rule> {
         "DLG-INPUT-04", Should, false, Some(input_rounds_capped), "000 Interrupted states", "Input rounds per delegation are capped; past the cap the delegation fails instead of answering again.";
         "DLG-AUTH-01", Must, true, Some(own_credential_never_forwarded), "000 Failure modes: credential forwarding", "The delegator's own credential never reaches another agent.";
         "DLG-AUTH-02", Must, false, Some(scoped_credential_escalated_and_confined), "000 Interrupted states; R28, R29", "AUTH_REQUIRED is escalated for a credential scoped to that agent and task, which is then used only there.";
+        "DLG-AUTH-03", Must, false, None, "spec §7.6.4", "Every AUTH_REQUIRED is escalated anew: a credential given for one auth round is never assumed to authorise a later one.";
+        "DLG-AUTH-04", Should, false, None, "spec §7.6.2", "An auth escalation passes the agent's explanatory status message up (escalate.question).";
         "DLG-UNTRUSTED-01", Must, false, Some(planted_instructions_ignored), "000 Accepting results", "Text from another agent (questions, status messages, artifacts) is data: instruction-like text changes nothing the delegator sends.";
+        "DLG-UNTRUSTED-02", Must, false, None, "spec §14.1.1", "Names an agent chooses (artifact ids and names, part filenames) never decide where the delegator writes: nothing is written outside its store directory.";
         "DLG-LIMIT-01", Must, false, Some(past_deadline_refused), "000 Budgets: deadlines shrink", "Work whose deadline is already past is refused before anything is sent.";
         "DLG-LIMIT-02", Must, true, Some(child_deadline_has_margin), "000 Budgets: deadlines shrink", "Each child gets a deadline earlier than the parent's by a safety margin.";
         "DLG-LIMIT-03", Must, false, Some(cancel_at_local_deadline), "000 Budgets: enforce locally", "At its own deadline the delegator calls CancelTask, whatever the agent does with the metadata.";
@@ -143,6 +163,9 @@ pub fn registry() -> Vec<Rule> {
         "DLG-OBS-03", Must, true, Some(only_completed_work_committed), "000 Accepting results (streaming)", "Only what a completed task delivers is committed; streamed chunks before that are progress.";
         "DLG-OBS-04", Must, false, Some(forged_push_rejected), "000 Sending (push config); R52", "Push notifications are accepted only with the configured token; duplicates are harmless.";
         "DLG-OBS-05", Should, true, Some(polling_backs_off), "000 Operations and trade-offs", "Polling backs off; it does not hammer GetTask.";
+        "DLG-PUSH-01", Must, false, None, "spec §4.3.3, §13.2", "The webhook answers 2xx to every genuine push (the configured token, a task it created).";
+        "DLG-PUSH-02", Must, false, None, "spec §4.3.3, §13.2", "A push about a task the delegator did not create changes no delegation.";
+        "DLG-PUSH-03", Should, false, None, "spec §13.2", "Each push config gets its own token (unique, single-purpose).";
         "DLG-ART-01", Must, false, Some(appends_joined_in_order), "001 Do 2", "Chunks with append: true are joined in order by artifactId; a chunk without it starts or replaces that artifact.";
         "DLG-ART-02", Must, false, Some(every_chunk_counts), "001 Don't 2", "Every chunk counts: the result is not the last event alone.";
         "DLG-ART-03", Must, false, Some(url_parts_fetched), "001 Do 3; Handling large artifacts", "A url part is fetched on its own path and its size bound is enforced while reading.";
@@ -174,8 +197,9 @@ mod tests {
     #[test]
     fn good_delegation_passes_every_always_on_rule() {
         let c = good("expect = { state = [\"COMPLETED\"] }");
+        // An always-on rule without a checker yet is reported NOT TESTED, never judged.
         for r in registry().into_iter().filter(|r| r.always) {
-            let f = r.check.expect("always-on rules have checkers");
+            let Some(f) = r.check else { continue };
             assert!(
                 !fails(c.check(f)),
                 "{} failed on a good delegation: {:?}",

@@ -141,6 +141,27 @@ impl CaseResult {
         }
     }
 
+    /// True when the delegator declined this case, or a delegation of it, through the contract
+    /// (`error` code `unsupported`): the case's verdict is UNSUPPORTED, or an outcome is such an
+    /// error (a broken MUST makes the verdict FAIL all the same).
+    pub fn declined(&self) -> bool {
+        self.verdict == Verdict::Unsupported
+            || self.outcomes.values().any(|o| {
+                matches!(o, FromDelegator::Error(e) if e.code == a2a_driver_contract::DriverErrorCode::Unsupported)
+            })
+    }
+
+    /// The rules this case broke: those judged FAIL, NON-STRICT or UNKNOWN. A declined case
+    /// ([`declined`](Self::declined)) breaks no rule by what it did not do: its UNKNOWN rules
+    /// (nothing to judge, since the work was declined) are left out, while a FAIL or NON-STRICT
+    /// witnessed in what it did before declining stands.
+    pub fn broken_rules(&self) -> impl Iterator<Item = &RuleVerdict> {
+        let declined = self.declined();
+        self.rules.iter().filter(move |v| {
+            v.verdict.is_listed_as_failed() && !(declined && v.verdict == Verdict::Unknown)
+        })
+    }
+
     /// A FAIL for a case the harness could not finish (for example a panic in its task).
     pub fn harness_failure(s: &Scenario, cfg: &RunSettings, note: String) -> CaseResult {
         let mut r = CaseResult::empty(s, cfg);
