@@ -11,6 +11,7 @@ use super::rec::*;
 use super::rejection::*;
 use super::retry::*;
 use super::route::*;
+use super::secret::no_secret_in_plaintext;
 use super::send::*;
 use super::state::*;
 use super::wire::*;
@@ -162,6 +163,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-REC-04", Must, false, Some(purged_task_marked_lost), "000 Recovery", "-32001 for a task it created marks the delegation LOST; it is not silently recreated.";
         "DLG-REC-05", Must, true, Some(one_task_per_intent), "000 Sending; Recovery", "No intent ever creates two remote tasks when the agent deduplicates messageId.";
         "DLG-REC-06", Must, false, Some(artifacts_exact_after_recovery), "000; 001", "Artifacts completed after a recovery are byte-exact.";
+        "DLG-SECRET-01", Must, true, Some(no_secret_in_plaintext), "spec §13.4", "No secret the delegator holds (its own credential, a scoped credential, a push token) appears in plaintext in what it writes: driver messages, stderr, its snapshot and dead-letter records, files under its store directory (a `Scheme token` credential counts by its token too; a hash of a secret is not the secret; secrets shorter than 8 bytes are not searched for, they would match by chance).";
     }
 }
 
