@@ -39,6 +39,9 @@ pub enum Bug {
     IgnoreUnknownState,
     /// Input rounds are not capped (DLG-INPUT-04).
     NoInputCap,
+    /// Push tokens and scoped credentials are written in plaintext to a debug log under the
+    /// store directory (DLG-SECRET-01).
+    PersistSecrets,
 }
 
 impl Bug {
@@ -58,6 +61,7 @@ impl Bug {
         Bug::NoRecovery,
         Bug::IgnoreUnknownState,
         Bug::NoInputCap,
+        Bug::PersistSecrets,
     ];
 
     /// The name used on the command line.
@@ -77,6 +81,7 @@ impl Bug {
             Bug::NoRecovery => "no-recovery",
             Bug::IgnoreUnknownState => "ignore-unknown-state",
             Bug::NoInputCap => "no-input-cap",
+            Bug::PersistSecrets => "persist-secrets",
         }
     }
 
@@ -173,7 +178,7 @@ mod tests {
         for b in Bug::ALL {
             assert_eq!(Bug::parse(b.name()), Some(*b));
         }
-        assert_eq!(Bug::ALL.len(), 14);
+        assert_eq!(Bug::ALL.len(), 15);
         assert_eq!(Bug::parse("nope"), None);
     }
 

@@ -4,7 +4,9 @@
 //! token is accepted as `Authorization: Bearer <token>` (spec 1.0.1) or
 //! `X-A2A-Notification-Token: <token>` (Python SDK). The token is checked first, in constant
 //! time ([`token_matches`]): a wrong or missing token and an unknown delegation get the same
-//! answer (401, empty body), so delegation ids cannot be probed. Only then is the body read; one
+//! answer (401, empty body), so delegation ids cannot be probed. The delegator keeps only the
+//! sha256 of each token it configured ([`token_sha256`]; a push token is a secret,
+//! DLG-SECRET-01): the presented token is hashed and compared with those. Only then is the body read; one
 //! that is not a `StreamResponse` is 400. A valid notification is only a hint: the delegation
 //! reads the task with `GetTask`, so duplicates and reordering are harmless.
 
@@ -13,6 +15,7 @@ use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
+use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
@@ -25,25 +28,52 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Where the receiver sends notifications.
 pub trait WebhookSink: Send + Sync + 'static {
-    /// The push token expected for `delegation_id`: `None` when the delegation is unknown, not
-    /// running, or not observed by push. The receiver compares it with [`token_matches`].
-    fn expected_token(&self, delegation_id: &str) -> Option<String>;
+    /// The sha256 of each push token accepted for `delegation_id`: empty when the delegation is
+    /// unknown, not running, or not observed by push. The receiver compares the presented
+    /// token with [`token_matches`].
+    fn expected_token_hashes(&self, delegation_id: &str) -> Vec<TokenHash>;
     /// Deliver the event of an authorized notification (a hint).
     fn notify(&self, delegation_id: &str, event: a2a_protocol::StreamResponse);
 }
 
-/// Compared with the presented token when no token is expected, so that an unknown delegation
-/// costs the same comparison as a known one.
-const NO_TOKEN: &[u8] = &[0u8; 32];
+/// The sha256 of a push token: all the delegator keeps of it.
+pub type TokenHash = [u8; 32];
 
-/// True when `presented` equals `expected`, compared in constant time (for tokens of equal
-/// length). No expected token (an unknown delegation) and no presented token never match, after
-/// the same comparison.
-pub fn token_matches(expected: Option<&str>, presented: Option<&str>) -> bool {
-    let want = expected.map_or(NO_TOKEN, str::as_bytes);
-    let got = presented.unwrap_or_default().as_bytes();
-    let equal: bool = want.ct_eq(got).into();
-    equal && expected.is_some() && presented.is_some()
+/// The sha256 of `token`.
+pub fn token_hash(token: &str) -> TokenHash {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// The lowercase hex sha256 of `token`, as records keep it (`push_token_sha256`).
+pub fn token_sha256(token: &str) -> String {
+    hex::encode(token_hash(token))
+}
+
+/// A record's hex hashes as [`TokenHash`]es (a malformed one is skipped: it matches nothing).
+pub fn token_hashes(hex_hashes: &[String]) -> Vec<TokenHash> {
+    hex_hashes
+        .iter()
+        .filter_map(|h| hex::decode(h).ok()?.try_into().ok())
+        .collect()
+}
+
+/// Compared with the presented token's hash when no token is expected, so that an unknown
+/// delegation costs the same comparison as a known one.
+const NO_TOKEN: &TokenHash = &[0u8; 32];
+
+/// True when the sha256 of `presented` equals one of `expected`, each compared in constant
+/// time. No expected hash (an unknown delegation) and no presented token never match, after the
+/// same work.
+pub fn token_matches(expected: &[TokenHash], presented: Option<&str>) -> bool {
+    let got = token_hash(presented.unwrap_or_default());
+    let mut equal = subtle::Choice::from(0u8);
+    if expected.is_empty() {
+        equal |= NO_TOKEN.ct_eq(&got);
+    }
+    for want in expected {
+        equal |= want.ct_eq(&got);
+    }
+    bool::from(equal) && !expected.is_empty() && presented.is_some()
 }
 
 fn token_of(headers: &HeaderMap) -> Option<String> {
@@ -68,8 +98,8 @@ async fn handle(
     body: Bytes,
 ) -> StatusCode {
     // The token first: nothing about the delegation or the body is revealed without it.
-    let expected = sink.expected_token(&id);
-    if !token_matches(expected.as_deref(), token_of(&headers).as_deref()) {
+    let expected = sink.expected_token_hashes(&id);
+    if !token_matches(&expected, token_of(&headers).as_deref()) {
         return StatusCode::UNAUTHORIZED;
     }
     match a2a_protocol::codec::decode::<a2a_protocol::StreamResponse>(&body) {
@@ -109,11 +139,16 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    /// One running delegation, `d1`, with token `tok`.
+    /// One running delegation, `d1`, with tokens `tok` and (configured again after a restart)
+    /// `tok2`, known by their hashes.
     struct Sink(Mutex<Vec<String>>);
     impl WebhookSink for Sink {
-        fn expected_token(&self, id: &str) -> Option<String> {
-            (id == "d1").then(|| "tok".to_string())
+        fn expected_token_hashes(&self, id: &str) -> Vec<TokenHash> {
+            if id == "d1" {
+                token_hashes(&[token_sha256("tok"), token_sha256("tok2")])
+            } else {
+                vec![]
+            }
         }
         fn notify(&self, _id: &str, event: a2a_protocol::StreamResponse) {
             self.0
@@ -155,10 +190,13 @@ mod tests {
         let url = format!("http://{addr}{WEBHOOK_PATH}/d1");
         let unknown = format!("http://{addr}{WEBHOOK_PATH}/zz");
         let bearer = Some(("Authorization", "Bearer tok"));
-        // The right token, in either header, is accepted (duplicates too).
+        // The right token, in either header, is accepted (duplicates too), and so is the token
+        // of an older push config of the same delegation.
         assert_eq!(post(&http, url.clone(), bearer, BODY).await.0, 200);
         let xtoken = Some(("X-A2A-Notification-Token", "tok"));
         assert_eq!(post(&http, url.clone(), xtoken, BODY).await.0, 200);
+        let older = Some(("Authorization", "Bearer tok2"));
+        assert_eq!(post(&http, url.clone(), older, BODY).await.0, 200);
         // A wrong token, no token, and an unknown delegation (even with a token that is right
         // elsewhere, or with a garbage body) all get one and the same answer.
         let wrong = post(
@@ -174,7 +212,7 @@ mod tests {
             post(
                 &http,
                 url.clone(),
-                Some(("Authorization", "Bearer tok2")),
+                Some(("Authorization", "Bearer tok3")),
                 BODY,
             )
             .await,
@@ -193,12 +231,17 @@ mod tests {
         }
         // The body is read only with the right token.
         assert_eq!(post(&http, url, bearer, "garbage").await.0, 400);
-        assert_eq!(*sink.0.lock().unwrap(), vec!["t1", "t1"]);
+        assert_eq!(*sink.0.lock().unwrap(), vec!["t1", "t1", "t1"]);
     }
 
     #[test]
     fn tokens_match_only_when_equal_and_both_present() {
-        assert!(token_matches(Some("tok"), Some("tok")));
+        let hashed = |t: Option<&str>| t.map(|t| vec![token_hash(t)]).unwrap_or_default();
+        assert!(token_matches(&hashed(Some("tok")), Some("tok")));
+        assert!(token_matches(
+            &[token_hash("a"), token_hash("tok")],
+            Some("tok")
+        ));
         for (expected, presented) in [
             (Some("tok"), Some("tok ")),
             (Some("tok"), Some("to")),
@@ -208,18 +251,22 @@ mod tests {
             (Some("tok"), None),
             (None, Some("tok")),
             (None, None),
-            // No expected token must not be matched by presenting the placeholder compared
-            // against in its place.
-            (
-                None,
-                Some("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"),
-            ),
+            (None, Some("")),
             (Some(""), None),
         ] {
             assert!(
-                !token_matches(expected, presented),
+                !token_matches(&hashed(expected), presented),
                 "{expected:?} vs {presented:?}"
             );
         }
+        // The stored form is the lowercase hex sha256; a malformed one matches nothing.
+        assert_eq!(
+            token_sha256("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            token_hashes(&["zz".into(), token_sha256("abc")]),
+            vec![token_hash("abc")]
+        );
     }
 }

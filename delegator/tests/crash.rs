@@ -271,3 +271,85 @@ async fn sigkill_at_several_points_loses_and_duplicates_nothing() {
     assert_eq!(poll_tasks, 1 + 1 + 4 + 1);
     assert_eq!(stream_tasks, 3);
 }
+
+/// Every byte of every file under `dir`.
+fn bytes_under(dir: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            all.extend(bytes_under(&p));
+        } else {
+            all.extend(std::fs::read(&p).unwrap());
+        }
+    }
+    all
+}
+
+fn holds(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// A scoped credential lives in memory only: killed after the auth round was recorded and before
+/// the agent took the answer, the restarted delegator asks its caller again, and continues the
+/// task with the credential it gets; no file under the store ever held it.
+#[tokio::test]
+async fn an_auth_round_cut_by_a_kill_asks_for_the_credential_again() {
+    const CRED: &str = "Bearer scoped-vault-secret-7";
+    let vault = MockAgent::builder("vault")
+        .skill("vault")
+        .streaming(false)
+        .push_notifications(false)
+        .mount(
+            MockAgent::when()
+                .step(Step::auth_required(CRED))
+                .step(chunk("v", "opened", false, true))
+                .state(TaskState::Completed),
+        );
+    let net = network(vec![vault.build()]).await;
+    let vault_card = card(&net, "vault");
+    let options: Value = serde_json::from_str(OPTIONS).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path();
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &[vault_card.as_str()], false, options.clone())
+        .await;
+    d.send(delegate("a1", "vault")).await;
+    d.until(20, |v| v["type"] == "escalate" && v["kind"] == "auth")
+        .await;
+    // The answer is recorded, then sent; the agent holds it unprocessed and the process dies.
+    net.queue_fault("vault", Method::SendMessage, HOLD, 1)
+        .unwrap();
+    d.send(json!({"type": "credential", "id": "a1", "credential": CRED}))
+        .await;
+    support::wait_count(&net, "vault", "SendMessage", 2).await;
+    d.crash().await;
+    assert!(!holds(&bytes_under(store), "scoped-vault-secret"));
+
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &[vault_card.as_str()], true, options).await;
+    let again = d
+        .until(20, |v| v["type"] == "escalate" && v["kind"] == "auth")
+        .await;
+    assert_eq!(again["id"], "a1");
+    d.send(json!({"type": "credential", "id": "a1", "credential": CRED}))
+        .await;
+    let done = d
+        .until(20, |v| v["type"] == "done" && v["id"] == "a1")
+        .await;
+    assert_eq!(done["state"], "COMPLETED", "{done}");
+    d.send(json!({"type": "snapshot"})).await;
+    let snap = d.until(10, |v| v["type"] == "snapshot_ok").await;
+    d.close_stdin();
+    assert!(d.wait_exit(20).await.success());
+    // The continuation after the restart carried the credential, under the round's messageId.
+    let sends = requests(&net, "vault", "SendMessage");
+    let last = sends.last().unwrap();
+    assert_eq!(last.header("authorization"), Some(CRED));
+    assert_eq!(
+        last.params["message"]["messageId"],
+        json!(message_id("a1", "auth-1"))
+    );
+    assert!(!snap.to_string().contains("scoped-vault-secret"));
+    assert!(!holds(&bytes_under(store), "scoped-vault-secret"));
+}

@@ -581,9 +581,10 @@ mod interrupts {
         for r in to_other {
             assert_eq!(r.header("authorization"), None);
         }
-        // The credential is never exported in a snapshot.
+        // The credential is never exported in a snapshot, nor written to the store.
         let snap = h.engine.snapshot().await.unwrap();
         assert!(!serde_json::to_string(&snap).unwrap().contains("scoped-1"));
+        assert!(!h.store_holds("scoped-1"));
     }
 }
 
@@ -783,6 +784,16 @@ mod push {
         let o = h.done("d1").await;
         assert_eq!(o.state, DelegationState::Completed);
         assert!(t0.elapsed() < Duration::from_secs(4), "woken by push");
+        // The token is a secret: the record keeps its sha256 only, no file holds it.
+        let token = cfg["token"].as_str().unwrap();
+        assert_eq!(cfg["authentication"]["credentials"], token);
+        let snap = h.engine.snapshot().await.unwrap();
+        assert_eq!(
+            snap[0].push_token_sha256,
+            vec![a2a_delegator::webhook::token_sha256(token)]
+        );
+        assert!(!serde_json::to_string(&snap).unwrap().contains(token));
+        assert!(!h.store_holds(token));
     }
 
     #[tokio::test]

@@ -242,3 +242,19 @@ async fn no_input_cap() {
     assert_eq!(h.run(r).await.state, DelegationState::Completed);
     assert_eq!(requests(&net, "a", "SendMessage").len(), 5);
 }
+
+#[tokio::test]
+async fn persist_secrets() {
+    const CRED: &str = "Bearer scoped-written-down";
+    let net = scripted(agent("a"), vec![Step::auth_required(CRED), completed()]).await;
+    let mut h = start(&net, Bug::PersistSecrets, opts()).await;
+    h.engine.delegate(req("d1")).await.unwrap();
+    let (_, kind, _) = h.escalation().await;
+    assert_eq!(kind, a2a_delegator::EscalationKind::Auth);
+    h.engine.credential("d1", CRED.into()).unwrap();
+    assert_eq!(h.done("d1").await.state, DelegationState::Completed);
+    assert!(
+        h.store_holds(CRED),
+        "the credential is in the store's debug log"
+    );
+}

@@ -163,6 +163,47 @@ impl Drop for MemoryWatch {
     }
 }
 
+/// One of the delegator's output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputStream {
+    /// Its stdout: protocol lines and anything else it writes there.
+    Stdout,
+    /// Its stderr.
+    Stderr,
+}
+
+/// Receives a copy of every byte read from a delegator's stdout and stderr, in the order read:
+/// stdout before it is split into lines (so non-protocol, over-long and non-UTF-8 lines are seen
+/// too), stderr before the kept tail ([`MAX_STDERR`]) is cut. Called on the reader tasks: it
+/// must be quick and must not block for long.
+pub type OutputTap = Arc<dyn Fn(OutputStream, &[u8]) + Send + Sync>;
+
+/// An [`AsyncRead`](tokio::io::AsyncRead) that hands every byte it reads to a tap.
+struct Tapped<R> {
+    inner: R,
+    stream: OutputStream,
+    tap: Option<OutputTap>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Tapped<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let (std::task::Poll::Ready(Ok(())), Some(tap)) = (&polled, &this.tap) {
+            let new = &buf.filled()[before..];
+            if !new.is_empty() {
+                tap(this.stream, new);
+            }
+        }
+        polled
+    }
+}
+
 /// What the delegator wrote on its stdout, or what happened to it.
 #[derive(Debug, Clone)]
 pub enum DelegatorOutput {
@@ -337,7 +378,7 @@ pub fn resolve_program(program: &str) -> Result<std::path::PathBuf, ProgramError
 }
 
 /// Read lines of at most [`MAX_LINE`] bytes and classify them, until EOF or the receiver is gone.
-async fn read_lines(out: tokio::process::ChildStdout, tx: mpsc::Sender<DelegatorOutput>) {
+async fn read_lines<R: tokio::io::AsyncRead + Unpin>(out: R, tx: mpsc::Sender<DelegatorOutput>) {
     let codec = LinesCodec::new_with_max_length(MAX_LINE);
     let mut lines = FramedRead::with_capacity(out, codec, 64 * 1024);
     // After a decoder error `FramedRead` yields `None` once and then reads on.
@@ -396,6 +437,16 @@ impl DelegatorProcess {
         cmd: &str,
         stderr: Arc<Mutex<Vec<u8>>>,
     ) -> Result<DelegatorProcess, DelegatorProcessError> {
+        Self::spawn_tapped(cmd, stderr, None)
+    }
+
+    /// [`Self::spawn`], with `tap` (when given) receiving every byte the process writes on
+    /// stdout and stderr as it is read.
+    pub fn spawn_tapped(
+        cmd: &str,
+        stderr: Arc<Mutex<Vec<u8>>>,
+        tap: Option<OutputTap>,
+    ) -> Result<DelegatorProcess, DelegatorProcessError> {
         let line = split_command(cmd)?;
         let mut c = Command::new(&line.program);
         c.args(&line.args)
@@ -435,10 +486,20 @@ impl DelegatorProcess {
         }
         let (tx, rx) = mpsc::channel(READ_QUEUE);
         if let Some(out) = child.stdout.take() {
+            let out = Tapped {
+                inner: out,
+                stream: OutputStream::Stdout,
+                tap: tap.clone(),
+            };
             tasks.push(tokio::spawn(read_lines(out, tx)));
         }
         let mut stderr_reader = None;
-        if let Some(mut err) = child.stderr.take() {
+        if let Some(err) = child.stderr.take() {
+            let mut err = Tapped {
+                inner: err,
+                stream: OutputStream::Stderr,
+                tap,
+            };
             let buf = stderr.clone();
             // Not aborted on drop: it ends at EOF and keeps what a killed process wrote last.
             stderr_reader = Some(tokio::spawn(async move {
@@ -730,6 +791,42 @@ mod tests {
             "{got:?}"
         );
         p.finish(Duration::from_secs(5)).await;
+    }
+
+    #[tokio::test]
+    async fn the_tap_sees_every_byte_of_both_streams() {
+        let seen: Arc<Mutex<BTreeMap<&'static str, Vec<u8>>>> = Arc::default();
+        let s = seen.clone();
+        let tap: OutputTap = Arc::new(move |stream, bytes| {
+            let key = match stream {
+                OutputStream::Stdout => "out",
+                OutputStream::Stderr => "err",
+            };
+            s.lock()
+                .unwrap()
+                .entry(key)
+                .or_default()
+                .extend_from_slice(bytes);
+        });
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let mut p = DelegatorProcess::spawn_tapped(
+            r#"sh -c 'printf "not json\n\377x\n{\"type\":\"x\"}\n"; printf "oops\n" >&2'"#,
+            stderr,
+            Some(tap),
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        while let Some(m) = p.recv(Duration::from_secs(10)).await {
+            if matches!(m, DelegatorOutput::Eof) {
+                break;
+            }
+            got.push(m);
+        }
+        p.finish(Duration::from_secs(5)).await;
+        assert_eq!(got.len(), 3, "{got:?}");
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen["out"], b"not json\n\xffx\n{\"type\":\"x\"}\n".to_vec());
+        assert_eq!(seen["err"], b"oops\n".to_vec());
     }
 
     #[test]

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// One durable delegation record. Scoped credentials are never included.
+/// One durable delegation record. Secrets are never included: no scoped credential, no push
+/// token (only its sha256), no credential of any kind (DLG-SECRET-01).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SnapshotRecord {
     /// Delegation id.
@@ -80,10 +81,12 @@ pub struct SnapshotRecord {
     #[serde(default)]
     #[schemars(schema_with = "any_value")]
     pub streaming: bool,
-    /// Token expected on push notifications for this delegation.
+    /// Lowercase hex sha256 of each push token configured for this delegation, oldest first
+    /// (a recovery resend may configure a new one). Never the token itself: a push token is a
+    /// secret (DLG-SECRET-01); an incoming token is hashed and compared with these.
     #[serde(default)]
     #[schemars(schema_with = "any_value")]
-    pub push_token: Option<String>,
+    pub push_token_sha256: Vec<String>,
     /// Send attempts made (the first send counts as 1).
     #[schemars(with = "i64")]
     pub attempts: u32,

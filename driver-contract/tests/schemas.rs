@@ -111,7 +111,7 @@ fn full_examples() -> Vec<Value> {
             "message_ids":{"create":"m-1"},"task_id":"t-1","context_id":"c-1","state":"DEAD_LETTERED",
             "reason":"r","budget_usd":1.0,"budget_share":0.9,"spend_usd":0.0,
             "deadline":"2026-01-01T00:00:00Z","depth":0,"chain":[],"refine_of":null,
-            "reference_task_ids":[],"streaming":false,"push_token":null,"attempts":4,
+            "reference_task_ids":[],"streaming":false,"push_token_sha256":[],"attempts":4,
             "last_error":"e","error_code":-32603,"final_message":null,"priority":"normal",
             "created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z",
             "terminal_at":null,"dlq":true,

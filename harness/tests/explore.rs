@@ -45,6 +45,7 @@ const BUGS: &[Bug] = &[
     bug("message-terminal-task", "state", "DLG-STATE-05", 8),
     bug("ignore-unknown-state", "state", "DLG-STATE-04", 8),
     bug("no-input-cap", "input", "DLG-INPUT-04", 8),
+    bug("persist-secrets", "auth", "DLG-SECRET-01", 8),
 ];
 
 /// Bugs explored at once (each runs two cases at a time).

@@ -206,6 +206,7 @@ const BUGS: &[(&str, &[&str], Topic)] = &[
     ),
     ("ignore-unknown-state", &["DLG-STATE-04"], Topic::State),
     ("no-input-cap", &["DLG-INPUT-04"], Topic::Input),
+    ("persist-secrets", &["DLG-SECRET-01"], Topic::Auth),
 ];
 
 /// Seeds run at once while hunting a bug.

@@ -93,6 +93,8 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     ),
     ("ignore-unknown-state", &["DLG-STATE-04"], &["DLG-OBS-01"]),
     ("no-input-cap", &["DLG-INPUT-04"], &["DLG-OBS-01"]),
+    // Push tokens and scoped credentials in a debug log under the store: the secret scan.
+    ("persist-secrets", &["DLG-SECRET-01"], &[]),
 ];
 
 /// The slowest case (a 32 MiB stream) shows nothing about these bugs that faster cases do not.

@@ -181,9 +181,12 @@ fn request<M: DeserializeOwned>(
         tonic::metadata::MetadataValue::from_static(ProtocolVersion::V1_0.header_value()),
     );
     if let Some(a) = auth {
-        let v = a.parse().map_err(|_| {
-            ClientError::Transport("the credential is not a valid metadata value".into())
-        })?;
+        let mut v: tonic::metadata::MetadataValue<tonic::metadata::Ascii> =
+            a.parse().map_err(|_| {
+                ClientError::Transport("the credential is not a valid metadata value".into())
+            })?;
+        // Never printed by a `Debug` of the request (a log line).
+        v.set_sensitive(true);
         req.metadata_mut().insert("authorization", v);
     }
     if let Some(t) = timeout.into() {

@@ -55,7 +55,7 @@ impl RpcClient {
             )
             .json(&body);
         if let Some(a) = auth {
-            rb = rb.header("Authorization", a);
+            rb = rb.header(reqwest::header::AUTHORIZATION, super::auth_header(a)?);
         }
         Ok((rb, id))
     }

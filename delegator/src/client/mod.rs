@@ -221,6 +221,15 @@ impl ClientError {
     }
 }
 
+/// An `Authorization` value marked sensitive, so that no `Debug` of a request (a log line)
+/// prints the credential.
+fn auth_header(credential: &str) -> Result<reqwest::header::HeaderValue, ClientError> {
+    let mut v = reqwest::header::HeaderValue::from_str(credential)
+        .map_err(|_| ClientError::Transport("the credential is not a valid header value".into()))?;
+    v.set_sensitive(true);
+    Ok(v)
+}
+
 fn classify(url: &str, e: reqwest::Error) -> ClientError {
     if e.is_connect() {
         ClientError::Connect {

@@ -73,7 +73,7 @@ impl RpcClient {
             rb = rb.header("Content-Type", REST_CONTENT_TYPE).body(bytes);
         }
         if let Some(a) = auth {
-            rb = rb.header("Authorization", a);
+            rb = rb.header(reqwest::header::AUTHORIZATION, super::auth_header(a)?);
         }
         Ok(rb)
     }

@@ -84,8 +84,7 @@ impl Engine {
             refine_of: req.refine_of.clone(),
             reference_task_ids,
             streaming: false,
-            push_token: None,
-            scoped_credential: None,
+            push_token_sha256: Vec::new(),
             attempts: 0,
             last_error: None,
             error_code: None,
@@ -121,15 +120,23 @@ impl Engine {
         rec.rpc_url = Some(agent.endpoint.url.clone());
         rec.protocol_version = Some(agent.endpoint.version.as_str().to_string());
         rec.streaming = agent.streaming() && req.artifact_spec.streaming_preferred;
+        // The push token lives in memory; the record keeps its sha256 (DLG-SECRET-01).
+        let mut push_token = None;
         if !rec.streaming && agent.push() && lock(&inner.webhook_url).is_some() {
-            rec.push_token = Some(uuid::Uuid::new_v4().simple().to_string());
+            let token = super::new_push_token();
+            rec.push_token_sha256
+                .push(crate::webhook::token_sha256(&token));
+            if inner.cfg.bugs.has(Bug::PersistSecrets) {
+                super::persist_secret_bug(&inner.cfg.store_dir, &rec.id, "push token", &token);
+            }
+            push_token = Some(token);
         }
         rec.message_ids
             .insert("create".into(), policy::message_id(&rec.id, "create"));
         // The intent is durable before the first request leaves.
         inner.store.insert(rec.clone()).await?;
         inner.emit_state(&rec);
-        self.spawn_run(rec, false);
+        self.spawn_run(rec, false, push_token);
         Ok(())
     }
 

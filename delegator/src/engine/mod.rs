@@ -88,7 +88,8 @@ enum Control {
 /// A running delegation, as the engine sees it.
 struct Running {
     ctl: mpsc::UnboundedSender<Control>,
-    push_token: Option<String>,
+    /// The sha256 of each push token its webhook accepts (the tokens are never kept).
+    push_token_sha256: Vec<webhook::TokenHash>,
     pending: Option<EscalationKind>,
 }
 
@@ -122,10 +123,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl WebhookSink for Inner {
-    fn expected_token(&self, id: &str) -> Option<String> {
+    fn expected_token_hashes(&self, id: &str) -> Vec<webhook::TokenHash> {
         lock(&self.running)
             .get(id)
-            .and_then(|r| r.push_token.clone())
+            .map(|r| r.push_token_sha256.clone())
+            .unwrap_or_default()
     }
 
     fn notify(&self, id: &str, _event: StreamResponse) {
@@ -137,8 +139,8 @@ impl WebhookSink for Inner {
 
 struct SinkRef(Arc<Inner>);
 impl WebhookSink for SinkRef {
-    fn expected_token(&self, id: &str) -> Option<String> {
-        self.0.expected_token(id)
+    fn expected_token_hashes(&self, id: &str) -> Vec<webhook::TokenHash> {
+        self.0.expected_token_hashes(id)
     }
 
     fn notify(&self, id: &str, event: StreamResponse) {
@@ -158,6 +160,27 @@ fn instant_at(t: OffsetDateTime) -> Instant {
     let left = t - OffsetDateTime::now_utc();
     let secs = left.as_seconds_f64().max(0.0);
     Instant::now() + Duration::from_secs_f64(secs.min(1e7))
+}
+
+/// A fresh push token: 128 random bits, unguessable (never derived from the seed). Kept in
+/// memory only; records hold its sha256.
+fn new_push_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Planted bug `persist-secrets`: a secret written in plaintext to a debug log under the store
+/// directory (what DLG-SECRET-01 catches).
+fn persist_secret_bug(store_dir: &std::path::Path, id: &str, what: &str, secret: &str) {
+    use std::io::Write;
+    let line = format!("{id}: {what} {secret}\n");
+    let _ = std::fs::create_dir_all(store_dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(store_dir.join("debug.log"))
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
 }
 
 fn seed_for(seed: u64, id: &str) -> u64 {
@@ -269,7 +292,9 @@ impl Engine {
             if is_parent {
                 self.spawn_parent(rec, true);
             } else {
-                self.spawn_run(rec, true);
+                // Secrets do not survive a restart: no push token (a resend mints a new one),
+                // no scoped credential (an auth round still open is escalated again).
+                self.spawn_run(rec, true, None);
             }
         }
         Ok(n)

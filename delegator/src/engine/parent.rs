@@ -24,7 +24,7 @@ impl Engine {
             rec.id.clone(),
             Running {
                 ctl: tx,
-                push_token: None,
+                push_token_sha256: Vec::new(),
                 pending: None,
             },
         );

@@ -1,4 +1,5 @@
 //! The durable delegation store: one record per delegation, written before anything is sent.
+//! It holds no secret (DLG-SECRET-01): no scoped credential, push tokens only as sha256.
 //!
 //! [`DelegationStore`] is the interface; [`SqliteStore`] (rusqlite, bundled SQLite, WAL,
 //! `synchronous=FULL`, versioned migrations) is the default. Every method is one transaction, so
@@ -169,11 +170,10 @@ pub struct DelegationRecord {
     pub reference_task_ids: Vec<String>,
     /// Observed by streaming (else polling, with push hints when configured).
     pub streaming: bool,
-    /// Token expected on push notifications for this delegation.
-    pub push_token: Option<String>,
-    /// A credential scoped to this agent and task, supplied by the caller (never exported).
-    #[serde(skip_serializing)]
-    pub scoped_credential: Option<String>,
+    /// Lowercase hex sha256 of each push token configured for this delegation, oldest first
+    /// (empty: not observed by push). The tokens themselves live in memory only, like scoped
+    /// credentials: nothing the delegator writes holds a secret (DLG-SECRET-01).
+    pub push_token_sha256: Vec<String>,
     /// Send attempts made (the first send counts as 1).
     pub attempts: u32,
     /// The last error.
@@ -214,7 +214,8 @@ impl DelegationRecord {
         }
     }
 
-    /// The record as the driver's `snapshot_ok` reports it (the scoped credential is omitted).
+    /// The record as the driver's `snapshot_ok` reports it (it holds no secret: push tokens only
+    /// as hashes).
     pub fn to_snapshot(&self) -> SnapshotRecord {
         let request = match serde_json::to_value(&self.request) {
             Ok(serde_json::Value::Object(m)) => m,
@@ -242,7 +243,7 @@ impl DelegationRecord {
             refine_of: self.refine_of.clone(),
             reference_task_ids: self.reference_task_ids.clone(),
             streaming: self.streaming,
-            push_token: self.push_token.clone(),
+            push_token_sha256: self.push_token_sha256.clone(),
             attempts: self.attempts,
             last_error: self.last_error.clone(),
             error_code: self.error_code,

@@ -1,8 +1,13 @@
 //! [`SqliteStore`]: the default [`DelegationStore`] on a bundled SQLite file.
 //!
 //! `journal_mode=WAL`, `synchronous=FULL` (an acknowledged commit survives SIGKILL and power
-//! loss), `foreign_keys=ON`, a 5 s busy timeout. The schema is versioned with `PRAGMA
-//! user_version`: each entry of `MIGRATIONS` moves the file one version up inside a transaction.
+//! loss), `foreign_keys=ON`, `secure_delete=ON` (deleted content is overwritten, not left in free
+//! pages), a 5 s busy timeout. The schema is versioned with `PRAGMA user_version`: each entry of
+//! `MIGRATIONS` moves the file one version up inside a transaction.
+//!
+//! No secret is ever written (DLG-SECRET-01): the file, its WAL and its shared-memory index are
+//! files under the store directory, which the harness scans. Push tokens are kept as sha256
+//! only; scoped credentials not at all (they live in memory).
 
 use super::{
     ArtifactRecord, DelegationRecord, DelegationState, DelegationStore, DlqEntry, EscalationKind,
@@ -138,7 +143,40 @@ FROM artifacts ORDER BY rowid;
 DROP TABLE artifacts;
 ALTER TABLE artifacts_v3 RENAME TO artifacts;
 "#,
+    // 4: no secret at rest. Push tokens are kept as sha256 only (hashed from the old column by
+    // `hash_push_tokens` before it is dropped); scoped credentials are not kept at all (a
+    // delegation that still needs one after a restart asks its caller again).
+    r#"
+ALTER TABLE delegations ADD COLUMN push_token_sha256_json TEXT NOT NULL DEFAULT '[]';
+"#,
 ];
+
+/// The version whose migration drops the secret columns (after [`hash_push_tokens`]).
+const NO_SECRETS_VERSION: usize = 4;
+
+/// Migration 4, in Rust: the sha256 of each stored push token goes to `push_token_sha256_json`,
+/// then the columns that held secrets are dropped (their content is overwritten:
+/// `secure_delete`).
+fn hash_push_tokens(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let tokens: Vec<(String, String)> = {
+        let mut stmt =
+            tx.prepare("SELECT id, push_token FROM delegations WHERE push_token IS NOT NULL")?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?
+    };
+    for (id, token) in tokens {
+        tx.execute(
+            "UPDATE delegations SET push_token_sha256_json = ?2 WHERE id = ?1",
+            params![id, json(&vec![crate::webhook::token_sha256(&token)])],
+        )?;
+    }
+    tx.execute_batch(
+        "UPDATE delegations SET push_token = NULL, scoped_credential = NULL;
+         ALTER TABLE delegations DROP COLUMN push_token;
+         ALTER TABLE delegations DROP COLUMN scoped_credential;",
+    )?;
+    Ok(())
+}
 
 /// The SQLite store. One connection behind a mutex; callers on an async runtime go through
 /// [`super::StoreHandle`], which runs each call on the blocking pool.
@@ -172,6 +210,7 @@ impl SqliteStore {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.pragma_update(None, "secure_delete", "ON")?;
         let store = SqliteStore {
             conn: Mutex::new(conn),
         };
@@ -203,8 +242,17 @@ impl SqliteStore {
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
             let tx = conn.transaction()?;
             tx.execute_batch(sql)?;
+            if i + 1 == NO_SECRETS_VERSION {
+                hash_push_tokens(&tx)?;
+            }
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
+        }
+        if (current as usize) < NO_SECRETS_VERSION && current > 0 {
+            // An older store held secrets: rebuild the file and empty the WAL so that no old
+            // page keeps them.
+            conn.execute_batch("VACUUM")?;
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         }
         Ok(())
     }
@@ -219,11 +267,11 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
         "INSERT INTO delegations (id, parent_id, request_json, agent_url, rpc_url,
             protocol_version, skill, instructions, inputs_json, message_ids_json, task_id,
             context_id, state, reason, budget_usd, budget_share, spend_usd, deadline, depth,
-            chain_json, refine_of, reference_task_ids_json, streaming, push_token,
-            scoped_credential, attempts, last_error, error_code, final_message, priority,
+            chain_json, refine_of, reference_task_ids_json, streaming, push_token_sha256_json,
+            attempts, last_error, error_code, final_message, priority,
             created_at, updated_at, terminal_at, dlq, unreported)
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,
-                 ?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)
+                 ?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34)
          ON CONFLICT(id) DO UPDATE SET parent_id=excluded.parent_id,
             request_json=excluded.request_json, agent_url=excluded.agent_url,
             rpc_url=excluded.rpc_url, protocol_version=excluded.protocol_version,
@@ -234,8 +282,8 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
             budget_share=excluded.budget_share, spend_usd=excluded.spend_usd,
             deadline=excluded.deadline, depth=excluded.depth, chain_json=excluded.chain_json,
             refine_of=excluded.refine_of, reference_task_ids_json=excluded.reference_task_ids_json,
-            streaming=excluded.streaming, push_token=excluded.push_token,
-            scoped_credential=excluded.scoped_credential, attempts=excluded.attempts,
+            streaming=excluded.streaming,
+            push_token_sha256_json=excluded.push_token_sha256_json, attempts=excluded.attempts,
             last_error=excluded.last_error, error_code=excluded.error_code,
             final_message=excluded.final_message, priority=excluded.priority,
             updated_at=excluded.updated_at, terminal_at=excluded.terminal_at, dlq=excluded.dlq,
@@ -264,8 +312,7 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
             r.refine_of,
             json(&r.reference_task_ids),
             r.streaming,
-            r.push_token,
-            r.scoped_credential,
+            json(&r.push_token_sha256),
             r.attempts,
             r.last_error,
             r.error_code,
@@ -382,8 +429,7 @@ struct RawRow {
     refine_of: Option<String>,
     reference_task_ids_json: String,
     streaming: bool,
-    push_token: Option<String>,
-    scoped_credential: Option<String>,
+    push_token_sha256_json: String,
     attempts: u32,
     last_error: Option<String>,
     error_code: Option<i64>,
@@ -398,7 +444,7 @@ struct RawRow {
 const SELECT_COLUMNS: &str = "id, parent_id, request_json, agent_url, rpc_url, protocol_version,
     skill, message_ids_json, task_id, context_id, state, reason, budget_usd, budget_share,
     spend_usd, deadline, depth, chain_json, refine_of, reference_task_ids_json, streaming,
-    push_token, scoped_credential, attempts, last_error, error_code, final_message, priority,
+    push_token_sha256_json, attempts, last_error, error_code, final_message, priority,
     created_at, updated_at, terminal_at, dlq";
 
 fn raw_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
@@ -424,17 +470,16 @@ fn raw_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
         refine_of: r.get(18)?,
         reference_task_ids_json: r.get(19)?,
         streaming: r.get(20)?,
-        push_token: r.get(21)?,
-        scoped_credential: r.get(22)?,
-        attempts: r.get(23)?,
-        last_error: r.get(24)?,
-        error_code: r.get(25)?,
-        final_message: r.get(26)?,
-        priority: r.get(27)?,
-        created_at: r.get(28)?,
-        updated_at: r.get(29)?,
-        terminal_at: r.get(30)?,
-        dlq: r.get(31)?,
+        push_token_sha256_json: r.get(21)?,
+        attempts: r.get(22)?,
+        last_error: r.get(23)?,
+        error_code: r.get(24)?,
+        final_message: r.get(25)?,
+        priority: r.get(26)?,
+        created_at: r.get(27)?,
+        updated_at: r.get(28)?,
+        terminal_at: r.get(29)?,
+        dlq: r.get(30)?,
     })
 }
 
@@ -521,6 +566,7 @@ fn finish_record(conn: &Connection, raw: RawRow) -> Result<DelegationRecord, Sto
             "reference_task_ids_json",
             &raw.reference_task_ids_json,
         )?,
+        push_token_sha256: parse_json(&id, "push_token_sha256_json", &raw.push_token_sha256_json)?,
         id,
         parent_id: raw.parent_id,
         agent_url: raw.agent_url,
@@ -538,8 +584,6 @@ fn finish_record(conn: &Connection, raw: RawRow) -> Result<DelegationRecord, Sto
         depth: raw.depth,
         refine_of: raw.refine_of,
         streaming: raw.streaming,
-        push_token: raw.push_token,
-        scoped_credential: raw.scoped_credential,
         attempts: raw.attempts,
         last_error: raw.last_error,
         error_code: raw.error_code,
@@ -751,8 +795,7 @@ mod tests {
             refine_of: None,
             reference_task_ids: vec![],
             streaming: false,
-            push_token: None,
-            scoped_credential: Some("Bearer scoped".into()),
+            push_token_sha256: vec!["ab".repeat(32)],
             attempts: 0,
             last_error: None,
             error_code: None,
@@ -817,9 +860,11 @@ mod tests {
         assert_eq!(open.len(), 1);
         assert_eq!(open[0].id, "b");
         assert_eq!(s.list().unwrap().len(), 2);
-        // The scoped credential is stored but never exported.
+        // No secret is kept: push tokens as hashes only.
         let snap = serde_json::to_value(got.to_snapshot()).unwrap();
         assert!(snap.get("scoped_credential").is_none());
+        assert!(snap.get("push_token").is_none());
+        assert_eq!(snap["push_token_sha256"][0], "ab".repeat(32));
         assert_eq!(snap["input_rounds"][0]["kind"], "input");
         assert_eq!(snap["state"], "COMPLETED");
     }
@@ -923,7 +968,7 @@ mod tests {
             }
         }
         let s = SqliteStore::open_dir(dir.path()).unwrap();
-        assert_eq!(SqliteStore::schema_version(), 3);
+        assert_eq!(SqliteStore::schema_version(), 4);
         let old = s.get("old").unwrap().unwrap();
         assert_eq!(old.state, DelegationState::Completed);
         assert_eq!(
@@ -935,6 +980,60 @@ mod tests {
             "artifacts kept, in order"
         );
         assert!(s.unreported().unwrap().is_empty());
+    }
+
+    /// Every byte of every file in `dir` (the database, its WAL and shared-memory index).
+    fn bytes_under(dir: &Path) -> Vec<u8> {
+        let mut all = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            all.extend(std::fs::read(e.unwrap().path()).unwrap());
+        }
+        all
+    }
+
+    fn holds(hay: &[u8], needle: &str) -> bool {
+        hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+    }
+
+    #[test]
+    fn a_version_3_store_keeps_push_tokens_as_hashes_and_forgets_credentials() {
+        let dir = tempfile::tempdir().unwrap();
+        let (token, cred) = ("push-token-0123456789abcdef", "Bearer scoped-secret-42");
+        {
+            let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+            conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+            for m in &MIGRATIONS[..3] {
+                conn.execute_batch(m).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 3).unwrap();
+            let req = serde_json::to_string(&DelegationRequest::new("old", "s", "t")).unwrap();
+            conn.execute(
+                "INSERT INTO delegations (id, request_json, skill, instructions, inputs_json,
+                    message_ids_json, state, budget_usd, budget_share, spend_usd, deadline, depth,
+                    chain_json, reference_task_ids_json, streaming, push_token, scoped_credential,
+                    attempts, priority, created_at, updated_at)
+                 VALUES ('old', ?1, 's', 't', '{}', '{}', 'WORKING', 1.0, 0.9, 0.0,
+                    '2030-01-01T00:00:00Z', 0, '[]', '[]', 0, ?2, ?3, 1, 'normal',
+                    '2030-01-01T00:00:00Z', '2030-01-01T00:00:00Z')",
+                params![req, token, cred],
+            )
+            .unwrap();
+            assert!(
+                holds(&bytes_under(dir.path()), token),
+                "the old store held it"
+            );
+        }
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        let old = s.get("old").unwrap().unwrap();
+        assert_eq!(
+            old.push_token_sha256,
+            vec![crate::webhook::token_sha256(token)]
+        );
+        s.insert(&sample("new")).unwrap();
+        let all = bytes_under(dir.path());
+        for secret in [token, cred, "scoped-secret-42"] {
+            assert!(!holds(&all, secret), "{secret} is still in the store files");
+        }
     }
 
     #[test]

@@ -74,6 +74,23 @@ impl EngineRun {
     pub fn store(&self) -> SqliteStore {
         SqliteStore::open_dir(self.dir.path()).unwrap()
     }
+
+    /// True when some file under the store directory (the database, its WAL, artifacts, logs)
+    /// holds `needle`.
+    pub fn store_holds(&self, needle: &str) -> bool {
+        fn walk(dir: &std::path::Path, needle: &[u8]) -> bool {
+            std::fs::read_dir(dir).unwrap().any(|e| {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, needle)
+                } else {
+                    let b = std::fs::read(&p).unwrap();
+                    b.windows(needle.len()).any(|w| w == needle)
+                }
+            })
+        }
+        walk(self.dir.path(), needle.as_bytes())
+    }
 }
 
 /// Engine options for tests: fast retries and polls, short margins.

@@ -51,7 +51,8 @@ pub enum Topic {
     State,
     /// DLG-INPUT-*: questions answered from held data, escalated, capped.
     Input,
-    /// DLG-AUTH-* and DLG-UNTRUSTED-*: scoped credentials, planted instructions.
+    /// DLG-AUTH-*, DLG-UNTRUSTED-* and DLG-SECRET-*: scoped credentials, planted
+    /// instructions, secrets kept out of what the delegator writes.
     Auth,
     /// DLG-LIMIT-*: deadlines, depth, loops, budgets, cancellation.
     Limit,
@@ -98,7 +99,8 @@ impl Topic {
         }
     }
 
-    /// The rule-id prefixes of the family (`DLG-AUTH-` and `DLG-UNTRUSTED-` for `auth`).
+    /// The rule-id prefixes of the family (`DLG-AUTH-`, `DLG-UNTRUSTED-` and `DLG-SECRET-` for
+    /// `auth`).
     pub fn rule_prefixes(self) -> &'static [&'static str] {
         match self {
             Topic::Send => &["DLG-SEND-"],
@@ -106,7 +108,7 @@ impl Topic {
             Topic::Route => &["DLG-ROUTE-"],
             Topic::State => &["DLG-STATE-"],
             Topic::Input => &["DLG-INPUT-"],
-            Topic::Auth => &["DLG-AUTH-", "DLG-UNTRUSTED-"],
+            Topic::Auth => &["DLG-AUTH-", "DLG-UNTRUSTED-", "DLG-SECRET-"],
             Topic::Limit => &["DLG-LIMIT-"],
             Topic::Obs => &["DLG-OBS-"],
             Topic::Art => &["DLG-ART-"],
@@ -335,6 +337,7 @@ mod tests {
             &["DLG-STATE-04"],
             &["DLG-INPUT-04"],
             &["DLG-RETRY-03", "DLG-RETRY-02"],
+            &["DLG-SECRET-01"],
         ];
         for core in cores {
             let first = (0..200u64).find(|&s| {

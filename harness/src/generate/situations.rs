@@ -806,7 +806,8 @@ fn auth_required(d: &mut Draft, rng: &mut ChaCha8Rng) {
         value: credential,
     });
     d.delegations.push(del);
-    d.list(&["DLG-AUTH-01", "DLG-AUTH-02"]);
+    // The scoped credential must not be written anywhere either.
+    d.list(&["DLG-AUTH-01", "DLG-AUTH-02", "DLG-SECRET-01"]);
     d.titles
         .push("a credential only the caller can grant".into());
 }
@@ -1135,7 +1136,8 @@ fn push(d: &mut Draft, rng: &mut ChaCha8Rng) {
     ]));
     let mut del = d.delegation(&skill, "Write the pushed report");
     expect(&mut del, &[Outcome::Completed]);
-    d.list(&["DLG-OBS-01", "DLG-ROUTE-02", "DLG-ART-04"]);
+    // The push token is a secret: only its hash may be kept.
+    d.list(&["DLG-OBS-01", "DLG-ROUTE-02", "DLG-ART-04", "DLG-SECRET-01"]);
     // Forged pushes go to every delegation of the case: only when this one is alone.
     if d.delegations.is_empty() && rng.random_bool(0.5) {
         d.forge_push = true;

@@ -45,6 +45,9 @@ pub struct Evidence<'a> {
     /// What the harness read on disk, before the store was cleaned up, of each file a `done`
     /// reported: (delegation, artifact id) -> the file's facts.
     pub artifact_files: &'a BTreeMap<(String, String), FileFact>,
+    /// What the secret scan found in everything the delegator wrote (stdout, stderr, snapshot,
+    /// store files), scanned before the store was cleaned up (DLG-SECRET-01).
+    pub secrets: &'a super::secret::SecretScan,
 }
 
 /// What a reported artifact file held when the harness hashed it.

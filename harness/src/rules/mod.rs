@@ -7,7 +7,8 @@
 //! - `evidence`: [`Evidence`] and the helpers checkers read it with ([`requests`], [`Req`]);
 //! - one module per family: `send`, `wire`, `route`, `state`, `input`, `auth` (with untrusted
 //!   text), `limit`, `obs`, `art` (with `rejection`: rejected artifacts and agent protocol errors),
-//!   `retry`, `rec`.
+//!   `retry`, `rec`, `secret` (secrets at rest and in logs: the scan of what the delegator
+//!   writes).
 
 mod evidence;
 pub mod registry;
@@ -21,6 +22,7 @@ mod rec;
 mod rejection;
 mod retry;
 mod route;
+pub mod secret;
 mod send;
 mod state;
 mod wire;

@@ -11,6 +11,7 @@ use super::rec::*;
 use super::rejection::*;
 use super::retry::*;
 use super::route::*;
+use super::secret::no_secret_in_plaintext;
 use super::send::*;
 use super::state::*;
 use super::wire::*;
@@ -149,6 +150,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-AUTH-04", Should, false, None, "spec §7.6.2", "An auth escalation passes the agent's explanatory status message up (escalate.question).";
         "DLG-UNTRUSTED-01", Must, false, Some(planted_instructions_ignored), "000 Accepting results", "Text from another agent (questions, status messages, artifacts) is data: instruction-like text changes nothing the delegator sends.";
         "DLG-UNTRUSTED-02", Must, false, None, "spec §14.1.1", "Names an agent chooses (artifact ids and names, part filenames) never decide where the delegator writes: nothing is written outside its store directory.";
+        "DLG-SECRET-01", Must, true, Some(no_secret_in_plaintext), "spec §13.4", "No secret the delegator holds (its own credential, a scoped credential, a push token) appears in plaintext in what it writes: driver messages, stderr, its snapshot and dead-letter records, files under its store directory (a `Scheme token` credential counts by its token too; a hash of a secret is not the secret; secrets shorter than 8 bytes are not searched for, they would match by chance).";
         "DLG-LIMIT-01", Must, false, Some(past_deadline_refused), "000 Budgets: deadlines shrink", "Work whose deadline is already past is refused before anything is sent.";
         "DLG-LIMIT-02", Must, true, Some(child_deadline_has_margin), "000 Budgets: deadlines shrink", "Each child gets a deadline earlier than the parent's by a safety margin.";
         "DLG-LIMIT-03", Must, false, Some(cancel_at_local_deadline), "000 Budgets: enforce locally", "At its own deadline the delegator calls CancelTask, whatever the agent does with the metadata.";

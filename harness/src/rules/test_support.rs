@@ -281,6 +281,8 @@ pub(crate) struct Case {
     pub(crate) done_at: BTreeMap<String, u64>,
     /// What the reported artifact files held (absent: not read).
     pub(crate) files: BTreeMap<(String, String), super::evidence::FileFact>,
+    /// The secret scan (default: nothing scanned).
+    pub(crate) secrets: super::secret::SecretScan,
 }
 
 impl Case {
@@ -297,6 +299,7 @@ impl Case {
             memory: None,
             done_at: BTreeMap::new(),
             files: BTreeMap::new(),
+            secrets: Default::default(),
         }
     }
     /// Give `agent`'s script a rule (`rule`: its JSON, such as `{"steps": [...]}`).
@@ -376,6 +379,7 @@ impl Case {
             memory: self.memory.clone(),
             done_at: &self.done_at,
             artifact_files: &self.files,
+            secrets: &self.secrets,
         };
         f(&ev)
     }

@@ -2,6 +2,7 @@
 //! the delegations, take in what it says (answering escalations, sending cancels, injecting the
 //! crash and restarting it), collect the evidence (snapshot, stop), judge.
 
+use super::capture::{OutputCapture, scan_everything, scan_store_at_kill};
 use super::crash::{BACKOFF_SETTLE, CrashInjector, CrashRecord};
 use super::intake::{Intake, Received};
 use super::messages::{delegate_message, forge_push, push_target};
@@ -10,6 +11,7 @@ use super::verdict::{CaseResult, Verdict, case_verdict, judge};
 use super::{INIT_WAIT, OWN_CREDENTIAL, RunSettings, SELF_URL, STDIN_STALL, WEBHOOK_BASE};
 use crate::delegator_process::{DelegatorOutput, DelegatorProcess, MemoryReading, init_message};
 use crate::rules::Evidence;
+use crate::rules::secret::{SecretScan, StoreScan, known_secrets};
 use crate::scenario::{Answer, CrashTrigger, Delegation, Scenario};
 use a2a_driver_contract::{
     Cancel, Credential, DriverErrorCode, Escalate, EscalationKind, FromDelegator, InitOptions,
@@ -45,7 +47,9 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
     };
     let deadline = tokio::time::Instant::now() + Duration::from_millis(s.timeout_ms);
     let stderr = Arc::new(Mutex::new(Vec::new()));
-    let proc = match DelegatorProcess::spawn(&cfg.delegator, stderr.clone()) {
+    let mut capture = OutputCapture::default();
+    let tap = capture.new_life();
+    let proc = match DelegatorProcess::spawn_tapped(&cfg.delegator, stderr.clone(), Some(tap)) {
         Ok(p) => p,
         Err(e) => {
             result.notes.push(e.to_string());
@@ -54,7 +58,7 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
             return result;
         }
     };
-    let mut run = CaseRun::new(s, cfg, &net, proc, stderr, start, deadline);
+    let mut run = CaseRun::new(s, cfg, &net, proc, stderr, capture, start, deadline);
     run.facts.network_started = t0;
     run.arm_crash();
     run.initialise().await;
@@ -68,10 +72,11 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
     // snapshot is waited for.
     let stalled = stalled || run.note_stdin_stall();
     let memory = run.memory_reading();
-    let (mut intake, facts) = run.stop(stalled).await;
+    let (mut intake, mut facts) = run.stop(stalled).await;
     let entries = net.journal().entries();
     let dropped = net.journal().dropped();
     net.shutdown().await;
+    facts.secrets = scan_for_secrets(&mut facts, &entries).await;
     let mut result = verdict(s, &mut intake, facts, entries, memory, result, t0);
     journal_incomplete(&mut result, dropped);
     result
@@ -109,11 +114,35 @@ async fn start_network(
     Ok(net)
 }
 
+/// DLG-SECRET-01's evidence, taken before the store is removed: every secret the delegator held
+/// searched for in everything it wrote (on the blocking pool: it reads files).
+async fn scan_for_secrets(facts: &mut Facts, entries: &[Entry]) -> SecretScan {
+    let secrets = known_secrets(OWN_CREDENTIAL, &[], &facts.given, entries);
+    let capture = std::mem::take(&mut facts.capture);
+    let snapshot = facts.snapshot.clone();
+    let store = facts.store.clone();
+    let at_kill = facts.store_at_kill.take();
+    tokio::task::spawn_blocking(move || {
+        scan_everything(&capture, &secrets, snapshot.as_deref(), &store, at_kill)
+    })
+    .await
+    .unwrap_or_else(|e| SecretScan {
+        limits: vec![format!("the secret scan failed: {e}")],
+        ..SecretScan::default()
+    })
+}
+
 /// What a case run learnt that the judgement needs.
 struct Facts {
     start: time::OffsetDateTime,
     store: PathBuf,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Everything the delegator wrote on stdout and stderr, per process life.
+    capture: OutputCapture,
+    /// The secret scan of the store as the killed process left it (a crash case).
+    store_at_kill: Option<StoreScan>,
+    /// The secret scan of everything the delegator wrote, taken before the store is removed.
+    secrets: SecretScan,
     outcomes: BTreeMap<String, FromDelegator>,
     given: Vec<(String, EscalationKind, String)>,
     snapshot: Option<Vec<Value>>,
@@ -174,12 +203,14 @@ enum Next {
 }
 
 impl<'a> CaseRun<'a> {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         s: &'a Scenario,
         cfg: &'a RunSettings,
         net: &Network,
         proc: DelegatorProcess,
         stderr: Arc<Mutex<Vec<u8>>>,
+        capture: OutputCapture,
         start: time::OffsetDateTime,
         deadline: tokio::time::Instant,
     ) -> Self {
@@ -197,6 +228,9 @@ impl<'a> CaseRun<'a> {
                 start,
                 store,
                 stderr,
+                capture,
+                store_at_kill: None,
+                secrets: SecretScan::default(),
                 outcomes: BTreeMap::new(),
                 given: Vec::new(),
                 snapshot: None,
@@ -502,11 +536,17 @@ impl<'a> CaseRun<'a> {
         if let Some(c) = self.facts.crash.as_mut() {
             c.messages_before_restart = Some(self.intake.messages.len());
         }
+        self.scan_store_at_kill().await;
         self.intake.new_life();
         if self.s.memory_bound_mib.is_some() {
             self.memory_before_crash = self.memory_reading();
         }
-        match DelegatorProcess::spawn(&self.cfg.delegator, self.facts.stderr.clone()) {
+        let tap = self.facts.capture.new_life();
+        match DelegatorProcess::spawn_tapped(
+            &self.cfg.delegator,
+            self.facts.stderr.clone(),
+            Some(tap),
+        ) {
             Ok(p) => self.proc = p,
             Err(e) => {
                 self.intake.note(format!("restart failed: {e}"));
@@ -530,6 +570,20 @@ impl<'a> CaseRun<'a> {
             self.send(&msg).await;
         }
         true
+    }
+
+    /// DLG-SECRET-01: the store as the killed process left it, scanned for the secrets known at
+    /// the kill, before the restarted process may rewrite it (a secret it then removes was still
+    /// written).
+    async fn scan_store_at_kill(&mut self) {
+        let secrets = self
+            .journal
+            .with_entries(|j| known_secrets(OWN_CREDENTIAL, &[], &self.facts.given, j));
+        let store = self.facts.store.clone();
+        self.facts.store_at_kill =
+            tokio::task::spawn_blocking(move || scan_store_at_kill(&secrets, &store))
+                .await
+                .ok();
     }
 
     /// The next message to handle: the killed process's backlog first, then the live process.
@@ -830,7 +884,15 @@ fn verdict(
         memory,
         done_at: &facts.done_at,
         artifact_files: &files,
+        secrets: &facts.secrets,
     };
+    if !facts.secrets.limits.is_empty() {
+        intake.note(format!(
+            "DLG-SECRET-01 judged what was scanned ({}); not scanned: {}",
+            facts.secrets.covered.join("; "),
+            facts.secrets.limits.join("; ")
+        ));
+    }
     let verdicts = judge(s, &ev, &entries);
     result.verdict = case_verdict(
         &verdicts,

@@ -2,6 +2,8 @@
 //! its escalations, inject the crash, collect the evidence and turn it into verdicts.
 //!
 //! - `case`: [`run_case`] as named phases over one case's state;
+//! - `capture`: every byte the delegator writes on stdout and stderr, spooled per process life,
+//!   and the secret scan of it with the snapshot and the store (DLG-SECRET-01);
 //! - `crash`: crash triggers, the journal tripwire and the kill-and-restart;
 //! - `intake`: what is kept of the delegator's output, checked against the contract schemas as
 //!   written and then parsed into the typed contract ([`Received`]);
@@ -11,6 +13,7 @@
 //!   the restarted process after a crash;
 //! - `verdict`: case results, the judgement of the rules, known-failing lists.
 
+mod capture;
 mod case;
 mod crash;
 mod intake;

@@ -99,8 +99,13 @@ impl Run {
             .input_rounds
             .iter()
             .position(|r| r.round == round_no)?;
-        // Decide the answer (or reuse the one recorded before a restart).
-        let (answer_text, data, auth) = if let Some(a) = self.rec.input_rounds[idx].answer.clone() {
+        // Decide the answer (or reuse the one recorded before a restart). A credential lives in
+        // memory only: an auth round answered before a restart is escalated again.
+        let recorded = self.rec.input_rounds[idx]
+            .answer
+            .clone()
+            .filter(|_| kind == EscalationKind::Input || self.scoped_credential.is_some());
+        let (answer_text, data, auth) = if let Some(a) = recorded {
             let data = if kind == EscalationKind::Input {
                 policy::answer_from_inputs(&question, &self.rec.request.inputs).map(|a| a.data)
             } else {
@@ -147,7 +152,15 @@ impl Run {
                             Err(n) => return Some(n),
                         }
                     };
-                    self.rec.scoped_credential = Some(cred);
+                    if self.bugs.has(Bug::PersistSecrets) {
+                        crate::engine::persist_secret_bug(
+                            &self.inner.cfg.store_dir,
+                            &self.rec.id,
+                            "scoped credential",
+                            &cred,
+                        );
+                    }
+                    self.scoped_credential = Some(cred);
                     let r = &mut self.rec.input_rounds[idx];
                     r.answer = Some("<credential supplied>".into());
                     r.source = Some("caller".into());

@@ -30,6 +30,7 @@ use crate::artifacts::{Reassembler, safe_name};
 use crate::bugs::Bugs;
 use crate::client::{ClientError, EventStream};
 use crate::store::{DelegationRecord, DelegationState, RecordError, now_text};
+use crate::webhook;
 use failure::{Call, Decision};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -41,22 +42,29 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 impl Engine {
-    /// Run one (non-parent) delegation in the background.
-    pub(super) fn spawn_run(&self, rec: DelegationRecord, recovering: bool) {
+    /// Run one (non-parent) delegation in the background. `push_token` is the token minted at
+    /// admission (memory only: the record holds its hash); `None` after a restart.
+    pub(super) fn spawn_run(
+        &self,
+        rec: DelegationRecord,
+        recovering: bool,
+        push_token: Option<String>,
+    ) {
         let inner = self.inner.clone();
         let (tx, rx) = mpsc::unbounded_channel();
         lock(&inner.running).insert(
             rec.id.clone(),
             super::Running {
                 ctl: tx,
-                push_token: rec.push_token.clone(),
+                push_token_sha256: webhook::token_hashes(&rec.push_token_sha256),
                 pending: None,
             },
         );
         inner.active.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
             let id = rec.id.clone();
-            let run = Run::new(inner.clone(), rec, rx);
+            let mut run = Run::new(inner.clone(), rec, rx);
+            run.push_token = push_token;
             run.run(recovering).await;
             lock(&inner.running).remove(&id);
             if inner.active.fetch_sub(1, Ordering::SeqCst) == 1 {
@@ -119,7 +127,14 @@ struct Run {
     /// The identity of the question last answered; repeated observations of it are ignored
     /// until the task moves on.
     answered_question: Option<String>,
+    /// Observed with push notifications (the record holds push token hashes).
     push: bool,
+    /// The push token of this process life (memory only; the record holds its sha256): minted
+    /// at admission, or by the first send that needs one after a restart.
+    push_token: Option<String>,
+    /// The credential the caller gave for this agent and task (memory only: never written;
+    /// after a restart an auth round still open is escalated again).
+    scoped_credential: Option<String>,
     pending_push_hint: bool,
     bugs: Bugs,
 }
@@ -145,7 +160,7 @@ impl Run {
         let rng = ChaCha8Rng::seed_from_u64(seed_for(inner.cfg.options.seed, &rec.id));
         let deadline =
             instant_at(parse_rfc3339(&rec.deadline).unwrap_or_else(OffsetDateTime::now_utc));
-        let push = rec.push_token.is_some();
+        let push = !rec.push_token_sha256.is_empty();
         Run {
             inner,
             rec,
@@ -157,6 +172,8 @@ impl Run {
             observe_failures: 0,
             answered_question: None,
             push,
+            push_token: None,
+            scoped_credential: None,
             pending_push_hint: false,
             bugs,
         }
@@ -198,7 +215,33 @@ impl Run {
     }
 
     fn auth(&self) -> Option<String> {
-        self.rec.scoped_credential.clone()
+        self.scoped_credential.clone()
+    }
+
+    /// The push token for a push config sent now: this process life's, or (after a restart,
+    /// which keeps only hashes) a new one whose hash is added to the record and to what the
+    /// webhook accepts. The caller saves the record before sending.
+    fn push_token(&mut self) -> String {
+        if let Some(t) = &self.push_token {
+            return t.clone();
+        }
+        let token = super::new_push_token();
+        self.rec
+            .push_token_sha256
+            .push(webhook::token_sha256(&token));
+        if let Some(r) = lock(&self.inner.running).get_mut(&self.rec.id) {
+            r.push_token_sha256 = webhook::token_hashes(&self.rec.push_token_sha256);
+        }
+        if self.bugs.has(crate::bugs::Bug::PersistSecrets) {
+            super::persist_secret_bug(
+                &self.inner.cfg.store_dir,
+                &self.rec.id,
+                "push token",
+                &token,
+            );
+        }
+        self.push_token = Some(token.clone());
+        token
     }
 
     async fn run(mut self, recovering: bool) {

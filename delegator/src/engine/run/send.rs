@@ -100,12 +100,13 @@ impl Run {
             return_immediately: !self.rec.streaming && !self.bugs.has(Bug::BlockingSend),
             ..Default::default()
         };
-        if self.push
-            && let (Some(base), Some(token)) = (
-                lock(&self.inner.webhook_url).clone(),
-                self.rec.push_token.clone(),
-            )
-        {
+        let base = if self.push {
+            lock(&self.inner.webhook_url).clone()
+        } else {
+            None
+        };
+        if let Some(base) = base {
+            let token = self.push_token();
             config.task_push_notification_config = Some(TaskPushNotificationConfig {
                 url: format!("{base}{}/{}", webhook::WEBHOOK_PATH, self.rec.id),
                 token: Some(token.clone()),
