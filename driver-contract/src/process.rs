@@ -720,6 +720,8 @@ pub fn init_message(
         webhook_listen: None,
         self_url: self_url.to_string(),
         credential: Some(credential.to_string()),
+        agent_credentials: Default::default(),
+        extensions: Vec::new(),
         options,
     })
 }

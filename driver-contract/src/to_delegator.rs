@@ -50,6 +50,16 @@ pub struct Init {
     /// The delegator's own credential; it must never be sent to any agent.
     #[serde(default)]
     pub credential: Option<String>,
+    /// Credentials the delegator holds for agents' `securitySchemes` (A2A §7.3, §3.1.11): card
+    /// URL -> the `Authorization` value to send to that agent (`Bearer agent-cred-7`), for
+    /// `GetExtendedAgentCard` and for every request when the card requires it. Never the
+    /// delegator's own `credential`, never sent to another agent; a secret (DLG-SECRET-01).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub agent_credentials: std::collections::BTreeMap<String, String>,
+    /// URIs of the A2A extensions the delegator supports (may activate with `A2A-Extensions`);
+    /// an agent whose card requires another extension is not to be used (A2A §4.6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
     /// Tuning options, all optional.
     #[serde(default)]
     pub options: InitOptions,

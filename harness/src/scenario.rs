@@ -53,6 +53,10 @@ pub struct Scenario {
     /// Options passed in `init`.
     #[serde(default)]
     pub options: BTreeMap<String, Value>,
+    /// The A2A extension URIs the delegator is told it supports (`init.extensions`): an agent
+    /// whose card requires one of them is usable, one that requires another is not (DLG-EXT-01).
+    #[serde(default)]
+    pub extensions: Vec<String>,
     /// The protocol bindings over which this case has a meaning (default: all three). A run
     /// with `--binding` runs the case once per listed binding it asks for: its agents that do
     /// not pin their own `bindings` serve that one. A case about JSON-only payloads (say,

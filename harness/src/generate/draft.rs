@@ -191,6 +191,7 @@ impl Draft {
             memory_bound_mib: None,
             forge_push: self.forge_push,
             options: self.options,
+            extensions: Vec::new(),
             bindings: self.bindings,
             file: Default::default(),
             local_dir: None,

@@ -198,11 +198,7 @@ mod tests {
             if let Coverage::Rules(rules) = r.coverage {
                 assert!(!rules.is_empty(), "{}: no rule", r.id);
                 for id in rules {
-                    assert!(
-                        known.contains(id),
-                        "{}: {id} is not in the registry",
-                        r.id
-                    );
+                    assert!(known.contains(id), "{}: {id} is not in the registry", r.id);
                 }
             }
         }

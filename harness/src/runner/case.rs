@@ -117,7 +117,12 @@ async fn start_network(
 /// DLG-SECRET-01's evidence, taken before the store is removed: every secret the delegator held
 /// searched for in everything it wrote (on the blocking pool: it reads files).
 async fn scan_for_secrets(facts: &mut Facts, entries: &[Entry]) -> SecretScan {
-    let secrets = known_secrets(OWN_CREDENTIAL, &[], &facts.given, entries);
+    let secrets = known_secrets(
+        OWN_CREDENTIAL,
+        &facts.agent_credentials,
+        &facts.given,
+        entries,
+    );
     let capture = std::mem::take(&mut facts.capture);
     let snapshot = facts.snapshot.clone();
     let store = facts.store.clone();
@@ -145,6 +150,9 @@ struct Facts {
     secrets: SecretScan,
     outcomes: BTreeMap<String, FromDelegator>,
     given: Vec<(String, EscalationKind, String)>,
+    /// The credentials the delegator was given for agents' security schemes (card URL,
+    /// `Authorization` value): `init.agent_credentials`.
+    agent_credentials: Vec<(String, String)>,
     snapshot: Option<Vec<Value>>,
     crash: Option<CrashRecord>,
     unsupported: bool,
@@ -233,6 +241,17 @@ impl<'a> CaseRun<'a> {
                 secrets: SecretScan::default(),
                 outcomes: BTreeMap::new(),
                 given: Vec::new(),
+                agent_credentials: s
+                    .network
+                    .agents
+                    .iter()
+                    .filter_map(|a| {
+                        Some((
+                            net.card_url(&a.name)?,
+                            a.security.as_ref()?.credential.clone(),
+                        ))
+                    })
+                    .collect(),
                 snapshot: None,
                 crash: None,
                 unsupported: false,
@@ -285,7 +304,7 @@ impl<'a> CaseRun<'a> {
     }
 
     fn init_message(&self, recovering: bool) -> ToDelegator {
-        init_message(
+        let mut msg = init_message(
             &self.facts.store.display().to_string(),
             recovering,
             &self.cards,
@@ -293,7 +312,12 @@ impl<'a> CaseRun<'a> {
             SELF_URL,
             OWN_CREDENTIAL,
             self.options.clone(),
-        )
+        );
+        if let ToDelegator::Init(init) = &mut msg {
+            init.agent_credentials = self.facts.agent_credentials.iter().cloned().collect();
+            init.extensions = self.s.extensions.clone();
+        }
+        msg
     }
 
     /// Crash injection: the injector watches the journal as its tripwire and SIGKILLs the
@@ -576,9 +600,14 @@ impl<'a> CaseRun<'a> {
     /// the kill, before the restarted process may rewrite it (a secret it then removes was still
     /// written).
     async fn scan_store_at_kill(&mut self) {
-        let secrets = self
-            .journal
-            .with_entries(|j| known_secrets(OWN_CREDENTIAL, &[], &self.facts.given, j));
+        let secrets = self.journal.with_entries(|j| {
+            known_secrets(
+                OWN_CREDENTIAL,
+                &self.facts.agent_credentials,
+                &self.facts.given,
+                j,
+            )
+        });
         let store = self.facts.store.clone();
         self.facts.store_at_kill =
             tokio::task::spawn_blocking(move || scan_store_at_kill(&secrets, &store))
