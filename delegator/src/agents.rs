@@ -1,26 +1,44 @@
-//! Agent discovery and routing: read agent cards leniently, choose the interfaces to call, and
-//! choose an agent for a delegation by skill and output modes.
+//! Agent discovery and routing: read agent cards leniently (and cache them as HTTP says), choose
+//! the interfaces to call, and choose an agent for a delegation by skill, output modes and the
+//! extensions its card requires.
 //!
 //! A 1.0 card has `supportedInterfaces`; a 0.3 card (top-level `url`, `protocolVersion` 0.3) is
 //! translated with [`a2a_protocol::compat03::to_v1`] first.
 //!
 //! **Interface selection** ([`select_interfaces`]): the candidates are the interfaces whose
 //! `protocolBinding` this client speaks ([`SUPPORTED_BINDINGS`]) and, when the `bindings` option
-//! is given, that it names. Among them the 1.x interfaces are used, in card order (specification
-//! §8.3.2: the first entry whose binding and version the client supports), or, with the
-//! `bindings` option, in the order of that list (card order among equals). The first is called;
-//! the others are its fallbacks ([`Endpoint::fallbacks`]). Only when the card has no usable 1.x
-//! interface is a 0.x `JSONRPC` one used (through the 0.3 adapter, without fallbacks): a 1.0
-//! agent is never spoken to as 0.3 silently. Interfaces with an unrecognized version come last,
-//! taken as 1.0.
+//! is given, that it names. Among them the 1.x interfaces are used (a patch number such as
+//! `1.0.3` is version 1.0: specification §3.6), in card order (§8.3.2: the first entry whose
+//! binding and version the client supports), or, with the `bindings` option, in the order of
+//! that list (card order among equals). The first is called, at its own `url` and with its own
+//! `tenant`; the others are its fallbacks ([`Endpoint::fallbacks`]), each with its own `url` and
+//! `tenant` too. Only when the card has no usable 1.x interface is a 0.x `JSONRPC` one used
+//! (through the 0.3 adapter, without fallbacks): a 1.0 agent is never spoken to as 0.3 silently.
+//! Interfaces with an unrecognized version come last, taken as 1.0.
+//!
+//! **Extensions** (proto `AgentExtension.required`, §4.6): an agent whose card marks an extension
+//! `required` that this delegator does not support ([`AgentInfo::unsupported_extensions`]) is not
+//! used; the required extensions it does support are activated on every request
+//! ([`Endpoint::extensions`], the `A2A-Extensions` header).
+//!
+//! **Caching** (§8.6, RFC 9111): [`CardCache`] keeps a card's freshness and validators; a stale
+//! card is revalidated with `If-None-Match` / `If-Modified-Since` ([`fetch_card_doc`]).
+//! Without caching headers a card stays fresh for [`DEFAULT_CARD_MAX_AGE`].
 
 use crate::client::{Endpoint, SUPPORTED_BINDINGS};
 use crate::request::{ArtifactSpec, media_type_accepted};
 use a2a_protocol::compat03::{self, ObjectKind};
 use a2a_protocol::version::ProtocolVersion;
-use a2a_protocol::{AgentCard, AgentInterface, Binding};
+use a2a_protocol::{AgentCard, AgentInterface, Binding, SecurityScheme};
 use serde_json::Value;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a card without caching headers (no `Cache-Control` freshness, no `Expires`) stays
+/// fresh: five minutes (RFC 9111 leaves the heuristic to the cache; §8.6.2 allows a default).
+pub const DEFAULT_CARD_MAX_AGE: Duration = Duration::from_secs(300);
+
+/// The largest card body accepted.
+pub const MAX_CARD_BYTES: usize = 1024 * 1024;
 
 /// A card could not be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -32,15 +50,146 @@ pub struct CardError {
     pub message: String,
 }
 
+/// The freshness of a fetched card (RFC 9111) and the validators to revalidate it with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardCache {
+    /// When the response was received.
+    pub fetched: Instant,
+    /// How long it stays fresh from then (`max-age` less `Age`, or `Expires`, or
+    /// [`DEFAULT_CARD_MAX_AGE`]).
+    pub lifetime: Duration,
+    /// `Cache-Control: no-cache`: revalidated before every use.
+    pub no_cache: bool,
+    /// `Cache-Control: no-store`: never reused, fetched again (unconditionally) before every use.
+    pub no_store: bool,
+    /// The `ETag`, sent back as `If-None-Match`.
+    pub etag: Option<String>,
+    /// The `Last-Modified` date, sent back as `If-Modified-Since`.
+    pub last_modified: Option<String>,
+}
+
+impl CardCache {
+    /// The cache entry of a response with these headers, received at `now`. `previous` is the
+    /// entry a `304 Not Modified` refreshes: its validators are kept unless the 304 sends new
+    /// ones, and its lifetime when the 304 says nothing about freshness.
+    pub fn from_headers(
+        headers: &reqwest::header::HeaderMap,
+        now: Instant,
+        previous: Option<&CardCache>,
+    ) -> CardCache {
+        let text = |name: &str| -> Option<String> {
+            let v: Vec<&str> = headers
+                .get_all(name)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
+            (!v.is_empty()).then(|| v.join(","))
+        };
+        let mut max_age = None;
+        let (mut no_cache, mut no_store) = (false, false);
+        let cache_control = text("cache-control");
+        for directive in cache_control.iter().flat_map(|c| c.split(',')) {
+            let (name, value) = match directive.split_once('=') {
+                Some((n, v)) => (n.trim(), Some(v.trim().trim_matches('"'))),
+                None => (directive.trim(), None),
+            };
+            match name.to_ascii_lowercase().as_str() {
+                "max-age" => max_age = value.and_then(|v| v.parse::<u64>().ok()),
+                "no-cache" => no_cache = true,
+                "no-store" => no_store = true,
+                _ => {}
+            }
+        }
+        let age = text("age")
+            .and_then(|a| a.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        let explicit = match max_age {
+            Some(s) => Some(Duration::from_secs(s.saturating_sub(age))),
+            None => text("expires").map(|e| {
+                // An invalid date (`0`) means already expired (RFC 9111 §5.3).
+                let date = text("date").and_then(|d| http_date(&d));
+                match (http_date(&e), date) {
+                    (Some(exp), Some(date)) => exp - date,
+                    (Some(exp), None) => exp - time::OffsetDateTime::now_utc(),
+                    _ => time::Duration::ZERO,
+                }
+                .try_into()
+                .unwrap_or(Duration::ZERO)
+                .saturating_sub(Duration::from_secs(age))
+            }),
+        };
+        let (lifetime, no_cache, no_store) = match (explicit, previous) {
+            (Some(l), _) => (l, no_cache, no_store),
+            (None, Some(p)) if cache_control.is_none() => (p.lifetime, p.no_cache, p.no_store),
+            (None, _) => (
+                DEFAULT_CARD_MAX_AGE.saturating_sub(Duration::from_secs(age)),
+                no_cache,
+                no_store,
+            ),
+        };
+        let etag = text("etag").or_else(|| previous.and_then(|p| p.etag.clone()));
+        let last_modified =
+            text("last-modified").or_else(|| previous.and_then(|p| p.last_modified.clone()));
+        CardCache {
+            fetched: now,
+            lifetime,
+            no_cache,
+            no_store,
+            etag,
+            last_modified,
+        }
+    }
+
+    /// Whether the card may be used at `now` without asking the agent again.
+    pub fn is_fresh(&self, now: Instant) -> bool {
+        !self.no_store && !self.no_cache && now.duration_since(self.fetched) < self.lifetime
+    }
+
+    /// The conditional headers that revalidate this card (none for a `no-store` one).
+    pub fn conditional_headers(&self) -> Vec<(&'static str, String)> {
+        if self.no_store {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if let Some(e) = &self.etag {
+            out.push(("If-None-Match", e.clone()));
+        }
+        if let Some(lm) = &self.last_modified {
+            out.push(("If-Modified-Since", lm.clone()));
+        }
+        out
+    }
+}
+
+/// An HTTP date (RFC 9110 IMF-fixdate, the RFC 2822 form).
+fn http_date(s: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(s.trim(), &time::format_description::well_known::Rfc2822).ok()
+}
+
 /// What the delegator knows about one agent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentInfo {
     /// The card URL (the agent's identity in records and provenance).
     pub card_url: String,
-    /// The parsed (1.0-form) card.
+    /// The card in use (1.0 form): the extended card when the delegator obtained it
+    /// ([`AgentInfo::extended`]), else the public card.
     pub card: AgentCard,
+    /// The public card, as last fetched.
+    pub public_card: AgentCard,
     /// The chosen interface, with the others to fall back to.
     pub endpoint: Endpoint,
+    /// Extensions the card marks `required` that this delegator does not support: the agent is
+    /// not used while any is listed.
+    pub unsupported_extensions: Vec<String>,
+    /// The agent's credential (`init.agent_credentials`) goes with every request: the public
+    /// card's `securityRequirements` apply to every call (§7.3) and the credential is of a scheme
+    /// they name.
+    pub credential_on_every_request: bool,
+    /// [`AgentInfo::card`] is the extended card (GetExtendedAgentCard, §3.1.11): its skills and
+    /// interfaces replace the public card's.
+    pub extended: bool,
+    /// Freshness and validators of the public card.
+    pub cache: CardCache,
 }
 
 impl AgentInfo {
@@ -52,6 +201,11 @@ impl AgentInfo {
     /// The card declares push notifications.
     pub fn push(&self) -> bool {
         self.card.capabilities.push_notifications == Some(true)
+    }
+
+    /// The agent may be used: no extension it requires is one this delegator lacks.
+    pub fn usable(&self) -> bool {
+        self.unsupported_extensions.is_empty()
     }
 
     /// True when the card advertises `skill` with an output mode `spec` accepts.
@@ -68,10 +222,104 @@ impl AgentInfo {
                     .any(|a| media_type_accepted(std::slice::from_ref(m), a))
         })
     }
+
+    /// Apply the extensions this delegator supports: the card's required extensions it supports
+    /// are activated on every interface, the others make the agent unusable.
+    pub fn with_supported_extensions(mut self, supported: &[String]) -> Self {
+        let required = required_extensions(&self.card);
+        let (active, missing): (Vec<String>, Vec<String>) = required
+            .into_iter()
+            .partition(|u| supported.iter().any(|s| s == u));
+        self.unsupported_extensions = missing;
+        self.endpoint = self.endpoint.with_extensions(active);
+        self
+    }
+
+    /// The agent with its extended card: the extended card's skills and interfaces (its first
+    /// usable interface, with its tenant) replace the public card's; what the delegator decided
+    /// from the public card (credentials, freshness) stays, and an extension either card
+    /// requires counts.
+    pub fn with_extended_card(self, extended: AgentInfo, supported: &[String]) -> AgentInfo {
+        let ext = extended.with_supported_extensions(supported);
+        let mut unsupported = self.unsupported_extensions.clone();
+        for u in &ext.unsupported_extensions {
+            if !unsupported.contains(u) {
+                unsupported.push(u.clone());
+            }
+        }
+        let mut active = self.endpoint.extensions.clone();
+        for u in &ext.endpoint.extensions {
+            if !active.contains(u) {
+                active.push(u.clone());
+            }
+        }
+        AgentInfo {
+            card_url: self.card_url,
+            card: ext.card,
+            public_card: self.public_card,
+            endpoint: ext.endpoint.with_extensions(active),
+            unsupported_extensions: unsupported,
+            credential_on_every_request: self.credential_on_every_request,
+            extended: true,
+            cache: self.cache,
+        }
+    }
 }
 
-/// Turn a card document into an [`AgentInfo`]. `card_url` resolves relative interface URLs;
-/// `prefs` is the `bindings` option (empty: every supported binding, in card order).
+/// The URIs of the extensions `card` marks `required`, in card order, without repeats.
+pub fn required_extensions(card: &AgentCard) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in &card.capabilities.extensions {
+        if e.required && !e.uri.is_empty() && !out.contains(&e.uri) {
+            out.push(e.uri.clone());
+        }
+    }
+    out
+}
+
+/// Whether `credential` (an `Authorization` value such as `Bearer abc`) is of scheme `s`: an HTTP
+/// scheme of the same name, an OAuth 2.0 or OpenID Connect scheme for a `Bearer` token, or an API
+/// key carried in the `Authorization` header.
+fn credential_of_scheme(s: &SecurityScheme, credential: &str) -> bool {
+    let kind = credential.split_whitespace().next().unwrap_or_default();
+    match s {
+        SecurityScheme::HttpAuthSecurityScheme(h) => {
+            !kind.is_empty() && h.scheme.trim().eq_ignore_ascii_case(kind)
+        }
+        SecurityScheme::Oauth2SecurityScheme(_)
+        | SecurityScheme::OpenIdConnectSecurityScheme(_) => kind.eq_ignore_ascii_case("bearer"),
+        SecurityScheme::ApiKeySecurityScheme(k) => {
+            k.location.eq_ignore_ascii_case("header")
+                && k.name.eq_ignore_ascii_case("authorization")
+        }
+        SecurityScheme::MtlsSecurityScheme(_) => false,
+    }
+}
+
+/// Whether the (public) card declares a security scheme `credential` is of: the condition for
+/// authenticating GetExtendedAgentCard with it (§3.1.11).
+pub fn credential_fits_card(card: &AgentCard, credential: &str) -> bool {
+    card.security_schemes
+        .values()
+        .any(|s| credential_of_scheme(s, credential))
+}
+
+/// Whether the card's `securityRequirements` (which apply to every request, §7.3) can be met with
+/// `credential`: some requirement names only schemes it is of.
+pub fn credential_meets_requirements(card: &AgentCard, credential: &str) -> bool {
+    card.security_requirements.iter().any(|req| {
+        !req.schemes.is_empty()
+            && req.schemes.keys().all(|name| {
+                card.security_schemes
+                    .get(name)
+                    .is_some_and(|s| credential_of_scheme(s, credential))
+            })
+    })
+}
+
+/// Turn a card document into an [`AgentInfo`] (no extension supported, no credential, fresh for
+/// [`DEFAULT_CARD_MAX_AGE`] from now). `card_url` resolves relative interface URLs; `prefs` is
+/// the `bindings` option (empty: every supported binding, in card order).
 pub fn parse_card(card_url: &str, v: &Value, prefs: &[Binding]) -> Result<AgentInfo, CardError> {
     let fail = |message: String| CardError {
         url: card_url.to_string(),
@@ -96,11 +344,24 @@ pub fn parse_card(card_url: &str, v: &Value, prefs: &[Binding]) -> Result<AgentI
     if card.skills.is_empty() {
         return Err(fail("no skills".into()));
     }
-    Ok(AgentInfo {
+    let info = AgentInfo {
         card_url: card_url.to_string(),
         endpoint,
+        public_card: card.clone(),
         card,
-    })
+        unsupported_extensions: Vec::new(),
+        credential_on_every_request: false,
+        extended: false,
+        cache: CardCache {
+            fetched: Instant::now(),
+            lifetime: DEFAULT_CARD_MAX_AGE,
+            no_cache: false,
+            no_store: false,
+            etag: None,
+            last_modified: None,
+        },
+    };
+    Ok(info.with_supported_extensions(&[]))
 }
 
 /// The endpoint to call for these interfaces (see the module documentation for the rule), or
@@ -174,6 +435,7 @@ pub fn select_interfaces(
                 version,
                 tenant: i.tenant.clone().filter(|t| !t.is_empty()),
                 binding,
+                extensions: Vec::new(),
                 fallbacks: Vec::new(),
             }),
             Err(p) => problems.push(p),
@@ -222,41 +484,85 @@ pub fn grpc_target(url: &str) -> Result<String, String> {
     Ok(full)
 }
 
-/// Fetch and parse a card (body limited to 1 MiB, `timeout` for the whole fetch; `prefs` as
-/// for [`parse_card`]).
+/// What fetching a card gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CardFetch {
+    /// A card document (200), with its cache entry.
+    Card(Value, CardCache),
+    /// `304 Not Modified`: the cached card is still valid; its refreshed cache entry.
+    NotModified(CardCache),
+}
+
+/// GET the card at `card_url` (body limited to [`MAX_CARD_BYTES`], `timeout` for the whole
+/// fetch). With `cached`, the request is conditional (its validators) and a 304 answers
+/// [`CardFetch::NotModified`].
+pub async fn fetch_card_doc(
+    http: &reqwest::Client,
+    card_url: &str,
+    timeout: Duration,
+    cached: Option<&CardCache>,
+) -> Result<CardFetch, CardError> {
+    let fail = |message: String| CardError {
+        url: card_url.to_string(),
+        message,
+    };
+    let fetch = async {
+        let mut rb = http.get(card_url).header("Accept", "application/json");
+        for (name, value) in cached
+            .map(CardCache::conditional_headers)
+            .unwrap_or_default()
+        {
+            rb = rb.header(name, value);
+        }
+        let mut resp = rb.send().await.map_err(|e| fail(e.to_string()))?;
+        let now = Instant::now();
+        if resp.status() == reqwest::StatusCode::NOT_MODIFIED
+            && let Some(c) = cached
+        {
+            return Ok(CardFetch::NotModified(CardCache::from_headers(
+                resp.headers(),
+                now,
+                Some(c),
+            )));
+        }
+        if !resp.status().is_success() {
+            return Err(fail(format!("HTTP {}", resp.status().as_u16())));
+        }
+        let cache = CardCache::from_headers(resp.headers(), now, None);
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| fail(e.to_string()))? {
+            if body.len() + chunk.len() > MAX_CARD_BYTES {
+                return Err(fail("card larger than 1 MiB".into()));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let v: Value = serde_json::from_slice(&body).map_err(|e| fail(format!("not JSON: {e}")))?;
+        Ok(CardFetch::Card(v, cache))
+    };
+    tokio::time::timeout(timeout, fetch)
+        .await
+        .map_err(|_| fail(format!("no card within {} s", timeout.as_secs())))?
+}
+
+/// Fetch and parse a card unconditionally (see [`fetch_card_doc`]; `prefs` as for
+/// [`parse_card`]).
 pub async fn fetch_card(
     http: &reqwest::Client,
     card_url: &str,
     timeout: Duration,
     prefs: &[Binding],
 ) -> Result<AgentInfo, CardError> {
-    let fail = |message: String| CardError {
-        url: card_url.to_string(),
-        message,
-    };
-    let fetch = async {
-        let mut resp = http
-            .get(card_url)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .map_err(|e| fail(e.to_string()))?;
-        if !resp.status().is_success() {
-            return Err(fail(format!("HTTP {}", resp.status().as_u16())));
+    match fetch_card_doc(http, card_url, timeout, None).await? {
+        CardFetch::Card(v, cache) => {
+            let mut a = parse_card(card_url, &v, prefs)?;
+            a.cache = cache;
+            Ok(a)
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| fail(e.to_string()))? {
-            if body.len() + chunk.len() > 1024 * 1024 {
-                return Err(fail("card larger than 1 MiB".into()));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        let v: Value = serde_json::from_slice(&body).map_err(|e| fail(format!("not JSON: {e}")))?;
-        parse_card(card_url, &v, prefs)
-    };
-    tokio::time::timeout(timeout, fetch)
-        .await
-        .map_err(|_| fail(format!("no card within {} s", timeout.as_secs())))?
+        CardFetch::NotModified(_) => Err(CardError {
+            url: card_url.to_string(),
+            message: "304 to an unconditional request".into(),
+        }),
+    }
 }
 
 /// Routing failed: why no agent fits.
@@ -264,14 +570,16 @@ pub async fn fetch_card(
 #[error("no capable agent: {0}")]
 pub struct RouteError(pub String);
 
-/// Choose the first agent (in configuration order) that advertises `skill` with an accepted
-/// output mode; when `only` is given, that agent must be the one.
-pub fn route<'a>(
+/// The agents (in configuration order) that advertise `skill` with an accepted output mode and
+/// may be used (no required extension this delegator lacks); when `only` is given, that agent
+/// must be the one. The error says why none fits, naming the extensions that excluded a capable
+/// agent.
+pub fn route_candidates<'a>(
     agents: &'a [AgentInfo],
     skill: &str,
     spec: &ArtifactSpec,
     only: Option<&str>,
-) -> Result<&'a AgentInfo, RouteError> {
+) -> Result<Vec<&'a AgentInfo>, RouteError> {
     let candidates: Vec<&AgentInfo> = agents
         .iter()
         .filter(|a| only.is_none_or(|o| a.card_url == o))
@@ -282,16 +590,41 @@ pub fn route<'a>(
             None => "no agent card could be read".to_string(),
         }));
     }
-    candidates
-        .iter()
-        .find(|a| a.can_do(skill, spec))
-        .copied()
-        .ok_or_else(|| {
-            RouteError(format!(
-                "no agent advertises skill {skill:?} with an output mode in {:?}",
-                spec.mime_types
-            ))
-        })
+    let capable: Vec<&AgentInfo> = candidates
+        .into_iter()
+        .filter(|a| a.can_do(skill, spec))
+        .collect();
+    let usable: Vec<&AgentInfo> = capable.iter().copied().filter(|a| a.usable()).collect();
+    if !usable.is_empty() {
+        return Ok(usable);
+    }
+    if let Some(a) = capable.first() {
+        return Err(RouteError(format!(
+            "agent {} advertises skill {skill:?} but requires extension{} {} that this delegator \
+             does not support",
+            a.card_url,
+            if a.unsupported_extensions.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            a.unsupported_extensions.join(", ")
+        )));
+    }
+    Err(RouteError(format!(
+        "no agent advertises skill {skill:?} with an output mode in {:?}",
+        spec.mime_types
+    )))
+}
+
+/// The first of [`route_candidates`].
+pub fn route<'a>(
+    agents: &'a [AgentInfo],
+    skill: &str,
+    spec: &ArtifactSpec,
+    only: Option<&str>,
+) -> Result<&'a AgentInfo, RouteError> {
+    route_candidates(agents, skill, spec, only).map(|c| c[0])
 }
 
 #[cfg(test)]

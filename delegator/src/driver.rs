@@ -253,6 +253,8 @@ async fn start_engine(
         .webhook_base_url(init.webhook_base_url.clone())
         .webhook_listen(init.webhook_listen.clone())
         .own_credential(init.credential.clone())
+        .agent_credentials(init.agent_credentials.clone())
+        .extensions(init.extensions.clone())
         .options(options);
     #[cfg(feature = "planted-bugs")]
     let cfg = cfg.with_bugs(opts.bugs);

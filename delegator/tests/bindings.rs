@@ -47,6 +47,7 @@ fn ep(binding: Binding, url: &str) -> Endpoint {
         version: ProtocolVersion::V1_0,
         tenant: None,
         binding,
+        extensions: Vec::new(),
         fallbacks: Vec::new(),
     }
 }

@@ -3,6 +3,11 @@
 //! and unpadded) and `data` parts, interleaved with a second artifact and an unknown task state,
 //! reassembled byte-exact over JSON-RPC, HTTP+JSON and gRPC. The file on disk and the reported
 //! sha256 and length are checked; nothing here asserts on timing.
+//!
+//! The chunks are hand-made events (`raw_event`), so they must carry the task's id and context
+//! id (REQUIRED fields: an event without them is rejected). The mock derives ids from the seed,
+//! the agent's name and the task's number, so a probe network with the same seed and agent name
+//! tells them before the real script is written.
 
 mod support;
 
@@ -17,14 +22,43 @@ use support::{EngineRun, agent, card, scripted};
 const SELF_URL: &str = "http://127.0.0.1:1/delegator";
 const CHUNK: usize = 64 * 1024;
 
-fn chunk_event(id: &str, part: Value, append: bool, last: bool) -> a2a_mock_agents::ScriptStep {
-    Step::raw_event(json!({"artifactUpdate": {"taskId": "", "contextId": "",
+/// The ids of the first task agent `a` creates (seed 1, `binding`): from a probe run.
+async fn first_task_ids(binding: Binding) -> (String, String) {
+    let net: Network = scripted(
+        agent("a").bindings([binding]).streaming(true),
+        vec![Step::state(TaskState::Completed).into()],
+    )
+    .await;
+    let mut h = EngineRun::start(|dir| {
+        EngineConfig::new(dir, SELF_URL)
+            .agents(vec![card(&net, "a")])
+            .options(support::fast_options())
+    })
+    .await;
+    let o = h.run(support::request("probe")).await;
+    net.shutdown().await;
+    (
+        o.task_id.expect("probe task"),
+        o.context_id.expect("probe context"),
+    )
+}
+
+fn chunk_event(
+    ids: &(String, String),
+    id: &str,
+    part: Value,
+    append: bool,
+    last: bool,
+) -> a2a_mock_agents::ScriptStep {
+    Step::raw_event(
+        json!({"artifactUpdate": {"taskId": ids.0, "contextId": ids.1,
         "append": append, "lastChunk": last,
-        "artifact": {"artifactId": id, "name": id, "parts": [part]}}}))
+        "artifact": {"artifactId": id, "name": id, "parts": [part]}}}),
+    )
 }
 
 /// The steps and the bytes each artifact must end up with.
-fn script() -> (Vec<a2a_mock_agents::ScriptStep>, Vec<u8>, Vec<u8>) {
+fn script(ids: &(String, String)) -> (Vec<a2a_mock_agents::ScriptStep>, Vec<u8>, Vec<u8>) {
     let b64 = [
         base64::engine::general_purpose::STANDARD,
         base64::engine::general_purpose::STANDARD_NO_PAD,
@@ -56,13 +90,13 @@ fn script() -> (Vec<a2a_mock_agents::ScriptStep>, Vec<u8>, Vec<u8>) {
                 json!({"data": v})
             }
         };
-        steps.push(chunk_event("big", part, i > 0, i == 47));
+        steps.push(chunk_event(ids, "big", part, i > 0, i == 47));
         if i % 16 == 5 {
             // Interleaved: a second artifact, and a status update with an unknown state.
             let t = format!("small {i};");
             let first = small.is_empty();
             small.extend_from_slice(t.as_bytes());
-            steps.push(chunk_event("small", json!({"text": t}), !first, false));
+            steps.push(chunk_event(ids, "small", json!({"text": t}), !first, false));
             steps.push(Step::unknown_state("TASK_STATE_PAUSED"));
         }
     }
@@ -71,7 +105,8 @@ fn script() -> (Vec<a2a_mock_agents::ScriptStep>, Vec<u8>, Vec<u8>) {
 }
 
 async fn run_over(binding: Binding) {
-    let (steps, big, small) = script();
+    let ids = first_task_ids(binding).await;
+    let (steps, big, small) = script(&ids);
     let net: Network = scripted(agent("a").bindings([binding]).streaming(true), steps).await;
     let mut h = EngineRun::start(|dir| {
         EngineConfig::new(dir, SELF_URL)
@@ -84,6 +119,12 @@ async fn run_over(binding: Binding) {
     r.artifact_spec.max_size_bytes = 64 * 1024 * 1024;
     let o = h.run(r).await;
     assert_eq!(o.state, DelegationState::Completed, "{binding}: {o:?}");
+    assert_eq!(
+        o.task_id.as_ref(),
+        Some(&ids.0),
+        "{binding}: the probe's ids"
+    );
+    assert_eq!(o.reason.as_deref(), Some("the task completed"), "{binding}");
     assert_eq!(o.artifacts.len(), 2, "{binding}: {o:?}");
     for (id, want) in [("big", &big), ("small", &small)] {
         let a = o

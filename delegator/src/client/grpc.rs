@@ -19,7 +19,9 @@ use super::{
 };
 use a2a_protocol::error::ERROR_INFO_TYPE;
 use a2a_protocol::grpc::pb::a2a_service_client::A2aServiceClient;
-use a2a_protocol::grpc::{VERSION_METADATA, from_pb, pb, status::failure_from_tonic, to_pb};
+use a2a_protocol::grpc::{
+    EXTENSIONS_METADATA, VERSION_METADATA, from_pb, pb, status::failure_from_tonic, to_pb,
+};
 use a2a_protocol::jsonrpc::JsonRpcError;
 use a2a_protocol::version::ProtocolVersion;
 use a2a_protocol::{ErrorCode, GrpcCode, Method};
@@ -71,7 +73,7 @@ impl RpcClient {
         let call = async {
             macro_rules! unary {
                 ($f:ident, $req:ty) => {{
-                    let req = request::<$req>(&params, auth, timeout)?;
+                    let req = request::<$req>(ep, &params, auth, timeout)?;
                     let resp = c.$f(req).await.map_err(|s| status_error(&ep.url, &s))?;
                     value_of(resp.get_ref())
                 }};
@@ -98,7 +100,7 @@ impl RpcClient {
                 }
                 Method::DeleteTaskPushNotificationConfig => {
                     let req = request::<pb::DeleteTaskPushNotificationConfigRequest>(
-                        &params, auth, timeout,
+                        ep, &params, auth, timeout,
                     )?;
                     c.delete_task_push_notification_config(req)
                         .await
@@ -130,11 +132,11 @@ impl RpcClient {
         let open = async {
             match method {
                 Method::SendStreamingMessage => {
-                    let req = request::<pb::SendMessageRequest>(&params, auth, None)?;
+                    let req = request::<pb::SendMessageRequest>(ep, &params, auth, None)?;
                     c.send_streaming_message(req).await
                 }
                 Method::SubscribeToTask => {
-                    let req = request::<pb::SubscribeToTaskRequest>(&params, auth, None)?;
+                    let req = request::<pb::SubscribeToTaskRequest>(ep, &params, auth, None)?;
                     c.subscribe_to_task(req).await
                 }
                 _ => {
@@ -167,9 +169,10 @@ fn prepare(ep: &Endpoint, method: Method, mut params: Value) -> Result<Value, Cl
     Ok(params)
 }
 
-/// The tonic request: the prost message of `params`, the version and credential metadata, and
-/// `grpc-timeout` when bounded.
+/// The tonic request: the prost message of `params`, the version, extensions and credential
+/// metadata, and `grpc-timeout` when bounded.
 fn request<M: DeserializeOwned>(
+    ep: &Endpoint,
     params: &Value,
     auth: Option<&str>,
     timeout: impl Into<Option<Duration>>,
@@ -180,6 +183,12 @@ fn request<M: DeserializeOwned>(
         VERSION_METADATA,
         tonic::metadata::MetadataValue::from_static(ProtocolVersion::V1_0.header_value()),
     );
+    if let Some(x) = ep.extensions_header() {
+        let v = x.parse().map_err(|_| {
+            ClientError::Protocol(format!("extension URIs are not a metadata value: {x}"))
+        })?;
+        req.metadata_mut().insert(EXTENSIONS_METADATA, v);
+    }
     if let Some(a) = auth {
         let mut v: tonic::metadata::MetadataValue<tonic::metadata::Ascii> =
             a.parse().map_err(|_| {

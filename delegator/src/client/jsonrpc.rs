@@ -54,6 +54,9 @@ impl RpcClient {
                 },
             )
             .json(&body);
+        if let Some(x) = ep.extensions_header() {
+            rb = rb.header(super::EXTENSIONS_HEADER, x);
+        }
         if let Some(a) = auth {
             rb = rb.header(reqwest::header::AUTHORIZATION, super::auth_header(a)?);
         }

@@ -35,6 +35,7 @@
 
 mod grpc;
 mod jsonrpc;
+pub mod required;
 mod rest;
 
 use a2a_protocol::artifact_chunk::SharedStreamResponse;
@@ -46,6 +47,9 @@ use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The service parameter (HTTP header) that activates extensions (§3.2.6).
+pub const EXTENSIONS_HEADER: &str = "A2A-Extensions";
 
 /// The largest unary response body accepted.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
@@ -62,6 +66,10 @@ pub struct Endpoint {
     pub tenant: Option<String>,
     /// The protocol binding of this interface.
     pub binding: Binding,
+    /// The extensions activated on every request to this agent (`A2A-Extensions`, one
+    /// comma-separated header line; gRPC: one `a2a-extensions` metadata entry): the extensions
+    /// its card requires that this delegator supports.
+    pub extensions: Vec<String>,
     /// The agent's other interfaces this client may use, in preference order (same version):
     /// tried, for the same call, when this one fails at the transport level before any answer.
     pub fallbacks: Vec<Endpoint>,
@@ -75,8 +83,23 @@ impl Endpoint {
             version,
             tenant: None,
             binding: Binding::JsonRpc,
+            extensions: Vec::new(),
             fallbacks: Vec::new(),
         }
+    }
+
+    /// This endpoint with `extensions` activated on it and on each of its fallbacks.
+    pub fn with_extensions(mut self, extensions: Vec<String>) -> Self {
+        for f in &mut self.fallbacks {
+            f.extensions = extensions.clone();
+        }
+        self.extensions = extensions;
+        self
+    }
+
+    /// The `A2A-Extensions` value: the activated extensions comma-separated (`None`: none).
+    pub fn extensions_header(&self) -> Option<String> {
+        (!self.extensions.is_empty()).then(|| self.extensions.join(","))
     }
 
     /// `binding url`, for messages and logs.
@@ -335,6 +358,9 @@ pub struct CallResult {
     pub result: Value,
     /// Raw state names rewritten to UNSPECIFIED.
     pub unknown_states: Vec<String>,
+    /// The binding that answered (after any fallback): gRPC results cannot tell an absent enum
+    /// from its default (see [`required`]).
+    pub binding: Binding,
 }
 
 impl CallResult {
@@ -343,7 +369,13 @@ impl CallResult {
         CallResult {
             result,
             unknown_states,
+            binding: Binding::JsonRpc,
         }
+    }
+
+    /// The REQUIRED fields the result, read as a `Task`, lacks (see [`required::task`]).
+    pub fn task_lacks(&self) -> Vec<String> {
+        required::task(&self.result, self.binding != Binding::Grpc)
     }
 }
 
@@ -461,11 +493,15 @@ impl RpcClient {
         self.with_fallback(ep, method, |c| {
             let params = params.clone();
             async move {
-                match c.binding {
+                let r = match c.binding {
                     Binding::JsonRpc => self.jsonrpc_call(&c, method, params, auth, timeout).await,
                     Binding::Rest => self.rest_call(&c, method, params, auth, timeout).await,
                     Binding::Grpc => self.grpc_call(&c, method, params, auth, timeout).await,
-                }
+                };
+                r.map(|mut r| {
+                    r.binding = c.binding;
+                    r
+                })
             }
         })
         .await
@@ -530,6 +566,9 @@ pub struct StreamItem {
     pub event: SharedStreamResponse,
     /// Raw state names rewritten to UNSPECIFIED.
     pub unknown_states: Vec<String>,
+    /// The REQUIRED fields the event lacks ([`required::stream_response`]): such an event is
+    /// never taken as a result.
+    pub lacks: Vec<String>,
 }
 
 /// How the `data:` of an SSE event is framed.
@@ -627,7 +666,7 @@ impl EventStream {
     pub async fn next(&mut self) -> Option<Result<StreamItem, ClientError>> {
         loop {
             if let Some(p) = self.pending.pop_front() {
-                return Some(p.and_then(|(v, unknown)| self.decode_result(v, unknown)));
+                return Some(p.and_then(|(v, unknown)| self.decode_result(v, unknown, true)));
             }
             if let Source::Sse(sse) = &mut self.source
                 && let Some(ev) = sse.events.pop_front()
@@ -648,11 +687,19 @@ impl EventStream {
                     }
                     SseFraming::Rest => rest::event_typed(&ev),
                 };
-                if let Some(r) = typed {
-                    return Some(r.map(|event| StreamItem {
-                        event,
-                        unknown_states: Vec::new(),
-                    }));
+                // An event that may lack a REQUIRED field (an empty id, no parts, a state that
+                // may be absent) leaves the fast path too: the `Value` path names what it lacks
+                // (`required`). Complete events are never decoded twice.
+                match typed {
+                    Some(Ok(event)) if !required::suspicious(&event) => {
+                        return Some(Ok(StreamItem {
+                            event,
+                            unknown_states: Vec::new(),
+                            lacks: Vec::new(),
+                        }));
+                    }
+                    Some(Err(e)) => return Some(Err(e)),
+                    Some(Ok(_)) | None => {}
                 }
                 let ev = ev.into_event();
                 let v = match &sse.framing {
@@ -661,7 +708,7 @@ impl EventStream {
                     }
                     SseFraming::Rest => rest::event_value(ev),
                 };
-                return Some(v.and_then(|v| self.decode_result(v, Vec::new())));
+                return Some(v.and_then(|v| self.decode_result(v, Vec::new(), true)));
             }
             if self.done {
                 return None;
@@ -673,12 +720,21 @@ impl EventStream {
                         // Fast path: a plain artifact chunk moved from prost into the typed
                         // event; anything else through ProtoJSON and the `Value` path.
                         Ok(Some(m)) => Some(match grpc::stream_typed(m) {
-                            Ok(event) => Ok(StreamItem {
-                                event: event.into(),
-                                unknown_states: Vec::new(),
-                            }),
+                            Ok(event) => {
+                                let event: SharedStreamResponse = event.into();
+                                let lacks = match &event {
+                                    SharedStreamResponse::ArtifactChunk(c) => required::chunk(c),
+                                    SharedStreamResponse::Other(_) => Vec::new(),
+                                };
+                                Ok(StreamItem {
+                                    event,
+                                    unknown_states: Vec::new(),
+                                    lacks,
+                                })
+                            }
+                            // Proto3 cannot tell an absent state from UNSPECIFIED.
                             Err(m) => grpc::stream_value(&m)
-                                .and_then(|v| self.decode_result(v, Vec::new())),
+                                .and_then(|v| self.decode_result(v, Vec::new(), false)),
                         }),
                         Ok(None) => {
                             self.done = true;
@@ -722,17 +778,22 @@ impl EventStream {
         }
     }
 
+    /// Decode one event's value; `state_presence`: whether an absent `status.state` can be told
+    /// from UNSPECIFIED (the JSON bindings).
     fn decode_result(
         &self,
         mut v: Value,
         mut unknown: Vec<String>,
+        state_presence: bool,
     ) -> Result<StreamItem, ClientError> {
+        let lacks = required::stream_response(&v, state_presence);
         unknown.extend(sanitize_states(&mut v));
         let event = a2a_protocol::codec::decode_value::<StreamResponse>(&v)
             .map_err(|e| ClientError::AgentProtocol(format!("{} event: {e}", self.method)))?;
         Ok(StreamItem {
             event: event.into(),
             unknown_states: unknown,
+            lacks,
         })
     }
 }
@@ -780,6 +841,7 @@ mod tests {
         Ok(StreamItem {
             event: event.into(),
             unknown_states,
+            lacks: Vec::new(),
         })
     }
 
@@ -810,6 +872,7 @@ mod tests {
             r.map(|event| StreamItem {
                 event,
                 unknown_states: Vec::new(),
+                lacks: Vec::new(),
             })
             .map_err(|e| e.to_string())
         });
@@ -819,6 +882,7 @@ mod tests {
             r.map(|event| StreamItem {
                 event,
                 unknown_states: Vec::new(),
+                lacks: Vec::new(),
             })
             .map_err(|e| e.to_string())
         });

@@ -72,6 +72,9 @@ impl RpcClient {
                 .map_err(|e| ClientError::Protocol(format!("HTTP+JSON body: {e}")))?;
             rb = rb.header("Content-Type", REST_CONTENT_TYPE).body(bytes);
         }
+        if let Some(x) = ep.extensions_header() {
+            rb = rb.header(super::EXTENSIONS_HEADER, x);
+        }
         if let Some(a) = auth {
             rb = rb.header(reqwest::header::AUTHORIZATION, super::auth_header(a)?);
         }

@@ -136,7 +136,7 @@ impl Engine {
         // The intent is durable before the first request leaves.
         inner.store.insert(rec.clone()).await?;
         inner.emit_state(&rec);
-        self.spawn_run(rec, false, push_token);
+        self.spawn_run(rec, false, push_token, Some(agent));
         Ok(())
     }
 

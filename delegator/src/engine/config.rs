@@ -9,6 +9,7 @@ use crate::bugs::Bugs;
 use a2a_driver_contract::InitOptions;
 use a2a_protocol::Binding;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Tunable behaviour (the driver's `init.options`). Every field has a default.
@@ -81,6 +82,26 @@ impl Options {
     }
 }
 
+/// The credentials for agents' security schemes, by card URL. Secrets: `Debug` shows the card
+/// URLs only, and nothing writes them anywhere.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct AgentCredentials(BTreeMap<String, String>);
+
+impl AgentCredentials {
+    /// The credential for the agent whose card is at `card_url`.
+    pub fn get(&self, card_url: &str) -> Option<&str> {
+        self.0.get(card_url).map(String::as_str)
+    }
+}
+
+impl std::fmt::Debug for AgentCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|k| (k, "<redacted>")))
+            .finish()
+    }
+}
+
 /// How the engine is set up (the driver's `init`).
 ///
 /// ```
@@ -108,6 +129,10 @@ pub struct EngineConfig {
     pub(crate) self_url: String,
     /// The delegator's own credential: never sent to an agent.
     pub(crate) own_credential: Option<String>,
+    /// The credentials for agents' security schemes, by card URL (`init.agent_credentials`).
+    pub(crate) agent_credentials: AgentCredentials,
+    /// The A2A extensions this delegator supports (`init.extensions`).
+    pub(crate) extensions: Vec<String>,
     /// Options.
     pub(crate) options: Options,
     /// Planted bugs: none unless set with `with_bugs` (feature `planted-bugs`).
@@ -126,6 +151,8 @@ impl EngineConfig {
             webhook_listen: None,
             self_url: self_url.into(),
             own_credential: None,
+            agent_credentials: AgentCredentials::default(),
+            extensions: Vec::new(),
             options: Options::default(),
             bugs: Bugs::none(),
         }
@@ -153,6 +180,22 @@ impl EngineConfig {
     /// The delegator's own credential: never sent to an agent.
     pub fn own_credential(mut self, credential: Option<String>) -> Self {
         self.own_credential = credential;
+        self
+    }
+
+    /// The credentials the delegator holds for agents' security schemes, by card URL
+    /// (`init.agent_credentials`): each goes to its agent only, with GetExtendedAgentCard and,
+    /// when the agent's card requires it for every call, with every request (A2A §3.1.11, §7.3).
+    pub fn agent_credentials(mut self, credentials: BTreeMap<String, String>) -> Self {
+        self.agent_credentials = AgentCredentials(credentials);
+        self
+    }
+
+    /// The A2A extensions this delegator supports (`init.extensions`): an agent whose card
+    /// requires another one is not used; the required ones it supports are activated with
+    /// `A2A-Extensions` on every request to that agent.
+    pub fn extensions(mut self, extensions: Vec<String>) -> Self {
+        self.extensions = extensions;
         self
     }
 

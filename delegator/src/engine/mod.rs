@@ -34,7 +34,7 @@ mod parent;
 mod routing;
 mod run;
 
-pub use config::{EngineConfig, Options};
+pub use config::{AgentCredentials, EngineConfig, Options};
 pub use events::{Done, DoneArtifact, EscalationKind, Event, Outcome, done_artifact, outcome_of};
 
 use crate::agents::{AgentInfo, CardError};
@@ -90,6 +90,8 @@ struct Running {
     ctl: mpsc::UnboundedSender<Control>,
     /// The sha256 of each push token its webhook accepts (the tokens are never kept).
     push_token_sha256: Vec<webhook::TokenHash>,
+    /// The task the agent created for it, once known: a push about another task is ignored.
+    task_id: Option<String>,
     pending: Option<EscalationKind>,
 }
 
@@ -99,6 +101,8 @@ struct Inner {
     store: StoreHandle,
     client: RpcClient,
     agents: tokio::sync::RwLock<Vec<AgentInfo>>,
+    /// Held while a stale card is revalidated: one revalidation at a time.
+    card_refresh: tokio::sync::Mutex<()>,
     card_errors: Mutex<Vec<CardError>>,
     events: mpsc::UnboundedSender<Event>,
     running: Mutex<HashMap<String, Running>>,
@@ -130,8 +134,20 @@ impl WebhookSink for Inner {
             .unwrap_or_default()
     }
 
-    fn notify(&self, id: &str, _event: StreamResponse) {
+    /// A push with the delegation's token is a hint to read its task, unless it is about a
+    /// task the delegation's agent never created for it (A2A §4.3.3): that one changes nothing
+    /// (it was still acknowledged: the agent sent it with the right token).
+    fn notify(&self, id: &str, event: StreamResponse) {
         if let Some(r) = lock(&self.running).get(id) {
+            if let (Some(mine), Some(theirs)) = (&r.task_id, event.task_id())
+                && mine != theirs
+            {
+                tracing::warn!(
+                    delegation = id,
+                    "push about task {theirs:?}, not the delegation's task {mine:?}: ignored"
+                );
+                return;
+            }
             let _ = r.ctl.send(Control::PushHint);
         }
     }
@@ -221,6 +237,7 @@ impl Engine {
             store: StoreHandle::new(store),
             client,
             agents: tokio::sync::RwLock::new(Vec::new()),
+            card_refresh: tokio::sync::Mutex::new(()),
             card_errors: Mutex::new(Vec::new()),
             events,
             running: Mutex::new(HashMap::new()),
@@ -294,7 +311,7 @@ impl Engine {
             } else {
                 // Secrets do not survive a restart: no push token (a resend mints a new one),
                 // no scoped credential (an auth round still open is escalated again).
-                self.spawn_run(rec, true, None);
+                self.spawn_run(rec, true, None, None);
             }
         }
         Ok(n)

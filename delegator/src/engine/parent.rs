@@ -25,6 +25,7 @@ impl Engine {
             Running {
                 ctl: tx,
                 push_token_sha256: Vec::new(),
+                task_id: None,
                 pending: None,
             },
         );

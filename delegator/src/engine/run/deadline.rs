@@ -77,7 +77,12 @@ impl Run {
                 .await
             {
                 Ok(r) => {
-                    last = a2a_protocol::codec::decode_value::<Task>(&r.result).ok();
+                    // An answer lacking REQUIRED fields is not read (the state is read below).
+                    last = r
+                        .task_lacks()
+                        .is_empty()
+                        .then(|| a2a_protocol::codec::decode_value::<Task>(&r.result).ok())
+                        .flatten();
                     break;
                 }
                 Err(e) => match self.on_call_failed(Call::Cancel { why, attempt }, &e).await {
@@ -107,6 +112,7 @@ impl Run {
                         .await;
                     match r
                         .ok()
+                        .filter(|r| r.task_lacks().is_empty())
                         .and_then(|r| a2a_protocol::codec::decode_value::<Task>(&r.result).ok())
                     {
                         Some(t) => t,

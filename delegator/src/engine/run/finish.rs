@@ -75,6 +75,18 @@ impl Run {
             }
             _ => {}
         }
+        if !self.problems.is_empty() {
+            // What the agent sent that was rejected is part of the outcome (DLG-ART-09: a
+            // result read afresh after an agent protocol error names the error).
+            let rejected = self.problems.join("; ");
+            f.reason = Some(match f.reason.take() {
+                Some(r) if !r.contains(&rejected) => {
+                    format!("{r} (agent protocol errors: {rejected})")
+                }
+                Some(r) => r,
+                None => format!("agent protocol errors: {rejected}"),
+            });
+        }
         self.rec.state = f.state;
         self.rec.reason = f.reason.clone();
         self.rec.final_message = f.message.clone();

@@ -8,6 +8,8 @@ use crate::engine::{EscalationKind, Event};
 use crate::policy;
 use crate::store::{DelegationState, InputRound, now_text};
 use a2a_protocol::TaskStatus;
+use std::time::Duration;
+use tokio::time::Instant;
 
 impl Run {
     /// INPUT_REQUIRED or AUTH_REQUIRED: answer (from the inputs, a resumed round, or the
@@ -75,6 +77,11 @@ impl Run {
                         ))
                         .await,
                     );
+                }
+                if kind == EscalationKind::Auth {
+                    // A new auth round (§7.6.4): the credential of an earlier round is not
+                    // assumed to authorize it; it is no longer sent (the caller is asked again).
+                    self.scoped_credential = None;
                 }
                 let n = self.rec.input_rounds.len() as u32 + 1;
                 self.rec.input_rounds.push(InputRound {
@@ -198,7 +205,11 @@ impl Run {
         Some(next)
     }
 
-    /// Report an escalation and wait for the caller's answer.
+    /// Report an escalation and wait for the caller's answer. While an auth escalation waits,
+    /// the task is still observed (A2A §7.6.2: the credential may arrive out of band, and the
+    /// agent resume on its own): it is read with `GetTask` (backing off like polling; a push
+    /// notification reads it at once), and once it has left AUTH_REQUIRED the escalation is
+    /// dropped and the task observed on.
     async fn escalate(&mut self, kind: EscalationKind, question: &str) -> Result<String, Next> {
         self.inner.set_pending(&self.rec.id, Some(kind));
         let _ = self.inner.events.send(Event::Escalate {
@@ -213,11 +224,22 @@ impl Run {
             kind.as_str()
         ));
         self.save().await;
+        let watch = kind == EscalationKind::Auth;
+        let base = Duration::from_millis(self.opts().poll_interval_ms.max(10));
+        let mut interval = base;
+        let mut next_read = Instant::now() + interval;
         loop {
             tokio::select! {
                 _ = tokio::time::sleep_until(self.deadline), if !self.bugs.has(Bug::NoLocalDeadline) => {
                     self.inner.set_pending(&self.rec.id, None);
                     return Err(self.on_deadline("local deadline reached while waiting for the caller").await);
+                }
+                _ = tokio::time::sleep_until(next_read), if watch => {
+                    if let Some(n) = self.resumed_out_of_band().await {
+                        return Err(n);
+                    }
+                    interval = interval.mul_f64(1.5).min(base * 10);
+                    next_read = Instant::now() + interval;
                 }
                 c = self.ctl.recv() => match c {
                     Some(Control::Answer(t)) if kind == EscalationKind::Input => { self.rec.reason = None; return Ok(t) }
@@ -226,7 +248,16 @@ impl Run {
                         self.inner.set_pending(&self.rec.id, None);
                         return Err(self.on_deadline("canceled by the caller").await);
                     }
+                    Some(Control::PushHint) if watch => next_read = Instant::now(),
                     Some(_) => {}
+                    None if watch => {
+                        // The engine is gone: no answer comes; the task may still resume.
+                        next_read = next_read.max(Instant::now() + interval);
+                        tokio::time::sleep_until(next_read.min(self.deadline)).await;
+                        if let Some(n) = self.resumed_out_of_band().await {
+                            return Err(n);
+                        }
+                    }
                     None => {
                         // The engine is gone: wait for the deadline.
                         tokio::time::sleep_until(self.deadline).await;
@@ -235,5 +266,48 @@ impl Run {
                 },
             }
         }
+    }
+}
+
+impl Run {
+    /// During an auth escalation: read the task once. `Some` when it has left AUTH_REQUIRED
+    /// (the agent resumed without a message from us): the escalation is withdrawn and the task
+    /// observed on. A failed read changes nothing (the next one may work).
+    async fn resumed_out_of_band(&mut self) -> Option<Next> {
+        let task_id = self.rec.task_id.clone()?;
+        let agent = self.agent.clone()?;
+        let r = self
+            .inner
+            .client
+            .call(
+                &agent.endpoint,
+                a2a_protocol::Method::GetTask,
+                serde_json::json!({"id": task_id}),
+                self.auth().as_deref(),
+                self.req_timeout(),
+            )
+            .await;
+        let task = match r {
+            Ok(r) if r.task_lacks().is_empty() => {
+                a2a_protocol::codec::decode_value::<a2a_protocol::Task>(&r.result).ok()?
+            }
+            Ok(_) => return None,
+            Err(e) => {
+                tracing::debug!(delegation = %self.rec.id, "reading the task during an auth escalation: {e}");
+                return None;
+            }
+        };
+        if task.status.state == a2a_protocol::TaskState::AuthRequired {
+            return None;
+        }
+        tracing::info!(
+            delegation = %self.rec.id,
+            "the task left AUTH_REQUIRED without our credential ({}): escalation withdrawn",
+            task.status.state.as_str()
+        );
+        self.inner.set_pending(&self.rec.id, None);
+        self.rec.reason = None;
+        self.save().await;
+        Some(Next::Observe)
     }
 }

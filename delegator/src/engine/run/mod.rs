@@ -43,12 +43,15 @@ use tokio::time::Instant;
 
 impl Engine {
     /// Run one (non-parent) delegation in the background. `push_token` is the token minted at
-    /// admission (memory only: the record holds its hash); `None` after a restart.
+    /// admission (memory only: the record holds its hash); `None` after a restart. `agent` is the
+    /// agent admission routed it to (`None` after a restart: its card is looked up, and
+    /// revalidated when stale).
     pub(super) fn spawn_run(
         &self,
         rec: DelegationRecord,
         recovering: bool,
         push_token: Option<String>,
+        agent: Option<AgentInfo>,
     ) {
         let inner = self.inner.clone();
         let (tx, rx) = mpsc::unbounded_channel();
@@ -57,6 +60,7 @@ impl Engine {
             super::Running {
                 ctl: tx,
                 push_token_sha256: webhook::token_hashes(&rec.push_token_sha256),
+                task_id: rec.task_id.clone(),
                 pending: None,
             },
         );
@@ -65,6 +69,7 @@ impl Engine {
             let id = rec.id.clone();
             let mut run = Run::new(inner.clone(), rec, rx);
             run.push_token = push_token;
+            run.agent = agent;
             run.run(recovering).await;
             lock(&inner.running).remove(&id);
             if inner.active.fetch_sub(1, Ordering::SeqCst) == 1 {
@@ -129,9 +134,12 @@ struct Run {
     answered_question: Option<String>,
     /// Observed with push notifications (the record holds push token hashes).
     push: bool,
-    /// The push token of this process life (memory only; the record holds its sha256): minted
-    /// at admission, or by the first send that needs one after a restart.
+    /// The push token minted at admission and not used yet (memory only; the record holds its
+    /// sha256). Every push config gets its own token ([`Run::push_token`]).
     push_token: Option<String>,
+    /// What the agent sent that this delegator rejected (an answer or event lacking a REQUIRED
+    /// field): reported in the final reason.
+    problems: Vec<String>,
     /// The credential the caller gave for this agent and task (memory only: never written;
     /// after a restart an auth round still open is escalated again).
     scoped_credential: Option<String>,
@@ -173,6 +181,7 @@ impl Run {
             answered_question: None,
             push,
             push_token: None,
+            problems: Vec::new(),
             scoped_credential: None,
             pending_push_hint: false,
             bugs,
@@ -214,16 +223,51 @@ impl Run {
         }
     }
 
+    /// The `Authorization` of a request to the agent about this delegation: the credential the
+    /// caller scoped to this task (an auth escalation) wins; else the agent's credential when its
+    /// card requires it on every request (`init.agent_credentials`, A2A §7.3); else none. The
+    /// delegator's own credential never goes to an agent.
     fn auth(&self) -> Option<String> {
-        self.scoped_credential.clone()
+        self.scoped_credential.clone().or_else(|| {
+            let agent = self.agent.as_ref()?;
+            if !agent.credential_on_every_request {
+                return None;
+            }
+            self.inner
+                .agent_credential(&agent.card_url)
+                .map(str::to_string)
+        })
     }
 
-    /// The push token for a push config sent now: this process life's, or (after a restart,
-    /// which keeps only hashes) a new one whose hash is added to the record and to what the
-    /// webhook accepts. The caller saves the record before sending.
+    /// Note something the agent sent that was rejected (recorded as an error, and named in the
+    /// final reason).
+    fn problem(&mut self, op: &str, what: String) {
+        tracing::warn!(delegation = %self.rec.id, "{op}: {what}");
+        self.rec.push_error(RecordError {
+            at: now_text(),
+            op: op.to_string(),
+            code: None,
+            http_status: None,
+            transient: false,
+            message: what.clone(),
+        });
+        self.remember_problem(what);
+    }
+
+    /// Keep `what` for the final reason only (the caller records the error).
+    fn remember_problem(&mut self, what: String) {
+        if self.problems.len() < 8 && !self.problems.contains(&what) {
+            self.problems.push(what);
+        }
+    }
+
+    /// The push token for a push config sent now: the one minted at admission if it is still
+    /// unused, else a new one whose hash is added to the record and to what the webhook accepts
+    /// (each config gets its own token, A2A §13.2; after a restart only hashes are left). The
+    /// caller saves the record before sending.
     fn push_token(&mut self) -> String {
-        if let Some(t) = &self.push_token {
-            return t.clone();
+        if let Some(t) = self.push_token.take() {
+            return t;
         }
         let token = super::new_push_token();
         self.rec
@@ -240,7 +284,6 @@ impl Run {
                 &token,
             );
         }
-        self.push_token = Some(token.clone());
         token
     }
 
@@ -248,7 +291,7 @@ impl Run {
         let card_url = self.rec.agent_url.clone().unwrap_or_default();
         // The card may be unreachable for a while (an agent restarting with us): retry it like
         // any transient failure, then dead-letter.
-        loop {
+        while self.agent.is_none() {
             self.agent = self.inner.agent_for(&card_url).await;
             if self.agent.is_some() {
                 break;

@@ -40,8 +40,19 @@ impl Run {
             {
                 Ok(r) => {
                     self.note_unknown(&r.unknown_states);
-                    a2a_protocol::codec::decode_value::<Task>(&r.result)
-                        .map_err(|e| ClientError::Protocol(format!("GetTask result: {e}")))
+                    let lacks = r.task_lacks();
+                    if lacks.is_empty() {
+                        a2a_protocol::codec::decode_value::<Task>(&r.result)
+                            .map_err(|e| ClientError::Protocol(format!("GetTask result: {e}")))
+                    } else {
+                        // Never taken as the task's state (§5.7): read it again.
+                        let what = format!(
+                            "GetTask answer rejected: the task lacks REQUIRED {}",
+                            lacks.join(", ")
+                        );
+                        self.remember_problem(what.clone());
+                        Err(ClientError::Protocol(what))
+                    }
                 }
                 Err(e) => Err(e),
             };
@@ -199,6 +210,11 @@ impl Run {
                 }
                 Some(Ok(item)) => {
                     self.note_unknown(&item.unknown_states);
+                    if !item.lacks.is_empty() && pending_final.is_none() {
+                        return self
+                            .on_incomplete_event(item.event.key(), &item.lacks)
+                            .await;
+                    }
                     if let Some(f) = &pending_final {
                         // After the final state only a repeated final snapshot is acceptable.
                         let ok = match &item.event {
@@ -234,6 +250,27 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// A stream event lacks REQUIRED fields (§5.7, §14.1.1): it is never applied. The problem
+    /// is recorded (and named in the final reason), the stream is left (from now on the task is
+    /// observed by polling, which reads it whole) and the task is read afresh with `GetTask`.
+    /// Without a task id yet there is nothing to read: the delegation fails visibly.
+    async fn on_incomplete_event(&mut self, key: &str, lacks: &[String]) -> Next {
+        let what = format!(
+            "a {key} stream event was rejected: it lacks REQUIRED {}",
+            lacks.join(", ")
+        );
+        self.problem("stream", what.clone());
+        let Some(task_id) = self.rec.task_id.clone() else {
+            return Next::Finish(Final::new(
+                DelegationState::Failed,
+                format!("agent protocol error: {what}"),
+            ));
+        };
+        self.rec.streaming = false;
+        self.save().await;
+        self.read_state(&task_id).await
     }
 
     /// The stream ended before a final state: read the current state first (an interrupted task

@@ -135,11 +135,13 @@ impl Run {
             self.rec.attempts += 1;
             let attempt = self.rec.attempts;
             let params = self.send_params(attempt);
+            let mut lacks = Vec::new();
             self.save().await;
             let agent = match self.agent.clone() {
                 Some(a) => a,
                 None => return Next::Finish(Final::new(DelegationState::Failed, "no agent")),
             };
+            let auth = self.auth();
             let reply = if self.rec.streaming {
                 match self
                     .inner
@@ -148,7 +150,7 @@ impl Run {
                         &agent.endpoint,
                         Method::SendStreamingMessage,
                         params,
-                        None,
+                        auth.as_deref(),
                         self.req_timeout(),
                     )
                     .await
@@ -165,11 +167,18 @@ impl Run {
                 match self
                     .inner
                     .client
-                    .call(&agent.endpoint, Method::SendMessage, params, None, timeout)
+                    .call(
+                        &agent.endpoint,
+                        Method::SendMessage,
+                        params,
+                        auth.as_deref(),
+                        timeout,
+                    )
                     .await
                 {
                     Ok(r) => {
                         self.note_unknown(&r.unknown_states);
+                        lacks = reply_task_lacks(&r);
                         a2a_protocol::codec::decode_value::<SendMessageResponse>(&r.result)
                             .map_err(|e| ClientError::Protocol(format!("SendMessage result: {e}")))
                     }
@@ -178,6 +187,25 @@ impl Run {
             };
             match reply {
                 Ok(SendMessageResponse::Message(m)) => return self.answered_direct(m),
+                Ok(SendMessageResponse::Task(t)) if !lacks.is_empty() => {
+                    // Never taken as a result (§5.7): with the task's id, read it afresh; without
+                    // one there is nothing to follow.
+                    let what = format!(
+                        "SendMessage answer rejected: its task lacks REQUIRED {}",
+                        lacks.join(", ")
+                    );
+                    self.problem("SendMessage", what.clone());
+                    if t.id.is_empty() {
+                        return Next::Finish(Final::new(
+                            DelegationState::Failed,
+                            format!("agent protocol error: {what}"),
+                        ));
+                    }
+                    if let Some(n) = self.adopt_task(&t).await {
+                        return n;
+                    }
+                    return self.read_state(&t.id).await;
+                }
                 Ok(SendMessageResponse::Task(t)) => {
                     if let Some(n) = self.adopt_task(&t).await {
                         return n;
@@ -238,6 +266,9 @@ impl Run {
                     )));
                 }
                 self.rec.task_id = Some(t.id.clone());
+                if let Some(r) = lock(&self.inner.running).get_mut(&self.rec.id) {
+                    r.task_id = Some(t.id.clone());
+                }
                 if !t.context_id.is_empty() {
                     self.rec.context_id = Some(t.context_id.clone());
                 }
@@ -342,7 +373,17 @@ impl Run {
             match r {
                 Ok(r) => {
                     self.note_unknown(&r.unknown_states);
-                    if let Ok(SendMessageResponse::Task(t)) =
+                    let lacks = reply_task_lacks(&r);
+                    if !lacks.is_empty() {
+                        // Not adopted; the observer reads the task afresh.
+                        self.problem(
+                            "SendMessage(continue)",
+                            format!(
+                                "SendMessage answer rejected: its task lacks REQUIRED {}",
+                                lacks.join(", ")
+                            ),
+                        );
+                    } else if let Ok(SendMessageResponse::Task(t)) =
                         a2a_protocol::codec::decode_value(&r.result)
                     {
                         // Only adopt the ids; the state is read by the observer, so an
@@ -368,4 +409,12 @@ impl Run {
             }
         }
     }
+}
+
+/// The REQUIRED fields the task of a `SendMessage` answer lacks (none for a message answer).
+fn reply_task_lacks(r: &crate::client::CallResult) -> Vec<String> {
+    let Some(task) = r.result.get("task") else {
+        return Vec::new();
+    };
+    crate::client::required::task(task, r.binding != a2a_protocol::Binding::Grpc)
 }
