@@ -797,4 +797,207 @@ mod tests {
             "http://a/"
         );
     }
+
+    fn headers(pairs: &[(&str, &str)]) -> reqwest::header::HeaderMap {
+        let mut h = reqwest::header::HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(
+                reqwest::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn card_freshness_follows_rfc_9111() {
+        let now = Instant::now();
+        let c = CardCache::from_headers(
+            &headers(&[
+                ("cache-control", "public, max-age=60"),
+                ("age", "10"),
+                ("etag", "\"v1\""),
+                ("last-modified", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            ]),
+            now,
+            None,
+        );
+        assert_eq!(c.lifetime, Duration::from_secs(50));
+        assert!(c.is_fresh(now + Duration::from_secs(49)));
+        assert!(!c.is_fresh(now + Duration::from_secs(50)));
+        assert_eq!(
+            c.conditional_headers(),
+            vec![
+                ("If-None-Match", "\"v1\"".to_string()),
+                (
+                    "If-Modified-Since",
+                    "Sun, 06 Nov 1994 08:49:37 GMT".to_string()
+                )
+            ]
+        );
+        // No caching headers: the default duration.
+        let d = CardCache::from_headers(&headers(&[]), now, None);
+        assert_eq!(d.lifetime, DEFAULT_CARD_MAX_AGE);
+        assert!(d.conditional_headers().is_empty());
+        // no-cache: kept, but revalidated before every use; no-store: never reused.
+        let nc = CardCache::from_headers(
+            &headers(&[
+                ("cache-control", "no-cache, max-age=600"),
+                ("etag", "\"x\""),
+            ]),
+            now,
+            None,
+        );
+        assert!(!nc.is_fresh(now));
+        assert_eq!(nc.conditional_headers().len(), 1);
+        let ns = CardCache::from_headers(
+            &headers(&[("cache-control", "no-store"), ("etag", "\"x\"")]),
+            now,
+            None,
+        );
+        assert!(!ns.is_fresh(now));
+        assert!(ns.conditional_headers().is_empty());
+        // Expires relative to Date; an invalid Expires is already stale.
+        let e = CardCache::from_headers(
+            &headers(&[
+                ("date", "Sun, 06 Nov 1994 08:49:37 GMT"),
+                ("expires", "Sun, 06 Nov 1994 08:50:37 GMT"),
+            ]),
+            now,
+            None,
+        );
+        assert_eq!(e.lifetime, Duration::from_secs(60));
+        let bad = CardCache::from_headers(&headers(&[("expires", "0")]), now, None);
+        assert!(!bad.is_fresh(now));
+        // A 304 without freshness headers keeps the entry's lifetime and validators, fresh
+        // from now.
+        let later = now + Duration::from_secs(100);
+        let r = CardCache::from_headers(&headers(&[]), later, Some(&c));
+        assert_eq!((r.lifetime, r.fetched), (c.lifetime, later));
+        assert_eq!(r.etag, c.etag);
+        let r = CardCache::from_headers(
+            &headers(&[("cache-control", "max-age=5"), ("etag", "\"v2\"")]),
+            later,
+            Some(&c),
+        );
+        assert_eq!(r.lifetime, Duration::from_secs(5));
+        assert_eq!(r.etag.as_deref(), Some("\"v2\""));
+    }
+
+    fn secured(schemes: Value, requirements: Value) -> AgentCard {
+        let mut v = card_v1("s", &["text/plain"]);
+        v["securitySchemes"] = schemes;
+        v["securityRequirements"] = requirements;
+        a2a_protocol::codec::decode_value(&v).unwrap()
+    }
+
+    #[test]
+    fn credentials_fit_only_declared_schemes() {
+        let bearer = json!({"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}});
+        let card = secured(
+            bearer.clone(),
+            json!([{"schemes": {"bearer": {"list": []}}}]),
+        );
+        assert!(credential_fits_card(&card, "Bearer abc"));
+        assert!(credential_fits_card(&card, "bearer abc"));
+        assert!(!credential_fits_card(&card, "Basic dXNlcjpwdw=="));
+        assert!(credential_meets_requirements(&card, "Bearer abc"));
+        // Declared but not required for every call.
+        let card = secured(bearer, json!([]));
+        assert!(credential_fits_card(&card, "Bearer abc"));
+        assert!(!credential_meets_requirements(&card, "Bearer abc"));
+        // A requirement naming an undeclared scheme cannot be met.
+        let card = secured(
+            json!({"basic": {"httpAuthSecurityScheme": {"scheme": "Basic"}}}),
+            json!([{"schemes": {"oauth": {"list": ["read"]}}}]),
+        );
+        assert!(credential_fits_card(&card, "Basic dXNlcjpwdw=="));
+        assert!(!credential_meets_requirements(&card, "Basic dXNlcjpwdw=="));
+        let card = secured(
+            json!({"o": {"oauth2SecurityScheme": {"flows": {"clientCredentials":
+                {"tokenUrl": "https://t", "scopes": {}}}}}}),
+            json!([{"schemes": {"o": {"list": []}}}]),
+        );
+        assert!(credential_meets_requirements(&card, "Bearer t"));
+        assert!(!credential_fits_card(&card, "Basic x"));
+        // No schemes at all: nothing fits.
+        assert!(!credential_fits_card(
+            &secured(json!({}), json!([])),
+            "Bearer abc"
+        ));
+    }
+
+    #[test]
+    fn required_extensions_decide_use_and_activation() {
+        let mut v = card_v1("s", &["text/plain"]);
+        v["capabilities"]["extensions"] = json!([
+            {"uri": "urn:a", "required": true},
+            {"uri": "urn:opt"},
+            {"uri": "urn:b", "required": true}
+        ]);
+        let a = parse_card("http://a/", &v, &[]).unwrap();
+        assert_eq!(a.unsupported_extensions, ["urn:a", "urn:b"]);
+        assert!(!a.usable());
+        let a = a.with_supported_extensions(&["urn:b".into(), "urn:opt".into(), "urn:a".into()]);
+        assert!(a.usable());
+        assert_eq!(a.endpoint.extensions, ["urn:a", "urn:b"]);
+        assert!(
+            a.endpoint
+                .fallbacks
+                .iter()
+                .all(|f| f.extensions == ["urn:a", "urn:b"])
+        );
+        assert_eq!(
+            a.endpoint.extensions_header().as_deref(),
+            Some("urn:a,urn:b")
+        );
+        let spec = ArtifactSpec {
+            mime_types: vec!["text/plain".into()],
+            ..Default::default()
+        };
+        let picky = parse_card("http://picky/", &v, &[])
+            .unwrap()
+            .with_supported_extensions(&["urn:a".into()]);
+        let e = route(std::slice::from_ref(&picky), "s", &spec, None).unwrap_err();
+        assert!(
+            e.0.contains("urn:b") && e.0.contains("http://picky/"),
+            "{e}"
+        );
+        assert_eq!(
+            route(&[picky, a], "s", &spec, None).unwrap().card_url,
+            "http://a/"
+        );
+    }
+
+    #[test]
+    fn the_extended_card_replaces_skills_and_interfaces() {
+        let public =
+            parse_card("http://127.0.0.1:9/c", &card_v1("s", &["text/plain"]), &[]).unwrap();
+        let mut ext = card_v1("s", &["text/plain"]);
+        ext["skills"] = json!([{"id": "premium", "name": "n", "description": "d", "tags": ["x"]}]);
+        ext["supportedInterfaces"] = json!([
+            {"url": "/premium", "protocolBinding": "JSONRPC", "protocolVersion": "1.0",
+             "tenant": "vip"}
+        ]);
+        let ext = parse_card("http://127.0.0.1:9/c", &ext, &[]).unwrap();
+        let spec = ArtifactSpec {
+            mime_types: vec!["text/plain".into()],
+            ..Default::default()
+        };
+        let mut with = public.clone();
+        with.credential_on_every_request = true;
+        let with = with.with_extended_card(ext, &[]);
+        assert!(with.extended && with.credential_on_every_request);
+        assert!(with.can_do("premium", &spec) && !public.can_do("premium", &spec));
+        assert_eq!(with.endpoint.url, "http://127.0.0.1:9/premium");
+        assert_eq!(with.endpoint.tenant.as_deref(), Some("vip"));
+        assert_eq!(with.public_card, public.card);
+    }
+
+    #[test]
+    fn a_patch_version_is_version_1_0() {
+        let ep = select(vec![iface("JSONRPC", "/rpc", "1.0.3")], &[]).unwrap();
+        assert_eq!(ep.version, ProtocolVersion::V1_0);
+        assert_eq!(ep.version.header_value(), "1.0");
+    }
 }

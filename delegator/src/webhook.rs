@@ -7,8 +7,11 @@
 //! answer (401, empty body), so delegation ids cannot be probed. The delegator keeps only the
 //! sha256 of each token it configured ([`token_sha256`]; a push token is a secret,
 //! DLG-SECRET-01): the presented token is hashed and compared with those. Only then is the body read; one
-//! that is not a `StreamResponse` is 400. A valid notification is only a hint: the delegation
-//! reads the task with `GetTask`, so duplicates and reordering are harmless.
+//! that is not a `StreamResponse` is 400; every other push with the right token is answered 200,
+//! duplicates too (A2A §4.3.3: the receiver acknowledges with 2xx). A valid notification is only
+//! a hint: the delegation reads its own task with `GetTask`, so duplicates and reordering are
+//! harmless, and a push about a task the delegation's agent did not create for it is ignored by
+//! the sink (acknowledged, changes nothing).
 
 use axum::Router;
 use axum::body::Bytes;

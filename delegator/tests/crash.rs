@@ -353,3 +353,121 @@ async fn an_auth_round_cut_by_a_kill_asks_for_the_credential_again() {
     assert!(!snap.to_string().contains("scoped-vault-secret"));
     assert!(!holds(&bytes_under(store), "scoped-vault-secret"));
 }
+
+/// Recovery of a refinement whose send landed without a reply finds its task with `ListTasks` in
+/// the context the agent gave, following `nextPageToken` (the agent serves one task per page and
+/// the task is on the second) percent-encoded over HTTP+JSON; the intent is not sent again.
+#[tokio::test]
+async fn recovery_follows_list_tasks_pages_over_http_json() {
+    use a2a_mock_agents::Event;
+    use a2a_protocol::Binding;
+    let p = MockAgent::builder("p")
+        .skill("poll")
+        .skill("slow")
+        .bindings([Binding::Rest])
+        .streaming(false)
+        .push_notifications(false)
+        .list_page_size_max(1)
+        .mount(
+            MockAgent::when()
+                .skill("poll")
+                .step(chunk("out", "polled", false, true))
+                .state(TaskState::Completed),
+        )
+        .mount(
+            MockAgent::when()
+                .skill("slow")
+                .state(TaskState::Working)
+                .step(Step::gate_within("later", Duration::from_secs(120)))
+                .step(chunk("out", "slow", false, true))
+                .state(TaskState::Completed),
+        );
+    let net = network(vec![p.build()]).await;
+    let p_card = card(&net, "p");
+    let options: Value = serde_json::from_str(OPTIONS).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path();
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &[p_card.as_str()], false, options.clone())
+        .await;
+    d.send(delegate("k1", "poll")).await;
+    let k1 = d
+        .until(20, |v| v["type"] == "done" && v["id"] == "k1")
+        .await;
+    assert_eq!(k1["state"], "COMPLETED", "{k1}");
+    // r1: a refinement in k1's context whose send lands, its reply held past the kill; it
+    // completes at once on the agent.
+    net.queue_fault("p", Method::SendMessage, LAND_THEN_HOLD, 1)
+        .unwrap();
+    let mut r1 = delegate("r1", "poll");
+    r1["refine_of"] = json!("k1");
+    d.send(r1).await;
+    let r1_create = message_id("r1", "create");
+    support::wait_task_for(&net, "p", &r1_create).await;
+    let r1_task = tasks(&net, "p")
+        .into_iter()
+        .find(|(_, m)| *m == r1_create)
+        .map(|(t, _)| t)
+        .unwrap();
+    support::wait_journal(&net, "r1's task completes", 10, |es| {
+        es.iter().any(|e| {
+            matches!(&e.event, Event::TaskState { task_id, state }
+                if *task_id == r1_task && state == "TASK_STATE_COMPLETED")
+        })
+    })
+    .await;
+    // r2: another task in the same context, changed after r1's: listed first.
+    let mut r2 = delegate("r2", "slow");
+    r2["refine_of"] = json!("k1");
+    d.send(r2).await;
+    d.until(20, |v| {
+        v["type"] == "state" && v["id"] == "r2" && v["task_id"].is_string()
+    })
+    .await;
+    d.crash().await;
+    let journal_at_restart = net.journal().len() as u64;
+
+    let mut d = Driver::spawn(store, &[]);
+    d.init(store, &[p_card.as_str()], true, options).await;
+    let o = d
+        .until(20, |v| v["type"] == "done" && v["id"] == "r1")
+        .await;
+    assert_eq!(o["state"], "COMPLETED", "{o}");
+    assert_eq!(o["task_id"], json!(r1_task));
+    net.open_gate("later");
+    let o2 = d
+        .until(20, |v| v["type"] == "done" && v["id"] == "r2")
+        .await;
+    assert_eq!(o2["state"], "COMPLETED", "{o2}");
+    d.close_stdin();
+    assert!(d.wait_exit(20).await.success());
+    let sends_of_r1 = requests(&net, "p", "SendMessage")
+        .iter()
+        .filter(|r| r.params["message"]["messageId"] == json!(r1_create))
+        .count();
+    assert_eq!(sends_of_r1, 1, "found by ListTasks, not resent");
+    // The pages: the first without a token, then each with the last page's token, encoded.
+    let lists: Vec<(String, Value)> = net
+        .journal()
+        .entries()
+        .into_iter()
+        .filter(|e| e.seq > journal_at_restart)
+        .filter_map(|e| match e.event {
+            Event::Request {
+                method: Some(m),
+                path,
+                params,
+                ..
+            } if m == "ListTasks" => Some((path, *params)),
+            _ => None,
+        })
+        .collect();
+    assert!(lists.len() >= 2, "{lists:?}");
+    assert!(lists[0].1.get("pageToken").is_none());
+    assert_eq!(lists[1].1["contextId"], k1["context_id"]);
+    let token = lists[1].1["pageToken"].as_str().unwrap();
+    assert!(token.contains(['+', '/', '=']), "a base64 token: {token}");
+    let raw = lists[1].0.split("pageToken=").nth(1).unwrap();
+    let raw = raw.split('&').next().unwrap();
+    assert!(!raw.contains(['+', '/', '=']), "percent-encoded: {raw}");
+}

@@ -375,3 +375,69 @@ async fn cli_delegate_dlq_and_status() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["per_agent_skill"][0]["delegations"], 3);
 }
+
+/// `init.agent_credentials` and `init.extensions` reach the engine: an agent whose card requires
+/// its credential on every call and an extension gets both on every request; the credential
+/// appears in nothing the delegator writes (stdout, snapshot, store).
+#[tokio::test]
+async fn init_agent_credentials_and_extensions_are_used() {
+    const CRED: &str = "Bearer agent-cred-driver-42";
+    const EXT: &str = "https://example.com/ext/trace/v1";
+    let net = scripted(
+        agent("locked")
+            .security(CRED, a2a_mock_agents::SecurityScope::All)
+            .extension(EXT, "trace", true)
+            .extended_skill("premium"),
+        vec![
+            chunk("a1", "unlocked", false, true),
+            Step::state(TaskState::Completed).into(),
+        ],
+    )
+    .await;
+    let url = card(&net, "locked");
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Driver::spawn(dir.path(), &[]);
+    d.send(
+        json!({"type": "init", "store_dir": dir.path(), "recovering": false,
+        "agents": [url], "webhook_base_url": null, "self_url": "http://127.0.0.1:1/delegator",
+        "credential": "Bearer own-secret-token", "agent_credentials": {url.clone(): CRED},
+        "extensions": [EXT], "options": {"poll_interval_ms": 20}}),
+    )
+    .await;
+    let ok = d.next(20).await.unwrap();
+    assert_eq!(ok["type"], "init_ok", "{ok}");
+    d.send(
+        json!({"type": "delegate", "id": "d1", "capability": "premium", "text": "go",
+        "artifact_spec": {"mime_types": ["text/plain"]}}),
+    )
+    .await;
+    let done = d
+        .until(20, |v| v["type"] == "done" && v["id"] == "d1")
+        .await;
+    assert_eq!(done["state"], "COMPLETED", "{done}");
+    d.send(json!({"type": "snapshot"})).await;
+    d.until(10, |v| v["type"] == "snapshot_ok").await;
+    d.close_stdin();
+    assert!(d.wait_exit(20).await.success());
+    let got = calls(&net, "locked");
+    assert!(got.iter().any(|r| r.method == "GetExtendedAgentCard"));
+    for r in &got {
+        assert_eq!(r.header("authorization"), Some(CRED), "{}", r.method);
+        assert_eq!(r.header("a2a-extensions"), Some(EXT), "{}", r.method);
+    }
+    for line in &d.seen {
+        assert!(!line.to_string().contains("agent-cred-driver"), "{line}");
+    }
+    fn holds(dir: &std::path::Path) -> bool {
+        std::fs::read_dir(dir).unwrap().any(|e| {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                holds(&p)
+            } else {
+                let b = std::fs::read(&p).unwrap();
+                b.windows(17).any(|w| w == b"agent-cred-driver")
+            }
+        })
+    }
+    assert!(!holds(dir.path()));
+}

@@ -2,7 +2,8 @@
 //!
 //! Params (ProtoJSON) become the prost request with [`a2a_protocol::grpc::to_pb`], responses go
 //! back to ProtoJSON with [`a2a_protocol::grpc::from_pb`], so callers see the same `Value`s as
-//! over JSON-RPC. Every call carries `a2a-version: 1.0` and, when given, `authorization`
+//! over JSON-RPC. Every call carries `a2a-version: 1.0`, the interface's `tenant` in the request,
+//! the activated extensions as one `a2a-extensions` entry and, when given, `authorization`
 //! metadata, and is bounded by the caller's timeout (`grpc-timeout` and a local bound).
 //!
 //! A non-OK status becomes a [`ClientError`] the same handlers understand: an A2A error (by the

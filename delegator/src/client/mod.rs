@@ -13,10 +13,12 @@
 //! - `grpc`: `lf.a2a.v1.A2AService` over HTTP/2 (the generated tonic client; ProtoJSON <-> prost
 //!   with [`a2a_protocol::grpc::to_pb`] / [`a2a_protocol::grpc::from_pb`]).
 //!
-//! Every binding carries the same duties: `A2A-Version` (header or `a2a-version` metadata),
-//! `Authorization` only when the caller passes one (the delegator's own credential is never given
-//! to this client), the request body as the engine built it (message ids, `x-deleg` metadata,
-//! push config). Connect errors, timeouts, 429 and 5xx (gRPC `UNAVAILABLE`,
+//! Every binding carries the same duties: `A2A-Version` (header or `a2a-version` metadata), the
+//! interface's `tenant` (JSON-RPC `params.tenant`, the gRPC request's `tenant`, the HTTP+JSON
+//! `/{tenant}` path prefix), the endpoint's activated extensions ([`EXTENSIONS_HEADER`], one
+//! comma-separated line; gRPC one `a2a-extensions` entry), `Authorization` only when the caller
+//! passes one (the delegator's own credential is never given to this client), the request body
+//! as the engine built it (message ids, `x-deleg` metadata, push config). Connect errors, timeouts, 429 and 5xx (gRPC `UNAVAILABLE`,
 //! `RESOURCE_EXHAUSTED`, `DEADLINE_EXCEEDED`) are transient; an A2A error is a definite answer.
 //!
 //! **Fallback.** An [`Endpoint`] lists the agent's other usable interfaces
@@ -31,7 +33,9 @@
 //! `TASK_STATE_UNSPECIFIED` before decoding (so an unknown state is observed, not a decode error).
 //! Over JSON-RPC every response and every stream event must echo the request's `id`; one that
 //! does not, and a stream event that is not a valid `StreamResponse`, is a
-//! [`ClientError::AgentProtocol`] error: definite, never retried.
+//! [`ClientError::AgentProtocol`] error: definite, never retried. A stream event lacking a
+//! REQUIRED field is delivered with [`StreamItem::lacks`] naming it (the engine never applies
+//! it), and a unary result can be checked with [`CallResult::task_lacks`] ([`required`]).
 
 mod grpc;
 mod jsonrpc;

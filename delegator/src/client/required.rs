@@ -94,9 +94,9 @@ pub fn stream_response(v: &Value, state_presence: bool) -> Vec<String> {
                 if !has_string(a, "artifactId", "artifact_id") {
                     out.push("artifactUpdate.artifact.artifactId".into());
                 }
-                if !member(a, "parts", "parts")
+                if member(a, "parts", "parts")
                     .and_then(Value::as_array)
-                    .is_some_and(|p| !p.is_empty())
+                    .is_none_or(Vec::is_empty)
                 {
                     out.push("artifactUpdate.artifact.parts".into());
                 }

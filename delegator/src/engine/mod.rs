@@ -139,17 +139,28 @@ impl WebhookSink for Inner {
     /// (it was still acknowledged: the agent sent it with the right token).
     fn notify(&self, id: &str, event: StreamResponse) {
         if let Some(r) = lock(&self.running).get(id) {
-            if let (Some(mine), Some(theirs)) = (&r.task_id, event.task_id())
-                && mine != theirs
-            {
+            if !push_is_about(r.task_id.as_deref(), &event) {
                 tracing::warn!(
                     delegation = id,
-                    "push about task {theirs:?}, not the delegation's task {mine:?}: ignored"
+                    "push about task {:?}, not the delegation's task {:?}: ignored",
+                    event.task_id(),
+                    r.task_id
                 );
                 return;
             }
             let _ = r.ctl.send(Control::PushHint);
         }
+    }
+}
+
+/// Whether a push `event` is about the delegation's task `task` (`None`: not known yet, so
+/// any push may be; the hint only makes the delegation read its own task). A push without a task
+/// id, or about another task, is not.
+fn push_is_about(task: Option<&str>, event: &StreamResponse) -> bool {
+    match (task, event.task_id()) {
+        (None, _) => true,
+        (Some(mine), Some(theirs)) => mine == theirs,
+        (Some(_), None) => false,
     }
 }
 
@@ -547,6 +558,24 @@ mod tests {
         fn dlq_mark_resubmitted(&self, id: &str, new_id: &str) -> Result<(), StoreError> {
             self.inner.dlq_mark_resubmitted(id, new_id)
         }
+    }
+
+    #[test]
+    fn a_push_about_another_task_is_not_a_hint() {
+        let status = |task: &str| {
+            a2a_protocol::codec::decode_value::<StreamResponse>(&serde_json::json!({
+                "statusUpdate": {"taskId": task, "contextId": "c",
+                    "status": {"state": "TASK_STATE_COMPLETED"}}}))
+            .unwrap()
+        };
+        assert!(push_is_about(Some("t-1"), &status("t-1")));
+        assert!(!push_is_about(Some("t-1"), &status("t-foreign")));
+        assert!(!push_is_about(Some("t-1"), &status("")));
+        assert!(push_is_about(None, &status("t-foreign")));
+        let message = a2a_protocol::codec::decode_value::<StreamResponse>(&serde_json::json!({
+            "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}}))
+        .unwrap();
+        assert!(!push_is_about(Some("t-1"), &message));
     }
 
     #[tokio::test]

@@ -70,6 +70,11 @@ impl EngineRun {
         }
     }
 
+    /// The store directory.
+    pub fn store_dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
     /// The engine's store, opened again.
     pub fn store(&self) -> SqliteStore {
         SqliteStore::open_dir(self.dir.path()).unwrap()
