@@ -510,9 +510,18 @@ impl AgentState {
                     .collect(),
             },
             security_schemes: self.security_schemes(),
+            // Card-level requirements apply to every request (§7.3): declared only when the
+            // scheme guards everything; a scheme that guards only the extended card is listed
+            // in `securitySchemes` alone (§3.1.11: the client picks one of them).
             security_requirements: self
                 .security_schemes()
                 .into_keys()
+                .filter(|_| {
+                    self.spec
+                        .security
+                        .as_ref()
+                        .is_some_and(|s| s.scope == crate::script::SecurityScope::All)
+                })
                 .map(|name| a2a_protocol::SecurityRequirement {
                     schemes: [(name, a2a_protocol::StringList::default())]
                         .into_iter()

@@ -592,10 +592,9 @@ async fn the_extended_card_needs_the_card_credential_on_every_binding() {
             "scheme": "Bearer",
             "description": "HTTP Bearer authentication; GetExtendedAgentCard requires it"}}})
     );
-    assert_eq!(
-        c["securityRequirements"],
-        json!([{"schemes": {"bearer": {}}}])
-    );
+    // The scheme guards only the extended card: no card-level requirement (that would say
+    // every request needs it, §7.3).
+    assert!(c.get("securityRequirements").is_none(), "{c}");
     assert_eq!(c["capabilities"]["extendedAgentCard"], true);
     assert!(c["supportedInterfaces"][0].get("tenant").is_none(), "{c}");
 
@@ -734,6 +733,11 @@ async fn scope_all_guards_every_request_but_not_the_card() {
     assert_eq!(
         c["securitySchemes"]["basic"]["httpAuthSecurityScheme"]["scheme"],
         "Basic"
+    );
+    // Every request needs it: the card-level requirement says so (§7.3).
+    assert_eq!(
+        c["securityRequirements"],
+        json!([{"schemes": {"basic": {}}}])
     );
     // No extended card here: the card says so.
     assert_eq!(c["capabilities"]["extendedAgentCard"], false);
