@@ -898,6 +898,8 @@ fn verdict(
     let typed = std::mem::take(&mut intake.typed);
     // Before the store is removed below: what the reported files hold.
     let files = crate::rules::hash_reported_files(&facts.outcomes);
+    // DLG-UNTRUSTED-02: what agent-chosen names made outside the store during the case.
+    let trap_hits = crate::rules::trap_hits(&facts.store, facts.start.into());
     let ev = Evidence {
         scenario: s,
         journal: &entries,
@@ -914,6 +916,8 @@ fn verdict(
         done_at: &facts.done_at,
         artifact_files: &files,
         secrets: &facts.secrets,
+        store_dir: &facts.store,
+        trap_hits: &trap_hits,
     };
     if !facts.secrets.limits.is_empty() {
         intake.note(format!(
