@@ -78,9 +78,21 @@ fn created_tasks<'a>(ev: &'a Evidence) -> BTreeSet<&'a str> {
 /// DLG-PUSH-01: every genuine push that reached the webhook (a journal `push` with an HTTP
 /// status, about a task an agent created for the delegator, sent with the configured token)
 /// was answered 2xx — duplicates and pushes after the delegation ended included (spec §4.3.3:
-/// the webhook acknowledges receipt; it may ignore what it does not need).
+/// the webhook acknowledges receipt; it may ignore what it does not need). A push about a task
+/// whose push config the delegator deleted before it (DeleteTaskPushNotificationConfig) is no
+/// longer genuine.
 pub(super) fn genuine_pushes_acknowledged(ev: &Evidence) -> Check {
     let created = created_tasks(ev);
+    // A push config the delegator deleted is no longer configured: a push about its task after
+    // the delete is no genuine push any more (a race the agent lost).
+    let deleted: Vec<(u64, &str)> = requests(ev.journal)
+        .iter()
+        .filter(|r| !r.from_mock_peer() && r.calls(&[Method::DeleteTaskPushNotificationConfig]))
+        .filter_map(|r| {
+            let t = r.params.get("taskId").or_else(|| r.params.get("id"));
+            Some((r.seq, t.and_then(Value::as_str)?))
+        })
+        .collect();
     let mut any = false;
     for e in ev.journal {
         let Event::Push {
@@ -91,7 +103,9 @@ pub(super) fn genuine_pushes_acknowledged(ev: &Evidence) -> Check {
         else {
             continue;
         };
-        if !created.contains(task_id.as_str()) {
+        if !created.contains(task_id.as_str())
+            || deleted.iter().any(|(at, t)| *at < e.seq && t == task_id)
+        {
             continue;
         }
         any = true;
@@ -349,8 +363,19 @@ mod tests {
         push(&mut c, "t1", None);
         assert_eq!(c.check(checker("DLG-PUSH-01")), Check::Pass);
         // A duplicate after the delegation ended, refused.
-        push(&mut c, "t1", Some(401));
-        assert!(fails(c.check(checker("DLG-PUSH-01"))));
+        let mut late = pushed("tok-1");
+        push(&mut late, "t1", Some(401));
+        assert!(fails(late.check(checker("DLG-PUSH-01"))));
+        // Unless the delegator had deleted the push config first.
+        let mut late = pushed("tok-1");
+        late.j.rpc(
+            "a",
+            "DeleteTaskPushNotificationConfig",
+            json!({"taskId": "t1", "id": "cfg-1"}),
+            &[],
+        );
+        push(&mut late, "t1", Some(401));
+        assert_eq!(late.check(checker("DLG-PUSH-01")), Check::Pass);
     }
 
     #[test]
