@@ -96,9 +96,10 @@ pub(super) fn scoped_credential_escalated_and_confined(ev: &Evidence) -> Check {
 /// message, same messageId, to the round its first send followed). Each credential the harness
 /// gave answers one escalation, so a credential carried in more rounds of a task than the
 /// harness gave it (once per `auth` escalation it answered with it) was reused without a new
-/// escalation. Credentials the harness never gave (the agent's own scheme, the delegator's) are
-/// not this rule's (DLG-AUTH-01, DLG-AUTH-02). The situation: a continuation that carried a
-/// given credential after an AUTH_REQUIRED.
+/// escalation; a credential the harness never gave for the delegation (the delegator's own, say)
+/// answers no escalation at all. The credential of the agent's own security scheme (`security`,
+/// given in `init.agent_credentials` for every request) is no answer to an auth round and is not
+/// counted. The situation: a continuation that carried a credential after an AUTH_REQUIRED.
 pub(super) fn every_auth_round_escalated(ev: &Evidence) -> Check {
     let mut any = false;
     let reqs = requests(ev.journal);
@@ -109,10 +110,10 @@ pub(super) fn every_auth_round_escalated(ev: &Evidence) -> Check {
             .filter(|(id, k, _)| *id == d.id && *k == EscalationKind::Auth)
             .map(|(_, _, v)| v.as_str())
             .collect();
-        if given.is_empty() {
-            continue;
-        }
         for (task, agent) in tasks_of(ev, &d.id) {
+            let scheme = agent_spec(ev, &agent)
+                .and_then(|a| a.security.as_ref())
+                .map(|s| s.credential.as_str());
             let rounds: Vec<u64> = ev
                 .journal
                 .iter()
@@ -140,7 +141,7 @@ pub(super) fn every_auth_round_escalated(ev: &Evidence) -> Check {
                     .headers
                     .get("authorization")
                     .map(String::as_str)
-                    .filter(|c| given.contains(c))
+                    .filter(|c| Some(*c) != scheme)
                 else {
                     continue;
                 };
@@ -488,8 +489,16 @@ mod tests {
     }
 
     #[test]
-    fn auth_03_without_a_given_credential_nothing_is_judged() {
+    fn auth_03_a_credential_no_escalation_gave_answers_no_round() {
+        // The delegator's own credential, sent without escalating.
         let c = two_rounds(&[], &["Bearer own"]);
+        assert!(fails(c.check(checker("DLG-AUTH-03"))));
+        // The agent's own security scheme credential (sent on every request) is no answer.
+        let mut c = two_rounds(&[], &["Bearer agent-scheme"]);
+        c.s.network.agents[0].security = Some(
+            serde_json::from_value(json!({"credential": "Bearer agent-scheme"}))
+                .expect("a security spec"),
+        );
         assert_eq!(c.check(checker("DLG-AUTH-03")), Check::NotApplicable);
     }
 

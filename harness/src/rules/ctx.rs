@@ -134,9 +134,8 @@ pub(super) fn scripted_questions(ev: &Evidence, agent: &str, kind: EscalationKin
 /// DLG-CTX-03 (MUST NOT rely on history, spec §3.7): for each delegation whose task is at an
 /// agent that keeps no history (`keep_history = false`), every question it escalated carries
 /// the agent's status message (the scripted question, or auth message), and its outcome is what
-/// the agent's states justify: the scenario's expected outcome, reached after the task's final
-/// state reached the delegator (or, for a FAILED or CANCELED of its own, after it observed the
-/// task). Results are judged byte-exact by DLG-ART-04.
+/// the agent's states justify: the task's final state, reported after it reached the delegator.
+/// Results are judged byte-exact by DLG-ART-04.
 pub(super) fn nothing_depends_on_history(ev: &Evidence) -> Check {
     let mut any = false;
     for d in ev
@@ -178,22 +177,10 @@ pub(super) fn nothing_depends_on_history(ev: &Evidence) -> Check {
                 );
             }
         }
-        if let Err(f) = observed_to_final(ev, &d.id, &task, false) {
+        // The outcome is the agent's final state, read after it reached the delegator: a
+        // delegator that gives up because the history it looks for is empty fails here.
+        if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
             return f;
-        }
-        if let Some(done) = done_of(ev, &d.id)
-            && !d.expect.state.is_empty()
-            && !d.expect.state.contains(&done.state)
-        {
-            return fail(
-                format!(
-                    "{} ends in one of: {} (what {agent}'s states justify)",
-                    d.id,
-                    super::words::list(names(&d.expect.state))
-                ),
-                format!("it ended in {}; {agent} keeps no task history", done.state),
-                vec![],
-            );
         }
     }
     Check::held_if_seen(any)
@@ -354,8 +341,21 @@ mod tests {
         c.done("d1", "FAILED", json!([]));
         assert!(
             fails(c.check(checker("DLG-CTX-03"))),
-            "not what was expected"
+            "gave up although the task completed"
         );
+        // The task failed at the agent (a wrong answer, say): FAILED is what its states justify.
+        let mut c = no_history("Which cabin class?");
+        let at = c
+            .j
+            .entries
+            .iter()
+            .position(|e| matches!(&e.event, a2a_mock_agents::Event::TaskState { state, .. } if state == "TASK_STATE_COMPLETED"))
+            .unwrap_or(0);
+        if let a2a_mock_agents::Event::TaskState { state, .. } = &mut c.j.entries[at].event {
+            *state = "TASK_STATE_FAILED".into();
+        }
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-CTX-03")), Check::Pass);
         // An agent that keeps history: not this rule's situation.
         let mut c = no_history("");
         c.s.network.agents[0].keep_history = true;

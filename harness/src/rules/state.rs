@@ -405,7 +405,8 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
                 vec![],
             );
         }
-        if let Err(f) = final_message_recorded(ev, &d.id, &task, &agent) {
+        // After its own CancelTask the final state is not the agent's verdict (see above).
+        if !canceled_by_delegator && let Err(f) = final_message_recorded(ev, &d.id, &task, &agent) {
             return f;
         }
     }
@@ -711,6 +712,21 @@ mod tests {
         // Lost (a message only the final status carried, missed after a dropped stream).
         let c = read_after_failed(None, Some("the task failed"));
         assert!(fails(c.check(checker("DLG-STATE-03"))));
+        // A CANCELED the delegator asked for is its own decision, not the scripted one's.
+        let mut c = Case::new(&delegation("expect = { state = [\"CANCELED\"] }"));
+        c.script(
+            "a",
+            json!({"steps": [{"do": "wait", "ms": 9000},
+                             {"do": "state", "state": "TASK_STATE_CANCELED", "message": "the agent gave up"}]}),
+        );
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        let (_, k) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        c.j.state("a", "t1", "TASK_STATE_CANCELED");
+        c.j.resp("a", k, 200, None, json!({}));
+        c.done("d1", "CANCELED", json!([]));
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
     }
 
     #[test]
