@@ -51,7 +51,15 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     (
         "forward-own-credential",
         &["DLG-AUTH-01"],
-        &["DLG-AUTH-02", "DLG-INPUT-03", "DLG-OBS-01"],
+        // Its own credential answers an auth round no escalation asked for (DLG-AUTH-03), and
+        // with no auth escalation there is no explanation to judge (DLG-AUTH-04 UNKNOWN).
+        &[
+            "DLG-AUTH-02",
+            "DLG-AUTH-03",
+            "DLG-AUTH-04",
+            "DLG-INPUT-03",
+            "DLG-OBS-01",
+        ],
     ),
     (
         "no-limit-checks",
@@ -85,13 +93,30 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         &["DLG-LIMIT-04", "DLG-OBS-01"],
     ),
     // The file is right, the report is not: DLG-ART-04 alone.
-    ("misreport-sha256", &["DLG-ART-04"], &[]),
+    // What it reports after rejecting an event that lacks REQUIRED fields is not the task's
+    // artifacts either (DLG-ART-09).
+    ("misreport-sha256", &["DLG-ART-04"], &["DLG-ART-09"]),
     (
         "no-recovery",
         &["DLG-REC-01", "DLG-REC-02", "DLG-REC-03", "DLG-SEND-01"],
-        &["DLG-INPUT-01", "DLG-OBS-01", "DLG-OBS-02", "DLG-REC-06"],
+        // A task that fails while it is down: never read again, so neither its final status
+        // message (DLG-STATE-03) nor what it committed is judged right.
+        &[
+            "DLG-INPUT-01",
+            "DLG-OBS-01",
+            "DLG-OBS-02",
+            "DLG-OBS-03",
+            "DLG-REC-06",
+            "DLG-STATE-03",
+        ],
     ),
-    ("ignore-unknown-state", &["DLG-STATE-04"], &["DLG-OBS-01"]),
+    // A task event or GetTask answer without its status reads as an unknown state, on which it
+    // exits (hostile.missing-fields-*).
+    (
+        "ignore-unknown-state",
+        &["DLG-STATE-04"],
+        &["DLG-OBS-01", "DLG-OBS-03", "DLG-ART-04", "DLG-ART-09"],
+    ),
     ("no-input-cap", &["DLG-INPUT-04"], &["DLG-OBS-01"]),
     // Push tokens and scoped credentials in a debug log under the store: the secret scan.
     ("persist-secrets", &["DLG-SECRET-01"], &[]),

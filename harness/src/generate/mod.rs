@@ -47,7 +47,8 @@ pub enum Topic {
     Wire,
     /// DLG-ROUTE-*: routing by skill and output mode, streaming choice, 0.3 agents, bindings.
     Route,
-    /// DLG-STATE-*: every task state, terminal is final, unknown states, refinement.
+    /// DLG-STATE-* and DLG-CTX-*: every task state, terminal is final, unknown states,
+    /// refinement in the agent's context.
     State,
     /// DLG-INPUT-*: questions answered from held data, escalated, capped.
     Input,
@@ -56,7 +57,8 @@ pub enum Topic {
     Auth,
     /// DLG-LIMIT-*: deadlines, depth, loops, budgets, cancellation.
     Limit,
-    /// DLG-OBS-*: streams that end early, push, polling.
+    /// DLG-OBS-* and DLG-PUSH-*: streams that end early, push (genuine, duplicated, foreign),
+    /// polling.
     Obs,
     /// DLG-ART-*: chunking, append and lastChunk, by reference, rejections, protocol errors.
     Art,
@@ -106,11 +108,11 @@ impl Topic {
             Topic::Send => &["DLG-SEND-"],
             Topic::Wire => &["DLG-WIRE-"],
             Topic::Route => &["DLG-ROUTE-"],
-            Topic::State => &["DLG-STATE-"],
+            Topic::State => &["DLG-STATE-", "DLG-CTX-"],
             Topic::Input => &["DLG-INPUT-"],
             Topic::Auth => &["DLG-AUTH-", "DLG-UNTRUSTED-", "DLG-SECRET-"],
             Topic::Limit => &["DLG-LIMIT-"],
-            Topic::Obs => &["DLG-OBS-"],
+            Topic::Obs => &["DLG-OBS-", "DLG-PUSH-"],
             Topic::Art => &["DLG-ART-"],
             Topic::Retry => &["DLG-RETRY-"],
             Topic::Rec => &["DLG-REC-"],

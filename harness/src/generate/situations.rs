@@ -55,7 +55,7 @@ fn of(topic: Topic) -> &'static [Situation] {
             unknown_state,
         ],
         Topic::Input => &[input_answerable, input_escalated, input_cap, input_cap],
-        Topic::Auth => &[auth_required, untrusted_text, auth_required],
+        Topic::Auth => &[auth_required, untrusted_text, auth_required, hostile_names],
         Topic::Limit => &[
             past_deadline,
             too_deep,
@@ -591,7 +591,8 @@ fn refinement(d: &mut Draft, rng: &mut ChaCha8Rng) {
     expect(&mut second, &[Outcome::Completed]);
     d.delegations.push(first);
     d.delegations.push(second);
-    d.list(&["DLG-STATE-06", "DLG-STATE-05"]);
+    // The refinement's contextId is the one the agent gave (DLG-CTX-01).
+    d.list(&["DLG-STATE-06", "DLG-STATE-05", "DLG-CTX-01"]);
     d.titles.push("a refinement after completion".into());
 }
 
@@ -734,9 +735,15 @@ fn input_escalated(d: &mut Draft, rng: &mut ChaCha8Rng) {
         value: answer.to_string(),
     });
     d.delegations.push(del);
-    d.list(&["DLG-INPUT-01", "DLG-INPUT-03"]);
+    // The answer names the agent's own task (DLG-CTX-02).
+    d.list(&["DLG-INPUT-01", "DLG-INPUT-03", "DLG-CTX-02"]);
     if streamed {
         d.list(&["DLG-OBS-02"]);
+    }
+    // An agent that keeps no history: the question is only in the status message (§3.7).
+    if rng.random_bool(0.4) {
+        d.agents[a].keep_history = false;
+        d.list(&["DLG-CTX-03"]);
     }
     d.titles
         .push("a question only the caller can answer".into());
@@ -792,6 +799,18 @@ fn auth_required(d: &mut Draft, rng: &mut ChaCha8Rng) {
         timeout_ms: 10_000,
         resume_after_ms: None,
     });
+    // A second auth round on the same task, with its own credential (spec §7.6.4).
+    let second = rng.random_bool(0.4).then(|| {
+        let c = format!("{credential}-export");
+        steps.push(ScriptStep::AuthRequired {
+            credential: c.clone(),
+            message: Some("Now grant export of the statement".into()),
+            max_wrong: 1,
+            timeout_ms: 10_000,
+            resume_after_ms: None,
+        });
+        c
+    });
     let w = work(rng, Shapes::Any);
     steps.extend(w.steps.iter().cloned());
     let mut del = d.delegation(&skill, "Fetch last month's statement");
@@ -800,14 +819,20 @@ fn auth_required(d: &mut Draft, rng: &mut ChaCha8Rng) {
     completing(d, a, &del, &w);
     del.expect.escalates = Some(EscalationKind::Auth);
     expect(&mut del, &[Outcome::Completed]);
-    d.answers.push(Answer {
-        id: del.id.clone(),
-        kind: EscalationKind::Auth,
-        value: credential,
-    });
+    for value in std::iter::once(credential).chain(second.clone()) {
+        d.answers.push(Answer {
+            id: del.id.clone(),
+            kind: EscalationKind::Auth,
+            value,
+        });
+    }
     d.delegations.push(del);
-    // The scoped credential must not be written anywhere either.
-    d.list(&["DLG-AUTH-01", "DLG-AUTH-02", "DLG-SECRET-01"]);
+    // The scoped credential must not be written anywhere either; the escalation passes the
+    // agent's explanation up.
+    d.list(&["DLG-AUTH-01", "DLG-AUTH-02", "DLG-SECRET-01", "DLG-AUTH-04"]);
+    if second.is_some() {
+        d.list(&["DLG-AUTH-03"]);
+    }
     d.titles
         .push("a credential only the caller can grant".into());
 }
@@ -850,6 +875,46 @@ fn untrusted_text(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.list(&["DLG-UNTRUSTED-01", "DLG-AUTH-01"]);
     d.titles
         .push("instructions planted in an agent's text".into());
+}
+
+/// Artifact ids, names and part filenames that climb out of any directory; each carries the
+/// trap marker the harness looks for above the store (DLG-UNTRUSTED-02).
+fn hostile_names(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    const NAMES: [&str; 4] = [
+        "../../../a2a-trap-id",
+        "/tmp/a2a-trap-abs",
+        "a2a-trap-nul\u{0}/../../../a2a-trap-after-nul",
+        "..\\..\\a2a-trap-backslash",
+    ];
+    let skill = d.skill("export");
+    let a = d.agent("sly", &skill);
+    d.agents[a].streaming = rng.random_bool(0.7);
+    let mut steps = vec![state("WORKING")];
+    let n = rng.random_range(1..=NAMES.len());
+    for (i, id) in NAMES.iter().take(n).enumerate() {
+        steps.push(ScriptStep::Artifact {
+            artifact_id: Some(id.to_string()),
+            name: Some(format!("../../a2a-trap-name-{i}")),
+            description: None,
+            metadata: None,
+            parts: vec![
+                a2a_mock_agents::PartSpec::text(&format!("figures {i}"))
+                    .filename(&format!("../../../../a2a-trap-file-{i}.txt")),
+            ],
+            chunks: Vec::new(),
+            delay_ms: 0,
+        });
+    }
+    steps.push(state("COMPLETED"));
+    d.agents[a].rules.push(rule(steps));
+    let mut del = d.delegation(&skill, "Export the quarterly figures");
+    del.streaming_preferred = rng.random_bool(0.7);
+    del.mime_types = vec!["text/plain".into()];
+    expect(&mut del, &[Outcome::Completed]);
+    d.delegations.push(del);
+    d.list(&["DLG-UNTRUSTED-02", "DLG-ART-04"]);
+    d.titles
+        .push("artifact names that climb out of the store".into());
 }
 
 // ---- limit --------------------------------------------------------------------------------
@@ -1128,21 +1193,47 @@ fn push(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.agents[a].streaming = false;
     d.agents[a].push_notifications = true;
     d.agents[a].push_duplicates = rng.random_range(0..=2);
-    d.agents[a].rules.push(rule(vec![
-        state("WORKING"),
+    let mut steps = vec![state("WORKING")];
+    // A push about a task the delegator never created (right token): it changes nothing.
+    let foreign = rng.random_bool(0.4);
+    if foreign {
+        steps.push(ScriptStep::PushForeign {
+            state: "TASK_STATE_FAILED".into(),
+            message: Some("Your order was canceled".into()),
+        });
+    }
+    steps.extend([
         wait(rng.random_range(300..=600)),
         artifacts(1, rng.random_range(1..=2), 150),
         state("COMPLETED"),
-    ]));
+    ]);
+    d.agents[a].rules.push(rule(steps));
     let mut del = d.delegation(&skill, "Write the pushed report");
     expect(&mut del, &[Outcome::Completed]);
-    // The push token is a secret: only its hash may be kept.
-    d.list(&["DLG-OBS-01", "DLG-ROUTE-02", "DLG-ART-04", "DLG-SECRET-01"]);
+    // The push token is a secret: only its hash may be kept. Genuine pushes get 2xx.
+    d.list(&[
+        "DLG-OBS-01",
+        "DLG-ROUTE-02",
+        "DLG-ART-04",
+        "DLG-SECRET-01",
+        "DLG-PUSH-01",
+    ]);
+    if foreign {
+        d.list(&["DLG-PUSH-02"]);
+    }
     // Forged pushes go to every delegation of the case: only when this one is alone.
-    if d.delegations.is_empty() && rng.random_bool(0.5) {
+    let alone = d.delegations.is_empty();
+    if alone && rng.random_bool(0.5) {
         d.forge_push = true;
         d.alone = true;
         d.list(&["DLG-OBS-04"]);
+    }
+    // A second delegation to the same agent: a second push config, with its own token.
+    if rng.random_bool(0.4) {
+        let mut more = d.delegation(&skill, "Write the pushed appendix");
+        expect(&mut more, &[Outcome::Completed]);
+        d.delegations.push(more);
+        d.list(&["DLG-PUSH-03"]);
     }
     d.delegations.push(del);
     d.titles.push("push or polling without streaming".into());

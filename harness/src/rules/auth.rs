@@ -1,12 +1,13 @@
 //! Credentials and untrusted text (DLG-AUTH-*, DLG-UNTRUSTED-*).
 
+use super::ctx::{holds_text, scripted_questions};
 use super::evidence::*;
 use super::input::continuations;
 use super::registry::{Check, fail};
 use a2a_driver_contract::{EscalationKind, FromDelegator};
 use a2a_mock_agents::Event;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) fn own_credential_never_forwarded(ev: &Evidence) -> Check {
     let token = ev
@@ -82,6 +83,127 @@ pub(super) fn scoped_credential_escalated_and_confined(ev: &Evidence) -> Check {
             return fail(
                 "the task continued with the scoped credential",
                 "the credential was never used",
+                vec![],
+            );
+        }
+    }
+    Check::held_if_seen(any)
+}
+
+/// DLG-AUTH-03 (spec §7.6.4): a credential given for one auth round is never assumed to
+/// authorise a later one. The rounds of a task are its AUTH_REQUIRED states (journal
+/// `task_state`); a continuation belongs to the round it followed (a resend of the same
+/// message, same messageId, to the round its first send followed). Each credential the harness
+/// gave answers one escalation, so a credential carried in more rounds of a task than the
+/// harness gave it (once per `auth` escalation it answered with it) was reused without a new
+/// escalation; a credential the harness never gave for the delegation (the delegator's own, say)
+/// answers no escalation at all. The credential of the agent's own security scheme (`security`,
+/// given in `init.agent_credentials` for every request) is no answer to an auth round and is not
+/// counted. The situation: a continuation that carried a credential after an AUTH_REQUIRED.
+pub(super) fn every_auth_round_escalated(ev: &Evidence) -> Check {
+    let mut any = false;
+    let reqs = requests(ev.journal);
+    for d in &ev.scenario.delegations {
+        let given: Vec<&str> = ev
+            .given
+            .iter()
+            .filter(|(id, k, _)| *id == d.id && *k == EscalationKind::Auth)
+            .map(|(_, _, v)| v.as_str())
+            .collect();
+        for (task, agent) in tasks_of(ev, &d.id) {
+            let scheme = agent_spec(ev, &agent)
+                .and_then(|a| a.security.as_ref())
+                .map(|s| s.credential.as_str());
+            let rounds: Vec<u64> = ev
+                .journal
+                .iter()
+                .filter(|e| {
+                    matches!(&e.event, Event::TaskState { task_id, state }
+                        if *task_id == task
+                            && a2a_protocol::TaskState::parse_lenient(state)
+                                == Some(a2a_protocol::TaskState::AuthRequired))
+                })
+                .map(|e| e.seq)
+                .collect();
+            if rounds.is_empty() {
+                continue;
+            }
+            // Credential -> the rounds it was carried in (by each message's first send).
+            let mut first_send: BTreeMap<&str, u64> = BTreeMap::new();
+            let mut used: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+            for r in reqs.iter().filter(|r| {
+                r.agent == agent
+                    && r.is_send()
+                    && !r.from_mock_peer()
+                    && r.task_id() == Some(task.as_str())
+            }) {
+                let Some(cred) = r
+                    .headers
+                    .get("authorization")
+                    .map(String::as_str)
+                    .filter(|c| Some(*c) != scheme)
+                else {
+                    continue;
+                };
+                let at = match r.message_id() {
+                    Some(m) => *first_send.entry(m).or_insert(r.seq),
+                    None => r.seq,
+                };
+                if let Some(round) = rounds.iter().rposition(|s| *s < at) {
+                    used.entry(cred).or_default().insert(round);
+                }
+            }
+            for (cred, in_rounds) in used {
+                any = true;
+                let answered = given.iter().filter(|g| **g == cred).count();
+                if in_rounds.len() > answered {
+                    return fail(
+                        format!(
+                            "{}: every AUTH_REQUIRED of task {task} escalated anew (a credential given for one auth round is not assumed for a later one)",
+                            d.id
+                        ),
+                        format!(
+                            "one credential, given {answered} time(s), was sent in {} auth rounds",
+                            in_rounds.len()
+                        ),
+                        in_rounds.iter().map(|i| rounds[*i]).collect(),
+                    );
+                }
+            }
+        }
+    }
+    Check::held_if_seen(any)
+}
+
+/// DLG-AUTH-04 (SHOULD, spec §7.6.2): an `escalate` of kind auth carries the agent's
+/// explanatory status message (the scripted `auth_required` message of an agent that holds a
+/// task of the delegation) in its `question`. Escalations whose agent scripts no message are
+/// not judged.
+pub(super) fn auth_escalation_explains(ev: &Evidence) -> Check {
+    let mut any = false;
+    for m in ev.messages {
+        let FromDelegator::Escalate(e) = m else {
+            continue;
+        };
+        if e.kind != EscalationKind::Auth {
+            continue;
+        }
+        let said: Vec<String> = tasks_of(ev, &e.id)
+            .iter()
+            .flat_map(|(_, agent)| scripted_questions(ev, agent, EscalationKind::Auth))
+            .collect();
+        if said.is_empty() {
+            continue;
+        }
+        any = true;
+        if !said.iter().any(|s| holds_text(&e.question, s)) {
+            return fail(
+                format!(
+                    "{}: the auth escalation passes the agent's status message up ({})",
+                    e.id,
+                    super::words::list(said.iter().map(|s| format!("\"{s}\"")))
+                ),
+                format!("escalate.question \"{}\"", e.question),
                 vec![],
             );
         }
@@ -283,6 +405,123 @@ mod tests {
         assert!(fails(c.check(checker("DLG-AUTH-02"))), "used elsewhere");
         c.messages.clear();
         assert!(fails(c.check(checker("DLG-AUTH-02"))), "not escalated");
+    }
+
+    /// d1 at agent `a` in two auth rounds ("Grant read access", "Now grant write access"): the
+    /// harness answered `escalations` auth escalations with `given` credentials in order;
+    /// the continuations carry `sent` (one per round).
+    fn two_rounds(given: &[&str], sent: &[&str]) -> Case {
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"COMPLETED\"], escalates = \"auth\" }",
+        ));
+        c.script(
+            "a",
+            json!({"steps": [
+                {"do": "auth_required", "credential": "Bearer read-1", "message": "Grant read access"},
+                {"do": "auth_required", "credential": "Bearer write-2", "message": "Now grant write access"},
+                {"do": "state", "state": "TASK_STATE_COMPLETED"},
+            ]}),
+        );
+        c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        for (i, cred) in sent.iter().enumerate() {
+            c.j.state("a", "t1", "TASK_STATE_AUTH_REQUIRED");
+            if let Some(g) = given.get(i) {
+                c.escalated("d1", EscalationKind::Auth);
+                c.given
+                    .push(("d1".into(), EscalationKind::Auth, g.to_string()));
+            }
+            c.j.answer(
+                "a",
+                &format!("auth-{i}"),
+                "t1",
+                "c1",
+                "",
+                &[("authorization", cred)],
+            );
+        }
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        c
+    }
+
+    #[test]
+    fn auth_03_each_round_escalated_anew() {
+        let c = two_rounds(
+            &["Bearer read-1", "Bearer write-2"],
+            &["Bearer read-1", "Bearer write-2"],
+        );
+        assert_eq!(c.check(checker("DLG-AUTH-03")), Check::Pass);
+        // The first round's credential assumed for the second, without a new escalation.
+        let c = two_rounds(&["Bearer read-1"], &["Bearer read-1", "Bearer read-1"]);
+        assert!(fails(c.check(checker("DLG-AUTH-03"))));
+        // The caller gave the same credential twice, once per escalation: that is no reuse.
+        let c = two_rounds(
+            &["Bearer same", "Bearer same"],
+            &["Bearer same", "Bearer same"],
+        );
+        assert_eq!(c.check(checker("DLG-AUTH-03")), Check::Pass);
+    }
+
+    #[test]
+    fn auth_03_a_resend_of_the_same_continuation_is_the_same_round() {
+        let mut c = two_rounds(&["Bearer read-1"], &["Bearer read-1"]);
+        // The answer to round 1 is resent (its response was lost) after round 2 began.
+        c.j.state("a", "t1", "TASK_STATE_AUTH_REQUIRED");
+        c.j.answer(
+            "a",
+            "auth-0",
+            "t1",
+            "c1",
+            "",
+            &[("authorization", "Bearer read-1")],
+        );
+        assert_eq!(c.check(checker("DLG-AUTH-03")), Check::Pass);
+        // A new message with it in round 2 is a reuse.
+        c.j.answer(
+            "a",
+            "auth-9",
+            "t1",
+            "c1",
+            "",
+            &[("authorization", "Bearer read-1")],
+        );
+        assert!(fails(c.check(checker("DLG-AUTH-03"))));
+    }
+
+    #[test]
+    fn auth_03_a_credential_no_escalation_gave_answers_no_round() {
+        // The delegator's own credential, sent without escalating.
+        let c = two_rounds(&[], &["Bearer own"]);
+        assert!(fails(c.check(checker("DLG-AUTH-03"))));
+        // The agent's own security scheme credential (sent on every request) is no answer.
+        let mut c = two_rounds(&[], &["Bearer agent-scheme"]);
+        c.s.network.agents[0].security = Some(
+            serde_json::from_value(json!({"credential": "Bearer agent-scheme"}))
+                .expect("a security spec"),
+        );
+        assert_eq!(c.check(checker("DLG-AUTH-03")), Check::NotApplicable);
+    }
+
+    #[test]
+    fn auth_04_the_escalation_carries_the_status_message() {
+        let mut c = two_rounds(&["Bearer read-1"], &["Bearer read-1"]);
+        // `Case::escalated` asks "which one?": not the agent's words.
+        assert!(fails(c.check(checker("DLG-AUTH-04"))));
+        c.messages.clear();
+        c.messages
+            .push(a2a_driver_contract::FromDelegator::Escalate(
+                a2a_driver_contract::Escalate {
+                    id: "d1".into(),
+                    kind: EscalationKind::Auth,
+                    question: "Agent a needs a credential:  Now grant\nwrite access".into(),
+                    agent: "http://127.0.0.1:1/a".into(),
+                    task_id: Some("t1".into()),
+                },
+            ));
+        assert_eq!(c.check(checker("DLG-AUTH-04")), Check::Pass);
+        // No auth escalation at all: nothing to judge.
+        c.messages.clear();
+        assert_eq!(c.check(checker("DLG-AUTH-04")), Check::NotApplicable);
     }
 
     /// The card read of `agent`: discovery, not action.

@@ -48,6 +48,12 @@ pub struct Evidence<'a> {
     /// What the secret scan found in everything the delegator wrote (stdout, stderr, snapshot,
     /// store files), scanned before the store was cleaned up (DLG-SECRET-01).
     pub secrets: &'a super::secret::SecretScan,
+    /// The store directory given to the delegator in `init` (DLG-UNTRUSTED-02: every file it
+    /// writes belongs under it).
+    pub store_dir: &'a std::path::Path,
+    /// Entries whose name carries the trap marker that the harness found outside the store,
+    /// created during the case (DLG-UNTRUSTED-02; see [`super::names::trap_hits`]).
+    pub trap_hits: &'a [std::path::PathBuf],
 }
 
 /// What a reported artifact file held when the harness hashed it.

@@ -5,19 +5,23 @@
 //!
 //! - [`registry`](registry()): every rule in ID order, the rule ID being data;
 //! - `evidence`: [`Evidence`] and the helpers checkers read it with ([`requests`], [`Req`]);
-//! - one module per family: `send`, `wire`, `route`, `state`, `input`, `auth` (with untrusted
-//!   text), `limit`, `obs`, `art` (with `rejection`: rejected artifacts and agent protocol errors),
-//!   `retry`, `rec`, `secret` (secrets at rest and in logs: the scan of what the delegator
-//!   writes).
+//! - one module per family: `send`, `wire`, `route`, `ctx` (context and task ids, history),
+//!   `state`, `input`, `auth` (with untrusted text), `names` (agent-chosen names and where the
+//!   delegator writes), `limit`, `obs`, `push` (the webhook), `art` (with `rejection`: rejected
+//!   artifacts and agent protocol errors), `retry`, `rec`, `secret` (secrets at rest and in
+//!   logs: the scan of what the delegator writes).
 
 mod evidence;
 pub mod registry;
 
 mod art;
 mod auth;
+mod ctx;
 mod input;
 mod limit;
+mod names;
 mod obs;
+mod push;
 mod rec;
 mod rejection;
 mod retry;
@@ -35,5 +39,6 @@ pub use evidence::{
     Evidence, FileFact, Record, Req, direct_reply, hash_reported_files, requests, unsent_work,
 };
 pub use limit::MIN_DEADLINE_MARGIN_MS;
+pub use names::{TRAP_MARKER, trap_hits};
 pub use registry::{Check, Level, Rule, registry};
 pub use retry::{DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_CAP_MS};

@@ -3,10 +3,13 @@
 
 use super::art::*;
 use super::auth::*;
+use super::ctx::*;
 use super::evidence::Evidence;
 use super::input::*;
 use super::limit::*;
+use super::names::agent_names_never_steer_writes;
 use super::obs::*;
+use super::push::*;
 use super::rec::*;
 use super::rejection::*;
 use super::retry::*;
@@ -131,9 +134,9 @@ pub fn registry() -> Vec<Rule> {
         "DLG-ROUTE-07", Must, true, None, "spec §8.3.2 (3, 4)", "Every request goes to the URL of the interface it uses and carries that interface's tenant exactly (none when the interface has none).";
         "DLG-ROUTE-08", Should, false, None, "spec §5.2", "When an advertised binding fails at the transport level and the card advertises another binding the delegator speaks, the delegator falls back to it.";
         "DLG-ROUTE-09", Should, true, None, "spec §3.3.4", "Optional capabilities are used only when the card declares them: push configs only with capabilities.pushNotifications, GetExtendedAgentCard only with capabilities.extendedAgentCard (streaming: DLG-ROUTE-02).";
-        "DLG-CTX-01", Should, true, None, "spec §3.4.1 (SHOULD NOT)", "A message that starts new work carries no client-generated contextId: only one the agent gave (refinement, follow-up).";
-        "DLG-CTX-02", Must, true, None, "spec §3.4.2", "A message's taskId names a task that agent created; a client never invents task ids.";
-        "DLG-CTX-03", Must, false, None, "spec §3.7", "Nothing depends on the agent keeping Task history: questions come from the status message and results from artifacts when the agent keeps no history.";
+        "DLG-CTX-01", Should, true, Some(no_client_minted_context), "spec §3.4.1 (SHOULD NOT)", "A message that starts new work carries no client-generated contextId: only one the agent gave (refinement, follow-up).";
+        "DLG-CTX-02", Must, true, Some(task_ids_name_agent_tasks), "spec §3.4.2", "A message's taskId names a task that agent created; a client never invents task ids.";
+        "DLG-CTX-03", Must, false, Some(nothing_depends_on_history), "spec §3.7", "Nothing depends on the agent keeping Task history: questions come from the status message and results from artifacts when the agent keeps no history.";
         "DLG-STATE-01", Must, false, Some(open_states_kept_observed), "000 Mapping every state", "SUBMITTED and WORKING keep the delegation open and observed.";
         "DLG-STATE-02", Must, false, Some(completed_committed), "000 Accepting results", "COMPLETED: artifacts are validated, then committed; the outcome is COMPLETED.";
         "DLG-STATE-03", Must, false, Some(terminal_outcome_recorded_and_final), "000 Terminal is final; R23", "FAILED, CANCELED and REJECTED are recorded as final with the agent's status message; nothing more is sent to that task.";
@@ -146,10 +149,10 @@ pub fn registry() -> Vec<Rule> {
         "DLG-INPUT-04", Should, false, Some(input_rounds_capped), "000 Interrupted states", "Input rounds per delegation are capped; past the cap the delegation fails instead of answering again.";
         "DLG-AUTH-01", Must, true, Some(own_credential_never_forwarded), "000 Failure modes: credential forwarding", "The delegator's own credential never reaches another agent.";
         "DLG-AUTH-02", Must, false, Some(scoped_credential_escalated_and_confined), "000 Interrupted states; R28, R29", "AUTH_REQUIRED is escalated for a credential scoped to that agent and task, which is then used only there.";
-        "DLG-AUTH-03", Must, false, None, "spec §7.6.4", "Every AUTH_REQUIRED is escalated anew: a credential given for one auth round is never assumed to authorise a later one.";
-        "DLG-AUTH-04", Should, false, None, "spec §7.6.2", "An auth escalation passes the agent's explanatory status message up (escalate.question).";
+        "DLG-AUTH-03", Must, false, Some(every_auth_round_escalated), "spec §7.6.4", "Every AUTH_REQUIRED is escalated anew: a credential given for one auth round is never assumed to authorise a later one.";
+        "DLG-AUTH-04", Should, false, Some(auth_escalation_explains), "spec §7.6.2", "An auth escalation passes the agent's explanatory status message up (escalate.question).";
         "DLG-UNTRUSTED-01", Must, false, Some(planted_instructions_ignored), "000 Accepting results", "Text from another agent (questions, status messages, artifacts) is data: instruction-like text changes nothing the delegator sends.";
-        "DLG-UNTRUSTED-02", Must, false, None, "spec §14.1.1", "Names an agent chooses (artifact ids and names, part filenames) never decide where the delegator writes: nothing is written outside its store directory.";
+        "DLG-UNTRUSTED-02", Must, false, Some(agent_names_never_steer_writes), "spec §14.1.1", "Names an agent chooses (artifact ids and names, part filenames) never decide where the delegator writes: nothing is written outside its store directory.";
         "DLG-SECRET-01", Must, true, Some(no_secret_in_plaintext), "spec §13.4", "No secret the delegator holds (its own credential, a scoped credential, a push token) appears in plaintext in what it writes: driver messages, stderr, its snapshot and dead-letter records, files under its store directory (a `Scheme token` credential counts by its token too; a hash of a secret is not the secret; secrets shorter than 8 bytes are not searched for, they would match by chance).";
         "DLG-LIMIT-01", Must, false, Some(past_deadline_refused), "000 Budgets: deadlines shrink", "Work whose deadline is already past is refused before anything is sent.";
         "DLG-LIMIT-02", Must, true, Some(child_deadline_has_margin), "000 Budgets: deadlines shrink", "Each child gets a deadline earlier than the parent's by a safety margin.";
@@ -165,9 +168,9 @@ pub fn registry() -> Vec<Rule> {
         "DLG-OBS-03", Must, true, Some(only_completed_work_committed), "000 Accepting results (streaming)", "Only what a completed task delivers is committed; streamed chunks before that are progress.";
         "DLG-OBS-04", Must, false, Some(forged_push_rejected), "000 Sending (push config); R52", "Push notifications are accepted only with the configured token; duplicates are harmless.";
         "DLG-OBS-05", Should, true, Some(polling_backs_off), "000 Operations and trade-offs", "Polling backs off; it does not hammer GetTask.";
-        "DLG-PUSH-01", Must, false, None, "spec §4.3.3, §13.2", "The webhook answers 2xx to every genuine push (the configured token, a task it created).";
-        "DLG-PUSH-02", Must, false, None, "spec §4.3.3, §13.2", "A push about a task the delegator did not create changes no delegation.";
-        "DLG-PUSH-03", Should, false, None, "spec §13.2", "Each push config gets its own token (unique, single-purpose).";
+        "DLG-PUSH-01", Must, false, Some(genuine_pushes_acknowledged), "spec §4.3.3, §13.2", "The webhook answers 2xx to every genuine push (the configured token, a task it created).";
+        "DLG-PUSH-02", Must, false, Some(foreign_push_changes_nothing), "spec §4.3.3, §13.2", "A push about a task the delegator did not create changes no delegation.";
+        "DLG-PUSH-03", Should, false, Some(push_tokens_unique), "spec §13.2", "Each push config gets its own token (unique, single-purpose).";
         "DLG-ART-01", Must, false, Some(appends_joined_in_order), "001 Do 2", "Chunks with append: true are joined in order by artifactId; a chunk without it starts or replaces that artifact.";
         "DLG-ART-02", Must, false, Some(every_chunk_counts), "001 Don't 2", "Every chunk counts: the result is not the last event alone.";
         "DLG-ART-03", Must, false, Some(url_parts_fetched), "001 Do 3; Handling large artifacts", "A url part is fetched on its own path and its size bound is enforced while reading.";
@@ -176,7 +179,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-ART-06", Must, false, Some(oversize_rejected), "001 ArtifactSpec.max_size_bytes; 000 bound sizes", "An artifact over max_size_bytes is rejected once the bound is crossed, without buffering the rest; as in DLG-ART-05 it is never released, and the rejection is reported.";
         "DLG-ART-07", Must, false, Some(schema_violation_rejected), "000 Accepting results", "Structured data parts are validated against the expected schema before use; an invalid one is never released (fail, complete without it, or refine), and the rejection is reported.";
         "DLG-ART-08", Should, false, Some(artifact_provenance_recorded), "000 Accepting results", "Each artifact's provenance (agent, skill, task) is recorded.";
-        "DLG-ART-09", Must, false, Some(protocol_error_not_garbage), "R34; 001 Don'ts", "An agent protocol error in the stream never produces silent garbage: the delegator either fails the delegation visibly, or reports the problem and recovers the result from a fresh GetTask snapshot that it then reports byte-exact.";
+        "DLG-ART-09", Must, false, Some(protocol_error_not_garbage), "R34; 001 Don'ts", "An agent protocol error in the stream never produces silent garbage: the delegator either fails the delegation visibly, or reports the problem and recovers the result from a fresh GetTask snapshot that it then reports byte-exact. An event or answer that only lacks REQUIRED fields (spec §5.7) may also be rejected (ignored) while the delegator carries on, as long as nothing from it is committed.";
         "DLG-ART-10", Should, false, Some(memory_bounded_while_streaming), "001 Handling large artifacts", "Memory stays bounded while a large artifact streams in.";
         "DLG-RETRY-01", Must, true, Some(retries_bounded), "001 Retry and dead letter", "A transient failure (connection dropped, 5xx, 429) is retried at most max_retries times.";
         "DLG-RETRY-02", Should, false, Some(retries_back_off), "001 Backoff strategy", "Retries back off exponentially with jitter (successive gaps grow, within the configured base and cap), and honour Retry-After.";

@@ -120,22 +120,30 @@ fn scripted(ev: &Evidence, d: &crate::scenario::Delegation, agent: &str, bad: Ba
 
 /// Steps and faults by which an agent breaks the protocol in its stream or replies
 /// (DLG-ART-09's situation).
-const PROTOCOL_ERRORS: [&str; 5] = [
+const PROTOCOL_ERRORS: [&str; 7] = [
     "raw_event",
     "raw_sse",
     "append_unknown",
     "huge_event",
     "wrong_rpc_id",
+    "malformed_event",
+    "omit_fields",
 ];
 
-/// Whether `agent`'s script commits a protocol error: one of [`PROTOCOL_ERRORS`] as a step
-/// (`do`), a fault (`kind`) or a wire mutation.
-fn scripted_protocol_error(ev: &Evidence, agent: &str) -> bool {
+/// The protocol errors that only leave out REQUIRED fields (spec §5.7, §14.1.1): the
+/// `malformed_event` step and the `omit_fields` fault. The journal marks each event or answer
+/// they made ([`omitted_events`]).
+const OMISSIONS: [&str; 2] = ["malformed_event", "omit_fields"];
+
+/// The protocol errors `agent`'s script commits: those of [`PROTOCOL_ERRORS`] it names as a
+/// step (`do`), a fault (`kind`) or a wire mutation.
+fn scripted_protocol_errors(ev: &Evidence, agent: &str) -> Vec<&'static str> {
     let script = script_of(ev, agent);
     let mut objs = Vec::new();
     objects(&script, &mut objs);
-    objs.iter().any(|o| {
-        ["do", "kind"]
+    let mut out = Vec::new();
+    for o in objs {
+        for w in ["do", "kind"]
             .iter()
             .filter_map(|k| o.get(*k).and_then(Value::as_str))
             .chain(
@@ -145,8 +153,35 @@ fn scripted_protocol_error(ev: &Evidence, agent: &str) -> bool {
                     .flatten()
                     .filter_map(Value::as_str),
             )
-            .any(|w| PROTOCOL_ERRORS.contains(&w))
-    })
+        {
+            if let Some(p) = PROTOCOL_ERRORS.iter().find(|p| **p == w)
+                && !out.contains(p)
+            {
+                out.push(*p);
+            }
+        }
+    }
+    out
+}
+
+/// The journal sequences of the events and answers that lack REQUIRED fields: for each `fault`
+/// entry of kind `omit_fields:<pointers>`, the next `sse_event` or `response` of the same
+/// request.
+fn omitted_events(j: &[a2a_mock_agents::Entry]) -> std::collections::BTreeSet<u64> {
+    let mut pending: std::collections::BTreeSet<u64> = Default::default();
+    let mut out = std::collections::BTreeSet::new();
+    for e in j {
+        match &e.event {
+            Event::Fault { req, kind } if kind.starts_with("omit_fields:") => {
+                pending.insert(*req);
+            }
+            Event::SseEvent { req, .. } | Event::Response { req, .. } if pending.remove(req) => {
+                out.insert(e.seq);
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The journal sequence at which the bad artifact of `task` existed at the agent: its first
@@ -482,11 +517,21 @@ fn stream_faults(ev: &Evidence, task: &str, after: u64, until: u64) -> Faults {
             _ => None,
         })
         .collect();
+    let omitted = omitted_events(ev.journal);
     let mut views: std::collections::BTreeMap<u64, StreamView> = Default::default();
     let mut faults = Faults::default();
     for e in ev.journal.iter().filter(|e| e.seq <= until) {
-        let Event::SseEvent { req, data, .. } = &e.event else {
-            continue;
+        let (req, data) = match &e.event {
+            Event::SseEvent { req, data, .. } => (req, data),
+            // A unary answer about the task that lacks REQUIRED fields (a GetTask answer
+            // without `status`, say) is a faulty answer as well.
+            Event::Response { req, .. } if omitted.contains(&e.seq) => {
+                if by_req.get(req).is_some_and(|t| t == task) && asked.contains_key(req) {
+                    faults.in_stream.get_or_insert(e.seq);
+                }
+                continue;
+            }
+            _ => continue,
         };
         if by_req.get(req).is_none_or(|t| t != task) {
             continue;
@@ -496,7 +541,9 @@ fn stream_faults(ev: &Evidence, task: &str, after: u64, until: u64) -> Faults {
         };
         let view = views.entry(*req).or_default();
         let ended = view.ended;
-        if faulty_event(data, task, *rpc_id, view) {
+        // Run the view on every event, so that what it learns stays whole.
+        let faulty = faulty_event(data, task, *rpc_id, view);
+        if faulty || omitted.contains(&e.seq) {
             let slot = if ended {
                 &mut faults.after_end
             } else {
@@ -583,6 +630,8 @@ fn completed_after_late_faults(ev: &Evidence, done: &Done, task: &str, late: u64
 /// ([`completed_after_late_faults`]).
 pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
     let mut any = false;
+    // An event lacking REQUIRED fields went only to streams the delegator did not read.
+    let mut unread_omissions = false;
     for d in ev
         .scenario
         .delegations
@@ -596,7 +645,16 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
         let Ok((task, agent, created)) = work_task(ev, &d.id) else {
             continue;
         };
-        if !scripted_protocol_error(ev, &agent) {
+        let errors = scripted_protocol_errors(ev, &agent);
+        if errors.is_empty() {
+            continue;
+        }
+        if errors.iter().all(|e| OMISSIONS.contains(e)) {
+            match omissions_not_garbage(ev, d, &task) {
+                Some(f @ Check::Fail { .. }) => return f,
+                Some(_) => any = true,
+                None => unread_omissions = true,
+            }
             continue;
         }
         // Killed before the outcome: the restarted process reports from what it saw itself.
@@ -689,7 +747,74 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
             }
         }
     }
+    if !any && unread_omissions {
+        return Check::NotExercised {
+            why: "the events lacking REQUIRED fields went to streams the delegator did not read (it polled or used push)".into(),
+        };
+    }
     Check::held_if_seen(any)
+}
+
+/// DLG-ART-09 for an agent whose only protocol errors leave out REQUIRED fields (a
+/// `malformed_event` step, an `omit_fields` fault: spec §5.7, §14.1.1 say a client should
+/// reject such an event). `None` when no such event or answer of the task reached the
+/// delegator before its outcome. Rejecting the event (ignoring it) is what the spec asks, so a
+/// delegator that carried on and completed is right as long as it committed nothing from the
+/// faulty event: its artifacts are exactly the task's (byte-exact, none missing, none made up
+/// from the event), whether it read them from the stream or from a fresh `GetTask`. Failing the
+/// delegation visibly is right as well, with nothing released.
+fn omissions_not_garbage(
+    ev: &Evidence,
+    d: &crate::scenario::Delegation,
+    task: &str,
+) -> Option<Check> {
+    let until = seen_until(ev, &d.id);
+    let after = ev.crash_seq.filter(|k| *k < until).unwrap_or(0);
+    let first = stream_faults(ev, task, after, until).first()?;
+    let done = match reported_done(ev, &d.id) {
+        Ok(x) => x,
+        Err(f) => return Some(f),
+    };
+    if done.state != Outcome::Completed {
+        return Some(match done.artifacts.first() {
+            Some(a) => fail(
+                format!(
+                    "{}: nothing released from a {} delegation",
+                    d.id, done.state
+                ),
+                format!("artifact {} reported", a.artifact_id),
+                vec![first],
+            ),
+            None => Check::Pass,
+        });
+    }
+    if terminal_truth(ev.journal, task).is_none_or(|(st, at)| st != "COMPLETED" || at > until) {
+        return Some(fail(
+            format!("{}: COMPLETED only once task {task} completed", d.id),
+            "it reported COMPLETED while the task had not completed",
+            vec![first],
+        ));
+    }
+    let truth = artifact_truth(ev.journal, task);
+    if !reports_exactly(done, &truth) {
+        return Some(fail(
+            format!(
+                "{}: nothing committed from the event lacking REQUIRED fields: the artifacts are exactly task {task}'s ({})",
+                d.id,
+                super::words::list(truth.keys())
+            ),
+            format!(
+                "it reported {}",
+                super::words::list(
+                    done.artifacts
+                        .iter()
+                        .map(|a| format!("{} ({} bytes)", a.artifact_id, a.bytes))
+                )
+            ),
+            vec![first],
+        ));
+    }
+    Some(Check::Pass)
 }
 
 #[cfg(test)]
@@ -1088,5 +1213,168 @@ mod tests {
             d.reason = Some("stream protocol error; recovered from GetTask".into());
         }
         assert_eq!(c2.check(checker("DLG-ART-09")), Check::Pass);
+    }
+
+    /// A fault entry marking the next event or answer of request `req` as lacking `pointer`.
+    fn omit(c: &mut Case, req: u64, pointer: &str) {
+        c.j.push(
+            "a",
+            a2a_mock_agents::Event::Fault {
+                req,
+                kind: format!("omit_fields:{pointer}"),
+            },
+        );
+    }
+
+    /// A streamed delegation whose agent sends, before the real 100-byte artifact, an artifact
+    /// update without `artifactId` (`malformed_event`); the task completes.
+    fn malformed_stream() -> Case {
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"COMPLETED\", \"FAILED\"] }",
+        ));
+        c.script(
+            "a",
+            json!({"steps": [
+                {"do": "state", "state": "TASK_STATE_WORKING"},
+                {"do": "malformed_event", "omit": "artifact.artifactId"},
+                {"do": "artifacts", "count": 1, "chunks": 1, "chunk_bytes": 100},
+                {"do": "state", "state": "TASK_STATE_COMPLETED"},
+            ]}),
+        );
+        let (_, r) = c.j.rpc(
+            "a",
+            "SendStreamingMessage",
+            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]}}),
+            &[],
+        );
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.state("a", "t1", "TASK_STATE_WORKING");
+        c.j.sse_data(
+            "a",
+            r,
+            json!({"id": 1, "result": {"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}}}),
+        );
+        omit(&mut c, r, "/result/artifactUpdate/artifact/artifactId");
+        c.j.sse_data(
+            "a",
+            r,
+            json!({"id": 1, "result": {"artifactUpdate": {"taskId": "t1", "artifact": {"parts": [{"text": "junk"}]}}}}),
+        );
+        c.j.chunk("a", "t1", "artifact-1", false, 100);
+        c.j.sent("a", "t1", "artifact-1", 100, "good");
+        c.j.sse("a", r);
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        c.j.sse("a", r);
+        c
+    }
+
+    #[test]
+    fn art_09_an_event_lacking_a_required_field_is_rejected_not_committed() {
+        // Ignoring the event (the spec's "reject") and completing from the stream: right.
+        let mut c = malformed_stream();
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 100, "sha256": "good"}]),
+        );
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+        // Recovering from a fresh GetTask: right as well.
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g, 200, None, json!({}));
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+        // Failing visibly with nothing released: right.
+        let mut c = malformed_stream();
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+        // Committing the id-less artifact under a made-up id: garbage.
+        let mut c = malformed_stream();
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 100, "sha256": "good"},
+                   {"artifact_id": "unnamed-0", "bytes": 4, "sha256": "junk"}]),
+        );
+        assert!(fails(c.check(checker("DLG-ART-09"))));
+        // Merging its bytes into the real artifact: garbage.
+        let mut c = malformed_stream();
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 104, "sha256": "mixed"}]),
+        );
+        assert!(fails(c.check(checker("DLG-ART-09"))));
+    }
+
+    #[test]
+    fn art_09_a_malformed_event_on_a_stream_nobody_read_is_not_exercised() {
+        // The delegator polled: the event lacking a field went to no stream of its.
+        let mut c = Case::new(&delegation("expect = { state = [\"COMPLETED\"] }"));
+        c.script(
+            "a",
+            json!({"steps": [{"do": "malformed_event", "omit": "taskId"},
+                             {"do": "state", "state": "TASK_STATE_COMPLETED"}]}),
+        );
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({"result": {"task": {"id": "t1"}}}));
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g, 200, None, json!({}));
+        c.done("d1", "COMPLETED", json!([]));
+        assert!(matches!(
+            c.check(checker("DLG-ART-09")),
+            Check::NotExercised { .. }
+        ));
+    }
+
+    #[test]
+    fn art_09_a_get_task_answer_without_status_is_a_faulty_answer() {
+        let mut c = Case::new(&delegation(
+            "expect = { state = [\"COMPLETED\", \"FAILED\"] }",
+        ));
+        c.script(
+            "a",
+            json!({"when": {"method": "GetTask"}, "times": 1,
+                   "fault": {"kind": "omit_fields", "pointers": ["/result/status"]}}),
+        );
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({"result": {"task": {"id": "t1"}}}));
+        c.j.chunk("a", "t1", "artifact-1", false, 10);
+        c.j.sent("a", "t1", "artifact-1", 10, "abc");
+        c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        omit(&mut c, g, "/result/status");
+        c.j.resp("a", g, 200, None, json!({"result": {"id": "t1"}}));
+        // Read again, complete and exact.
+        let (_, g2) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        c.j.resp("a", g2, 200, None, json!({"result": {"id": "t1"}}));
+        c.done(
+            "d1",
+            "COMPLETED",
+            json!([{"artifact_id": "artifact-1", "bytes": 10, "sha256": "abc"}]),
+        );
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+        // Failing on it visibly: right as well.
+        c.done("d1", "FAILED", json!([]));
+        assert_eq!(c.check(checker("DLG-ART-09")), Check::Pass);
+        // Completing with nothing although the task had an artifact: the answer's gap became
+        // the result.
+        c.done("d1", "COMPLETED", json!([]));
+        assert!(fails(c.check(checker("DLG-ART-09"))));
+    }
+
+    #[test]
+    fn omitted_events_are_the_next_answer_of_the_same_request() {
+        let mut c = Case::new("");
+        let (_, r1) = c.j.send("a", "m1", "x", json!({}));
+        let (_, r2) = c.j.send("a", "m2", "y", json!({}));
+        omit(&mut c, r1, "/result/task/id");
+        let other = c.j.resp("a", r2, 200, None, json!({}));
+        let marked = c.j.resp("a", r1, 200, None, json!({}));
+        let later = c.j.resp("a", r1, 200, None, json!({}));
+        let got = super::omitted_events(&c.j.entries);
+        assert!(got.contains(&marked));
+        assert!(!got.contains(&other) && !got.contains(&later));
     }
 }

@@ -21,11 +21,10 @@
 //! A finding names the kind of secret, where it came from, the place and the byte offset, never
 //! the secret: every text of a finding is masked ([`Needles::mask`]).
 
-use super::evidence::{Evidence, requests, v1_method};
+use super::evidence::{Evidence, requests};
 use super::registry::{Check, fail};
 use a2a_driver_contract::EscalationKind;
 use a2a_mock_agents::{Entry, Event};
-use a2a_protocol::Method;
 use memchr::memmem;
 use serde_json::Value;
 use std::io::Read;
@@ -179,27 +178,10 @@ pub fn known_secrets(
 /// `authentication.credentials` of the push config in a send's configuration or of a
 /// push-config call.
 fn push_tokens<'a>(method: &str, params: &'a Value) -> Vec<&'a str> {
-    let mut configs: Vec<&Value> = [
-        "/configuration/taskPushNotificationConfig",
-        "/configuration/pushNotificationConfig",
-        "/pushNotificationConfig",
-        "/config",
-    ]
-    .iter()
-    .filter_map(|p| params.pointer(p))
-    .collect();
-    if v1_method(method) == Some(Method::CreateTaskPushNotificationConfig) {
-        configs.push(params);
-    }
-    let mut out = Vec::new();
-    for c in configs {
-        for p in ["/token", "/authentication/credentials"] {
-            if let Some(t) = c.pointer(p).and_then(Value::as_str) {
-                out.push(t);
-            }
-        }
-    }
-    out
+    super::push::push_configs(method, params)
+        .into_iter()
+        .flat_map(super::push::config_tokens)
+        .collect()
 }
 
 /// Which part of a secret was found.

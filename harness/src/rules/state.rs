@@ -374,7 +374,7 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
         // delegation's done (a refused or errored delegation with no task is not in it). After
         // the delegator's own CancelTask (a caller's cancel, its deadline) the final state is
         // not the agent's verdict: the delegator may report its own decision.
-        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+        let Ok((task, agent, _)) = work_task(ev, &d.id) else {
             continue;
         };
         let until = seen_until(ev, &d.id);
@@ -405,8 +405,71 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
                 vec![],
             );
         }
+        // After its own CancelTask the final state is not the agent's verdict (see above).
+        if !canceled_by_delegator && let Err(f) = final_message_recorded(ev, &d.id, &task, &agent) {
+            return f;
+        }
     }
     Check::held_if_seen(any)
+}
+
+/// The agent's status messages for final state `state` (without the `TASK_STATE_` prefix), as
+/// `agent`'s script sets them (`state` steps with a `message`), trimmed.
+fn scripted_final_messages(ev: &Evidence, agent: &str, state: &str) -> Vec<String> {
+    agent_spec(ev, agent)
+        .into_iter()
+        .flat_map(|a| &a.rules)
+        .flat_map(|r| &r.steps)
+        .filter_map(|s| match s {
+            a2a_mock_agents::ScriptStep::State {
+                state: st,
+                message: Some(m),
+                ..
+            } if st.trim_start_matches("TASK_STATE_") == state && !m.trim().is_empty() => {
+                Some(m.trim().to_string())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// DLG-STATE-03's "with the agent's status message": when the delegation reports the agent's
+/// own final state and the agent's script gives that state a status message, the `done`
+/// carries it (in `message`, as the contract asks, or within `reason`). A message sent only
+/// with the final status is critical information that a delegator must read from the task
+/// when its stream dropped before it (spec §3.7).
+fn final_message_recorded(ev: &Evidence, id: &str, task: &str, agent: &str) -> Result<(), Check> {
+    let (Some(done), Some((truth, at))) = (done_of(ev, id), terminal_truth(ev.journal, task))
+    else {
+        return Ok(());
+    };
+    if done.state.as_str() != truth {
+        return Ok(());
+    }
+    let said = scripted_final_messages(ev, agent, &truth);
+    if said.is_empty() {
+        return Ok(());
+    }
+    let carried = [done.message.as_deref(), done.reason.as_deref()]
+        .into_iter()
+        .flatten()
+        .any(|t| said.iter().any(|m| super::ctx::holds_text(t, m)));
+    if carried {
+        Ok(())
+    } else {
+        Err(fail(
+            format!(
+                "{id}: {truth} recorded with the agent's status message ({})",
+                super::words::list(said.iter().map(|m| format!("\"{m}\"")))
+            ),
+            format!(
+                "done.message {}, done.reason {}",
+                super::words::quoted_or(done.message.as_deref(), "absent"),
+                super::words::quoted_or(done.reason.as_deref(), "absent")
+            ),
+            vec![at],
+        ))
+    }
 }
 
 pub(super) fn no_message_to_terminal_task(ev: &Evidence) -> Check {
@@ -614,6 +677,55 @@ mod tests {
         );
         let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
         c.j.resp("a", g, 200, None, json!({}));
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
+    }
+
+    #[test]
+    fn state_03_the_agents_final_status_message_is_recorded() {
+        let read_after_failed = |message: Option<&str>, reason: Option<&str>| {
+            let mut c = Case::new(&delegation("expect = { state = [\"FAILED\"] }"));
+            c.script(
+                "a",
+                json!({"steps": [{"do": "state", "state": "TASK_STATE_FAILED", "message": "Payment declined: the card expired"}]}),
+            );
+            let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+            c.j.created("a", "t1", "c1", "m1", false);
+            c.j.resp("a", r, 200, None, json!({}));
+            c.j.state("a", "t1", "TASK_STATE_FAILED");
+            let (_, g) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+            c.j.resp("a", g, 200, None, json!({}));
+            c.done("d1", "FAILED", json!([]));
+            if let Some(a2a_driver_contract::FromDelegator::Done(d)) = c.outcomes.get_mut("d1") {
+                d.message = message.map(str::to_string);
+                d.reason = reason.map(str::to_string);
+            }
+            c
+        };
+        let c = read_after_failed(Some("Payment declined: the card expired"), None);
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
+        // Within the reason, in other words around it: recorded all the same.
+        let c = read_after_failed(
+            None,
+            Some("the agent failed the task: Payment declined:  the card expired"),
+        );
+        assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
+        // Lost (a message only the final status carried, missed after a dropped stream).
+        let c = read_after_failed(None, Some("the task failed"));
+        assert!(fails(c.check(checker("DLG-STATE-03"))));
+        // A CANCELED the delegator asked for is its own decision, not the scripted one's.
+        let mut c = Case::new(&delegation("expect = { state = [\"CANCELED\"] }"));
+        c.script(
+            "a",
+            json!({"steps": [{"do": "wait", "ms": 9000},
+                             {"do": "state", "state": "TASK_STATE_CANCELED", "message": "the agent gave up"}]}),
+        );
+        let (_, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.created("a", "t1", "c1", "m1", false);
+        c.j.resp("a", r, 200, None, json!({}));
+        let (_, k) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        c.j.state("a", "t1", "TASK_STATE_CANCELED");
+        c.j.resp("a", k, 200, None, json!({}));
+        c.done("d1", "CANCELED", json!([]));
         assert_eq!(c.check(checker("DLG-STATE-03")), Check::Pass);
     }
 

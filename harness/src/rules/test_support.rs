@@ -283,6 +283,10 @@ pub(crate) struct Case {
     pub(crate) files: BTreeMap<(String, String), super::evidence::FileFact>,
     /// The secret scan (default: nothing scanned).
     pub(crate) secrets: super::secret::SecretScan,
+    /// The store directory (default `/store`, where [`Case::done`] puts its files).
+    pub(crate) store_dir: std::path::PathBuf,
+    /// Trap entries found outside the store (default: none).
+    pub(crate) trap_hits: Vec<std::path::PathBuf>,
 }
 
 impl Case {
@@ -300,6 +304,8 @@ impl Case {
             done_at: BTreeMap::new(),
             files: BTreeMap::new(),
             secrets: Default::default(),
+            store_dir: "/store".into(),
+            trap_hits: Vec::new(),
         }
     }
     /// Give `agent`'s script a rule (`rule`: its JSON, such as `{"steps": [...]}`).
@@ -380,6 +386,8 @@ impl Case {
             done_at: &self.done_at,
             artifact_files: &self.files,
             secrets: &self.secrets,
+            store_dir: &self.store_dir,
+            trap_hits: &self.trap_hits,
         };
         f(&ev)
     }

@@ -898,6 +898,18 @@ fn verdict(
     let typed = std::mem::take(&mut intake.typed);
     // Before the store is removed below: what the reported files hold.
     let files = crate::rules::hash_reported_files(&facts.outcomes);
+    // DLG-UNTRUSTED-02, where it is judged: what agent-chosen names made outside the store
+    // during the case.
+    let untrusted_02 = "DLG-UNTRUSTED-02";
+    let judged = s.rules.iter().any(|r| r == untrusted_02)
+        || crate::rules::registry()
+            .iter()
+            .any(|r| r.id == untrusted_02 && r.always);
+    let trap_hits = if judged {
+        crate::rules::trap_hits(&facts.store, facts.start.into())
+    } else {
+        Vec::new()
+    };
     let ev = Evidence {
         scenario: s,
         journal: &entries,
@@ -914,6 +926,8 @@ fn verdict(
         done_at: &facts.done_at,
         artifact_files: &files,
         secrets: &facts.secrets,
+        store_dir: &facts.store,
+        trap_hits: &trap_hits,
     };
     if !facts.secrets.limits.is_empty() {
         intake.note(format!(
