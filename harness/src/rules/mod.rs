@@ -5,21 +5,29 @@
 //!
 //! - [`registry`](registry()): every rule in ID order, the rule ID being data;
 //! - `evidence`: [`Evidence`] and the helpers checkers read it with ([`requests`], [`Req`]);
-//! - one module per family: `send`, `wire`, `route`, `state`, `input`, `auth` (with untrusted
-//!   text), `limit`, `obs`, `art` (with `rejection`: rejected artifacts and agent protocol errors),
-//!   `retry`, `rec`, `secret` (secrets at rest and in logs: the scan of what the delegator
-//!   writes).
+//! - `front`: the front door as the journal saw it (every HTTP request of the delegator with the
+//!   tenant its binding carries, card fetches and freshness, process lives, what cards
+//!   advertised over time);
+//! - one module per family: `send`, `wire`, `rest` (the HTTP+JSON binding), `ext` (extensions
+//!   and service parameters), `card` (card caching, patch versions, the extended card), `route`,
+//!   `state`, `input`, `auth` (with untrusted text), `limit`, `obs`, `art` (with `rejection`:
+//!   rejected artifacts and agent protocol errors), `retry`, `rec`, `secret` (secrets at rest
+//!   and in logs: the scan of what the delegator writes).
 
 mod evidence;
 pub mod registry;
 
 mod art;
 mod auth;
+mod card;
+mod ext;
+mod front;
 mod input;
 mod limit;
 mod obs;
 mod rec;
 mod rejection;
+mod rest;
 mod retry;
 mod route;
 pub mod secret;
