@@ -228,8 +228,9 @@ const STALE_MARGIN_US: u64 = 500_000;
 /// than [`STALE_MARGIN_US`] past the freshness of the last card read fails), and when the
 /// revalidation brought a changed card, new work goes to the changed card's interfaces (its
 /// tenant; the extended card's tenant, once obtained, still counts). Continuing a task already
-/// created (polls, answers, cancels) is not new use. The situation: new work after a card that
-/// had gone stale was revalidated.
+/// created (polls, answers, cancels) is not new use. The situation: new work after a
+/// revalidation (at expiry, early, or when the work came: each keeps the card from being used
+/// stale).
 pub(super) fn stale_card_revalidated(ev: &Evidence) -> Check {
     let http = delegator_http(ev.journal);
     let mut seen = false;
@@ -287,13 +288,9 @@ pub(super) fn stale_card_revalidated(ev: &Evidence) -> Check {
                     vec![last.seq, s.seq],
                 );
             }
-            // The card read before `last`: was it stale when this work went out?
-            if last.conditional
-                && read.len() >= 2
-                && read[read.len() - 2]
-                    .fresh_until(max_age)
-                    .is_some_and(|u| s.at_us > u.saturating_add(STALE_MARGIN_US))
-            {
+            // New work after a revalidation of a card read earlier in that life (whether the
+            // delegator revalidated at expiry, early, or when the work came).
+            if last.conditional && read.iter().rev().skip(1).any(|f| f.life == last.life) {
                 seen = true;
             }
             // A changed card seen: new work goes to its interfaces.
@@ -658,6 +655,12 @@ mod tests {
         send(&mut c, "do the thing", None, 50_000);
         card_at(&mut c, &[("if-none-match", "\"v0\"")], 304, 0, 3_000_000);
         send(&mut c, "do the thing again", None, 3_100_000);
+        assert_eq!(c.check(r), Check::Pass);
+        // A background refresher revalidating at expiry, before the work comes.
+        let mut c = changing();
+        card_at(&mut c, &[("if-none-match", "\"v0\"")], 304, 0, 1_020_000);
+        card_at(&mut c, &[("if-none-match", "\"v0\"")], 200, 1, 2_030_000);
+        send(&mut c, "do the thing again", Some("acme-v2"), 2_200_000);
         assert_eq!(c.check(r), Check::Pass);
         // The stale card used as it was.
         let mut c = changing();
