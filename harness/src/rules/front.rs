@@ -309,3 +309,163 @@ pub(super) fn delegation_of_http<'e>(
 ) -> Option<&'e crate::scenario::Delegation> {
     delegation_with_text(ev, &message_text(h.params))
 }
+
+/// The checkers of the front door over a journal the mock network recorded from real HTTP
+/// traffic (a client doing what a correct delegator does, in its own ways), not a synthetic one.
+#[cfg(test)]
+mod live {
+    use crate::rules::registry::Check;
+    use crate::rules::test_support::*;
+    use a2a_mock_agents::Network;
+    use serde_json::{Value, json};
+
+    const TRACE: &str = "https://example.com/ext/trace/v1";
+    const AUDIT: &str = "https://example.com/ext/audit/v1";
+    const CRED: &str = "Bearer agent-cred-live-1";
+
+    fn case() -> Case {
+        let text = format!(
+            r#"id = "live"
+title = "live"
+rules = ["DLG-EXT-01"]
+extensions = ["{TRACE}", "{AUDIT}"]
+[network]
+seed = 5
+[[network.agent]]
+name = "live"
+bindings = ["jsonrpc", "rest"]
+tenant = "acme"
+extended_tenant = "premium"
+id_style = "opaque"
+security = {{ credential = "{CRED}", scope = "extended_card" }}
+[[network.agent.extension]]
+uri = "{TRACE}"
+required = true
+[[network.agent.extension]]
+uri = "{AUDIT}"
+required = true
+[[network.agent.skill]]
+id = "s"
+[[delegate]]
+id = "d1"
+capability = "s"
+text = "first thing"
+[[delegate]]
+id = "d2"
+capability = "s"
+text = "second thing"
+"#
+        );
+        let mut c = Case::new("");
+        c.s = crate::scenario::Scenario::from_toml(std::path::Path::new("live.toml"), &text)
+            .expect("live scenario");
+        c
+    }
+
+    fn message(text: &str, mid: &str) -> Value {
+        json!({"message": {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]},
+               "configuration": {"returnImmediately": true}})
+    }
+
+    #[tokio::test]
+    async fn a_correct_client_passes_the_front_door_rules_on_a_real_journal() {
+        let mut c = case();
+        let net = Network::start(c.s.network.clone()).await.expect("network");
+        let http = reqwest::Client::new();
+        let card = net.card_url("live").expect("card url");
+        let rpc = net.rpc_url("live").expect("rpc url");
+        let rest = net.rest_url("live").expect("rest url");
+        // The card, then a revalidation with If-None-Match (304).
+        let r = http.get(&card).send().await.expect("card");
+        let etag = r.headers()["etag"].to_str().expect("etag").to_string();
+        let r = http
+            .get(&card)
+            .header("if-none-match", &etag)
+            .send()
+            .await
+            .expect("card again");
+        assert_eq!(r.status(), 304);
+        // JSON-RPC on the public interface: tenant in params, both extensions on one line
+        // with extra whitespace.
+        let mut p = message("first thing", "m-1");
+        p["tenant"] = json!("acme");
+        let body = json!({"jsonrpc": "2.0", "id": "r-1", "method": "SendMessage", "params": p});
+        let r = http
+            .post(&rpc)
+            .header("a2a-version", "1.0")
+            .header("a2a-extensions", format!(" {AUDIT} ,{TRACE} "))
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        let v: Value = r.json().await.expect("json");
+        let task = v["result"]["task"]["id"]
+            .as_str()
+            .expect("a task")
+            .to_string();
+        // The extended card over HTTP+JSON, authenticated with the agent's credential.
+        let r = http
+            .get(format!("{rest}/acme/extendedAgentCard"))
+            .header("a2a-version", "1.0")
+            .header("a2a-extensions", format!("{TRACE}, {AUDIT}"))
+            .header("authorization", CRED)
+            .send()
+            .await
+            .expect("extended card");
+        assert_eq!(r.status(), 200);
+        // New work over the extended card's first interface (tenant in the path).
+        let r = http
+            .post(format!("{rest}/premium/message:send"))
+            .header("a2a-version", "1.0")
+            .header("a2a-extensions", format!("{TRACE},{AUDIT}"))
+            .header("content-type", "application/a2a+json")
+            .body(message("second thing", "m-2").to_string())
+            .send()
+            .await
+            .expect("second send");
+        assert_eq!(r.status(), 200);
+        // The first task read back by its opaque id, percent-encoded.
+        let path = a2a_protocol::rest::RestRequest::new(
+            a2a_protocol::Method::GetTask,
+            &json!({"id": task, "tenant": "acme"}),
+        )
+        .expect("a GetTask path")
+        .path_and_query();
+        let r = http
+            .get(format!("{rest}{path}"))
+            .header("a2a-version", "1.0")
+            .header("a2a-extensions", format!("{TRACE}, {AUDIT}"))
+            .send()
+            .await
+            .expect("get task");
+        assert_eq!(r.status(), 200, "{path}");
+        c.j.entries = net.journal().entries();
+        for id in [
+            "DLG-CARD-02",
+            "DLG-CARD-04",
+            "DLG-CARD-05",
+            "DLG-EXT-01",
+            "DLG-EXT-02",
+            "DLG-REST-01",
+            "DLG-REST-02",
+            "DLG-ROUTE-07",
+            "DLG-ROUTE-09",
+            "DLG-WIRE-02",
+        ] {
+            assert_eq!(c.check(checker(id)), Check::Pass, "{id}");
+        }
+        // The same extensions on two header lines: the agent takes them, DLG-EXT-02 does not.
+        http.post(&rpc)
+            .header("a2a-version", "1.0")
+            .header("a2a-extensions", TRACE)
+            .header("a2a-extensions", AUDIT)
+            .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task, "tenant": "acme"}}))
+            .send()
+            .await
+            .expect("get task");
+        c.j.entries = net.journal().entries();
+        assert!(fails(c.check(checker("DLG-EXT-02"))));
+        assert_eq!(c.check(checker("DLG-EXT-01")), Check::Pass);
+        net.shutdown().await;
+    }
+}
