@@ -57,7 +57,8 @@ fn json_media_type(ct: &str) -> bool {
 /// DLG-WIRE-02 (spec §9.3, MUST): every JSON-RPC request is a JSON-RPC 2.0 request object:
 /// `jsonrpc` exactly `"2.0"`, an `id` that is a string or a number (a request without one is a
 /// notification, which gets no answer; `null` is reserved), a string `method`, and `params`, when
-/// present, an object (JSON-RPC 2.0 lets a request without parameters omit them). Judged on the
+/// present, an object (JSON-RPC 2.0 lets a request without parameters omit them); a batch (an
+/// array of requests, which JSON-RPC 2.0 allows) is judged member by member. Judged on the
 /// envelope the mock journals as received; a body declared JSON that is no JSON fails too.
 pub(super) fn jsonrpc_envelope(ev: &Evidence) -> Check {
     let mut any = false;
@@ -79,27 +80,16 @@ pub(super) fn jsonrpc_envelope(ev: &Evidence) -> Check {
             continue;
         };
         any = true;
-        let problem = if !env.is_object() {
-            Some(format!("a body that is no object: {}", short(env)))
-        } else if env.get("jsonrpc") != Some(&Value::from("2.0")) {
-            Some(match env.get("jsonrpc") {
-                None => "no jsonrpc member".to_string(),
-                Some(v) => format!("jsonrpc {}", short(v)),
-            })
-        } else if !matches!(env.get("id"), Some(Value::String(_) | Value::Number(_))) {
-            Some(match env.get("id") {
-                None => "no id (a notification: it gets no answer)".to_string(),
-                Some(v) => format!("id {}", short(v)),
-            })
-        } else if !matches!(env.get("method"), Some(Value::String(_))) {
-            Some(match env.get("method") {
-                None => "no method".to_string(),
-                Some(v) => format!("method {}", short(v)),
-            })
-        } else if !(h.params.is_object() || h.params.is_null()) {
-            Some(format!("params {}", short(h.params)))
-        } else {
-            None
+        // A batch (JSON-RPC 2.0 allows one) is recorded whole: each member is judged.
+        let problem = match env {
+            Value::Array(batch) if !batch.is_empty() => batch
+                .iter()
+                .find_map(|m| envelope_problem(m, m.get("params").unwrap_or(&Value::Null))),
+            Value::Object(_) => envelope_problem(env, h.params),
+            other => Some(format!(
+                "a body that is no request object: {}",
+                short(other)
+            )),
         };
         if let Some(p) = problem {
             return fail(
@@ -110,6 +100,33 @@ pub(super) fn jsonrpc_envelope(ev: &Evidence) -> Check {
         }
     }
     Check::held_if_seen(any)
+}
+
+/// What is wrong with one JSON-RPC request object `env` (without its params) whose params are
+/// `params` (`null` when omitted), if anything.
+fn envelope_problem(env: &Value, params: &Value) -> Option<String> {
+    if !env.is_object() {
+        Some(format!("a member that is no object: {}", short(env)))
+    } else if env.get("jsonrpc") != Some(&Value::from("2.0")) {
+        Some(match env.get("jsonrpc") {
+            None => "no jsonrpc member".to_string(),
+            Some(v) => format!("jsonrpc {}", short(v)),
+        })
+    } else if !matches!(env.get("id"), Some(Value::String(_) | Value::Number(_))) {
+        Some(match env.get("id") {
+            None => "no id (a notification: it gets no answer)".to_string(),
+            Some(v) => format!("id {}", short(v)),
+        })
+    } else if !matches!(env.get("method"), Some(Value::String(_))) {
+        Some(match env.get("method") {
+            None => "no method".to_string(),
+            Some(v) => format!("method {}", short(v)),
+        })
+    } else if !(params.is_object() || params.is_null()) {
+        Some(format!("params {}", short(params)))
+    } else {
+        None
+    }
 }
 
 /// A JSON value in a message, cut to 60 characters.
@@ -296,6 +313,17 @@ mod tests {
             &[],
             Some(json!({"jsonrpc": "2.0", "id": 7, "method": "GetExtendedAgentCard"})),
         );
+        // A batch of well-formed requests (JSON-RPC 2.0 allows one).
+        c.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            None,
+            Value::Null,
+            &[],
+            Some(json!([{"jsonrpc": "2.0", "id": 8, "method": "GetTask", "params": {"id": "t1"}}])),
+        );
         assert_eq!(c.check(r), Check::Pass);
         for (env, p) in [
             (
@@ -320,10 +348,12 @@ mod tests {
                 json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask"}),
                 json!(["t1"]),
             ),
+            // A batch with one bad member; a body that is no request at all.
             (
-                json!([{"jsonrpc": "2.0", "id": 1, "method": "GetTask"}]),
+                json!([{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {}}, {"jsonrpc": "2.0", "method": "GetTask"}]),
                 Value::Null,
             ),
+            (json!("GetTask"), Value::Null),
         ] {
             let mut c = Case::new(&delegation(""));
             c.j.http(
