@@ -368,6 +368,18 @@ impl ScenarioError {
 }
 
 impl Scenario {
+    /// The credentials the harness gives the delegator for agents' security schemes
+    /// (`init.agent_credentials`, keyed there by card URL): one for every agent whose card
+    /// declares `security`, as (agent name, `Authorization` value). The one definition the
+    /// runner (which sends them) and the rules (which judge their use) share.
+    pub fn agent_credentials(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.network.agents.iter().filter_map(|a| {
+            a.security
+                .as_ref()
+                .map(|s| (a.name.as_str(), s.credential.as_str()))
+        })
+    }
+
     /// Parse a scenario from TOML text and check everything the format alone decides (ids,
     /// references between delegations, expected states, bounds, the network). The rule IDs it
     /// names are checked against the registry by [`crate::catalog::parse_case`].

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// The base path of the HTTP+JSON interface (its card `url` is `http://127.0.0.1:PORT/rest`).
-pub(crate) const REST_PATH: &str = "/rest";
+pub const REST_PATH: &str = "/rest";
 
 /// The envelope as journaled for a binding without one: `{"result": …}` or `{"error": …}`
 /// (the JSON-RPC `jsonrpc` and `id` members dropped), so checkers read every binding alike.

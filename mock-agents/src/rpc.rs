@@ -38,8 +38,8 @@ fn foreign_push(st: &AgentState, headers: &axum::http::HeaderMap) -> bool {
         .is_some_and(|v| v.as_bytes() != st.net.id.as_bytes())
 }
 
-/// The path of the JSON-RPC endpoint.
-pub(crate) const RPC_PATH: &str = "/a2a";
+/// The path of the JSON-RPC endpoint (its card `url` is `http://127.0.0.1:PORT/a2a`).
+pub const RPC_PATH: &str = "/a2a";
 
 /// Build the router of an agent.
 pub(crate) fn router(state: Arc<AgentState>) -> Router {

@@ -42,6 +42,8 @@ pub(super) struct Draft {
     pub alone: bool,
     /// What each situation is, for the title.
     pub titles: Vec<String>,
+    /// The extension URIs the delegator is told it supports (`init.extensions`).
+    pub extensions: Vec<String>,
     serial: u32,
 }
 
@@ -64,6 +66,7 @@ impl Draft {
             deadline_bound: BTreeSet::new(),
             alone: false,
             titles: Vec::new(),
+            extensions: Vec::new(),
             serial: 0,
         }
     }
@@ -191,7 +194,7 @@ impl Draft {
             memory_bound_mib: None,
             forge_push: self.forge_push,
             options: self.options,
-            extensions: Vec::new(),
+            extensions: self.extensions,
             bindings: self.bindings,
             file: Default::default(),
             local_dir: None,

@@ -11,8 +11,8 @@ use super::steps::{Shapes, Work, artifacts, pick, shape, state, state_full, wait
 use crate::scenario::{Answer, Cancel, Child, Crash, CrashTrigger, Delegation};
 use a2a_driver_contract::{EscalationKind, Outcome};
 use a2a_mock_agents::script::{
-    Binding, CancelBehaviour, ContentKind, Fault, Matcher, Mutation, OnWrongAnswer,
-    ProtocolVersion, QueuedFault, Rule, ScriptStep,
+    Binding, CancelBehaviour, ContentKind, ExtensionSpec, Fault, Matcher, Mutation, OnWrongAnswer,
+    ProtocolVersion, QueuedFault, Rule, ScriptStep, SecurityScope, SecuritySpec, TimestampStyle,
 };
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -242,6 +242,19 @@ fn x_deleg(d: &mut Draft, rng: &mut ChaCha8Rng) {
     let w = work(rng, Shapes::TextOnly);
     completing(d, a, &del, &w);
     expect(&mut del, &[Outcome::Completed]);
+    // Service parameters beside A2A-Version: two extensions the card requires and the
+    // delegator supports (catalog: extensions.two-required).
+    for ext in ["trace", "audit"] {
+        let uri = format!("https://example.com/ext/{ext}/v1");
+        d.agents[a].extensions.push(ExtensionSpec {
+            uri: uri.clone(),
+            description: String::new(),
+            required: true,
+        });
+        if !d.extensions.contains(&uri) {
+            d.extensions.push(uri);
+        }
+    }
     d.list(&[
         "DLG-SEND-04",
         "DLG-SEND-10",
@@ -249,6 +262,8 @@ fn x_deleg(d: &mut Draft, rng: &mut ChaCha8Rng) {
         "DLG-SEND-08",
         "DLG-LIMIT-02",
         "DLG-LIMIT-08",
+        "DLG-EXT-01",
+        "DLG-EXT-02",
     ]);
     d.delegations.push(del);
     d.titles
@@ -341,7 +356,14 @@ fn pinned_binding(d: &mut Draft, rng: &mut ChaCha8Rng) {
     completing(d, a, &del, &w);
     expect(&mut del, &[Outcome::Completed]);
     d.delegations.push(del);
-    d.list(&["DLG-WIRE-01", "DLG-SEND-04", "DLG-ROUTE-04"]);
+    d.list(&["DLG-WIRE-01", "DLG-SEND-04", "DLG-ROUTE-04", "DLG-ROUTE-07"]);
+    // The first binding is the one every delegator speaking it uses (DLG-ROUTE-05); one served
+    // alone is the only way to the agent.
+    match d.agents[a].bindings.as_deref() {
+        Some([Binding::JsonRpc, ..]) => d.list(&["DLG-WIRE-02"]),
+        Some([Binding::Rest]) => d.list(&["DLG-REST-01"]),
+        _ => {}
+    }
     d.titles.push("an agent on pinned bindings".into());
 }
 
@@ -369,6 +391,14 @@ fn routing(d: &mut Draft, rng: &mut ChaCha8Rng) {
         },
         state("COMPLETED"),
     ]));
+    // Its extended card, behind the card's scheme, lists a premium tenant's interfaces first:
+    // a delegator that reads it works from it (DLG-CARD-05); one that does not uses the public
+    // card (the extended card is optional).
+    d.agents[right].extended_tenant = Some("premium".into());
+    d.agents[right].security = Some(SecuritySpec {
+        credential: format!("Bearer agent-cred-{}", d.agents[right].name),
+        scope: SecurityScope::ExtendedCard,
+    });
     // The right agent last or first among this situation's agents in routing order.
     if rng.random_bool(0.5) {
         let r = d.agents.remove(right);
@@ -378,7 +408,7 @@ fn routing(d: &mut Draft, rng: &mut ChaCha8Rng) {
     del.mime_types = vec!["application/json".into()];
     expect(&mut del, &[Outcome::Completed]);
     d.delegations.push(del);
-    d.list(&["DLG-ROUTE-01"]);
+    d.list(&["DLG-ROUTE-01", "DLG-CARD-05", "DLG-ROUTE-07"]);
     d.titles.push("routing by skill and output mode".into());
 }
 
@@ -392,7 +422,8 @@ fn streaming_choice(d: &mut Draft, rng: &mut ChaCha8Rng) {
     del.streaming_preferred = rng.random_bool(0.5);
     let w = work(rng, Shapes::Any);
     completing(d, a, &del, &w);
-    d.list(&["DLG-ROUTE-01"]);
+    // No extended card, push declared or not: optional capabilities only where declared.
+    d.list(&["DLG-ROUTE-01", "DLG-ROUTE-09"]);
     if del.streaming_preferred || !streaming {
         d.list(&["DLG-ROUTE-02"]);
     }
@@ -461,14 +492,16 @@ fn bindings(d: &mut Draft, rng: &mut ChaCha8Rng) {
             let first = order.remove(rng.random_range(0..order.len()));
             order.insert(0, first);
             d.agents[a].bindings = Some(order);
-            d.list(&["DLG-ROUTE-04", "DLG-ROUTE-05"]);
+            // A patch number on the card changes nothing (spec §3.6).
+            d.agents[a].card_protocol_version = Some("1.0.2".into());
+            d.list(&["DLG-ROUTE-04", "DLG-ROUTE-05", "DLG-CARD-01"]);
             expect(&mut del, &[Outcome::Completed]);
         }
         _ => {
             let broken = pick(rng, &[Binding::Grpc, Binding::Rest]);
             d.agents[a].bindings = Some(vec![Binding::JsonRpc]);
             d.agents[a].advertised_bindings = Some(vec![broken, Binding::JsonRpc]);
-            d.list(&["DLG-ROUTE-04", "DLG-ROUTE-06"]);
+            d.list(&["DLG-ROUTE-04", "DLG-ROUTE-06", "DLG-ROUTE-08"]);
             // Falls back, or ends the delegation visibly.
             expect(
                 &mut del,
@@ -591,8 +624,9 @@ fn refinement(d: &mut Draft, rng: &mut ChaCha8Rng) {
     expect(&mut second, &[Outcome::Completed]);
     d.delegations.push(first);
     d.delegations.push(second);
-    // The refinement's contextId is the one the agent gave (DLG-CTX-01).
-    d.list(&["DLG-STATE-06", "DLG-STATE-05", "DLG-CTX-01"]);
+    // The refinement's contextId is the one the agent gave (DLG-CTX-01); two delegations in a
+    // row within the card's max-age (60 s): no second card fetch (DLG-CARD-02).
+    d.list(&["DLG-STATE-06", "DLG-STATE-05", "DLG-CTX-01", "DLG-CARD-02"]);
     d.titles.push("a refinement after completion".into());
 }
 
@@ -601,6 +635,8 @@ fn slow_polling(d: &mut Draft, rng: &mut ChaCha8Rng) {
     let a = d.agent("slow", &skill);
     d.agents[a].streaming = false;
     d.agents[a].push_notifications = rng.random_bool(0.3);
+    // Status timestamps at a UTC offset (valid RFC 3339; gRPC's are binary).
+    d.agents[a].timestamp_style = TimestampStyle::Offset;
     d.agents[a].rules.push(rule(vec![
         wait(rng.random_range(100..=300)),
         state("WORKING"),
@@ -618,7 +654,15 @@ fn slow_polling(d: &mut Draft, rng: &mut ChaCha8Rng) {
         "DLG-ROUTE-02",
         "DLG-SEND-03",
         "DLG-ART-04",
+        "DLG-WIRE-03",
     ]);
+    if !d.agents[a].push_notifications {
+        // Over HTTP+JSON only, no stream, no push and a blocking send that returns at once:
+        // the task is read with GET /tasks/{id}, whose id travels percent-encoded.
+        d.agents[a].bindings = Some(vec![Binding::Rest]);
+        d.agents[a].max_block_ms = 50;
+        d.list(&["DLG-REST-01", "DLG-REST-02"]);
+    }
     d.titles.push("slow progress without streaming".into());
 }
 

@@ -60,7 +60,14 @@ fn prune_case(t: &mut Table) {
         Value::Boolean(b) => !b,
         _ => false,
     };
-    for key in ["options", "answer", "cancel", "delegate", "forge_push"] {
+    for key in [
+        "options",
+        "answer",
+        "cancel",
+        "delegate",
+        "forge_push",
+        "extensions",
+    ] {
         if t.get(key).is_some_and(empty) {
             t.remove(key);
         }

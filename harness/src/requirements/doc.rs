@@ -249,6 +249,13 @@ mod tests {
         }
         // With no catalog no rule listed by cases is judged; always-on ones are.
         assert!(text.contains("| DLG-ROUTE-07 | MUST |"), "{text}");
-        assert!(text.contains("no checker yet: NOT TESTED"));
+        assert!(text.contains("listed in no case: NOT TESTED"), "{text}");
+        // A rule without a checker is NOT TESTED, whatever the catalog.
+        let mut r07 = registry()
+            .into_iter()
+            .find(|r| r.id == "DLG-ROUTE-07")
+            .expect("DLG-ROUTE-07");
+        r07.check = None;
+        assert_eq!(judged_by(Some(&r07), &[]), "no checker yet: NOT TESTED");
     }
 }

@@ -159,20 +159,7 @@ impl Req<'_> {
     }
     /// The concatenated text of the message's text parts.
     pub fn text(&self) -> String {
-        let mut s = String::new();
-        if let Some(parts) = self
-            .params
-            .pointer("/message/parts")
-            .and_then(Value::as_array)
-        {
-            for p in parts {
-                if let Some(t) = p.get("text").and_then(Value::as_str) {
-                    s.push_str(t);
-                    s.push('\n');
-                }
-            }
-        }
-        s
+        message_text(self.params)
     }
     /// The `x-deleg` metadata.
     pub fn x_deleg(&self) -> Option<&Value> {
@@ -267,8 +254,29 @@ pub fn direct_reply(j: &[Entry], req: u64) -> bool {
     })
 }
 
+/// The concatenated text of the text parts of the message in request `params`, one per line.
+pub(super) fn message_text(params: &Value) -> String {
+    let mut s = String::new();
+    for p in params
+        .pointer("/message/parts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(t) = p.get("text").and_then(Value::as_str) {
+            s.push_str(t);
+            s.push('\n');
+        }
+    }
+    s
+}
+
 pub(super) fn delegation_of<'a>(ev: &'a Evidence, r: &Req) -> Option<&'a Delegation> {
-    let text = r.text();
+    delegation_with_text(ev, &r.text())
+}
+
+/// The delegation whose text a message `text` carries.
+pub(super) fn delegation_with_text<'a>(ev: &'a Evidence, text: &str) -> Option<&'a Delegation> {
     // Longest matching text wins so that a child whose text extends its parent's is found.
     ev.scenario
         .delegations

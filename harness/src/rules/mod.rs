@@ -5,11 +5,15 @@
 //!
 //! - [`registry`](registry()): every rule in ID order, the rule ID being data;
 //! - `evidence`: [`Evidence`] and the helpers checkers read it with ([`requests`], [`Req`]);
-//! - one module per family: `send`, `wire`, `route`, `ctx` (context and task ids, history),
-//!   `state`, `input`, `auth` (with untrusted text), `names` (agent-chosen names and where the
-//!   delegator writes), `limit`, `obs`, `push` (the webhook), `art` (with `rejection`: rejected
-//!   artifacts and agent protocol errors), `retry`, `rec`, `secret` (secrets at rest and in
-//!   logs: the scan of what the delegator writes).
+//! - `front`: the front door as the journal saw it (every HTTP request of the delegator with the
+//!   tenant its binding carries, card fetches and freshness, process lives, what cards
+//!   advertised over time);
+//! - one module per family: `send`, `wire`, `rest` (the HTTP+JSON binding), `ext` (extensions
+//!   and service parameters), `card` (card caching, patch versions, the extended card), `route`,
+//!   `ctx` (context and task ids, history), `state`, `input`, `auth` (with untrusted text),
+//!   `names` (agent-chosen names and where the delegator writes), `limit`, `obs`, `push` (the
+//!   webhook), `art` (with `rejection`: rejected artifacts and agent protocol errors), `retry`,
+//!   `rec`, `secret` (secrets at rest and in logs: the scan of what the delegator writes).
 
 mod evidence;
 pub mod registry;
@@ -17,6 +21,9 @@ pub mod registry;
 mod art;
 mod auth;
 mod ctx;
+mod card;
+mod ext;
+mod front;
 mod input;
 mod limit;
 mod names;
@@ -24,6 +31,7 @@ mod obs;
 mod push;
 mod rec;
 mod rejection;
+mod rest;
 mod retry;
 mod route;
 pub mod secret;

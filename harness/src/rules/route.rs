@@ -2,23 +2,24 @@
 //! the protocol binding chosen from the card (advertised only, card order, fallback).
 
 use super::evidence::*;
+use super::front::*;
 use super::registry::{Check, fail};
 use a2a_driver_contract::FromDelegator;
 use a2a_mock_agents::Event;
 use a2a_protocol::{Binding, Method};
 
 /// Whether the delegator is entitled to `agent`'s extended card: the card declares
-/// `capabilities.extendedAgentCard` (the mock declares it when the agent has extended skills)
-/// and the delegator may authenticate the GetExtendedAgentCard call.
-///
-/// The mock's extended card needs no credential yet, so declaring it is enough. Once it can sit
-/// behind the card's security scheme, the delegator is entitled to it only when the harness gave
-/// it that agent's credential (`init.agent_credentials`): extend this function then.
-pub(super) fn entitled_to_extended_card(
-    _ev: &Evidence,
-    agent: &a2a_mock_agents::AgentSpec,
-) -> bool {
-    !agent.extended_skills.is_empty()
+/// `capabilities.extendedAgentCard` (the mock declares it when the agent has extended skills or
+/// an extended tenant) and the delegator can authenticate the GetExtendedAgentCard call: the
+/// card declares no security scheme guarding it, or the harness gave the delegator the agent's
+/// credential (`init.agent_credentials`, [`crate::scenario::Scenario::agent_credentials`]).
+pub(super) fn entitled_to_extended_card(ev: &Evidence, agent: &a2a_mock_agents::AgentSpec) -> bool {
+    has_extended_card(agent)
+        && (agent.security.is_none()
+            || ev
+                .scenario
+                .agent_credentials()
+                .any(|(name, _)| name == agent.name))
 }
 
 /// Whether the delegator held `agent`'s extended card before journal entry `before`: entitled
@@ -27,15 +28,9 @@ pub(super) fn entitled_to_extended_card(
 /// extended skill only from that card: sending work there without it is no informed routing.
 fn extended_card_held(ev: &Evidence, agent: &a2a_mock_agents::AgentSpec, before: u64) -> bool {
     entitled_to_extended_card(ev, agent)
-        && requests(ev.journal).iter().any(|q| {
-            q.seq < before
-                && q.agent == agent.name
-                && q.calls(&[Method::GetExtendedAgentCard])
-                && response_of(ev.journal, q.req).is_some_and(|e| {
-                    e.seq < before
-                        && matches!(&e.event, Event::Response { rpc_error: None, status, .. } if (200..300).contains(status))
-                })
-        })
+        && extended_card_obtained(ev, &agent.name)
+            .iter()
+            .any(|s| *s < before)
 }
 
 /// DLG-ROUTE-01: work goes only to an agent whose card advertises the capability (a skill of
@@ -376,6 +371,183 @@ pub(super) fn failed_binding_falls_back_or_fails_visibly(ev: &Evidence) -> Check
     Check::Pass
 }
 
+/// DLG-ROUTE-07 (spec §8.3.2 (3, 4), MUST): every A2A request goes to the URL of an interface the
+/// agent advertised for its binding (JSON-RPC: the `/a2a` endpoint; HTTP+JSON: under `/rest`; a
+/// gRPC interface is a host and port, which the journal's agent is) and carries that interface's
+/// tenant exactly, where the binding puts it (JSON-RPC `params.tenant`, the gRPC request's
+/// `tenant`, the HTTP+JSON `/{tenant}` path prefix), none when it has none. Any interface the
+/// agent advertised counts: every public card version so far and, once the delegator obtained
+/// it, the extended card's. Requests over a binding the card does not advertise are
+/// DLG-ROUTE-04's.
+pub(super) fn interface_url_and_tenant(ev: &Evidence) -> Check {
+    let mut any = false;
+    for h in delegator_http(ev.journal).into_iter().filter(Http::is_a2a) {
+        let Some(a) = agent_spec(ev, h.agent) else {
+            continue;
+        };
+        let Some((_, advertised)) = agent_bindings(ev, h.agent) else {
+            continue;
+        };
+        if !advertised.contains(&h.binding) {
+            continue;
+        }
+        any = true;
+        let (url_ok, endpoint) = match h.binding {
+            Binding::JsonRpc => {
+                let t = h.target();
+                (
+                    t == a2a_mock_agents::RPC_PATH
+                        || t.strip_suffix('/') == Some(a2a_mock_agents::RPC_PATH),
+                    a2a_mock_agents::RPC_PATH.to_string(),
+                )
+            }
+            Binding::Rest => (
+                h.rest_sub_path().is_some(),
+                format!("{}/…", a2a_mock_agents::REST_PATH),
+            ),
+            Binding::Grpc => (true, String::new()),
+        };
+        if !url_ok {
+            return fail(
+                format!(
+                    "requests to {} over {} at its interface's URL (path {endpoint})",
+                    h.agent, h.binding
+                ),
+                format!("{} {}", h.http_method, h.target()),
+                vec![h.seq],
+            );
+        }
+        let sent = h.tenant();
+        let ok = advertised_tenants(ev, a, h.seq, h.at_us);
+        if !ok.contains(&sent) {
+            let shown: Vec<String> = ok.iter().map(|t| shown_tenant(t.as_deref())).collect();
+            return fail(
+                format!(
+                    "the tenant of an interface {} advertised: {}",
+                    h.agent,
+                    shown.join(" or ")
+                ),
+                format!(
+                    "{} with {} over {}",
+                    h.what(),
+                    shown_tenant(sent.as_deref()),
+                    h.binding
+                ),
+                vec![h.seq],
+            );
+        }
+    }
+    Check::held_if_seen(any)
+}
+
+/// DLG-ROUTE-08 (spec §5.2, SHOULD): after a request over a binding the agent advertises but
+/// fails on at the transport level (the mock's advertised-but-unserved binding), the delegator
+/// sends a later request to that agent over another binding the card advertises and the
+/// delegator speaks. NOT EXERCISED when it never met the failure, or speaks no other advertised
+/// binding.
+pub(super) fn falls_back_to_another_binding(ev: &Evidence) -> Check {
+    let speaks = delegator_bindings(ev);
+    let reqs = a2a_requests(ev);
+    let mut any = false;
+    let mut why = None;
+    let mut judged = std::collections::BTreeSet::new();
+    for &(seq, agent, binding) in &reqs {
+        let Some((served, advertised)) = agent_bindings(ev, agent) else {
+            continue;
+        };
+        if !advertised.contains(&binding) || served.contains(&binding) || !judged.insert(agent) {
+            continue;
+        }
+        let others: Vec<Binding> = advertised
+            .iter()
+            .copied()
+            .filter(|b| *b != binding && speaks.contains(b))
+            .collect();
+        if others.is_empty() {
+            why = Some(format!(
+                "{binding} failed at {agent}, whose card lists no other binding the delegator speaks ({})",
+                list(&speaks)
+            ));
+            continue;
+        }
+        any = true;
+        let fell_back = reqs
+            .iter()
+            .any(|(s, a, b)| *s > seq && *a == agent && others.contains(b));
+        if !fell_back {
+            return fail(
+                format!(
+                    "after {binding} failed at {agent}, a fallback to {} (advertised, spoken by the delegator)",
+                    list(&others)
+                ),
+                "no later request to it over another binding",
+                vec![seq],
+            );
+        }
+    }
+    match why {
+        Some(why) if !any => Check::NotExercised { why },
+        _ if !any => Check::NotExercised {
+            why: "no request went over an advertised binding the agent does not serve".into(),
+        },
+        _ => Check::Pass,
+    }
+}
+
+/// The push-config methods (the `pushNotifications` capability).
+const PUSH_METHODS: [Method; 4] = [
+    Method::CreateTaskPushNotificationConfig,
+    Method::GetTaskPushNotificationConfig,
+    Method::ListTaskPushNotificationConfigs,
+    Method::DeleteTaskPushNotificationConfig,
+];
+
+/// DLG-ROUTE-09 (spec §3.3.4, SHOULD): optional capabilities only where the card declares them:
+/// no push-config method and no send carrying a push config (1.0 `taskPushNotificationConfig`,
+/// 0.3 `pushNotificationConfig`) to an agent without `capabilities.pushNotifications`, no
+/// GetExtendedAgentCard to one without `capabilities.extendedAgentCard` (streaming is
+/// DLG-ROUTE-02's). The situation: requests to an agent whose card lacks one of the two, or a
+/// use of one where the card declares it.
+pub(super) fn optional_capabilities_declared(ev: &Evidence) -> Check {
+    let mut any = false;
+    for h in delegator_http(ev.journal).into_iter().filter(Http::is_a2a) {
+        let Some(a) = agent_spec(ev, h.agent) else {
+            continue;
+        };
+        let method = h.method_v1();
+        let push = method.is_some_and(|m| PUSH_METHODS.contains(&m))
+            || (matches!(
+                method,
+                Some(Method::SendMessage | Method::SendStreamingMessage)
+            ) && [
+                "/configuration/taskPushNotificationConfig",
+                "/configuration/pushNotificationConfig",
+            ]
+            .iter()
+            .any(|p| h.params.pointer(p).is_some_and(|v| !v.is_null())));
+        // It could have misused a capability the card lacks, or used one the card declares.
+        any |= !a.push_notifications
+            || !has_extended_card(a)
+            || push
+            || method == Some(Method::GetExtendedAgentCard);
+        if push && !a.push_notifications {
+            return fail(
+                "push configs only for agents whose card declares capabilities.pushNotifications",
+                format!("{} to {}, whose card does not", h.what(), h.agent),
+                vec![h.seq],
+            );
+        }
+        if method == Some(Method::GetExtendedAgentCard) && !has_extended_card(a) {
+            return fail(
+                "GetExtendedAgentCard only for agents whose card declares capabilities.extendedAgentCard",
+                format!("GetExtendedAgentCard to {}, whose card does not", h.agent),
+                vec![h.seq],
+            );
+        }
+    }
+    Check::held_if_seen(any)
+}
+
 fn list(bindings: &[Binding]) -> String {
     let names: Vec<&str> = bindings.iter().map(|b| b.short_name()).collect();
     format!("[{}]", names.join(", "))
@@ -623,5 +795,333 @@ mod tests {
             Check::Pass,
             "text/* accepts text/plain"
         );
+    }
+
+    fn init_ok(c: &mut Case, speaks: &[&str]) {
+        c.messages.push(FromDelegator::InitOk(InitOk {
+            name: "d".into(),
+            version: "0".into(),
+            supports: speaks.iter().map(|s| s.to_string()).collect(),
+            webhook_url: None,
+            agents: Vec::new(),
+        }));
+    }
+
+    /// Agent `a` on every binding with tenant `acme` on its card.
+    fn tenanted() -> Case {
+        let mut c = Case::new(&delegation(""));
+        c.s.network.agents[0].bindings = Some(vec![JsonRpc, Rest, Grpc]);
+        c.s.network.agents[0].tenant = Some("acme".into());
+        c
+    }
+
+    fn send_params(tenant: Option<&str>) -> Value {
+        let mut p = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]}});
+        if let Some(t) = tenant {
+            p["tenant"] = json!(t);
+        }
+        p
+    }
+
+    #[test]
+    fn route_07_the_tenant_where_each_binding_carries_it() {
+        let r07 = checker("DLG-ROUTE-07");
+        // JSON-RPC params.tenant, gRPC tenant, HTTP+JSON path prefix: each passes.
+        let mut c = tenanted();
+        c.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            Some("SendMessage"),
+            send_params(Some("acme")),
+            &[],
+            None,
+        );
+        c.j.http(
+            "a",
+            Grpc,
+            "POST",
+            "/lf.a2a.v1.A2AService/GetTask",
+            Some("GetTask"),
+            json!({"id": "t1", "tenant": "acme"}),
+            &[],
+            None,
+        );
+        c.j.http(
+            "a",
+            Rest,
+            "GET",
+            "/rest/acme/tasks/t1?historyLength=1",
+            Some("GetTask"),
+            json!({"id": "t1", "tenant": "acme"}),
+            &[],
+            None,
+        );
+        c.j.http(
+            "a",
+            Rest,
+            "POST",
+            "/rest/ac%6De/message:send",
+            Some("SendMessage"),
+            send_params(Some("acme")),
+            &[],
+            None,
+        );
+        assert_eq!(c.check(r07), Check::Pass);
+        // No tenant at all.
+        let mut c = tenanted();
+        c.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            Some("SendMessage"),
+            send_params(None),
+            &[],
+            None,
+        );
+        assert!(fails(c.check(r07)));
+        // HTTP+JSON carries it in the path: a tenant in the body does not count.
+        let mut c = tenanted();
+        c.j.http(
+            "a",
+            Rest,
+            "POST",
+            "/rest/message:send",
+            Some("SendMessage"),
+            send_params(Some("acme")),
+            &[],
+            None,
+        );
+        assert!(fails(c.check(r07)));
+        // Another tenant.
+        let mut c = tenanted();
+        c.j.http(
+            "a",
+            Grpc,
+            "POST",
+            "/lf.a2a.v1.A2AService/SendMessage",
+            Some("SendMessage"),
+            send_params(Some("other")),
+            &[],
+            None,
+        );
+        assert!(fails(c.check(r07)));
+    }
+
+    #[test]
+    fn route_07_an_interface_without_tenant_gets_none_and_the_url_counts() {
+        let r07 = checker("DLG-ROUTE-07");
+        let mut c = Case::new(&delegation(""));
+        // "" is no tenant (proto3); the trailing slash is the same endpoint.
+        c.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a/",
+            Some("SendMessage"),
+            send_params(Some("")),
+            &[],
+            None,
+        );
+        assert_eq!(c.check(r07), Check::Pass);
+        let mut c = Case::new(&delegation(""));
+        c.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            Some("SendMessage"),
+            send_params(Some("acme")),
+            &[],
+            None,
+        );
+        assert!(fails(c.check(r07)), "a tenant the interface does not have");
+        // The card's URL is /a2a: the root is no interface of it, though the mock answers there.
+        let mut c = Case::new(&delegation(""));
+        c.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/",
+            Some("SendMessage"),
+            send_params(None),
+            &[],
+            None,
+        );
+        assert!(fails(c.check(r07)));
+    }
+
+    #[test]
+    fn route_07_every_card_version_and_the_extended_card_count() {
+        let r07 = checker("DLG-ROUTE-07");
+        let mut c = tenanted();
+        c.s.network.agents[0].extended_tenant = Some("premium".into());
+        c.s.network.agents[0].card_changes = vec![a2a_mock_agents::CardChange {
+            after_ms: 1000,
+            tenant: "acme-v2".into(),
+        }];
+        // The extended tenant before the extended card was obtained: guessed, not advertised.
+        let mut early = Case::new(&delegation(""));
+        early.s = c.s.clone();
+        early.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            Some("SendMessage"),
+            send_params(Some("premium")),
+            &[],
+            None,
+        );
+        assert!(fails(early.check(r07)));
+        // The changed card's tenant before the change: not advertised yet.
+        let mut early = Case::new(&delegation(""));
+        early.s = c.s.clone();
+        early.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            Some("SendMessage"),
+            send_params(Some("acme-v2")),
+            &[],
+            None,
+        );
+        assert!(fails(early.check(r07)));
+        // The extended card obtained (its tenant then counts), the change in effect (both
+        // tenants count).
+        let (_, g) = c.j.http(
+            "a",
+            Rest,
+            "GET",
+            "/rest/acme/extendedAgentCard",
+            Some("GetExtendedAgentCard"),
+            json!({"tenant": "acme"}),
+            &[],
+            None,
+        );
+        c.j.resp("a", g, 200, None, json!({"result": {}}));
+        c.j.http(
+            "a",
+            Rest,
+            "POST",
+            "/rest/premium/message:send",
+            Some("SendMessage"),
+            send_params(None),
+            &[],
+            None,
+        );
+        let (s, _) = c.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            Some("GetTask"),
+            json!({"id": "t1", "tenant": "acme-v2"}),
+            &[],
+            None,
+        );
+        c.j.at(s, 1_500_000);
+        let (s, _) = c.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            Some("GetTask"),
+            json!({"id": "t1", "tenant": "acme"}),
+            &[],
+            None,
+        );
+        c.j.at(s, 1_600_000);
+        assert_eq!(c.check(r07), Check::Pass);
+    }
+
+    #[test]
+    fn route_08_falls_back_to_another_advertised_binding() {
+        let r08 = checker("DLG-ROUTE-08");
+        let speaks = ["binding:grpc", "binding:jsonrpc"];
+        let mut c = bound(&[JsonRpc], &[Grpc, JsonRpc], &speaks);
+        c.j.over("a", Grpc, None);
+        c.j.over("a", JsonRpc, Some("SendMessage"));
+        c.done("d1", "COMPLETED", json!([]));
+        assert_eq!(c.check(r08), Check::Pass);
+        // Ending the delegation visibly is DLG-ROUTE-06's allowed path, not a fallback.
+        let mut c = bound(&[JsonRpc], &[Grpc, JsonRpc], &speaks);
+        c.j.over("a", Grpc, None);
+        c.done("d1", "SEND_FAILED", json!([]));
+        assert!(fails(c.check(r08)));
+        // A delegator that speaks no other advertised binding has nothing to fall back to.
+        let mut c = bound(&[JsonRpc], &[Grpc, JsonRpc], &["binding:grpc"]);
+        c.j.over("a", Grpc, None);
+        c.done("d1", "SEND_FAILED", json!([]));
+        assert!(matches!(c.check(r08), Check::NotExercised { .. }));
+        // One that never met the failure.
+        let mut c = bound(&[JsonRpc], &[Grpc, JsonRpc], &["binding:jsonrpc"]);
+        c.j.over("a", JsonRpc, Some("SendMessage"));
+        assert!(matches!(c.check(r08), Check::NotExercised { .. }));
+        let _ = init_ok;
+    }
+
+    #[test]
+    fn route_09_optional_capabilities_only_where_declared() {
+        let r09 = checker("DLG-ROUTE-09");
+        let mut c = Case::new(&delegation(""));
+        c.s.network.agents[0].push_notifications = false;
+        c.j.send("a", "m1", "do the thing", json!({}));
+        assert_eq!(c.check(r09), Check::Pass, "nothing optional used");
+        // A push config in the send.
+        let mut bad = Case::new(&delegation(""));
+        bad.s = c.s.clone();
+        bad.j.send("a", "m1", "do the thing", json!({"configuration": {"taskPushNotificationConfig": {"url": "http://127.0.0.1:9/hook", "token": "t"}}}));
+        assert!(fails(bad.check(r09)));
+        // A push-config method.
+        let mut bad = Case::new(&delegation(""));
+        bad.s = c.s.clone();
+        bad.j.rpc(
+            "a",
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": "t1", "url": "http://127.0.0.1:9/hook"}),
+            &[],
+        );
+        assert!(fails(bad.check(r09)));
+        // The same to an agent that declares push.
+        let mut ok = Case::new(&delegation(""));
+        ok.j.rpc(
+            "a",
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": "t1", "url": "http://127.0.0.1:9/hook"}),
+            &[],
+        );
+        assert_eq!(ok.check(r09), Check::Pass);
+        // GetExtendedAgentCard without the capability, then with it.
+        let mut bad = Case::new(&delegation(""));
+        bad.j.rpc("a", "GetExtendedAgentCard", json!({}), &[]);
+        assert!(fails(bad.check(r09)));
+        let mut ok = extended_only();
+        ok.j.rpc("a", "GetExtendedAgentCard", json!({}), &[]);
+        assert_eq!(ok.check(r09), Check::Pass);
+    }
+
+    #[test]
+    fn route_01_an_extended_tenant_alone_makes_an_extended_card() {
+        let c = Case::new(&delegation(""));
+        let mut a = c.s.network.agents[0].clone();
+        c.with_evidence(|ev| assert!(!super::entitled_to_extended_card(ev, &a)));
+        a.extended_tenant = Some("premium".into());
+        c.with_evidence(|ev| assert!(super::entitled_to_extended_card(ev, &a)));
+        // Behind a security scheme it is entitled because the harness gives every such agent's
+        // credential (init.agent_credentials).
+        a.security = Some(a2a_mock_agents::SecuritySpec {
+            credential: "Bearer agent-cred-1".into(),
+            scope: a2a_mock_agents::SecurityScope::ExtendedCard,
+        });
+        let mut c2 = Case::new(&delegation(""));
+        c2.s.network.agents[0] = a.clone();
+        c2.with_evidence(|ev| {
+            assert_eq!(ev.scenario.agent_credentials().count(), 1);
+            assert!(super::entitled_to_extended_card(ev, &a));
+        });
     }
 }

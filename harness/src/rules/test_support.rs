@@ -427,3 +427,83 @@ pub(crate) fn good(extra: &str) -> Case {
     );
     c
 }
+
+/// Requests at the front door: any binding, path, headers and envelope; card fetches.
+impl J {
+    /// A request as the journal records it; `method` `None` for one the agent could not route.
+    /// JSON-RPC requests get the envelope `{"jsonrpc": "2.0", "id": req, "method": …}` unless
+    /// `envelope` says otherwise. Returns (seq, req).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn http(
+        &mut self,
+        agent: &str,
+        binding: a2a_protocol::Binding,
+        http_method: &str,
+        path: &str,
+        method: Option<&str>,
+        params: Value,
+        headers: &[(&str, &str)],
+        envelope: Option<Value>,
+    ) -> (u64, u64) {
+        self.req += 1;
+        let mut h: BTreeMap<String, String> = BTreeMap::new();
+        for (k, v) in headers {
+            h.entry(k.to_string())
+                .and_modify(|e: &mut String| {
+                    e.push('\n');
+                    e.push_str(v);
+                })
+                .or_insert_with(|| v.to_string());
+        }
+        let envelope = match binding {
+            a2a_protocol::Binding::JsonRpc if http_method == "POST" => Some(
+                envelope
+                    .unwrap_or_else(|| json!({"jsonrpc": "2.0", "id": self.req, "method": method})),
+            ),
+            _ => envelope,
+        };
+        let seq = self.push(
+            agent,
+            Event::Request {
+                binding,
+                req: self.req,
+                http_method: http_method.into(),
+                path: path.into(),
+                method: method.map(str::to_string),
+                rpc_id: None,
+                params: Box::new(params),
+                headers: Box::new(h),
+                envelope: envelope.map(Box::new),
+            },
+        );
+        (seq, self.req)
+    }
+    /// A fetch of `agent`'s card with `headers`, answered `status` with card version `version`.
+    /// Returns (request seq, response seq).
+    pub(crate) fn card(
+        &mut self,
+        agent: &str,
+        headers: &[(&str, &str)],
+        status: u16,
+        version: u64,
+    ) -> (u64, u64) {
+        let (seq, req) = self.http(
+            agent,
+            a2a_protocol::Binding::JsonRpc,
+            "GET",
+            a2a_protocol::AGENT_CARD_PATH,
+            None,
+            Value::Null,
+            headers,
+            None,
+        );
+        let r = self.resp(
+            agent,
+            req,
+            status,
+            None,
+            json!({"card_version": version, "etag": format!("\"v{version}\"")}),
+        );
+        (seq, r)
+    }
+}

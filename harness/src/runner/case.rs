@@ -242,14 +242,9 @@ impl<'a> CaseRun<'a> {
                 outcomes: BTreeMap::new(),
                 given: Vec::new(),
                 agent_credentials: s
-                    .network
-                    .agents
-                    .iter()
-                    .filter_map(|a| {
-                        Some((
-                            net.card_url(&a.name)?,
-                            a.security.as_ref()?.credential.clone(),
-                        ))
+                    .agent_credentials()
+                    .filter_map(|(agent, credential)| {
+                        Some((net.card_url(agent)?, credential.to_string()))
                     })
                     .collect(),
                 snapshot: None,
