@@ -797,7 +797,11 @@ mod push {
                             .step(Step::push_foreign(TaskState::Completed))
                             .step(Step::gate("after-foreign"))
                             .step(text_art("a1", "the real result"))
-                            .step(completed()),
+                            .step(completed())
+                            // A late event once the delegation is over: its push is still
+                            // genuine and acknowledged.
+                            .step(Step::gate("after-done"))
+                            .step(text_art("late", "after the end")),
                     )
                     .build(),
             ])
@@ -836,6 +840,14 @@ mod push {
             assert_eq!(o.state, DelegationState::Completed, "{b}: {o:?}");
             assert_eq!(o.artifacts[0].sha256, support::sha(b"the real result"));
             let task = o.task_id.clone().unwrap();
+            net.open_gate("after-done");
+            let late = |es: &[a2a_mock_agents::Entry]| {
+                es.iter()
+                    .filter(|e| matches!(&e.event, Event::Push { task_id, status: Some(_), .. } if *task_id == task))
+                    .count()
+                    >= 2 * 4
+            };
+            support::wait_journal(&net, "the late pushes", 10, late).await;
             let mut genuine = 0;
             for e in net.journal().entries() {
                 if let Event::Push {

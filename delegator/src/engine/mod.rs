@@ -106,6 +106,10 @@ struct Inner {
     card_errors: Mutex<Vec<CardError>>,
     events: mpsc::UnboundedSender<Event>,
     running: Mutex<HashMap<String, Running>>,
+    /// The push token hashes of delegations that ended in this process life: an agent may still
+    /// post (a duplicate, a late event) with a token it was given, and a genuine push is always
+    /// acknowledged with a 2xx (A2A §4.3.3), though it changes nothing any more.
+    ended_push_tokens: Mutex<HashMap<String, Vec<webhook::TokenHash>>>,
     finished: Mutex<HashMap<String, Done>>,
     finished_notify: Notify,
     active: AtomicUsize,
@@ -128,9 +132,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl WebhookSink for Inner {
     fn expected_token_hashes(&self, id: &str) -> Vec<webhook::TokenHash> {
-        lock(&self.running)
+        if let Some(r) = lock(&self.running).get(id) {
+            return r.push_token_sha256.clone();
+        }
+        lock(&self.ended_push_tokens)
             .get(id)
-            .map(|r| r.push_token_sha256.clone())
+            .cloned()
             .unwrap_or_default()
     }
 
@@ -252,6 +259,7 @@ impl Engine {
             card_errors: Mutex::new(Vec::new()),
             events,
             running: Mutex::new(HashMap::new()),
+            ended_push_tokens: Mutex::new(HashMap::new()),
             finished: Mutex::new(HashMap::new()),
             finished_notify: Notify::new(),
             active: AtomicUsize::new(0),

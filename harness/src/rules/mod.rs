@@ -20,8 +20,8 @@ pub mod registry;
 
 mod art;
 mod auth;
-mod ctx;
 mod card;
+mod ctx;
 mod ext;
 mod front;
 mod input;

@@ -3,8 +3,8 @@
 
 use super::art::*;
 use super::auth::*;
-use super::ctx::*;
 use super::card::*;
+use super::ctx::*;
 use super::evidence::Evidence;
 use super::ext::*;
 use super::input::*;

@@ -71,7 +71,11 @@ impl Engine {
             run.push_token = push_token;
             run.agent = agent;
             run.run(recovering).await;
-            lock(&inner.running).remove(&id);
+            if let Some(ended) = lock(&inner.running).remove(&id)
+                && !ended.push_token_sha256.is_empty()
+            {
+                lock(&inner.ended_push_tokens).insert(id, ended.push_token_sha256);
+            }
             if inner.active.fetch_sub(1, Ordering::SeqCst) == 1 {
                 inner.idle.notify_waiters();
             }
