@@ -28,6 +28,7 @@ Ignored: entry sequence numbers and times (`seq`, `at_us`); points in time anywh
 timestamps, `timestamp` and `deadline` fields); loopback ports (127.0.0.1:N, localhost:N, \
 [::1]:N; numbered by first appearance, so a URL to another agent still differs); the \
 `content-length` header; task ids, context ids, messageIds, push tokens and credentials and \
+a card's entity tag (`etag`, `if-none-match`: it hashes card bytes holding ports), and \
 any other UUID (each replaced by a placeholder numbered by first appearance, per kind: the same \
 id keeps the same placeholder everywhere); JSON-RPC ids and the journal's request numbers \
 (numbered within each request: only whether a response names its request counts); how traffic \

@@ -23,6 +23,9 @@ enum Kind {
     /// Push-notification tokens and credentials.
     Token,
     Port,
+    /// A card's entity tag (`etag` of a card response, `if-none-match`): a hash of card bytes
+    /// that hold the agents' ports.
+    Etag,
     /// Any other UUID.
     Uuid,
 }
@@ -37,6 +40,7 @@ impl Kind {
             Kind::Req => "req",
             Kind::Token => "token",
             Kind::Port => "port",
+            Kind::Etag => "etag",
             Kind::Uuid => "uuid",
         }
     }
@@ -57,6 +61,7 @@ fn key_kind(key: &str, envelope: bool, task: bool) -> Option<Kind> {
         "rpc_id" => Kind::Rpc,
         "req" => Kind::Req,
         "token" | "credentials" | "x-a2a-notification-token" => Kind::Token,
+        "etag" | "if-none-match" => Kind::Etag,
         "id" if envelope => Kind::Rpc,
         "id" if task => Kind::Task,
         _ => return None,

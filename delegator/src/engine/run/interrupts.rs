@@ -207,7 +207,7 @@ impl Run {
 
     /// Report an escalation and wait for the caller's answer. While an auth escalation waits,
     /// the task is still observed (A2A §7.6.2: the credential may arrive out of band, and the
-    /// agent resume on its own): it is read with `GetTask` (backing off like polling; a push
+    /// agent resume on its own): it is read with `GetTask` (first after [`FIRST_OUT_OF_BAND_READ`], then backing off like polling; a push
     /// notification reads it at once), and once it has left AUTH_REQUIRED the escalation is
     /// dropped and the task observed on.
     async fn escalate(&mut self, kind: EscalationKind, question: &str) -> Result<String, Next> {
@@ -227,7 +227,11 @@ impl Run {
         let watch = kind == EscalationKind::Auth;
         let base = Duration::from_millis(self.opts().poll_interval_ms.max(10));
         let mut interval = base;
-        let mut next_read = Instant::now() + interval;
+        // The first read waits for a caller that answers at once (the usual case): a credential
+        // is for a person or a vault to give, and reading the task while it is on its way only
+        // makes traffic (and makes two runs differ by whether the read won the race).
+        let first_read = Instant::now() + interval.max(FIRST_OUT_OF_BAND_READ);
+        let mut next_read = first_read;
         loop {
             tokio::select! {
                 _ = tokio::time::sleep_until(self.deadline), if !self.bugs.has(Bug::NoLocalDeadline) => {
@@ -248,7 +252,10 @@ impl Run {
                         self.inner.set_pending(&self.rec.id, None);
                         return Err(self.on_deadline("canceled by the caller").await);
                     }
-                    Some(Control::PushHint) if watch => next_read = Instant::now(),
+                    // A push reads the task at once, but not before the first read: the push
+                    // of the AUTH_REQUIRED change itself often lands while the answer is on its
+                    // way.
+                    Some(Control::PushHint) if watch => next_read = Instant::now().max(first_read),
                     Some(_) => {}
                     None if watch => {
                         // The engine is gone: no answer comes; the task may still resume.
@@ -268,6 +275,10 @@ impl Run {
         }
     }
 }
+
+/// How long an auth escalation waits before the task is first read for an out-of-band resume
+/// (then every polling interval, backing off).
+const FIRST_OUT_OF_BAND_READ: Duration = Duration::from_secs(2);
 
 impl Run {
     /// During an auth escalation: read the task once. `Some` when it has left AUTH_REQUIRED
