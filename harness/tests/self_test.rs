@@ -45,7 +45,15 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     (
         "message-terminal-task",
         &["DLG-STATE-05"],
-        &["DLG-INPUT-01", "DLG-INPUT-03", "DLG-OBS-01", "DLG-STATE-06"],
+        // A refinement sent to a task that earlier asked a question reads, on the wire, as a
+        // second answer to it that came from no held data (bindings.rest-opaque-ids).
+        &[
+            "DLG-INPUT-01",
+            "DLG-INPUT-02",
+            "DLG-INPUT-03",
+            "DLG-OBS-01",
+            "DLG-STATE-06",
+        ],
     ),
     ("guess-inputs", &["DLG-INPUT-03"], &["DLG-OBS-01"]),
     (

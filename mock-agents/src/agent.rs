@@ -196,7 +196,16 @@ impl GenRecord {
 pub(crate) struct Continuation {
     pub message: Message,
     pub authorization: Option<String>,
-    pub ack: oneshot::Sender<()>,
+    /// Answered with the task as the message left it (see [`Continuation::acknowledge`]).
+    pub ack: oneshot::Sender<Task>,
+}
+
+impl Continuation {
+    /// Tell the sender the message was taken, with the task as it left it: a `returnImmediately`
+    /// answer shows that state, not whatever later steps reached by the time it is written.
+    pub(crate) fn acknowledge(ack: oneshot::Sender<Task>, entry: &TaskEntry) {
+        let _ = ack.send(entry.lock().snapshot());
+    }
 }
 
 pub(crate) struct TaskInner {
@@ -289,6 +298,8 @@ pub struct AgentState {
     pub(crate) content_keys: Mutex<HashMap<Vec<u8>, u64>>,
     /// Stamps statuses and writes their timestamps in the scripted form.
     pub(crate) clock: crate::timestamps::Clock,
+    /// When (journal clock, µs) this agent created its first task: `card_change`s count from it.
+    pub(crate) first_task_us: std::sync::OnceLock<u64>,
 }
 
 /// Lock a mutex, recovering from poisoning (every critical section leaves the data consistent).
@@ -328,6 +339,7 @@ impl AgentState {
             blobs: Mutex::new(HashMap::new()),
             content_keys: Mutex::new(HashMap::new()),
             clock,
+            first_task_us: std::sync::OnceLock::new(),
         }
     }
 
@@ -380,13 +392,21 @@ impl AgentState {
     }
 
     pub(crate) fn journal(&self, event: Event) -> u64 {
+        if matches!(event, Event::TaskCreated { .. }) && self.first_task_us.get().is_none() {
+            let us = u64::try_from(self.net.journal.elapsed().as_micros()).unwrap_or(u64::MAX);
+            let _ = self.first_task_us.set(us);
+        }
         self.net.journal.record(&self.spec.name, event)
     }
 
     /// The version of the card served now: how many `card_change`s have taken effect (their
-    /// `after_ms` counts on the journal's clock).
+    /// `after_ms` counts from the agent's first task; before it the first card is served).
     pub fn card_version(&self) -> usize {
-        let ms = u64::try_from(self.net.journal.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let Some(first) = self.first_task_us.get() else {
+            return 0;
+        };
+        let now = u64::try_from(self.net.journal.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let ms = now.saturating_sub(*first) / 1000;
         self.spec
             .card_changes
             .iter()
@@ -424,8 +444,9 @@ impl AgentState {
     }
 
     /// The `Last-Modified` of card version `v`, to the second (what HTTP dates carry): the
-    /// agent's start for the first, the change's time for a changed one, and always at least a
-    /// second after the version before, so `If-Modified-Since` tells every version apart.
+    /// agent's start for the first, the change's time (after the first task) for a changed one,
+    /// and always at least a second after the version before, so `If-Modified-Since` tells every
+    /// version apart.
     pub(crate) fn card_last_modified(&self, v: usize) -> std::time::SystemTime {
         let secs = |t: std::time::SystemTime| {
             t.duration_since(std::time::UNIX_EPOCH)
@@ -433,8 +454,11 @@ impl AgentState {
                 .unwrap_or_default()
         };
         let mut at = secs(self.card_modified);
+        let first =
+            std::time::Duration::from_micros(self.first_task_us.get().copied().unwrap_or(0));
         for c in self.spec.card_changes.iter().take(v) {
-            let changed = secs(self.card_modified + std::time::Duration::from_millis(c.after_ms));
+            let changed =
+                secs(self.card_modified + first + std::time::Duration::from_millis(c.after_ms));
             at = changed.max(at + 1);
         }
         std::time::UNIX_EPOCH + std::time::Duration::from_secs(at)

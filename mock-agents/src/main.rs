@@ -39,7 +39,7 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
   [[agent.extension]]               # capabilities.extensions; a required one missing from
   uri = "https://example.com/ext/v1"  # A2A-Extensions gets -32008
   required = true
-  [[agent.card_change]]             # from after_ms on, the card's interfaces carry this tenant
+  [[agent.card_change]]             # after_ms after the first task, the interfaces carry this tenant
   after_ms = 2000
   tenant = "acme-v2"
   keep_history = true               # false: no Task returned carries `history`

@@ -314,7 +314,7 @@ pub(crate) async fn run_steps(
                                 "too many wrong answers to the input request"
                             };
                             fail_task(st, entry, reason).await;
-                            let _ = c.ack.send(());
+                            Continuation::acknowledge(c.ack, entry);
                             return Some("terminal");
                         }
                         // Ask again: the same question, a new INPUT_REQUIRED status.
@@ -322,7 +322,7 @@ pub(crate) async fn run_steps(
                     }
                     // Acknowledge once the state this answer leads to is set, so a blocking
                     // continuation answers with it.
-                    let _ = c.ack.send(());
+                    Continuation::acknowledge(c.ack, entry);
                 }
             }
             ScriptStep::AuthRequired {
@@ -370,18 +370,18 @@ pub(crate) async fn run_steps(
                     });
                     if good {
                         set_state(st, entry, TaskState::Working, None).await;
-                        let _ = c.ack.send(());
+                        Continuation::acknowledge(c.ack, entry);
                         break;
                     }
                     wrong += 1;
                     if wrong > max_wrong {
                         fail_task(st, entry, "too many attempts without the right credential")
                             .await;
-                        let _ = c.ack.send(());
+                        Continuation::acknowledge(c.ack, entry);
                         return Some("terminal");
                     }
                     interrupt(st, entry, TaskState::AuthRequired, &text).await;
-                    let _ = c.ack.send(());
+                    Continuation::acknowledge(c.ack, entry);
                 }
             }
             ScriptStep::Delegate {
@@ -519,7 +519,7 @@ async fn resume_out_of_band(
             message_id: c.message.message_id.clone(),
             outcome: "ignored".into(),
         });
-        let _ = c.ack.send(());
+        Continuation::acknowledge(c.ack, entry);
     }
 }
 

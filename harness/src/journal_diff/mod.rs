@@ -25,7 +25,8 @@ use std::fmt;
 /// What the comparison ignores, as `journal diff --help` and the determinism notes say it.
 pub const IGNORED: &str = "\
 Ignored: entry sequence numbers and times (`seq`, `at_us`); points in time anywhere (RFC 3339 \
-timestamps, `timestamp` and `deadline` fields); loopback ports (127.0.0.1:N, localhost:N, \
+timestamps, `timestamp` and `deadline` fields, the HTTP dates of `last-modified` and \
+`if-modified-since`); loopback ports (127.0.0.1:N, localhost:N, \
 [::1]:N; numbered by first appearance, so a URL to another agent still differs); the \
 `content-length` header; task ids, context ids, messageIds, push tokens and credentials and \
 a card's entity tag (`etag`, `if-none-match`: it hashes card bytes holding ports), and \

@@ -69,7 +69,15 @@ fn key_kind(key: &str, envelope: bool, task: bool) -> Option<Kind> {
 }
 
 /// Keys whose string values are points in time.
-const TIME_KEYS: &[&str] = &["timestamp", "deadline", "date", "expires_at", "expiresAt"];
+const TIME_KEYS: &[&str] = &[
+    "timestamp",
+    "deadline",
+    "date",
+    "expires_at",
+    "expiresAt",
+    "last-modified",
+    "if-modified-since",
+];
 /// Request headers left out: transport details that follow from the rest.
 const DROPPED_HEADERS: &[&str] = &["content-length"];
 
@@ -475,12 +483,14 @@ fn observation(method: Option<&str>) -> (bool, bool) {
 /// not their `artifacts` and `history` (how far the agent had got within a state); in the answer
 /// to an observation (`observing`) they keep only their ids, since when it was asked is timing.
 /// What the agent did is compared in the task's life (its states, chunks, sizes and sha256).
+/// A task is an object with an `id` and a `contextId` or a `status.state` (a faulty agent may
+/// leave one of them out; a message has a `messageId`, an artifact an `artifactId`).
 fn reduce_tasks(v: &mut Value, observing: bool) {
     match v {
         Value::Object(m) => {
-            let is_task = m.contains_key("contextId")
-                && m.contains_key("id")
-                && m.get("status").is_some_and(|s| s.get("state").is_some());
+            let is_task = m.contains_key("id")
+                && (m.contains_key("contextId")
+                    || m.get("status").is_some_and(|s| s.get("state").is_some()));
             if is_task {
                 m.remove("artifacts");
                 m.remove("history");

@@ -438,3 +438,53 @@ impl TaskStateId for Event {
         }
     }
 }
+
+#[test]
+fn an_observed_task_lacking_its_status_is_still_a_snapshot_whose_artifacts_are_timing() {
+    // hostile.missing-fields-answer: GetTask answers with the task's `status` left out, asked
+    // before or after the agent made its artifact.
+    let journal = |run: u32, with_artifact: bool| {
+        let mut r = Run::new(run, 40001);
+        r.task("a", "t1", "write the report");
+        let (task_id, ctx) = (r.id("t1"), r.id("ctx-t1"));
+        let mut task = json!({"id": task_id, "contextId": ctx});
+        if with_artifact {
+            task["artifacts"] = json!([{"artifactId": "artifact-1", "parts": [{"text": "x"}]}]);
+        }
+        r.call("a", "GetTask", json!({"id": task_id}), task);
+        r.entries
+    };
+    assert_eq!(compare(&journal(1, false), &journal(2, true)), None);
+    // An object with an id but neither a context id nor a status is not taken for a task.
+    let mut other = Run::new(1, 40001);
+    let with = |r: &mut Run, n: u32| {
+        r.call(
+            "a",
+            "GetExtendedAgentCard",
+            json!({}),
+            json!({"id": "x", "skills": [{"n": n}]}),
+        );
+    };
+    with(&mut other, 1);
+    let mut other2 = Run::new(1, 40001);
+    with(&mut other2, 2);
+    assert!(compare(&other.entries, &other2.entries).is_some());
+}
+
+#[test]
+fn http_dates_in_card_revalidation_headers_are_points_in_time() {
+    let with_date = |date: &str, etag: &str| {
+        let mut j = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
+        if let Event::Request { headers, .. } = &mut j[1].event {
+            headers.insert("if-modified-since".into(), date.into());
+            headers.insert("if-none-match".into(), etag.into());
+        }
+        j
+    };
+    let a = with_date("Fri, 04 Dec 2026 00:02:07 GMT", "\"e1\"");
+    let b = with_date("Fri, 04 Dec 2026 00:02:08 GMT", "\"e2\"");
+    assert_eq!(compare(&a, &b), None);
+    // Whether the header was sent at all still counts.
+    let c = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
+    assert!(compare(&a, &c).is_some());
+}

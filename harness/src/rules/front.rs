@@ -232,12 +232,20 @@ pub(super) fn card_fetches(ev: &Evidence, agent: &str) -> Vec<CardFetch> {
         .collect()
 }
 
-/// The card version `agent` served at `at_us` (how many `card_change`s had taken effect).
-pub(super) fn card_version_at(agent: &AgentSpec, at_us: u64) -> usize {
+/// The card version `agent` served at `at_us` (how many `card_change`s had taken effect:
+/// they count from the agent's first `task_created`).
+pub(super) fn card_version_at(ev: &Evidence, agent: &AgentSpec, at_us: u64) -> usize {
+    let first_task = ev.journal.iter().find_map(|e| match &e.event {
+        Event::TaskCreated { .. } if e.agent == agent.name => Some(e.at_us),
+        _ => None,
+    });
+    let Some(first) = first_task else {
+        return 0;
+    };
     agent
         .card_changes
         .iter()
-        .take_while(|c| c.after_ms.saturating_mul(1000) <= at_us)
+        .take_while(|c| first.saturating_add(c.after_ms.saturating_mul(1000)) <= at_us)
         .count()
 }
 
@@ -278,7 +286,7 @@ pub(super) fn advertised_tenants(
     at_us: u64,
 ) -> Vec<Option<String>> {
     let mut out: Vec<Option<String>> = Vec::new();
-    for v in 0..=card_version_at(agent, at_us) {
+    for v in 0..=card_version_at(ev, agent, at_us) {
         let t = tenant_at(agent, v).map(str::to_string);
         if !out.contains(&t) {
             out.push(t);

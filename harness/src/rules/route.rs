@@ -1013,6 +1013,27 @@ mod tests {
             &[],
             None,
         );
+        // The change counts from the agent's first task (created at 0.2 s): in effect at 1.2 s.
+        let s = c.j.created("a", "t1", "c1", "m1", false);
+        c.j.at(s, 200_000);
+        let mut too_soon = Case::new(&delegation(""));
+        too_soon.s = c.s.clone();
+        too_soon.j = c.j.clone();
+        let (s, _) = too_soon.j.http(
+            "a",
+            JsonRpc,
+            "POST",
+            "/a2a",
+            Some("GetTask"),
+            json!({"id": "t1", "tenant": "acme-v2"}),
+            &[],
+            None,
+        );
+        too_soon.j.at(s, 1_100_000);
+        assert!(
+            fails(too_soon.check(r07)),
+            "the changed tenant before the change"
+        );
         let (s, _) = c.j.http(
             "a",
             JsonRpc,

@@ -22,6 +22,7 @@ pub(crate) fn delegation(extra: &str) -> String {
     format!("[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"do the thing\"\n{extra}\n")
 }
 
+#[derive(Clone)]
 pub(crate) struct J {
     pub(crate) entries: Vec<Entry>,
     pub(crate) req: u64,

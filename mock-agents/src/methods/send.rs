@@ -85,7 +85,7 @@ pub(crate) async fn new_work(
             if streaming {
                 return stream_task(st, call, &e, fault);
             }
-            return answer_with_task(st, call, &e, req.configuration.as_ref()).await;
+            return answer_with_task(st, call, &e, req.configuration.as_ref(), None).await;
         }
     }
     let n = st.ordinals.fetch_add(1, Ordering::Relaxed);
@@ -219,7 +219,7 @@ pub(crate) async fn new_work(
     if let Some((rx, snapshot)) = stream_rx {
         return sse_response(st, call, rx, vec![snapshot], &rule.mutate, fault);
     }
-    answer_with_task(st, call, &entry, req.configuration.as_ref()).await
+    answer_with_task(st, call, &entry, req.configuration.as_ref(), None).await
 }
 
 /// Wait (bounded by `max_block_ms`) until the task is terminal or interrupted.
@@ -319,6 +319,7 @@ pub(crate) async fn continue_task(
         .map(str::to_string);
     // A stream subscribes before the answer is handed over, so it sees every event it causes.
     let stream = streaming.then(|| subscribe(st, &entry));
+    let mut acked = None;
     match (waiting, cont_tx) {
         (true, Some(tx)) => {
             let (ack_tx, ack_rx) = oneshot::channel();
@@ -333,7 +334,10 @@ pub(crate) async fn continue_task(
             .await
             .is_ok_and(|r| r.is_ok());
             if sent {
-                let _ = tokio::time::timeout(CONTINUATION_TIMEOUT, ack_rx).await;
+                acked = tokio::time::timeout(CONTINUATION_TIMEOUT, ack_rx)
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
             }
         }
         _ => {
@@ -348,26 +352,32 @@ pub(crate) async fn continue_task(
         let m = entry.lock().mutations.clone();
         return sse_response(st, call, rx, vec![snap], &m, fault);
     }
-    answer_with_task(st, call, &entry, req.configuration.as_ref()).await
+    answer_with_task(st, call, &entry, req.configuration.as_ref(), acked).await
 }
 
 /// Answer a non-streaming send with its task: once it settled (terminal or interrupted, bounded
 /// by `max_block_ms`) unless the client asked to `returnImmediately`, with the history it asked for.
+/// An immediate answer to a continuation shows `acked`, the task as the task driver left it when
+/// it took the message (later steps race the answer otherwise).
 async fn answer_with_task(
     st: &AgentState,
     call: &Call,
     entry: &TaskEntry,
     configuration: Option<&a2a_protocol::SendMessageConfiguration>,
+    acked: Option<Task>,
 ) -> Response {
-    if !configuration.is_some_and(|c| c.return_immediately) {
+    let immediate = configuration.is_some_and(|c| c.return_immediately);
+    if !immediate {
         wait_settled(st, entry).await;
     }
+    let history = configuration.and_then(|c| c.history_length);
     let (t, m) = {
         let g = entry.lock();
-        (
-            st.present(&g.snapshot(), configuration.and_then(|c| c.history_length)),
-            g.mutations.clone(),
-        )
+        let task = match acked {
+            Some(t) if immediate => t,
+            _ => g.snapshot(),
+        };
+        (st.present(&task, history), g.mutations.clone())
     };
     ok(
         st,

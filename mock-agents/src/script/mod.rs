@@ -336,7 +336,10 @@ pub struct ExtensionSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CardChange {
-    /// Milliseconds after the network started (the journal's `at_us` clock).
+    /// Milliseconds after the agent created its first task (its first `task_created` in the
+    /// journal); until then, and if it never creates one, the first card is served. Counting
+    /// from the first task, not the network's start, keeps a slow-starting delegator from
+    /// seeing a changed card before it delegated anything.
     pub after_ms: u64,
     /// The tenant every interface of the card carries from then on.
     pub tenant: String,
