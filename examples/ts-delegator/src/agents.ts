@@ -373,6 +373,55 @@ export interface HttpTrace {
   retryAfterMs: number | null;
 }
 
+/** The SDK's own limit on an SSE line and event (`parseSseStream`, 4 MiB): a longer one is refused either way. */
+const SSE_MAX_LINE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Hands an SSE body on in whole lines, and errors the stream at the first line over `maxLine`
+ * bytes without holding more of it. The SDK's `parseSseStream` appends every network chunk to one
+ * string and searches it for a newline each time, so a long line is copied once per chunk
+ * (quadratic, and the process grows by tens of MiB before its own 4 MiB check fires); given whole
+ * lines it copies each once. Chunks of a partial line are kept as they came (no copy) and joined
+ * once when its newline arrives.
+ */
+export function sseLines(maxLine: number): TransformStream<Uint8Array, Uint8Array> {
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      // Bytes since the last newline: the held ones, then this chunk's up to each newline.
+      let lineStart = 0;
+      let lastNl = -1;
+      for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) {
+        const len = (lineStart === 0 ? heldBytes : 0) + (i - lineStart);
+        if (len > maxLine) return controller.error(new Error(`an SSE line of over ${maxLine} bytes was refused`));
+        lastNl = i;
+        lineStart = i + 1;
+      }
+      if (lastNl < 0) {
+        held.push(chunk);
+        heldBytes += chunk.byteLength;
+        if (heldBytes > maxLine) {
+          held = [];
+          return controller.error(new Error(`an SSE line of over ${maxLine} bytes was refused`));
+        }
+        return;
+      }
+      const out = held.length === 0 ? chunk.subarray(0, lastNl + 1) : Buffer.concat([...held, chunk.subarray(0, lastNl + 1)]);
+      controller.enqueue(out);
+      const rest = chunk.subarray(lastNl + 1);
+      held = rest.byteLength > 0 ? [rest] : [];
+      heldBytes = rest.byteLength;
+      if (heldBytes > maxLine) return controller.error(new Error(`an SSE line of over ${maxLine} bytes was refused`));
+    },
+    flush(controller) {
+      if (heldBytes > 0) controller.enqueue(held.length === 1 ? held[0]! : Buffer.concat(held));
+      held = [];
+      heldBytes = 0;
+    },
+  });
+}
+
 /**
  * An SDK client for one interface of `card`. `fetch` is wrapped to see the HTTP status and
  * `Retry-After` of each response, which the SDK's errors do not carry, and to send HTTP+JSON 1.0
@@ -397,6 +446,12 @@ export async function clientFor(card: AgentCard, iface: Iface, trace: HttpTrace)
       const secs = Number(ra);
       if (Number.isFinite(secs)) trace.retryAfterMs = secs * 1000;
       else if (!Number.isNaN(Date.parse(ra))) trace.retryAfterMs = Math.max(0, Date.parse(ra) - Date.now());
+    }
+    const type = (res.headers.get("content-type") ?? "").toLowerCase();
+    if (res.body && type.startsWith("text/event-stream")) {
+      return new Response(res.body.pipeThrough(sseLines(SSE_MAX_LINE_BYTES)), {
+        status: res.status, statusText: res.statusText, headers: res.headers,
+      });
     }
     return res;
   };

@@ -1,6 +1,8 @@
 // Entry point: reads driver-contract lines from stdin, answers `init`, dispatches requests to
 // delegations, and on EOF finishes open work and exits 0. SIGTERM exits at once.
 
+// First: the runtime's memory settings must be in place before any module allocates or fetches.
+import "./memory.js";
 import * as readline from "node:readline";
 import { type AgentEntry, contractBinding, firstInterface, loadCard, setSupportedExtensions } from "./agents.js";
 import {
