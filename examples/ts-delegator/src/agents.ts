@@ -1,7 +1,7 @@
 // Agents: reading their cards through the SDK's card resolver, routing work to a capable agent,
 // building an SDK `Client` per delegation, and classifying what a failed call means.
 
-import type { AgentCard } from "@a2a-js/sdk";
+import type { AgentCard, AgentInterface } from "@a2a-js/sdk";
 import {
   type Client,
   ClientFactory,
@@ -11,31 +11,279 @@ import {
 } from "@a2a-js/sdk/client";
 import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 import { mediaTypeAccepted } from "./artifacts.js";
-import type { DelegateRequest } from "./contract.js";
+import { type DelegateRequest, log } from "./contract.js";
 
-/** One agent of `init.agents`: its card once read, or why it could not be read. */
-export interface AgentEntry {
-  cardUrl: string;
-  card: AgentCard | null;
-  error: string | null;
+/** Freshness and validators of a cached public card (RFC 9111). */
+export interface CardCache {
+  /** Epoch ms until which the card is fresh (0: revalidate before every use). */
+  freshUntil: number;
+  etag: string | null;
+  lastModified: string | null;
 }
 
-/** The SDK's resolver, with its opt-in 0.3 layer (0.3 cards are translated and tagged 0.3). */
+/**
+ * What the delegator knows about one agent at one moment: the card in use and what it decided
+ * from it. Replaced as a whole when the card changes, so a running delegation keeps the view it
+ * started with.
+ */
+export interface AgentView {
+  /** The card in use: the extended card once obtained, else the public card. */
+  card: AgentCard;
+  /** The public card's bytes as last fetched (an unchanged 200 keeps the view). */
+  publicRaw: string;
+  /** `card` is the extended card (GetExtendedAgentCard, A2A §3.1.11). */
+  extended: boolean;
+  cache: CardCache;
+  /** The agent's credential goes on every request: the card's securityRequirements apply to every call (§7.3). */
+  credentialOnEveryRequest: boolean;
+  /** Required extensions this delegator supports: listed in `A2A-Extensions` on every request. */
+  activeExtensions: string[];
+  /** Required extensions it does not support: the agent is not used while any is listed. */
+  unsupportedExtensions: string[];
+}
+
+/** One agent of `init.agents`: its current view once read, or why it could not be read. */
+export interface AgentEntry {
+  cardUrl: string;
+  view: AgentView | null;
+  error: string | null;
+  /** `init.agent_credentials[cardUrl]`: a secret, sent to this agent only and never written. */
+  credential: string | null;
+  /** A fetch or revalidation in flight (one at a time per agent). */
+  refreshing: Promise<void> | null;
+}
+
+/** Extensions this delegator supports (`init.extensions`). */
+let supportedExtensions: string[] = [];
+
+/** Sets the extensions this delegator supports (`init.extensions`). */
+export function setSupportedExtensions(uris: string[]): void {
+  supportedExtensions = [...uris];
+}
+
+/** The SDK's card resolver, with its opt-in 0.3 layer (0.3 cards are translated and tagged 0.3). */
 const resolver = new DefaultAgentCardResolver({ legacyCompat: { enabled: true } });
 
-/** Reads one card (bounded in time). */
-export async function loadCard(entry: AgentEntry, timeoutMs: number): Promise<void> {
-  try {
-    const fetchImpl: typeof fetch = (input, init) =>
-      fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    const r = new DefaultAgentCardResolver({ legacyCompat: { enabled: true }, fetchImpl });
-    // The card URL is absolute: resolving it against itself yields it unchanged.
-    entry.card = await r.resolve(entry.cardUrl, entry.cardUrl);
-    entry.error = null;
-  } catch (e) {
-    entry.card = null;
-    entry.error = (e as Error).message;
+/** Freshness when a card carries no caching headers (RFC 9111 heuristic; A2A §8.6.2 allows a default). */
+const DEFAULT_CARD_MAX_AGE_MS = 5 * 60 * 1000;
+
+/** Freshness and validators from a card response's headers (RFC 9111). */
+function cacheOf(res: Response, now: number): CardCache {
+  const cc = (res.headers.get("cache-control") ?? "").toLowerCase();
+  const directives = cc.split(",").map((d) => d.trim());
+  const etag = res.headers.get("etag");
+  const lastModified = res.headers.get("last-modified");
+  if (directives.includes("no-store")) return { freshUntil: 0, etag: null, lastModified: null };
+  let lifetimeMs: number | null = null;
+  if (directives.includes("no-cache")) lifetimeMs = 0;
+  const ma = directives.map((d) => /^max-age\s*=\s*"?(\d+)"?$/.exec(d)).find((m) => m);
+  if (lifetimeMs === null && ma) lifetimeMs = Number(ma[1]) * 1000;
+  if (lifetimeMs === null) {
+    const expires = Date.parse(res.headers.get("expires") ?? "");
+    const date = Date.parse(res.headers.get("date") ?? "");
+    if (!Number.isNaN(expires)) lifetimeMs = Math.max(0, expires - (Number.isNaN(date) ? now : date));
   }
+  if (lifetimeMs === null) lifetimeMs = DEFAULT_CARD_MAX_AGE_MS;
+  const age = Number(res.headers.get("age") ?? "0");
+  const ageMs = Number.isFinite(age) && age > 0 ? age * 1000 : 0;
+  return { freshUntil: now + Math.max(0, lifetimeMs - ageMs), etag, lastModified };
+}
+
+/** The kind of a security scheme in any of the card shapes the SDK hands out. */
+function schemeInfo(s: unknown): { kind: string; scheme: string; location: string; name: string } | null {
+  if (!s || typeof s !== "object") return null;
+  const o = s as Record<string, unknown>;
+  const inner = o.scheme as { $case?: string; value?: Record<string, unknown> } | undefined;
+  let kind: string | null = null;
+  let v: Record<string, unknown> = {};
+  if (inner && typeof inner === "object" && typeof inner.$case === "string") {
+    kind = inner.$case;
+    v = inner.value ?? {};
+  } else {
+    for (const k of ["httpAuthSecurityScheme", "apiKeySecurityScheme", "oauth2SecurityScheme", "openIdConnectSecurityScheme", "mtlsSecurityScheme"]) {
+      if (o[k] && typeof o[k] === "object") {
+        kind = k;
+        v = o[k] as Record<string, unknown>;
+        break;
+      }
+    }
+    if (kind === null && typeof o.type === "string") {
+      const t: Record<string, string> = { http: "httpAuthSecurityScheme", apiKey: "apiKeySecurityScheme", oauth2: "oauth2SecurityScheme", openIdConnect: "openIdConnectSecurityScheme", mutualTLS: "mtlsSecurityScheme" };
+      kind = t[o.type] ?? null;
+      v = { ...o, location: o.in };
+    }
+  }
+  if (kind === null) return null;
+  const str = (x: unknown) => (typeof x === "string" ? x : "");
+  return { kind, scheme: str(v.scheme), location: str(v.location), name: str(v.name) };
+}
+
+/**
+ * Whether `credential` (an `Authorization` value such as `Bearer abc`) is of the scheme: an HTTP
+ * scheme of that name, OAuth 2.0 or OpenID Connect for a Bearer token, an API key carried in
+ * `Authorization`.
+ */
+function credentialOfScheme(s: unknown, credential: string): boolean {
+  const info = schemeInfo(s);
+  if (!info) return false;
+  const kind = (credential.trim().split(/\s+/)[0] ?? "").toLowerCase();
+  switch (info.kind) {
+    case "httpAuthSecurityScheme":
+      return kind !== "" && info.scheme.trim().toLowerCase() === kind;
+    case "oauth2SecurityScheme":
+    case "openIdConnectSecurityScheme":
+      return kind === "bearer";
+    case "apiKeySecurityScheme":
+      return info.location.toLowerCase() === "header" && info.name.toLowerCase() === "authorization";
+    default:
+      return false;
+  }
+}
+
+function schemesOf(card: AgentCard): Record<string, unknown> {
+  const s = (card as unknown as { securitySchemes?: unknown }).securitySchemes;
+  return s && typeof s === "object" ? (s as Record<string, unknown>) : {};
+}
+
+/** The public card declares a scheme `credential` is of: GetExtendedAgentCard may be authenticated with it (§3.1.11). */
+function credentialFitsCard(card: AgentCard, credential: string): boolean {
+  return Object.values(schemesOf(card)).some((s) => credentialOfScheme(s, credential));
+}
+
+/** The card's securityRequirements (every call, §7.3) can be met with `credential`. */
+function credentialMeetsRequirements(card: AgentCard, credential: string): boolean {
+  const reqs = (card as unknown as { securityRequirements?: unknown }).securityRequirements;
+  if (!Array.isArray(reqs)) return false;
+  const schemes = schemesOf(card);
+  return reqs.some((r) => {
+    const names = Object.keys((r as { schemes?: Record<string, unknown> })?.schemes ?? {});
+    return names.length > 0 && names.every((n) => n in schemes && credentialOfScheme(schemes[n], credential));
+  });
+}
+
+/** The URIs of the extensions `card` marks required, in card order, without repeats. */
+function requiredExtensions(card: AgentCard): string[] {
+  const out: string[] = [];
+  for (const e of card.capabilities?.extensions ?? []) {
+    if (e?.required && e.uri && !out.includes(e.uri)) out.push(e.uri);
+  }
+  return out;
+}
+
+/** The request headers every call to an agent carries (besides a scoped credential). */
+export function agentHeaders(entry: AgentEntry, view: AgentView, withCredential: boolean): Record<string, string> {
+  const h: Record<string, string> = {};
+  // One header line, comma-separated (A2A §9.2, §11.2; gRPC: one metadata entry).
+  if (view.activeExtensions.length > 0) h["A2A-Extensions"] = view.activeExtensions.join(", ");
+  if (withCredential && entry.credential !== null) h["Authorization"] = entry.credential;
+  return h;
+}
+
+/** How long reading one card (or the extended card) may take. */
+const CARD_TIMEOUT_MS = 10000;
+
+/**
+ * Fetches the public card (conditionally when a view is cached), then, where the delegator is
+ * entitled to it, the extended card. A 304 or an unchanged card keeps the view with its new
+ * freshness; another card gives a new view (running delegations keep theirs).
+ */
+async function readAgent(entry: AgentEntry, timeoutMs: number): Promise<void> {
+  const previous = entry.view;
+  const headers: Record<string, string> = { "A2A-Version": "1.0" };
+  if (previous?.cache.etag) headers["If-None-Match"] = previous.cache.etag;
+  if (previous?.cache.lastModified) headers["If-Modified-Since"] = previous.cache.lastModified;
+  const res = await fetch(entry.cardUrl, { headers, signal: AbortSignal.timeout(timeoutMs) });
+  const now = Date.now();
+  if (res.status === 304) {
+    if (!previous) throw new Error(`the card answered 304 to an unconditional request`);
+    const c = cacheOf(res, now);
+    entry.view = { ...previous, cache: { ...c, etag: c.etag ?? previous.cache.etag, lastModified: c.lastModified ?? previous.cache.lastModified } };
+    return;
+  }
+  if (!res.ok) throw new Error(`Failed to fetch Agent Card from ${entry.cardUrl}: ${res.status}`);
+  const raw = await res.text();
+  const cache = cacheOf(res, now);
+  if (previous && previous.publicRaw === raw) {
+    entry.view = { ...previous, cache };
+    return;
+  }
+  // The SDK's normalisation: proto-JSON cards parsed, 0.3 cards translated.
+  const publicCard = resolver.normalizeAgentCard(JSON.parse(raw));
+  if (!publicCard || typeof publicCard !== "object") throw new Error("the card is not a JSON object");
+  const cred = entry.credential;
+  let card = publicCard;
+  let extended = false;
+  const entitled = Boolean(publicCard.capabilities?.extendedAgentCard) && cred !== null && credentialFitsCard(publicCard, cred);
+  const required = requiredExtensions(publicCard);
+  const publicActive = required.filter((u) => supportedExtensions.includes(u));
+  const view0: AgentView = {
+    card: publicCard, publicRaw: raw, extended: false, cache,
+    credentialOnEveryRequest: cred !== null && credentialMeetsRequirements(publicCard, cred),
+    activeExtensions: publicActive,
+    unsupportedExtensions: required.filter((u) => !supportedExtensions.includes(u)),
+  };
+  if (entitled) {
+    const iface = firstInterface(publicCard);
+    if (iface) {
+      try {
+        const client = await clientFor(publicCard, iface, { status: null, retryAfterMs: null });
+        // The SDK's Client.getAgentCard calls GetExtendedAgentCard only when the card declares
+        // capabilities.extendedAgentCard; the interface's tenant is applied by its decorator.
+        const ext = await client.getAgentCard({
+          serviceParameters: agentHeaders(entry, view0, true),
+          signal: AbortSignal.timeout(CARD_TIMEOUT_MS),
+        });
+        if (ext && firstInterface(ext)) {
+          card = ext;
+          extended = true;
+        } else {
+          log(`${entry.cardUrl}: the extended card has no usable interface; the public card is used`);
+        }
+      } catch (e) {
+        log(`${entry.cardUrl}: GetExtendedAgentCard failed (${(e as Error).message}); the public card is used`);
+      }
+    }
+  }
+  const required2 = extended ? [...required, ...requiredExtensions(card).filter((u) => !required.includes(u))] : required;
+  entry.view = {
+    ...view0, card, extended,
+    activeExtensions: required2.filter((u) => supportedExtensions.includes(u)),
+    unsupportedExtensions: required2.filter((u) => !supportedExtensions.includes(u)),
+  };
+  if (previous) log(`${entry.cardUrl}: the agent card changed; new work uses the new card`);
+}
+
+/** Reads one card at start (bounded in time). */
+export async function loadCard(entry: AgentEntry, timeoutMs: number): Promise<void> {
+  await refresh(entry, timeoutMs);
+}
+
+/** One fetch or revalidation at a time per agent; concurrent callers wait for it. */
+async function refresh(entry: AgentEntry, timeoutMs: number): Promise<void> {
+  if (entry.refreshing) return entry.refreshing;
+  entry.refreshing = (async () => {
+    try {
+      await readAgent(entry, Math.min(timeoutMs, CARD_TIMEOUT_MS));
+      entry.error = null;
+    } catch (e) {
+      // An agent whose card cannot be revalidated is used with the card it had.
+      if (entry.view) log(`${entry.cardUrl}: revalidating the card failed (${(e as Error).message}); the cached card is used`);
+      entry.error = (e as Error).message;
+    } finally {
+      entry.refreshing = null;
+    }
+  })();
+  return entry.refreshing;
+}
+
+/**
+ * The agent's view ready for new work: the cached one while fresh, else revalidated first
+ * (If-None-Match / If-Modified-Since), or read when it never was.
+ */
+export async function freshView(entry: AgentEntry, timeoutMs: number): Promise<AgentView | null> {
+  if (entry.refreshing) await entry.refreshing;
+  if (!entry.view || Date.now() >= entry.view.cache.freshUntil) await refresh(entry, timeoutMs);
+  return entry.view;
 }
 
 /** The binding names this example speaks, as the SDK and the card spell them. */
@@ -46,17 +294,18 @@ export interface Iface {
   binding: string;
   url: string;
   version: string;
+  /** The card's interface as it is (its tenant included). */
+  raw: AgentInterface;
 }
 
 /**
  * The interfaces of `card` this delegator speaks, in the order it tries them: card order, 1.x
- * interfaces first (a 0.x one only when the card has no usable 1.x interface), one per binding
- * (the SDK's factory selects by binding).
+ * interfaces first (a 0.x one only when the card has no usable 1.x interface), one per binding.
  */
 export function usableInterfaces(card: AgentCard): Iface[] {
   const all = (card.supportedInterfaces ?? [])
     .filter((i) => SPOKEN_BINDINGS.some((b) => b.toLowerCase() === (i.protocolBinding ?? "").toLowerCase()))
-    .map((i) => ({ binding: i.protocolBinding, url: i.url, version: i.protocolVersion || "1.0" }));
+    .map((i) => ({ binding: i.protocolBinding, url: i.url, version: i.protocolVersion || "1.0", raw: i }));
   const v1 = all.filter((i) => i.version.startsWith("1"));
   const chosen = v1.length > 0 ? v1 : all;
   const seen = new Set<string>();
@@ -79,27 +328,41 @@ export function contractBinding(b: string): string {
   return l === "jsonrpc" ? "jsonrpc" : l === "http+json" ? "rest" : l === "grpc" ? "grpc" : l;
 }
 
+/** Why agents that advertise the skill were passed over. */
+export interface Passed {
+  /** Agents reachable only over a binding this delegator does not speak. */
+  unspoken: string[];
+  /** Agents whose card requires an extension this delegator does not support (`url: uris`). */
+  extensions: string[];
+}
+
 /**
- * The first agent eligible for `req`: the skill is advertised with an output mode the request
- * accepts. Agents that have the skill but no interface this delegator speaks go to `unspoken`.
+ * The first agent eligible for `req`: the skill is advertised (on the extended card where the
+ * delegator holds it) with an output mode the request accepts, and every extension the card
+ * requires is one this delegator supports. A stale card is revalidated before its agent is
+ * considered.
  */
-export async function route(agents: AgentEntry[], req: DelegateRequest, timeoutMs: number, unspoken: string[] = []): Promise<AgentEntry | null> {
+export async function route(agents: AgentEntry[], req: DelegateRequest, timeoutMs: number, passed: Passed): Promise<{ entry: AgentEntry; view: AgentView } | null> {
   for (const a of agents) {
     if (req.agent !== null && a.cardUrl !== req.agent) continue;
-    if (!a.card) await loadCard(a, timeoutMs);
-    const card = a.card;
-    if (!card) continue;
-    if (!firstInterface(card)) {
-      if ((card.skills ?? []).some((s) => s.id === req.capability)) unspoken.push(a.cardUrl);
-      continue;
-    }
+    const view = await freshView(a, timeoutMs);
+    if (!view) continue;
+    const card = view.card;
     // The resolver returns the card as JSON (repeated fields may be absent).
     const skill = (card.skills ?? []).find((s) => s.id === req.capability);
     if (!skill) continue;
+    if (!firstInterface(card)) {
+      passed.unspoken.push(a.cardUrl);
+      continue;
+    }
+    if (view.unsupportedExtensions.length > 0) {
+      passed.extensions.push(`${a.cardUrl} requires ${view.unsupportedExtensions.join(", ")}`);
+      continue;
+    }
     const own = skill.outputModes ?? [];
     const modes = own.length > 0 ? own : (card.defaultOutputModes ?? []);
     const ok = modes.length === 0 || modes.some((m) => mediaTypeAccepted(req.artifact_spec.mime_types, m));
-    if (ok) return a;
+    if (ok) return { entry: a, view };
   }
   return null;
 }
@@ -110,21 +373,85 @@ export interface HttpTrace {
   retryAfterMs: number | null;
 }
 
+/** The SDK's own limit on an SSE line and event (`parseSseStream`, 4 MiB): a longer one is refused either way. */
+const SSE_MAX_LINE_BYTES = 4 * 1024 * 1024;
+
 /**
- * An SDK client for one delegation. `fetch` is wrapped only to see the HTTP status and
- * `Retry-After` of each response, which the SDK's errors do not carry.
+ * Hands an SSE body on in whole lines, and errors the stream at the first line over `maxLine`
+ * bytes without holding more of it. The SDK's `parseSseStream` appends every network chunk to one
+ * string and searches it for a newline each time, so a long line is copied once per chunk
+ * (quadratic, and the process grows by tens of MiB before its own 4 MiB check fires); given whole
+ * lines it copies each once. Chunks of a partial line are kept as they came (no copy) and joined
+ * once when its newline arrives.
+ */
+export function sseLines(maxLine: number): TransformStream<Uint8Array, Uint8Array> {
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      // Bytes since the last newline: the held ones, then this chunk's up to each newline.
+      let lineStart = 0;
+      let lastNl = -1;
+      for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) {
+        const len = (lineStart === 0 ? heldBytes : 0) + (i - lineStart);
+        if (len > maxLine) return controller.error(new Error(`an SSE line of over ${maxLine} bytes was refused`));
+        lastNl = i;
+        lineStart = i + 1;
+      }
+      if (lastNl < 0) {
+        held.push(chunk);
+        heldBytes += chunk.byteLength;
+        if (heldBytes > maxLine) {
+          held = [];
+          return controller.error(new Error(`an SSE line of over ${maxLine} bytes was refused`));
+        }
+        return;
+      }
+      const out = held.length === 0 ? chunk.subarray(0, lastNl + 1) : Buffer.concat([...held, chunk.subarray(0, lastNl + 1)]);
+      controller.enqueue(out);
+      const rest = chunk.subarray(lastNl + 1);
+      held = rest.byteLength > 0 ? [rest] : [];
+      heldBytes = rest.byteLength;
+      if (heldBytes > maxLine) return controller.error(new Error(`an SSE line of over ${maxLine} bytes was refused`));
+    },
+    flush(controller) {
+      if (heldBytes > 0) controller.enqueue(held.length === 1 ? held[0]! : Buffer.concat(held));
+      held = [];
+      heldBytes = 0;
+    },
+  });
+}
+
+/**
+ * An SDK client for one interface of `card`. `fetch` is wrapped to see the HTTP status and
+ * `Retry-After` of each response, which the SDK's errors do not carry, and to send HTTP+JSON 1.0
+ * bodies as `application/a2a+json` (A2A §11.1): the SDK's RestTransport labels them
+ * `application/json`.
  */
 export async function clientFor(card: AgentCard, iface: Iface, trace: HttpTrace): Promise<Client> {
+  const a2aJson = iface.binding.toUpperCase() === "HTTP+JSON" && iface.version.startsWith("1");
   const fetchImpl: typeof fetch = async (input, init) => {
     trace.status = null;
     trace.retryAfterMs = null;
-    const res = await fetch(input, init);
+    let req = init;
+    if (a2aJson && init?.body !== undefined && init.body !== null) {
+      const headers = new Headers(init.headers);
+      headers.set("Content-Type", "application/a2a+json");
+      req = { ...init, headers };
+    }
+    const res = await fetch(input, req);
     trace.status = res.status;
     const ra = res.headers.get("retry-after");
     if (ra !== null) {
       const secs = Number(ra);
       if (Number.isFinite(secs)) trace.retryAfterMs = secs * 1000;
       else if (!Number.isNaN(Date.parse(ra))) trace.retryAfterMs = Math.max(0, Date.parse(ra) - Date.now());
+    }
+    const type = (res.headers.get("content-type") ?? "").toLowerCase();
+    if (res.body && type.startsWith("text/event-stream")) {
+      return new Response(res.body.pipeThrough(sseLines(SSE_MAX_LINE_BYTES)), {
+        status: res.status, statusText: res.statusText, headers: res.headers,
+      });
     }
     return res;
   };
@@ -134,11 +461,13 @@ export async function clientFor(card: AgentCard, iface: Iface, trace: HttpTrace)
       new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
       new GrpcTransportFactory({ legacyCompat: { enabled: true } }),
     ],
-    // The factory picks the interface of this binding from the card.
     preferredTransports: [iface.binding.toUpperCase() as "JSONRPC"],
     cardResolver: resolver,
   });
-  return factory.createFromAgentCard(card);
+  // The factory keeps one interface per binding (the last 1.0 one when a binding has several):
+  // it is given a card holding only the chosen interface, so the SDK calls exactly its URL and
+  // applies exactly its tenant (A2A §8.3.2).
+  return factory.createFromAgentCard({ ...card, supportedInterfaces: [iface.raw] });
 }
 
 /** A2A error names of the SDK and their codes (A2A 1.0 §5.4). */

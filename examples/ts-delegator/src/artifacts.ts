@@ -53,6 +53,18 @@ export function partMediaType(p: Part): string {
   }
 }
 
+/**
+ * The file name of an artifact: a counter, a filtered prefix of the agent-chosen id (letters,
+ * digits, `.`, `_`, `-`; at most 32) and a hash of the whole id. The agent's ids, names and part
+ * filenames never decide where a file goes (A2A §14.1.1): no separator, NUL or `..` survives, and
+ * the length is bounded.
+ */
+export function artifactFileName(counter: number, id: string): string {
+  const prefix = id.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 32);
+  const hash = createHash("sha256").update(id, "utf8").digest("hex").slice(0, 16);
+  return `${counter}-${prefix}-${hash}.bin`;
+}
+
 interface Assembling {
   id: string;
   name: string | null;
@@ -117,7 +129,7 @@ export class Assembler {
   private start(id: string, name: string | null): Assembling {
     const old = this.artifacts.get(id);
     if (old) this.close(old);
-    const file = path.join(this.dir, `${this.counter++}-${encodeURIComponent(id)}.bin`);
+    const file = path.join(this.dir, artifactFileName(this.counter++, id));
     const a: Assembling = {
       id, name, mediaType: null, file, fd: fs.openSync(file, "w"), bytes: 0,
       hash: createHash("sha256"), rejected: null, generation: (old?.generation ?? -1) + 1,

@@ -7,7 +7,7 @@ import type { Message, Part, StreamResponse, Task, TaskState as TaskStateT } fro
 import { TaskState, Role } from "@a2a-js/sdk";
 import type { Client, RequestOptions } from "@a2a-js/sdk/client";
 import { Assembler, ProtocolError } from "./artifacts.js";
-import { type AgentEntry, classify, clientFor, type Failure, firstInterface, type HttpTrace, type Iface, usableInterfaces } from "./agents.js";
+import { type AgentEntry, type AgentView, agentHeaders, classify, clientFor, type Failure, firstInterface, freshView, type HttpTrace, type Iface, type Passed, route, usableInterfaces } from "./agents.js";
 import { emit, FINAL_STATES, log, type DelegateRequest, type DelegationState, type Options, type Outcome } from "./contract.js";
 import type { DelegationRecord, ErrorRecord, Store } from "./store.js";
 
@@ -108,6 +108,33 @@ export function answerFromInputs(question: string, inputs: Record<string, unknow
   return { text, keys, data };
 }
 
+/** A stream event lacking a field A2A §5.7 makes REQUIRED: rejected, never taken as a result. */
+class MalformedEvent extends Error {}
+
+/** Why a stream event lacks a REQUIRED field, or null when it is well formed. */
+function missingRequired(p: NonNullable<StreamResponse["payload"]>): string | null {
+  switch (p.$case) {
+    case "task":
+      if (!p.value.id) return "a Task event without id";
+      if (!p.value.status) return "a Task event without status";
+      return null;
+    case "statusUpdate":
+      if (!p.value.taskId) return "a status update without taskId";
+      if (!p.value.contextId) return "a status update without contextId";
+      if (!p.value.status) return "a status update without status";
+      return null;
+    case "artifactUpdate":
+      if (!p.value.taskId) return "an artifact update without taskId";
+      if (!p.value.contextId) return "an artifact update without contextId";
+      if (!p.value.artifact) return "an artifact update without artifact";
+      if (!p.value.artifact.artifactId) return "an artifact update without artifact.artifactId";
+      if (!p.value.artifact.parts || p.value.artifact.parts.length === 0) return "an artifact update without parts";
+      return null;
+    default:
+      return null;
+  }
+}
+
 /** Ends the observation loop with an outcome. */
 class Finish extends Error {
   constructor(readonly outcome: Outcome, readonly reason: string, readonly finalMessage: string | null = null) {
@@ -120,6 +147,9 @@ interface Pending {
   kind: "input" | "auth";
   resolve: (value: string) => void;
 }
+
+/** How long an auth escalation waits before it first reads the task (an out-of-band resume). */
+const ESCALATION_FIRST_READ_MS = 2000;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -139,6 +169,8 @@ export class Delegation {
   readonly rec: DelegationRecord;
   private client: Client | null = null;
   private agent: AgentEntry | null = null;
+  /** The agent's card and decisions as they were when this delegation took it (kept to its end). */
+  private view: AgentView | null = null;
   private readonly trace: HttpTrace = { status: null, retryAfterMs: null };
   /** Aborted at the local deadline or on a caller's cancel. */
   private readonly stop = new AbortController();
@@ -170,7 +202,7 @@ export class Delegation {
       message_ids: {}, task_id: null, context_id: null, state: "SENDING", reason: null,
       budget_usd: req.budget_usd, budget_share: budgetShare, spend_usd: 0,
       deadline: new Date(deadline).toISOString(), depth: req.depth, chain: req.chain,
-      refine_of: req.refine_of, reference_task_ids: [], streaming: false, push_token: null,
+      refine_of: req.refine_of, reference_task_ids: [], streaming: false, push_token_sha256: [],
       attempts: 0, last_error: null, error_code: null, final_message: null, priority: req.priority,
       created_at: ts, updated_at: ts, terminal_at: null, dlq: false, input_rounds: [],
       artifacts: [], errors: [], done_reported: false,
@@ -301,13 +333,16 @@ export class Delegation {
     }
     if (refusal === null && req.children === null) {
       const agent = await this.routeAgent();
-      if (!agent && this.unspoken.length > 0) {
-        // Only agents reachable over a binding this example does not speak (gRPC): decline.
-        emit({ type: "error", id: r.id, code: "unsupported", message: `only ${this.unspoken.join(", ")} can take this work, over a binding this delegator does not speak (it speaks JSON-RPC and HTTP+JSON)` });
+      if (!agent && this.passed.unspoken.length > 0 && this.passed.extensions.length === 0) {
+        // Only agents reachable over a binding this example does not speak: decline.
+        emit({ type: "error", id: r.id, code: "unsupported", message: `only ${this.passed.unspoken.join(", ")} can take this work, over a binding this delegator does not speak (it speaks JSON-RPC, HTTP+JSON and gRPC)` });
         this.resolveFinished("FAILED");
         return false;
       }
-      if (!agent) refusal = `routing: no agent advertises skill ${JSON.stringify(req.capability)} with an accepted output mode (${req.artifact_spec.mime_types.join(", ")})`;
+      if (!agent) {
+        refusal = `routing: no agent advertises skill ${JSON.stringify(req.capability)} with an accepted output mode (${req.artifact_spec.mime_types.join(", ")})`;
+        if (this.passed.extensions.length > 0) refusal += `; passed over for a required extension this delegator does not support: ${this.passed.extensions.join("; ")}`;
+      }
     }
     if (refusal !== null) {
       this.save();
@@ -317,26 +352,35 @@ export class Delegation {
     return true;
   }
 
+  /**
+   * Chooses the agent (or takes the recorded one after a restart, or a refinement's), its card
+   * revalidated first when stale, and keeps the view it had then for the whole delegation.
+   */
   private async routeAgent(): Promise<AgentEntry | null> {
-    const { route } = await import("./agents.js");
     const req = this.rec.request;
+    const timeout = this.env.options.request_timeout_ms;
+    this.passed = { unspoken: [], extensions: [] };
     if (this.rec.agent_url) {
       const fixed = this.env.agents.find((a) => a.cardUrl === this.rec.agent_url) ?? null;
-      if (fixed && !fixed.card) {
-        const { loadCard } = await import("./agents.js");
-        await loadCard(fixed, this.env.options.request_timeout_ms);
+      const view = fixed ? await freshView(fixed, timeout) : null;
+      if (fixed && view && view.unsupportedExtensions.length > 0) {
+        this.passed.extensions.push(`${fixed.cardUrl} requires ${view.unsupportedExtensions.join(", ")}`);
+        this.agent = null;
+      } else {
+        this.agent = fixed && view ? fixed : null;
       }
-      this.agent = fixed && fixed.card ? fixed : null;
+      this.view = this.agent ? view : null;
     } else {
-      this.unspoken = [];
-      this.agent = await route(this.env.agents, req, this.env.options.request_timeout_ms, this.unspoken);
+      const found = await route(this.env.agents, req, timeout, this.passed);
+      this.agent = found?.entry ?? null;
+      this.view = found?.view ?? null;
     }
-    if (!this.agent?.card) return null;
-    const iface = firstInterface(this.agent.card);
+    if (!this.agent || !this.view) return null;
+    const iface = firstInterface(this.view.card);
     this.rec.agent_url = this.agent.cardUrl;
     this.rec.rpc_url = iface?.url ?? null;
     this.rec.protocol_version = iface?.version ?? null;
-    this.rec.streaming = Boolean(this.agent.card.capabilities?.streaming) && req.artifact_spec.streaming_preferred;
+    this.rec.streaming = Boolean(this.view.card.capabilities?.streaming) && req.artifact_spec.streaming_preferred;
     return this.agent;
   }
 
@@ -353,7 +397,7 @@ export class Delegation {
         this.save();
         emit({ type: "state", id: this.rec.id, state: "SENDING", task_id: null, context_id: null });
       }
-      this.ifaces = usableInterfaces(this.agent!.card!);
+      this.ifaces = usableInterfaces(this.view!.card);
       await this.useInterface(0);
       await this.drive(resuming);
     } catch (e) {
@@ -372,13 +416,18 @@ export class Delegation {
   private async useInterface(i: number): Promise<void> {
     const iface = this.ifaces[i]!;
     this.ifaceIdx = i;
-    this.client = await clientFor(this.agent!.card!, iface, this.trace);
+    this.client = await clientFor(this.view!.card, iface, this.trace);
     this.rec.rpc_url = iface.url;
     this.rec.protocol_version = iface.version;
   }
 
+  /**
+   * Headers of every request to the agent: the required extensions it activates, and in
+   * `Authorization` the credential the caller gave for the current auth round, else the agent's
+   * own credential when its card requires one on every call (§7.3), else none.
+   */
   private requestOptions(signal: AbortSignal): RequestOptions {
-    const headers: Record<string, string> = {};
+    const headers = agentHeaders(this.agent!, this.view!, this.credential === null && this.view!.credentialOnEveryRequest);
     if (this.credential) headers["Authorization"] = this.credential;
     return { signal, serviceParameters: headers };
   }
@@ -595,7 +644,7 @@ export class Delegation {
         this.setState(stateName(snapshot.status?.state));
         const s = stateName(snapshot.status?.state);
         if (!TERMINAL.has(s) && !INTERRUPTED.has(s)) {
-          if (r.streaming) {
+          if (r.streaming && !this.pollOnly) {
             stream = this.client!.resubscribeTask({ tenant: "", id: r.task_id! }, this.requestOptions(this.stop.signal));
             const firstEv = await this.nextOrNull(stream);
             if (firstEv === null) {
@@ -626,14 +675,21 @@ export class Delegation {
         }
         r.artifacts = res.accepted;
         r.spend_usd = 0;
-        throw new Finish("COMPLETED", "the task completed", messageText(status));
+        throw new Finish("COMPLETED", `the task completed${this.rejectedNote()}`, messageText(status));
       }
       if (TERMINAL.has(state)) {
-        throw new Finish(state as Outcome, `the agent ended the task ${state}`, messageText(status));
+        throw new Finish(state as Outcome, `the agent ended the task ${state}${this.rejectedNote()}`, messageText(status));
       }
       // Interrupted: answer from our own data, or escalate.
       const cont = await this.handleInterrupted(state as "INPUT_REQUIRED" | "AUTH_REQUIRED", messageText(status) ?? "");
-      const sent = await this.send(cont.purpose, cont.parts, r.streaming);
+      if ("resumed" in cont) {
+        // The agent resumed on its own while the auth escalation waited (credential given out
+        // of band, A2A §7.6.2): observe the task from what it showed.
+        snapshot = cont.resumed;
+        this.newAssembler();
+        continue;
+      }
+      const sent = await this.send(cont.purpose, cont.parts, r.streaming && !this.pollOnly);
       this.markSent();
       this.newAssembler();
       if (sent.kind === "unary") {
@@ -650,6 +706,11 @@ export class Delegation {
     }
   }
 
+  /** The rejected stream events, for the outcome's reason. */
+  private rejectedNote(): string {
+    return this.rejectedEvents.length > 0 ? `; the delegator ${this.rejectedEvents.join("; ")}` : "";
+  }
+
   private pendingRound() {
     const last = this.rec.input_rounds[this.rec.input_rounds.length - 1];
     return last && last.answer === null ? last : null;
@@ -664,9 +725,11 @@ export class Delegation {
   }
 
   /** Decides the continuation of an interrupted task: an answer from inputs, or the caller's. */
-  private async handleInterrupted(state: "INPUT_REQUIRED" | "AUTH_REQUIRED", question: string): Promise<{ purpose: string; parts: Part[] }> {
+  private async handleInterrupted(state: "INPUT_REQUIRED" | "AUTH_REQUIRED", question: string): Promise<{ purpose: string; parts: Part[] } | { resumed: Task }> {
     const r = this.rec;
     const kind = state === "INPUT_REQUIRED" ? "input" : "auth";
+    // A credential given for one auth round is never assumed to authorise a later one (§7.6.4).
+    if (kind === "auth") this.credential = null;
     let round = this.pendingRound();
     if (!round || round.kind !== kind) {
       const n = r.input_rounds.length + 1;
@@ -693,7 +756,15 @@ export class Delegation {
         return { purpose, parts: [this.textPart(own.text), this.dataPart(own.data)] };
       }
     }
-    const value = await this.escalate(kind, question);
+    const got = await this.escalate(kind, question);
+    if (typeof got !== "string") {
+      round.answer = "(none: the agent resumed on its own)";
+      round.source = "agent";
+      round.answered_at = new Date().toISOString();
+      this.save();
+      return { resumed: got.resumed };
+    }
+    const value = got;
     round.answer = kind === "input" ? value : "(scoped credential)";
     round.source = "caller";
     round.answered_at = new Date().toISOString();
@@ -706,16 +777,59 @@ export class Delegation {
     return { purpose, parts: [this.textPart(value)] };
   }
 
-  /** Writes `escalate` and waits for the caller's answer, or the deadline/cancel. */
-  private async escalate(kind: "input" | "auth", question: string): Promise<string> {
+  /**
+   * Writes `escalate` and waits for the caller's answer, or the deadline/cancel. While an auth
+   * escalation waits the task is still read (GetTask, backing off like polling): an agent that
+   * resumes on its own (the credential arrived out of band) drops the escalation.
+   */
+  private async escalate(kind: "input" | "auth", question: string): Promise<string | { resumed: Task }> {
     const r = this.rec;
-    const value = await new Promise<string>((resolve) => {
-      this.pending = { kind, resolve };
+    const watching = new AbortController();
+    const value = await new Promise<string | { resumed: Task }>((resolve) => {
+      const p: Pending = { kind, resolve };
+      this.pending = p;
       emit({ type: "escalate", id: r.id, kind, question, agent: r.agent_url, task_id: r.task_id });
+      if (kind === "auth" && r.task_id !== null) {
+        void this.watchWhileEscalated(p, watching.signal, (t) => {
+          if (this.pending !== p) return;
+          this.pending = null;
+          resolve({ resumed: t });
+        });
+      }
     });
+    watching.abort();
     this.pending = null;
     if (this.stop.signal.aborted) throw await this.onStop();
     return value;
+  }
+
+  /** Reads the task while an auth escalation waits; calls `resumed` once it left AUTH_REQUIRED. */
+  private async watchWhileEscalated(p: Pending, done: AbortSignal, resumed: (t: Task) => void): Promise<void> {
+    const stop = AbortSignal.any([done, this.stop.signal]);
+    const base = Math.max(this.env.options.poll_interval_ms, 1);
+    // The first read waits a little, so that a caller's answer on its way does not race it.
+    let interval = Math.max(base, ESCALATION_FIRST_READ_MS);
+    for (let reads = 0; reads < 10000; reads++) {
+      await sleep(interval, stop);
+      if (stop.aborted || this.pending !== p) return;
+      interval = Math.min(interval * 1.5, base * 10);
+      let t: Task;
+      try {
+        t = await this.client!.getTask({ tenant: "", id: this.rec.task_id!, historyLength: 0 }, this.requestOptions(AbortSignal.any([stop, AbortSignal.timeout(this.env.options.request_timeout_ms)])));
+      } catch (e) {
+        if (!stop.aborted) this.addError("get:while-escalated", classify(e, this.trace, stop));
+        continue;
+      }
+      if (stop.aborted || this.pending !== p) return;
+      if (t.id && t.id !== this.rec.task_id) continue;
+      if (!t.status) continue;
+      const s = stateName(t.status.state);
+      if (s !== "AUTH_REQUIRED" && s !== "UNSPECIFIED") {
+        log(`${this.rec.id}: the task left AUTH_REQUIRED (${s}) while the auth escalation waited; it is dropped`);
+        resumed(t);
+        return;
+      }
+    }
   }
 
   /** Reads the next event of a stream, null when it ended (errors propagate). */
@@ -751,6 +865,8 @@ export class Delegation {
         const p = ev.payload;
         ev = null;
         if (!p) throw new ProtocolError("a stream event without a payload");
+        const missing = missingRequired(p);
+        if (missing !== null) throw new MalformedEvent(missing);
         switch (p.$case) {
           case "message":
             if (r.task_id === null) {
@@ -792,6 +908,16 @@ export class Delegation {
       if (e instanceof Finish) throw e;
       if (e instanceof ProtocolError) {
         throw new Finish("FAILED", `agent protocol error in the stream: ${e.message}`);
+      }
+      if (e instanceof MalformedEvent) {
+        // Nothing from it is used: the task is read afresh (GetTask) and polled from now on.
+        const why = `rejected ${e.message} (A2A §5.7 REQUIRED field missing)`;
+        this.addError("stream", { kind: "protocol", message: why, httpStatus: null });
+        this.rejectedEvents.push(why);
+        this.pollOnly = true;
+        this.save();
+        log(`${r.id}: ${why}; reading the task afresh and polling it`);
+        return null;
       }
       const f = classify(e, this.trace, this.stop.signal);
       if (f.kind === "stopped") throw await this.onStop();
@@ -920,8 +1046,14 @@ export class Delegation {
   /** The interfaces of the agent's card this delegator can call, and the one in use. */
   private ifaces: Iface[] = [];
   private ifaceIdx = 0;
-  /** Agents with the skill that speak only bindings this delegator does not. */
-  private unspoken: string[] = [];
+  /** Agents with the skill that were passed over, and why. */
+  private passed: Passed = { unspoken: [], extensions: [] };
+  /**
+   * A stream event was rejected (it lacked REQUIRED fields, A2A §5.7): the task is observed by
+   * polling from then on, and the reasons are named in the outcome.
+   */
+  private pollOnly = false;
+  private rejectedEvents: string[] = [];
   /** Task ids learnt but not yet saved (saved with the state line that first carries them). */
   private idsDirty = false;
 

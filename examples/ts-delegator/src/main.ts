@@ -1,8 +1,10 @@
 // Entry point: reads driver-contract lines from stdin, answers `init`, dispatches requests to
 // delegations, and on EOF finishes open work and exits 0. SIGTERM exits at once.
 
+// First: the runtime's memory settings must be in place before any module allocates or fetches.
+import "./memory.js";
 import * as readline from "node:readline";
-import { type AgentEntry, contractBinding, firstInterface, loadCard } from "./agents.js";
+import { type AgentEntry, contractBinding, firstInterface, loadCard, setSupportedExtensions } from "./agents.js";
 import {
   BadRequest, childRequest, emit, log, type DelegateRequest, type Options, parseDelegate, parseOptions,
 } from "./contract.js";
@@ -35,9 +37,20 @@ async function init(msg: Record<string, unknown>): Promise<void> {
   if (typeof storeDir !== "string" || storeDir === "") throw new BadRequest("store_dir: required (this delegator has no default store)");
   if (!Array.isArray(msg.agents) || !msg.agents.every((a) => typeof a === "string")) throw new BadRequest("agents: must be an array of card URLs");
   if (typeof msg.self_url !== "string") throw new BadRequest("self_url: required string");
+  const creds = msg.agent_credentials ?? {};
+  if (!isObject(creds) || !Object.values(creds).every((c) => typeof c === "string")) {
+    throw new BadRequest("agent_credentials: must be an object of card URL -> credential string");
+  }
+  const exts = msg.extensions ?? [];
+  if (!Array.isArray(exts) || !exts.every((u) => typeof u === "string")) throw new BadRequest("extensions: must be an array of URIs");
+  setSupportedExtensions(exts as string[]);
   const options: Options = parseOptions(msg.options);
   const store = new Store(storeDir);
-  const agents: AgentEntry[] = (msg.agents as string[]).map((cardUrl) => ({ cardUrl, card: null, error: null }));
+  // Each agent's credential (a secret) is kept in memory only, beside its agent.
+  const agents: AgentEntry[] = (msg.agents as string[]).map((cardUrl) => ({
+    cardUrl, view: null, error: null, refreshing: null,
+    credential: typeof creds[cardUrl] === "string" ? (creds[cardUrl] as string) : null,
+  }));
   await Promise.all(agents.map((a) => loadCard(a, Math.min(options.request_timeout_ms, 5000))));
   env = { store, options, selfUrl: msg.self_url, agents };
   emit({
@@ -45,10 +58,10 @@ async function init(msg: Record<string, unknown>): Promise<void> {
     // Push notifications are not implemented: tasks are observed by streaming or polling.
     webhook_url: null,
     agents: agents.map((a) => {
-      if (!a.card) return { card_url: a.cardUrl, ok: false, error: a.error ?? "unreadable card" };
-      const i = firstInterface(a.card);
+      if (!a.view) return { card_url: a.cardUrl, ok: false, error: a.error ?? "unreadable card" };
+      const i = firstInterface(a.view.card);
       if (!i) return { card_url: a.cardUrl, ok: false, error: "no interface with a binding this delegator speaks (JSON-RPC, HTTP+JSON, gRPC)" };
-      return { card_url: a.cardUrl, ok: true, name: a.card.name, protocol_version: i.version, binding: contractBinding(i.binding) };
+      return { card_url: a.cardUrl, ok: true, name: a.view.card.name, protocol_version: i.version, binding: contractBinding(i.binding) };
     }),
   });
   if (msg.recovering === true) recover(env);

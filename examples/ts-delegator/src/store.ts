@@ -71,7 +71,8 @@ export interface DelegationRecord {
   refine_of: string | null;
   reference_task_ids: string[];
   streaming: boolean;
-  push_token: string | null;
+  /** sha256 of each push token configured (empty: this example does not use push; never a token). */
+  push_token_sha256: string[];
   attempts: number;
   last_error: string | null;
   error_code: number | null;
