@@ -7,8 +7,9 @@ Run it through the harness:
     a2a-harness run --delegator '.venv/bin/python examples/python-delegator/delegator.py'
 
 The SDK's client does the A2A side (cards, JSON-RPC / HTTP+JSON / gRPC, SSE); this file does the
-delegation: durable records, routing, limits, retries, observation, input and auth escalation,
-cancel, deadlines, artifact reassembly, fan-out, refinement and recovery. See README.md.
+delegation: durable records, routing, limits, retries, observation (stream, poll, push), input
+and auth escalation, cancel, deadlines, artifact reassembly, fan-out, refinement and recovery.
+See README.md.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from policy import (  # noqa: E402
     missing_fields,
 )
 from store import Store  # noqa: E402
+from webhook import Webhook, new_token, token_hash  # noqa: E402
 from wire import ProtocolViolation, WireGuard  # noqa: E402
 
 NAME = 'python-delegator'
@@ -202,6 +204,7 @@ class Delegation:
         self.iface = 0
         self.view: CardView | None = None  # the card this delegation started with
         self.poll_only = False  # set once a stream event was rejected
+        self.wake = asyncio.Event()  # set by a genuine push about this delegation's task
         self.terminal_seen: tuple[str, str | None] = ('UNSPECIFIED', None)
 
     # -- records and events ---------------------------------------------------------------
@@ -335,8 +338,35 @@ class Delegation:
         req.configuration.history_length = 0
         if not r['streaming']:
             req.configuration.return_immediately = True
+        if purpose == 'create' and self.push_wanted():
+            # A new token for each push config; the record keeps only its sha256 (§13.2, §13.4).
+            token = new_token()
+            r.setdefault('push_token_sha256', []).append(token_hash(token))
+            cfg = req.configuration.task_push_notification_config
+            cfg.url = self.eng.webhook.url_for(r['id'])
+            cfg.token = token
+            cfg.authentication.scheme = 'Bearer'
+            cfg.authentication.credentials = token
         req.metadata.update({'x-deleg': self.xdeleg()})
         return req
+
+    def push_wanted(self) -> bool:
+        """Whether a new task is observed by push (then polling only backs it up): the webhook
+        runs, the delegation does not stream, and the card declares pushNotifications."""
+        v = self.view
+        if self.eng.webhook is None or v is None or self.rec['streaming'] or not v.interfaces:
+            return False
+        iface = v.interfaces[min(self.iface, len(v.interfaces) - 1)]
+        return bool(v.card.capabilities.push_notifications) and \
+            (iface.protocol_version or '1.0').startswith('1.')
+
+    async def nap(self, seconds: float) -> None:
+        """Sleep between two reads of the task; a genuine push ends it at once."""
+        try:
+            await asyncio.wait_for(self.wake.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+        self.wake.clear()
 
     async def send(self, op: str, req: SendMessageRequest) -> tuple[str, Any, Any]:
         """Send with retries. Returns ('ok', first event, stream or None), ('error', info, None)
@@ -745,7 +775,7 @@ class Delegation:
             st = task.status.state
             interval = base if st != last else min(interval * 1.5, base * 10)
             last = st
-            await asyncio.sleep(interval)
+            await self.nap(interval)
 
     async def _interrupt(self) -> tuple[str, Any] | None:
         r = self.rec
@@ -831,17 +861,24 @@ class Delegation:
         """Wait for the caller's credential while still reading the task (§7.6.2: it may be
         resolved out of band and the agent resume on its own). Returns (credential, None), or
         (None, task) once a read shows the task left AUTH_REQUIRED. The first read waits 2 s
-        (a caller usually answers at once), then reads back off like polling."""
-        assert self.pending is not None
+        (a caller usually answers at once), then reads back off like polling; a genuine push
+        prompts a read at once."""
+        pending = self.pending
+        assert pending is not None
         base = self.eng.opt['poll_interval_ms'] / 1000
         interval = base
         wait = max(base, 2.0)
         tid = self.rec['task_id']
         while True:
+            waker = asyncio.ensure_future(self.wake.wait())
             try:
-                return await asyncio.wait_for(asyncio.shield(self.pending), wait), None
-            except asyncio.TimeoutError:
-                pass
+                await asyncio.wait({pending, waker}, timeout=wait,
+                                   return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waker.cancel()
+            if pending.done():
+                return pending.result(), None
+            self.wake.clear()
             try:
                 task = await self.client(False).get_task(
                     GetTaskRequest(id=tid, history_length=0), context=self._ctx(True))
@@ -931,6 +968,7 @@ class Engine:
         self.http: httpx.AsyncClient
         self.fetch_http: httpx.AsyncClient
         self.agents: list[Agent] = []
+        self.webhook: Webhook | None = None
         self.agent_by_url: dict[str, Agent] = {}
         self.self_url = ''
         self.delegations: dict[str, Delegation] = {}
@@ -973,12 +1011,25 @@ class Engine:
             for u in agents
         ]
         self.agent_by_url = {a.card_url: a for a in self.agents}
+        webhook_url = None
+        base = msg.get('webhook_base_url')
+        if base is not None:
+            listen = msg.get('webhook_listen')
+            if not isinstance(base, str) or not (listen is None or isinstance(listen, str)):
+                raise BadRequest('webhook_base_url, webhook_listen: must be strings or null')
+            hook = Webhook(self.push_hashes, self.on_push, int(self.opt['max_event_bytes']), log)
+            try:
+                webhook_url = await hook.start(base, listen)
+            except (OSError, ValueError) as e:
+                raise BadRequest(f'webhook_base_url: cannot serve the webhook: {e}') from None
+            self.webhook = hook
         await asyncio.gather(*(a.ensure(self.http) for a in self.agents))
         records = self.store.load_all()
         self.seq = max((r.get('seq', 0) for r in records), default=0)
         self.inited = True
-        emit({'type': 'init_ok', 'name': NAME, 'version': VERSION, 'supports': SUPPORTS,
-              'webhook_url': None, 'agents': [a.info() for a in self.agents]})
+        supports = SUPPORTS + (['push'] if self.webhook is not None else [])
+        emit({'type': 'init_ok', 'name': NAME, 'version': VERSION, 'supports': supports,
+              'webhook_url': webhook_url, 'agents': [a.info() for a in self.agents]})
         for r in records:
             d = Delegation(self, r)
             self.delegations[r['id']] = d
@@ -986,6 +1037,23 @@ class Engine:
                 self.parents.setdefault(r['parent_id'], set()).add(r['id'])
         if msg.get('recovering'):
             self.recover(records)
+
+    def push_hashes(self, rid: str) -> list[str] | None:
+        """The sha256 of every push token configured for delegation ``rid`` (the webhook)."""
+        d = self.delegations.get(rid)
+        return None if d is None else d.rec.get('push_token_sha256') or []
+
+    def on_push(self, rid: str, task_id: str | None) -> None:
+        """A genuine push (the right token) reached the webhook: about the delegation's own
+        task it prompts a read of the task; about any other task it changes nothing."""
+        d = self.delegations.get(rid)
+        if d is None or d.finished:
+            return
+        if task_id is not None and task_id == d.rec['task_id']:
+            d.wake.set()
+        elif d.rec['task_id'] is not None:
+            log(f'{rid}: a push about task {task_id!r}, not this delegation\'s task '
+                f'{d.rec["task_id"]!r}: acknowledged and ignored')
 
     def recover(self, records: list[dict[str, Any]]) -> None:
         for r in records:
@@ -1284,6 +1352,8 @@ async def read_lines(engine: Engine) -> None:
             continue
         await engine.handle(msg)
     await engine.finish_open_work()
+    if engine.webhook is not None:
+        await engine.webhook.close()
 
 
 def main() -> int:
