@@ -7,8 +7,9 @@ Run it through the harness:
     a2a-harness run --delegator '.venv/bin/python examples/python-delegator/delegator.py'
 
 The SDK's client does the A2A side (cards, JSON-RPC / HTTP+JSON / gRPC, SSE); this file does the
-delegation: durable records, routing, limits, retries, observation, input and auth escalation,
-cancel, deadlines, artifact reassembly, fan-out, refinement and recovery. See README.md.
+delegation: durable records, routing, limits, retries, observation (stream, poll, push), input
+and auth escalation, cancel, deadlines, artifact reassembly, fan-out, refinement and recovery.
+See README.md.
 """
 
 from __future__ import annotations
@@ -23,14 +24,11 @@ import sys
 import time
 import traceback
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 try:
     import httpx
-    from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
     from a2a.client.client import ClientCallContext
     from a2a.types import (
-        AgentCard,
         CancelTaskRequest,
         GetTaskRequest,
         ListTasksRequest,
@@ -52,6 +50,7 @@ except ImportError as exc:  # pragma: no cover - environment problem
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from artifacts import AgentProtocolError, Assembler  # noqa: E402
+from cards import Agent, CardView  # noqa: E402
 from policy import (  # noqa: E402
     ErrorInfo,
     answer_from_inputs,
@@ -59,13 +58,14 @@ from policy import (  # noqa: E402
     classify,
     message_id,
     message_text,
+    missing_fields,
 )
 from store import Store  # noqa: E402
+from webhook import Webhook, new_token, token_hash  # noqa: E402
 from wire import ProtocolViolation, WireGuard  # noqa: E402
 
 NAME = 'python-delegator'
 VERSION = '0.1.0'
-BINDINGS = {'JSONRPC': 'jsonrpc', 'HTTP+JSON': 'rest', 'GRPC': 'grpc'}
 FINAL_STATES = {
     'COMPLETED', 'FAILED', 'CANCELED', 'REJECTED', 'ANSWERED_DIRECT', 'LOST',
     'DEAD_LETTERED', 'REFUSED', 'SEND_FAILED',
@@ -119,87 +119,6 @@ def state_name(state: int) -> str:
     except ValueError:
         return 'UNSPECIFIED'
     return name.removeprefix('TASK_STATE_')
-
-
-# ---------------------------------------------------------------------------------------------
-# Agents
-# ---------------------------------------------------------------------------------------------
-
-
-class Agent:
-    """One agent card and the SDK clients for its usable interfaces."""
-
-    def __init__(self, card_url: str) -> None:
-        self.card_url = card_url
-        self.card: Any = None
-        self.error: str | None = None
-        self.interfaces: list[Any] = []  # usable AgentInterface, in preference order
-        self.preferred = 0
-        self._clients: dict[tuple[int, bool], Any] = {}
-        self.max_event_bytes = DEFAULT_OPTIONS['max_event_bytes']
-
-    async def fetch(self, http: httpx.AsyncClient) -> None:
-        parts = urlsplit(self.card_url)
-        base = urlunsplit((parts.scheme, parts.netloc, '', '', ''))
-        rel = parts.path + (f'?{parts.query}' if parts.query else '')
-        try:
-            card = await A2ACardResolver(http, base).get_agent_card(relative_card_path=rel)
-        except Exception as e:  # noqa: BLE001 - reported in init_ok, retried when routing
-            self.error = f'cannot read the card: {e}'
-            return
-        ifaces = [i for i in card.supported_interfaces if i.protocol_binding in BINDINGS]
-        v1 = [i for i in ifaces if (i.protocol_version or '1.0').startswith('1.')]
-        self.interfaces = v1 or [i for i in ifaces if i.protocol_version.startswith('0.3')]
-        self.card = card
-        self.error = None if self.interfaces else 'no interface with a binding and version spoken'
-
-    def info(self) -> dict[str, Any]:
-        if self.card is None or not self.interfaces:
-            return {'card_url': self.card_url, 'ok': False, 'error': self.error}
-        i = self.interfaces[self.preferred]
-        return {
-            'card_url': self.card_url, 'ok': True, 'name': self.card.name,
-            'protocol_version': i.protocol_version or '1.0',
-            'binding': BINDINGS[i.protocol_binding],
-        }
-
-    def output_modes(self, skill: Any) -> list[str]:
-        return list(skill.output_modes) or list(self.card.default_output_modes)
-
-    def client(self, idx: int, streaming: bool, http: httpx.AsyncClient) -> Any:
-        key = (idx, streaming)
-        if key not in self._clients:
-            iface = self.interfaces[idx]
-            card = AgentCard()
-            card.CopyFrom(self.card)
-            del card.supported_interfaces[:]
-            card.supported_interfaces.add().CopyFrom(iface)
-            extra: dict[str, Any] = {}
-            if iface.protocol_binding == 'GRPC':
-                import grpc  # a2a-sdk[grpc]
-
-                limit = int(self.max_event_bytes)
-
-                def channel(target: str) -> Any:
-                    # One message may be as large as one SSE event: max_event_bytes.
-                    return grpc.aio.insecure_channel(target, options=[
-                        ('grpc.max_receive_message_length', limit),
-                        ('grpc.http2.bdp_probe', 0),
-                    ])
-
-                extra['grpc_channel_factory'] = channel
-            cfg = ClientConfig(
-                streaming=streaming,
-                httpx_client=http,
-                supported_protocol_bindings=[iface.protocol_binding],
-                **extra,
-            )
-            self._clients[key] = ClientFactory(cfg).create(card)
-        return self._clients[key]
-
-    @property
-    def streaming(self) -> bool:
-        return bool(self.card is not None and self.card.capabilities.streaming)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,6 +202,9 @@ class Delegation:
         self.asm: Assembler | None = None
         self.rng = random.Random(f'{eng.opt["seed"]}:{rec["id"]}')
         self.iface = 0
+        self.view: CardView | None = None  # the card this delegation started with
+        self.poll_only = False  # set once a stream event was rejected
+        self.wake = asyncio.Event()  # set by a genuine push about this delegation's task
         self.terminal_seen: tuple[str, str | None] = ('UNSPECIFIED', None)
 
     # -- records and events ---------------------------------------------------------------
@@ -371,14 +293,18 @@ class Delegation:
     # -- requests to the agent ------------------------------------------------------------
 
     def _ctx(self, unary: bool) -> ClientCallContext:
-        params = {}
+        # A2A-Extensions and the agent's own credential where its card asks for it everywhere;
+        # a credential from an auth escalation takes precedence.
+        params = dict(self.view.params) if self.view is not None else {}
         if self.credential is not None:
             params['Authorization'] = self.credential
         timeout = self.eng.opt['request_timeout_ms'] / 1000 if unary else None
         return ClientCallContext(service_parameters=params or None, timeout=timeout)
 
     def client(self, streaming: bool) -> Any:
-        return self.agent.client(self.iface, streaming, self.eng.http)
+        if self.view is None:
+            self.view = self.agent.view
+        return self.view.client(self.iface, streaming, self.eng.http)
 
     def xdeleg(self) -> dict[str, Any]:
         r = self.rec
@@ -412,8 +338,35 @@ class Delegation:
         req.configuration.history_length = 0
         if not r['streaming']:
             req.configuration.return_immediately = True
+        if purpose == 'create' and self.push_wanted():
+            # A new token for each push config; the record keeps only its sha256 (§13.2, §13.4).
+            token = new_token()
+            r.setdefault('push_token_sha256', []).append(token_hash(token))
+            cfg = req.configuration.task_push_notification_config
+            cfg.url = self.eng.webhook.url_for(r['id'])
+            cfg.token = token
+            cfg.authentication.scheme = 'Bearer'
+            cfg.authentication.credentials = token
         req.metadata.update({'x-deleg': self.xdeleg()})
         return req
+
+    def push_wanted(self) -> bool:
+        """Whether a new task is observed by push (then polling only backs it up): the webhook
+        runs, the delegation does not stream, and the card declares pushNotifications."""
+        v = self.view
+        if self.eng.webhook is None or v is None or self.rec['streaming'] or not v.interfaces:
+            return False
+        iface = v.interfaces[min(self.iface, len(v.interfaces) - 1)]
+        return bool(v.card.capabilities.push_notifications) and \
+            (iface.protocol_version or '1.0').startswith('1.')
+
+    async def nap(self, seconds: float) -> None:
+        """Sleep between two reads of the task; a genuine push ends it at once."""
+        try:
+            await asyncio.wait_for(self.wake.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+        self.wake.clear()
 
     async def send(self, op: str, req: SendMessageRequest) -> tuple[str, Any, Any]:
         """Send with retries. Returns ('ok', first event, stream or None), ('error', info, None)
@@ -443,9 +396,9 @@ class Delegation:
                 info = classify(e)
                 log(f'{self.rid}: {op} failed ({type(e).__name__}; {info}): {info.message}')
                 self.note_error(op, info)
-                if info.transport and self.iface + 1 < len(self.agent.interfaces):
+                if info.transport and self.iface + 1 < len(self.view.interfaces):
                     self.iface += 1
-                    self.agent.preferred = self.iface
+                    self.view.preferred = self.iface
                     continue
                 if not info.transient:
                     return 'error', info, None
@@ -477,9 +430,24 @@ class Delegation:
                 await asyncio.sleep(max(delay, info.retry_after_s or 0))
 
     async def get_task(self) -> Any:
+        """GetTask; an answer lacking REQUIRED fields is recorded and read again (bounded)."""
         tid = self.rec['task_id']
-        return await self.unary(
-            'get', lambda c, ctx: c.get_task(GetTaskRequest(id=tid, history_length=0), context=ctx))
+        for _ in range(self.rec['request']['max_retries'] + 1):
+            task = await self.unary('get', lambda c, ctx: c.get_task(
+                GetTaskRequest(id=tid, history_length=0), context=ctx))
+            lacks = missing_fields('task', task)
+            if not lacks:
+                return task
+            what = f'a GetTask answer lacking REQUIRED {", ".join(lacks)} (rejected)'
+            self.reject(what)
+            await asyncio.sleep(self.eng.opt['poll_interval_ms'] / 1000)
+        raise ProtocolViolation(what)
+
+    def reject(self, what: str) -> None:
+        """Record an answer or event that is not taken as a result (it lacks REQUIRED fields)."""
+        log(f'{self.rid}: agent protocol error: {what}')
+        self.rec['protocol_note'] = what
+        self.note_error('read', ErrorInfo(what, protocol=True))
 
     # -- the drive --------------------------------------------------------------------------
 
@@ -510,7 +478,9 @@ class Delegation:
 
     async def _drive(self, resume: bool) -> None:
         r = self.rec
-        self.iface = self.agent.preferred
+        if self.view is None:
+            self.view = self.agent.view
+        self.iface = self.view.preferred
         if r['task_id'] is None:
             src = await self._create(resume)
         else:
@@ -575,6 +545,13 @@ class Delegation:
                 await stream.aclose()
             self.finish('ANSWERED_DIRECT', 'the agent answered with a message',
                         message=message_text(first.message))
+            return None
+        lacks = missing_fields(kind, getattr(first, kind)) if kind else []
+        if 'id' in lacks or 'taskId' in lacks:
+            if stream is not None:
+                await stream.aclose()
+            self.finish('FAILED', f'agent protocol error: the send was answered with a {kind} '
+                        f'lacking REQUIRED {", ".join(lacks)}')
             return None
         if kind != 'task' and stream is None:
             self.finish('FAILED', f'agent protocol error: the send was answered with {kind}')
@@ -660,6 +637,16 @@ class Delegation:
                 kind = ev.WhichOneof('payload')
                 if kind == 'message':
                     raise AgentProtocolError('a Message event on the stream of an existing task')
+                lacks = missing_fields(kind, getattr(ev, kind)) if kind else []
+                if lacks:
+                    # Never taken as a result: recorded, and the task observed by polling.
+                    self.reject(f'a {kind} stream event lacking REQUIRED {", ".join(lacks)} '
+                                '(rejected; the task is read with GetTask from then on)')
+                    self.poll_only = True
+                    if self.asm is not None:  # the result comes from the final task alone
+                        self.asm.close()
+                    self.asm = None
+                    return 'ended'
                 if kind == 'task':
                     res = await self._on_task(ev.task, polled=False, defer_terminal=True)
                 else:
@@ -745,8 +732,8 @@ class Delegation:
 
     async def _follow(self) -> tuple[str, Any] | None:
         """The stream ended before a final state: subscribe again, or poll."""
-        if self.rec['streaming'] and self.rec.get('resubscribes', 0) <= self.rec['request'][
-                'max_retries']:
+        if self.rec['streaming'] and not self.poll_only and \
+                self.rec.get('resubscribes', 0) <= self.rec['request']['max_retries']:
             self.rec['resubscribes'] = self.rec.get('resubscribes', 0) + 1
             try:
                 stream = self.client(True).subscribe(
@@ -788,14 +775,15 @@ class Delegation:
             st = task.status.state
             interval = base if st != last else min(interval * 1.5, base * 10)
             last = st
-            await asyncio.sleep(interval)
+            await self.nap(interval)
 
     async def _interrupt(self) -> tuple[str, Any] | None:
         r = self.rec
         st = r['state']
         question = r.get('question', '')
         rounds = r['input_rounds']
-        open_round = rounds[-1] if rounds and rounds[-1].get('sent_at') is None else None
+        open_round = rounds[-1] if rounds and rounds[-1].get('sent_at') is None and \
+            not rounds[-1].get('withdrawn_at') else None
         if open_round is None:
             if len([x for x in rounds if x['kind'] == 'input']) >= self.eng.opt[
                     'input_round_cap'] and st == 'INPUT_REQUIRED':
@@ -825,11 +813,23 @@ class Delegation:
             loop = asyncio.get_running_loop()
             self.pending = loop.create_future()
             self.pending_kind = kind
+            if kind == 'auth':
+                # A new auth round: the credential of an earlier round is not assumed (§7.6.4).
+                self.credential = None
             emit({'type': 'escalate', 'id': self.rid, 'kind': kind, 'question': question,
                   'agent': r['agent_url'], 'task_id': r['task_id']})
-            value = await self.pending
+            if kind == 'auth':
+                value, resumed = await self._await_credential()
+            else:
+                value, resumed = await self.pending, None
             self.pending = None
             self.pending_kind = None
+            if resumed is not None:
+                log(f'{self.rid}: the task left AUTH_REQUIRED without our credential '
+                    f'({state_name(resumed.status.state)}): escalation withdrawn')
+                open_round['withdrawn_at'] = now_rfc3339()
+                self.save()
+                return ('task', resumed)
             if kind == 'auth':
                 self.credential = value
                 open_round.update(answer='(scoped credential)', source='caller',
@@ -856,6 +856,42 @@ class Delegation:
         if stream is None:
             return ('task', first.task)
         return ('stream', _prepend(first, stream))
+
+    async def _await_credential(self) -> tuple[str | None, Any]:
+        """Wait for the caller's credential while still reading the task (§7.6.2: it may be
+        resolved out of band and the agent resume on its own). Returns (credential, None), or
+        (None, task) once a read shows the task left AUTH_REQUIRED. The first read waits 2 s
+        (a caller usually answers at once), then reads back off like polling; a genuine push
+        prompts a read at once."""
+        pending = self.pending
+        assert pending is not None
+        base = self.eng.opt['poll_interval_ms'] / 1000
+        interval = base
+        wait = max(base, 2.0)
+        tid = self.rec['task_id']
+        while True:
+            waker = asyncio.ensure_future(self.wake.wait())
+            try:
+                await asyncio.wait({pending, waker}, timeout=wait,
+                                   return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waker.cancel()
+            if pending.done():
+                return pending.result(), None
+            self.wake.clear()
+            try:
+                task = await self.client(False).get_task(
+                    GetTaskRequest(id=tid, history_length=0), context=self._ctx(True))
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - a failed read changes nothing
+                log(f'{self.rid}: reading the task during an auth escalation: {classify(e)}')
+                task = None
+            if task is not None and not missing_fields('task', task) and task.id == tid and \
+                    state_name(task.status.state) != 'AUTH_REQUIRED':
+                return None, task
+            interval = min(interval * 1.5, base * 10)
+            wait = interval
 
     async def stop(self, why: str, detail: str | None = None) -> None:
         """End the delegation on our side: CancelTask (a -32002 is resolved with GetTask)."""
@@ -932,6 +968,7 @@ class Engine:
         self.http: httpx.AsyncClient
         self.fetch_http: httpx.AsyncClient
         self.agents: list[Agent] = []
+        self.webhook: Webhook | None = None
         self.agent_by_url: dict[str, Agent] = {}
         self.self_url = ''
         self.delegations: dict[str, Delegation] = {}
@@ -962,16 +999,37 @@ class Engine:
             headers={'A2A-Version': '1.0'})
         # Artifact url parts are fetched on their own path, with no A2A headers or credential.
         self.fetch_http = httpx.AsyncClient(timeout=timeout)
-        self.agents = [Agent(u) for u in agents]
-        for a in self.agents:
-            a.max_event_bytes = int(self.opt['max_event_bytes'])
+        extensions = msg.get('extensions') or []
+        if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
+            raise BadRequest('extensions: must be an array of extension URIs')
+        creds = msg.get('agent_credentials') or {}
+        if not isinstance(creds, dict) or not all(isinstance(v, str) for v in creds.values()):
+            raise BadRequest('agent_credentials: must be an object of card URL to credential')
+        self.agents = [
+            Agent(u, extensions, creds.get(u), int(self.opt['max_event_bytes']),
+                  self.opt['request_timeout_ms'] / 1000, log)
+            for u in agents
+        ]
         self.agent_by_url = {a.card_url: a for a in self.agents}
-        await asyncio.gather(*(a.fetch(self.http) for a in self.agents))
+        webhook_url = None
+        base = msg.get('webhook_base_url')
+        if base is not None:
+            listen = msg.get('webhook_listen')
+            if not isinstance(base, str) or not (listen is None or isinstance(listen, str)):
+                raise BadRequest('webhook_base_url, webhook_listen: must be strings or null')
+            hook = Webhook(self.push_hashes, self.on_push, int(self.opt['max_event_bytes']), log)
+            try:
+                webhook_url = await hook.start(base, listen)
+            except (OSError, ValueError) as e:
+                raise BadRequest(f'webhook_base_url: cannot serve the webhook: {e}') from None
+            self.webhook = hook
+        await asyncio.gather(*(a.ensure(self.http) for a in self.agents))
         records = self.store.load_all()
         self.seq = max((r.get('seq', 0) for r in records), default=0)
         self.inited = True
-        emit({'type': 'init_ok', 'name': NAME, 'version': VERSION, 'supports': SUPPORTS,
-              'webhook_url': None, 'agents': [a.info() for a in self.agents]})
+        supports = SUPPORTS + (['push'] if self.webhook is not None else [])
+        emit({'type': 'init_ok', 'name': NAME, 'version': VERSION, 'supports': supports,
+              'webhook_url': webhook_url, 'agents': [a.info() for a in self.agents]})
         for r in records:
             d = Delegation(self, r)
             self.delegations[r['id']] = d
@@ -979,6 +1037,23 @@ class Engine:
                 self.parents.setdefault(r['parent_id'], set()).add(r['id'])
         if msg.get('recovering'):
             self.recover(records)
+
+    def push_hashes(self, rid: str) -> list[str] | None:
+        """The sha256 of every push token configured for delegation ``rid`` (the webhook)."""
+        d = self.delegations.get(rid)
+        return None if d is None else d.rec.get('push_token_sha256') or []
+
+    def on_push(self, rid: str, task_id: str | None) -> None:
+        """A genuine push (the right token) reached the webhook: about the delegation's own
+        task it prompts a read of the task; about any other task it changes nothing."""
+        d = self.delegations.get(rid)
+        if d is None or d.finished:
+            return
+        if task_id is not None and task_id == d.rec['task_id']:
+            d.wake.set()
+        elif d.rec['task_id'] is not None:
+            log(f'{rid}: a push about task {task_id!r}, not this delegation\'s task '
+                f'{d.rec["task_id"]!r}: acknowledged and ignored')
 
     def recover(self, records: list[dict[str, Any]]) -> None:
         for r in records:
@@ -993,7 +1068,8 @@ class Engine:
                 d.emit_state()
                 self.spawn(self._watch_parent(d))
                 continue
-            if r['agent_url'] not in self.agent_by_url or not d.agent.interfaces:
+            if r['agent_url'] not in self.agent_by_url or d.agent.view is None or \
+                    not d.agent.view.interfaces:
                 d.finish('FAILED', f'after restart the agent {r["agent_url"]} is not available')
                 continue
             d.emit_state()
@@ -1079,7 +1155,7 @@ class Engine:
             'state': 'SENDING', 'reason': None, 'budget_usd': budget, 'budget_share': 0.0,
             'spend_usd': 0.0, 'deadline': now_rfc3339(deadline), 'depth': depth,
             'chain': chain, 'refine_of': refine_of, 'reference_task_ids': [],
-            'streaming': False, 'push_token': None, 'attempts': 0, 'last_error': None,
+            'streaming': False, 'push_token_sha256': [], 'attempts': 0, 'last_error': None,
             'error_code': None, 'final_message': None, 'priority': req['priority'],
             'created_at': t, 'updated_at': t, 'terminal_at': None, 'dlq': False,
             'input_rounds': [], 'artifacts': [], 'errors': [], 'reported': True,
@@ -1162,16 +1238,15 @@ class Engine:
         return None
 
     async def route(self, rec: dict[str, Any], only: str | None,
-                    refine_of: str | None) -> Agent | None:
+                    refine_of: str | None) -> tuple[Agent | None, str]:
+        """The first capable agent (its card revalidated first when stale), or None and why."""
         spec = rec['request']['artifact_spec']
         from artifacts import accepts
 
-        def eligible(a: Agent) -> bool:
-            if a.card is None or not a.interfaces:
-                return False
-            for s in a.card.skills:
+        def capable(v: CardView) -> bool:
+            for s in v.card.skills:
                 if s.id == rec['skill']:
-                    modes = a.output_modes(s)
+                    modes = v.output_modes(s)
                     if not modes or any(accepts(spec['mime_types'], m) or accepts([m], x)
                                         for m in modes for x in spec['mime_types']):
                         return True
@@ -1183,24 +1258,33 @@ class Engine:
                           if a.card_url == self.delegations[refine_of].rec['agent_url']]
         elif only is not None:
             candidates = [a for a in self.agents if a.card_url == only]
+        why = (f'routing: no agent advertises skill {rec["skill"]!r} with an accepted output '
+               f'mode {spec["mime_types"]}')
         for a in candidates:
-            if a.card is None:
-                await a.fetch(self.http)
-        return next((a for a in candidates if eligible(a)), None)
+            await a.ensure(self.http)
+            v = a.view
+            if v is None or not v.interfaces or not capable(v):
+                continue
+            if v.missing_extensions:
+                why += (f'; {a.card_url} requires extension(s) not supported: '
+                        f'{", ".join(v.missing_extensions)}')
+                continue
+            return a, why
+        return None, why
 
     async def start(self, d: Delegation, only: str | None, refine_of: str | None) -> None:
         rec = d.rec
-        agent = await self.route(rec, only, refine_of)
-        if agent is None:
-            d.finish('REFUSED', f'routing: no agent advertises skill {rec["skill"]!r} with an '
-                     f'accepted output mode {rec["request"]["artifact_spec"]["mime_types"]}')
+        agent, why = await self.route(rec, only, refine_of)
+        if agent is None or agent.view is None:
+            d.finish('REFUSED', why)
             return
-        iface = agent.interfaces[agent.preferred]
+        d.view = view = agent.view
+        iface = view.interfaces[view.preferred]
         spec = rec['request']['artifact_spec']
         rec.update(
             agent_url=agent.card_url, rpc_url=iface.url,
             protocol_version=iface.protocol_version or '1.0',
-            streaming=bool(spec['streaming_preferred'] and agent.streaming),
+            streaming=bool(spec['streaming_preferred'] and view.streaming),
             budget_share=rec['budget_usd'] * (1 - self.opt['budget_reserve_fraction']),
         )
         if refine_of is not None:
@@ -1225,8 +1309,8 @@ class Engine:
         elif all(s == 'COMPLETED' for s in states.values()):
             d.finish('COMPLETED', 'every child completed', artifacts=[])
         else:
-            d.finish('FAILED', 'children ended ' + ', '.join(f'{k}: {s}' for k, s in states.items()),
-                     artifacts=[])
+            d.finish('FAILED', 'children ended ' + ', '.join(
+                f'{k}: {s}' for k, s in states.items()), artifacts=[])
 
     def on_finished(self, d: Delegation) -> None:
         parent = d.rec.get('parent_id')
@@ -1268,6 +1352,8 @@ async def read_lines(engine: Engine) -> None:
             continue
         await engine.handle(msg)
     await engine.finish_open_work()
+    if engine.webhook is not None:
+        await engine.webhook.close()
 
 
 def main() -> int:

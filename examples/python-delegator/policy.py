@@ -106,6 +106,15 @@ def classify(exc: BaseException) -> ErrorInfo:
     msg = str(exc) or type(exc).__name__
     if isinstance(exc, ProtocolViolation):
         return ErrorInfo(msg, protocol=True)
+    cause = exc.__cause__
+    if (
+        isinstance(cause, httpx.HTTPStatusError)
+        and cause.response.status_code == 404
+        and msg.startswith('Resource not found:')
+    ):
+        # The SDK's HTTP+JSON transport reports a 404 that carries no A2A error as
+        # MethodNotFoundError: the endpoint does not serve this binding (a transport failure).
+        return ErrorInfo(msg, http_status=404, transport=True)
     code = JSON_RPC_ERROR_CODE_MAP.get(type(exc))
     if code is not None:
         return ErrorInfo(msg, code=code)
@@ -114,7 +123,6 @@ def classify(exc: BaseException) -> ErrorInfo:
         return ErrorInfo(msg, code=int(m.group(1)))
     if isinstance(exc, A2AClientTimeoutError):
         return ErrorInfo(msg, transient=True)
-    cause = exc.__cause__
     if isinstance(cause, httpx.HTTPStatusError):
         status = cause.response.status_code
         ra = None
@@ -163,3 +171,33 @@ def classify(exc: BaseException) -> ErrorInfo:
         # Anything else the client could not read: the agent sent something invalid.
         return ErrorInfo(msg, protocol=True)
     return ErrorInfo(f'{type(exc).__name__}: {msg}', protocol=True)
+
+
+def missing_fields(kind: str, obj: Any) -> list[str]:
+    """The REQUIRED fields (spec §5.7) a ``task``, ``status_update`` or ``artifact_update`` lacks.
+
+    The SDK parses leniently: an absent string reads as ``""`` and an absent message as unset,
+    so both count as missing (no agent id or artifact id is empty). An absent ``status.state``
+    reads as UNSPECIFIED, which is observed as an unknown state."""
+    out = []
+    if kind == 'task':
+        if not obj.id:
+            out.append('id')
+        if not obj.HasField('status'):
+            out.append('status')
+    elif kind in ('status_update', 'artifact_update'):
+        if not obj.task_id:
+            out.append('taskId')
+        if not obj.context_id:
+            out.append('contextId')
+        if kind == 'status_update' and not obj.HasField('status'):
+            out.append('status')
+        if kind == 'artifact_update':
+            if not obj.HasField('artifact'):
+                out.append('artifact')
+            else:
+                if not obj.artifact.artifact_id:
+                    out.append('artifact.artifactId')
+                if not obj.artifact.parts:
+                    out.append('artifact.parts')
+    return out

@@ -15,7 +15,8 @@ every A2A request of the SDK goes through :class:`WireGuard`, an ``httpx`` trans
 
 It also writes ``x-deleg.depth`` as a JSON integer: the SDK carries request metadata in a
 ``google.protobuf.Struct``, whose numbers are doubles, so ``depth`` would otherwise go out as
-``2.0`` where the ``x-deleg`` convention asks for an integer.
+``2.0`` where the ``x-deleg`` convention asks for an integer; and it sends HTTP+JSON bodies as
+``application/a2a+json`` (spec §11.1), where the SDK's REST transport says ``application/json``.
 """
 
 from __future__ import annotations
@@ -151,6 +152,9 @@ class WireGuard(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         rpc_id = None
+        # A 1.0 call reads 0.3 spellings as 1.0; a 0.3 call (the SDK's compat transport) is
+        # left to the SDK's 0.3 parser.
+        read_legacy = not request.headers.get('a2a-version', '1.0').startswith('0.')
         if request.method == 'POST' and 'json' in request.headers.get('content-type', ''):
             body = await request.aread()
             try:
@@ -158,12 +162,19 @@ class WireGuard(httpx.AsyncBaseTransport):
             except ValueError:
                 obj = None
             if isinstance(obj, dict):
+                headers = httpx.Headers(request.headers)
+                changed = False
                 if obj.get('jsonrpc') == '2.0':
                     rpc_id = obj.get('id')
+                elif read_legacy and headers.get('content-type') == 'application/json':
+                    # An HTTP+JSON body of a 1.0 call: the binding's media type (§11.1).
+                    headers['content-type'] = 'application/a2a+json'
+                    changed = True
                 if _fix_xdeleg_depth(obj):
                     body = json.dumps(obj).encode()
-                    headers = httpx.Headers(request.headers)
                     headers['content-length'] = str(len(body))
+                    changed = True
+                if changed:
                     request = httpx.Request(
                         request.method,
                         request.url,
@@ -171,9 +182,6 @@ class WireGuard(httpx.AsyncBaseTransport):
                         content=body,
                         extensions=request.extensions,
                     )
-        # A 1.0 call reads 0.3 spellings as 1.0; a 0.3 call (the SDK's compat transport) is
-        # left to the SDK's 0.3 parser.
-        read_legacy = not request.headers.get('a2a-version', '1.0').startswith('0.')
         response = await self._inner.handle_async_request(request)
         ctype = response.headers.get('content-type', '')
         if 'text/event-stream' in ctype:

@@ -1,0 +1,233 @@
+"""Agent cards: fetched, cached (RFC 9111), revalidated, and upgraded to the extended card.
+
+Each agent holds a :class:`CardView`: one version of its card as the delegator uses it (the
+extended card once read), its usable interfaces in card order, the SDK clients for them, and the
+service parameters every request to it carries (``A2A-Extensions`` for the extensions the card
+marks required, ``Authorization`` when the card requires its security scheme for every call). A
+delegation keeps the view it started with; new work takes the agent's current one.
+
+* **Caching** (spec §8.6): a card is reused while fresh (``Cache-Control: max-age`` less ``Age``,
+  else ``Expires``; without either, five minutes; ``no-cache``/``no-store``: revalidated before
+  every use). Once stale it is revalidated with ``If-None-Match`` / ``If-Modified-Since`` before
+  the agent takes new work: a 304 refreshes it, a changed card replaces the view.
+* **Extended card** (§3.1.11): read with ``GetExtendedAgentCard`` only when the card declares
+  ``capabilities.extendedAgentCard``, declares a security scheme and the harness gave a
+  credential for that agent (``init.agent_credentials``), sent as ``Authorization``; its skills
+  and interfaces then replace the public card's.
+* **Required extensions** (§4.6): an agent whose card requires an extension the delegator does
+  not support (``init.extensions``) is not used; the supported ones go in ``A2A-Extensions``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from typing import Any, Callable
+
+import httpx
+from a2a.client import ClientConfig, ClientFactory
+from a2a.client.card_resolver import parse_agent_card
+from a2a.client.client import ClientCallContext
+from a2a.types import AgentCard, GetExtendedAgentCardRequest
+
+from rest import EscapedRestTransport
+
+BINDINGS = {'JSONRPC': 'jsonrpc', 'HTTP+JSON': 'rest', 'GRPC': 'grpc'}
+DEFAULT_FRESH_S = 300.0
+
+
+def freshness_s(headers: httpx.Headers) -> float:
+    """How long a card answer stays fresh (0: revalidate before every use)."""
+    directives: dict[str, str] = {}
+    for part in headers.get('cache-control', '').split(','):
+        key, _, value = part.strip().partition('=')
+        if key:
+            directives[key.lower()] = value.strip().strip('"')
+    if 'no-store' in directives or 'no-cache' in directives:
+        return 0.0
+    if 'max-age' in directives:
+        try:
+            max_age = float(directives['max-age'])
+            age = float(headers.get('age', '0') or 0)
+        except ValueError:
+            return 0.0
+        return max(0.0, max_age - age)
+    if 'expires' in headers:
+        try:
+            expires = email.utils.parsedate_to_datetime(headers['expires']).timestamp()
+            date = headers.get('date')
+            now = email.utils.parsedate_to_datetime(date).timestamp() if date else time.time()
+        except (TypeError, ValueError):
+            return 0.0  # an invalid Expires means already expired (RFC 9111 §5.3)
+        return max(0.0, expires - now)
+    return DEFAULT_FRESH_S
+
+
+def required_extensions(card: AgentCard) -> list[str]:
+    """The extension URIs a card marks ``required``, in card order."""
+    return [e.uri for e in card.capabilities.extensions if e.required and e.uri]
+
+
+def requires_auth_everywhere(card: AgentCard) -> bool:
+    """Whether the card's ``securityRequirements`` name one of its schemes (they apply to every
+    call, §7.3)."""
+    return any(
+        name in card.security_schemes for req in card.security_requirements for name in req.schemes
+    )
+
+
+class CardView:
+    """One version of an agent's card as used for requests (see the module documentation)."""
+
+    def __init__(self, card: AgentCard, params: dict[str, str], missing: list[str],
+                 max_event_bytes: int) -> None:
+        self.card = card
+        ifaces = [i for i in card.supported_interfaces if i.protocol_binding in BINDINGS]
+        v1 = [i for i in ifaces if (i.protocol_version or '1.0').startswith('1.')]
+        self.interfaces = v1 or [i for i in ifaces if i.protocol_version.startswith('0.3')]
+        self.preferred = 0
+        self.params = params  # service parameters every request carries
+        self.missing_extensions = missing  # required by the card, not supported: not used
+        self.max_event_bytes = max_event_bytes
+        self._clients: dict[tuple[int, bool], Any] = {}
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self.card.capabilities.streaming)
+
+    def output_modes(self, skill: Any) -> list[str]:
+        return list(skill.output_modes) or list(self.card.default_output_modes)
+
+    def client(self, idx: int, streaming: bool, http: httpx.AsyncClient) -> Any:
+        """The SDK client for interface ``idx`` (made once)."""
+        key = (idx, streaming)
+        if key not in self._clients:
+            iface = self.interfaces[idx]
+            card = AgentCard()
+            card.CopyFrom(self.card)
+            del card.supported_interfaces[:]
+            card.supported_interfaces.add().CopyFrom(iface)
+            extra: dict[str, Any] = {}
+            if iface.protocol_binding == 'GRPC':
+                import grpc  # a2a-sdk[grpc]
+
+                limit = int(self.max_event_bytes)
+
+                def channel(target: str) -> Any:
+                    # One message may be as large as one SSE event: max_event_bytes.
+                    return grpc.aio.insecure_channel(target, options=[
+                        ('grpc.max_receive_message_length', limit),
+                        ('grpc.http2.bdp_probe', 0),
+                    ])
+
+                extra['grpc_channel_factory'] = channel
+            cfg = ClientConfig(
+                streaming=streaming,
+                httpx_client=http,
+                supported_protocol_bindings=[iface.protocol_binding],
+                **extra,
+            )
+            factory = ClientFactory(cfg)
+            if iface.protocol_binding == 'HTTP+JSON' and (
+                    iface.protocol_version or '1.0').startswith('1.'):
+                # The SDK's HTTP+JSON transport does not percent-encode ids in paths (rest.py).
+                factory.register('HTTP+JSON', lambda c, url, _cfg: EscapedRestTransport(
+                    http, c, url, is_shared_httpx=True))
+            self._clients[key] = factory.create(card)
+        return self._clients[key]
+
+
+class Agent:
+    """An agent of ``init.agents``: its card URL and current :class:`CardView`."""
+
+    def __init__(self, card_url: str, extensions: list[str], credential: str | None,
+                 max_event_bytes: int, timeout_s: float, log: Callable[[str], None]) -> None:
+        self.card_url = card_url
+        self.supported_extensions = extensions
+        self.credential = credential  # init.agent_credentials[card_url]: a secret, never logged
+        self.max_event_bytes = max_event_bytes
+        self.timeout_s = timeout_s
+        self.log = log
+        self.view: CardView | None = None
+        self.error: str | None = None
+        self.fresh_until = 0.0  # time.monotonic()
+        self.etag: str | None = None
+        self.last_modified: str | None = None
+        self._lock = asyncio.Lock()
+
+    async def ensure(self, http: httpx.AsyncClient) -> None:
+        """Fetch the card if there is none, revalidate it if it is stale."""
+        async with self._lock:
+            if self.view is not None and time.monotonic() < self.fresh_until:
+                return
+            await self._fetch(http)
+
+    async def _fetch(self, http: httpx.AsyncClient) -> None:
+        headers = {}
+        if self.view is not None:
+            if self.etag:
+                headers['If-None-Match'] = self.etag
+            if self.last_modified:
+                headers['If-Modified-Since'] = self.last_modified
+        try:
+            resp = await http.get(self.card_url, headers=headers)
+            if resp.status_code == 304 and self.view is not None:
+                self.fresh_until = time.monotonic() + freshness_s(resp.headers)
+                return
+            resp.raise_for_status()
+            card = parse_agent_card(resp.json())
+        except Exception as e:  # noqa: BLE001 - reported in init_ok, retried when routing
+            if self.view is None:
+                self.error = f'cannot read the card: {e}'
+            else:
+                self.log(f'{self.card_url}: revalidating the card failed ({e}); keeping it')
+            return
+        self.fresh_until = time.monotonic() + freshness_s(resp.headers)
+        self.etag = resp.headers.get('etag')
+        self.last_modified = resp.headers.get('last-modified')
+        self.view = await self._view_of(card, http)
+        self.error = None if self.view.interfaces else \
+            'no interface with a binding and version spoken'
+
+    def _make_view(self, card: AgentCard, public: AgentCard) -> CardView:
+        required = required_extensions(public) + [
+            u for u in required_extensions(card) if u not in required_extensions(public)]
+        missing = [u for u in required if u not in self.supported_extensions]
+        params: dict[str, str] = {}
+        active = [u for u in required if u in self.supported_extensions]
+        if active:
+            params['A2A-Extensions'] = ','.join(active)  # one header line (§9.2, §10.2, §11.2)
+        if self.credential and requires_auth_everywhere(public):
+            params['Authorization'] = self.credential
+        return CardView(card, params, missing, self.max_event_bytes)
+
+    async def _view_of(self, card: AgentCard, http: httpx.AsyncClient) -> CardView:
+        view = self._make_view(card, card)
+        if not (card.capabilities.extended_agent_card and card.security_schemes
+                and self.credential and view.interfaces and not view.missing_extensions):
+            return view
+        try:
+            client = view.client(view.preferred, False, http)
+            ctx = ClientCallContext(
+                service_parameters={**view.params, 'Authorization': self.credential},
+                timeout=self.timeout_s)
+            ext = await client.get_extended_agent_card(GetExtendedAgentCardRequest(), context=ctx)
+        except Exception as e:  # noqa: BLE001 - the public card still serves
+            self.log(f'{self.card_url}: GetExtendedAgentCard failed ({type(e).__name__}: {e}); '
+                     'using the public card')
+            return view
+        extended = self._make_view(ext, card)
+        return extended if extended.interfaces else view
+
+    def info(self) -> dict[str, Any]:
+        """The ``init_ok.agents`` entry."""
+        v = self.view
+        if v is None or not v.interfaces:
+            return {'card_url': self.card_url, 'ok': False, 'error': self.error}
+        i = v.interfaces[v.preferred]
+        return {
+            'card_url': self.card_url, 'ok': True, 'name': v.card.name,
+            'protocol_version': i.protocol_version or '1.0',
+            'binding': BINDINGS[i.protocol_binding],
+        }
