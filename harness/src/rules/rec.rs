@@ -93,9 +93,31 @@ pub(super) fn unknown_task_resolved_after_restart(ev: &Evidence) -> Check {
     let ended_before_kill = |r: &Req| {
         delegation_of(ev, r).is_some_and(|d| ev.done_at.get(&d.id).is_some_and(|s| *s <= crash))
     };
+    // Nor was a send whose every task the delegator had read in a terminal state before the
+    // kill: its record could hold the outcome, and reporting it needs no further request.
+    let outcome_read_before_kill = |r: &Req| {
+        let created: Vec<String> = r
+            .message_id()
+            .map(|m| {
+                tasks_created_by(ev.journal, r.agent, m)
+                    .into_iter()
+                    .map(|t| t.0)
+                    .collect()
+            })
+            .unwrap_or_default();
+        !created.is_empty()
+            && created
+                .iter()
+                .all(|t| terminal_answer_before(ev.journal, t, crash))
+    };
     let before: Vec<&Req> = reqs
         .iter()
-        .filter(|r| r.seq <= crash && r.is_new_send() && !ended_before_kill(r))
+        .filter(|r| {
+            r.seq <= crash
+                && r.is_new_send()
+                && !ended_before_kill(r)
+                && !outcome_read_before_kill(r)
+        })
         .collect();
     if before.is_empty() {
         return Check::NotApplicable;
@@ -206,6 +228,37 @@ pub(super) fn open_tasks_reconciled_after_restart(ev: &Evidence) -> Check {
         and_then(nothing_lost_across_restart(ev))
     } else {
         Check::NotApplicable
+    }
+}
+
+/// Whether an answer the agent gave before journal entry `until` (a response or a stream event
+/// to any of the delegator's requests) showed task `t` in a terminal state.
+fn terminal_answer_before(j: &[a2a_mock_agents::Entry], t: &str, until: u64) -> bool {
+    j.iter().filter(|e| e.seq <= until).any(|e| match &e.event {
+        Event::Response { body, .. } => shows_terminal(body, t),
+        Event::SseEvent { data, .. } => shows_terminal(data, t),
+        _ => false,
+    })
+}
+
+/// Whether `v` holds a task `t` (`id`) or a status update of it (`taskId`) whose
+/// `status.state` is terminal.
+fn shows_terminal(v: &Value, t: &str) -> bool {
+    match v {
+        Value::Object(m) => {
+            let names_t = [m.get("id"), m.get("taskId")]
+                .into_iter()
+                .any(|id| id.and_then(Value::as_str) == Some(t));
+            let terminal = m
+                .get("status")
+                .and_then(|s| s.get("state"))
+                .and_then(Value::as_str)
+                .and_then(a2a_protocol::TaskState::parse_lenient)
+                .is_some_and(|s| s.is_terminal());
+            (names_t && terminal) || m.values().any(|x| shows_terminal(x, t))
+        }
+        Value::Array(a) => a.iter().any(|x| shows_terminal(x, t)),
+        _ => false,
     }
 }
 
@@ -341,6 +394,35 @@ mod tests {
         assert!(fails(c.check(checker("DLG-REC-02"))));
         c.j.send("a", "m1", "do the thing", json!({}));
         assert_eq!(c.check(checker("DLG-REC-02")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_02_a_task_read_terminal_before_the_kill_needs_no_request_after_it() {
+        // The send's answer was lost, the delegator found the task and read it COMPLETED, then
+        // was killed before reporting done: its record can hold the outcome.
+        let base = |final_read: &str| {
+            let mut c = Case::new(&delegation(""));
+            c.j.send("a", "m1", "do the thing", json!({}));
+            c.j.created("a", "t1", "c1", "m1", false);
+            let (_, r) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+            c.j.resp(
+                "a",
+                r,
+                200,
+                None,
+                json!({"result": {"id": "t1", "contextId": "c1", "status": {"state": final_read}}}),
+            );
+            c.crash = Some(c.j.entries.len() as u64);
+            c
+        };
+        assert_eq!(
+            base("TASK_STATE_COMPLETED").check(checker("DLG-REC-02")),
+            Check::NotApplicable
+        );
+        // Read WORKING only: the record is open and must be resolved after the restart.
+        assert!(fails(
+            base("TASK_STATE_WORKING").check(checker("DLG-REC-02"))
+        ));
     }
 
     #[test]
