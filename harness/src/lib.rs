@@ -39,6 +39,7 @@ pub mod invariants;
 pub mod record;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod journal_diff;
+pub mod matrix;
 pub mod report;
 pub mod requirements;
 pub mod rules;
