@@ -279,7 +279,8 @@ pub(super) fn purged_task_marked_lost(ev: &Evidence) -> Check {
     let reqs = requests(ev.journal);
     let mut any = false;
     for r in &reqs {
-        if !r.calls(&[Method::GetTask]) {
+        // A read of the task by id (a poll or a re-subscription) the agent answered -32001.
+        if !r.calls(&[Method::GetTask, Method::SubscribeToTask]) {
             continue;
         }
         let Some((-32001, seq)) = error_reply(ev.journal, r.req) else {
