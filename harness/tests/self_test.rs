@@ -108,12 +108,15 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         "no-recovery",
         &["DLG-REC-01", "DLG-REC-02", "DLG-REC-03", "DLG-SEND-01"],
         // A task that fails while it is down: never read again, so neither its final status
-        // message (DLG-STATE-03) nor what it committed is judged right.
+        // message (DLG-STATE-03) nor what it committed is judged right. A task the agent forgot
+        // while it was down (recovery.purged-while-down) is never read, so the delegation is
+        // never marked LOST (DLG-REC-04).
         &[
             "DLG-INPUT-01",
             "DLG-OBS-01",
             "DLG-OBS-02",
             "DLG-OBS-03",
+            "DLG-REC-04",
             "DLG-REC-06",
             "DLG-STATE-03",
         ],
