@@ -96,15 +96,7 @@ pub(super) fn unknown_task_resolved_after_restart(ev: &Evidence) -> Check {
     // Nor was a send whose every task the delegator had read in a terminal state before the
     // kill: its record could hold the outcome, and reporting it needs no further request.
     let outcome_read_before_kill = |r: &Req| {
-        let created: Vec<String> = r
-            .message_id()
-            .map(|m| {
-                tasks_created_by(ev.journal, r.agent, m)
-                    .into_iter()
-                    .map(|t| t.0)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let created = created_by_send(ev, r);
         !created.is_empty()
             && created
                 .iter()
@@ -129,15 +121,7 @@ pub(super) fn unknown_task_resolved_after_restart(ev: &Evidence) -> Check {
             .or_insert_with(|| contexts_given(ev.journal, b.agent, crash));
         // The tasks this send created (if the delegator may have learnt their id before the
         // crash, reading them again is the reconciliation of DLG-REC-03).
-        let created: Vec<String> = b
-            .message_id()
-            .map(|m| {
-                tasks_created_by(ev.journal, b.agent, m)
-                    .into_iter()
-                    .map(|t| t.0)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let created = created_by_send(ev, b);
         let resolved = reqs.iter().any(|o| {
             let names_created = o
                 .params
@@ -229,6 +213,18 @@ pub(super) fn open_tasks_reconciled_after_restart(ev: &Evidence) -> Check {
     } else {
         Check::NotApplicable
     }
+}
+
+/// The ids of the tasks the agent created for send `r` (by its `messageId`).
+fn created_by_send(ev: &Evidence, r: &Req) -> Vec<String> {
+    r.message_id()
+        .map(|m| {
+            tasks_created_by(ev.journal, r.agent, m)
+                .into_iter()
+                .map(|t| t.0)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether an answer the agent gave before journal entry `until` (a response or a stream event

@@ -1016,46 +1016,30 @@ mod tests {
         // The change counts from the agent's first task (created at 0.2 s): in effect at 1.2 s.
         let s = c.j.created("a", "t1", "c1", "m1", false);
         c.j.at(s, 200_000);
+        // A GetTask of t1 over JSON-RPC with `tenant`, at `at_us`.
+        let get_task = |j: &mut J, tenant: &str, at_us: u64| {
+            let (s, _) = j.http(
+                "a",
+                JsonRpc,
+                "POST",
+                "/a2a",
+                Some("GetTask"),
+                json!({"id": "t1", "tenant": tenant}),
+                &[],
+                None,
+            );
+            j.at(s, at_us);
+        };
         let mut too_soon = Case::new(&delegation(""));
         too_soon.s = c.s.clone();
         too_soon.j = c.j.clone();
-        let (s, _) = too_soon.j.http(
-            "a",
-            JsonRpc,
-            "POST",
-            "/a2a",
-            Some("GetTask"),
-            json!({"id": "t1", "tenant": "acme-v2"}),
-            &[],
-            None,
-        );
-        too_soon.j.at(s, 1_100_000);
+        get_task(&mut too_soon.j, "acme-v2", 1_100_000);
         assert!(
             fails(too_soon.check(r07)),
             "the changed tenant before the change"
         );
-        let (s, _) = c.j.http(
-            "a",
-            JsonRpc,
-            "POST",
-            "/a2a",
-            Some("GetTask"),
-            json!({"id": "t1", "tenant": "acme-v2"}),
-            &[],
-            None,
-        );
-        c.j.at(s, 1_500_000);
-        let (s, _) = c.j.http(
-            "a",
-            JsonRpc,
-            "POST",
-            "/a2a",
-            Some("GetTask"),
-            json!({"id": "t1", "tenant": "acme"}),
-            &[],
-            None,
-        );
-        c.j.at(s, 1_600_000);
+        get_task(&mut c.j, "acme-v2", 1_500_000);
+        get_task(&mut c.j, "acme", 1_600_000);
         assert_eq!(c.check(r07), Check::Pass);
     }
 
