@@ -331,7 +331,13 @@ impl Run {
             &mut self.rng,
         );
         self.save().await;
-        let interrupt = self.sleep_or_interrupt(d).await?;
+        // A push does not cut a resend's backoff short (DLG-RETRY-02): it proves the agent
+        // processed something, not that resending at once is welcome, and a send or a
+        // continuation whose response was dropped is resent (same messageId) only after its
+        // backoff. A failed read of the task, on the other hand, may follow the push at once:
+        // that read is the agent's pace (the push is remembered either way).
+        let wake_on_push = budget == Budget::Observe;
+        let interrupt = self.sleep_or_interrupt_with(d, wake_on_push).await?;
         Some(match (budget, interrupt) {
             // No task yet: nothing to cancel.
             (Budget::Send, Interrupt::Deadline) => Next::Finish(Final::new(
