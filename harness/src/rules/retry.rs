@@ -202,7 +202,7 @@ fn decorrelated_at_most(base: u64, cap: u64, k: usize, t: u64, m: usize) -> f64 
     let mut landed = vec![0.0f64; n + 1];
     for step in 0..k {
         let mut next = vec![vec![0.0f64; n]; m + 1];
-        for e in 0..=m {
+        for (e, row) in mass.iter().enumerate() {
             // Where the sleeps of the runs with e so far land (a difference array over cells).
             landed.iter_mut().for_each(|x| *x = 0.0);
             let mut spread = |p: f64, s: f64| {
@@ -220,7 +220,7 @@ fn decorrelated_at_most(base: u64, cap: u64, k: usize, t: u64, m: usize) -> f64 
                     spread(1.0, lo);
                 }
             } else {
-                for (j, p) in mass[e].iter().enumerate() {
+                for (j, p) in row.iter().enumerate() {
                     if *p > 0.0 {
                         spread(*p, edge(j));
                     }
@@ -251,6 +251,9 @@ fn growth_p_value(base: u64, cap: u64, k: usize, t: u64, m: usize) -> f64 {
     full.max(decorrelated_at_most(base, cap, k, t, m))
 }
 
+/// An intent (agent, messageId) and its plain backoffs as (seq of the resend, gap ms).
+type Schedule<'a> = ((&'a str, &'a str), Vec<(u64, u64)>);
+
 /// DLG-RETRY-02: resends of one intent after a transient failure honour `Retry-After`, stay
 /// within about the cap, grow exponentially whatever the jitter, and are jittered (two intents
 /// do not keep the same schedule). See the module doc for what each part takes as evidence.
@@ -277,8 +280,8 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
         }
     }
     let mut any = false;
-    // Per intent, its plain backoffs (no Retry-After) as (seq of the resend, gap ms).
-    let mut schedules: Vec<((&str, &str), Vec<(u64, u64)>)> = Vec::new();
+    // Per intent, its plain backoffs (no Retry-After).
+    let mut schedules: Vec<Schedule> = Vec::new();
     for (intent, sends) in &intents {
         // The backoff gaps: from a send whose attempt failed transiently to the next send of the
         // same intent within one process life.
@@ -381,7 +384,7 @@ pub(super) fn retries_back_off(ev: &Evidence) -> Check {
         schedules.push((*intent, plain.iter().map(|g| (g.1, g.2)).collect()));
     }
     // Jitter: two intents that keep the same schedule (see the module doc).
-    let long: Vec<&((&str, &str), Vec<(u64, u64)>)> = schedules
+    let long: Vec<&Schedule> = schedules
         .iter()
         .filter(|(_, g)| g.len() >= JITTER_MIN_GAPS)
         .collect();
@@ -814,7 +817,12 @@ mod tests {
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let runs = 100_000;
-        for (t, k, m) in [(100u64, 7usize, 1usize), (120, 9, 1), (150, 9, 0), (200, 10, 1)] {
+        for (t, k, m) in [
+            (100u64, 7usize, 1usize),
+            (120, 9, 1),
+            (150, 9, 0),
+            (200, 10, 1),
+        ] {
             let (mut full, mut dec) = (0u32, 0u32);
             for _ in 0..runs {
                 let (mut above_full, mut above_dec, mut prev) = (0, 0, 50.0f64);
@@ -838,8 +846,14 @@ mod tests {
             );
             // Exact for full jitter, rounded up for decorrelated jitter; within the simulation's
             // error.
-            assert!((f - sim_full).abs() <= 0.1 * sim_full + 2e-4, "full {t} {k} {m}: {f} vs {sim_full}");
-            assert!(d >= 0.9 * sim_dec - 2e-4 && d <= 2.0 * sim_dec + 2e-4, "decorrelated {t} {k} {m}: {d} vs {sim_dec}");
+            assert!(
+                (f - sim_full).abs() <= 0.1 * sim_full + 2e-4,
+                "full {t} {k} {m}: {f} vs {sim_full}"
+            );
+            assert!(
+                d >= 0.9 * sim_dec - 2e-4 && d <= 2.0 * sim_dec + 2e-4,
+                "decorrelated {t} {k} {m}: {d} vs {sim_dec}"
+            );
         }
     }
 
