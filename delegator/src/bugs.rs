@@ -42,6 +42,11 @@ pub enum Bug {
     /// Push tokens and scoped credentials are written in plaintext to a debug log under the
     /// store directory (DLG-SECRET-01).
     PersistSecrets,
+    /// Polling never slows down: every `GetTask` waits the first polling interval (DLG-OBS-05).
+    ConstantPollInterval,
+    /// Every retry of a failed call waits the base backoff, no growth and no jitter (a
+    /// `Retry-After` is still honoured) (DLG-RETRY-02).
+    FixedRetryBackoff,
 }
 
 impl Bug {
@@ -62,6 +67,8 @@ impl Bug {
         Bug::IgnoreUnknownState,
         Bug::NoInputCap,
         Bug::PersistSecrets,
+        Bug::ConstantPollInterval,
+        Bug::FixedRetryBackoff,
     ];
 
     /// The name used on the command line.
@@ -82,6 +89,8 @@ impl Bug {
             Bug::IgnoreUnknownState => "ignore-unknown-state",
             Bug::NoInputCap => "no-input-cap",
             Bug::PersistSecrets => "persist-secrets",
+            Bug::ConstantPollInterval => "constant-poll-interval",
+            Bug::FixedRetryBackoff => "fixed-retry-backoff",
         }
     }
 
@@ -178,7 +187,7 @@ mod tests {
         for b in Bug::ALL {
             assert_eq!(Bug::parse(b.name()), Some(*b));
         }
-        assert_eq!(Bug::ALL.len(), 15);
+        assert_eq!(Bug::ALL.len(), 17);
         assert_eq!(Bug::parse("nope"), None);
     }
 

@@ -753,6 +753,57 @@ mod retries {
 mod push {
     use super::*;
 
+    /// A push about the task arrives while the delegator backs off after its send's response
+    /// was dropped (the send had landed): the resend still waits its backoff (DLG-RETRY-02;
+    /// the explore finding DLG-RETRY-02 at seed 153, where the push cut the sleep to 2-5 ms).
+    #[tokio::test]
+    async fn a_push_does_not_cut_a_send_backoff_short() {
+        let net = network(vec![
+            agent("a")
+                .push_notifications(true)
+                .queue_fault(Method::SendMessage, Fault::DropResponse, 1)
+                .mount(MockAgent::when().state(TaskState::Completed))
+                .build(),
+        ])
+        .await;
+        // Equal jitter over base 400 ms: the first backoff is at least 200 ms.
+        let o = Options {
+            retry_base_ms: 400,
+            retry_cap_ms: 400,
+            ..opts()
+        };
+        let mut h = start(&net, o, true).await;
+        let mut r = req("d1");
+        r.artifact_spec.streaming_preferred = false;
+        let out = h.run(r).await;
+        assert_eq!(out.state, DelegationState::Completed, "{out:?}");
+        let entries = net.journal().entries();
+        let dropped = entries
+            .iter()
+            .find(|e| matches!(e.event, a2a_mock_agents::Event::ConnectionDropped { .. }))
+            .expect("the first response was dropped");
+        let resend = entries
+            .iter()
+            .filter(|e| e.seq > dropped.seq)
+            .find(|e| e.rpc_request().is_some_and(|q| q.method == "SendMessage"))
+            .expect("a resend");
+        // The situation arose: the push reached the webhook before the resend.
+        assert!(
+            entries.iter().any(|e| e.seq > dropped.seq
+                && e.seq < resend.seq
+                && matches!(
+                    e.event,
+                    a2a_mock_agents::Event::Push {
+                        status: Some(200),
+                        ..
+                    }
+                )),
+            "no push during the backoff: {entries:?}"
+        );
+        let gap_ms = (resend.at_us - dropped.at_us) / 1000;
+        assert!(gap_ms >= 190, "resent {gap_ms} ms after the drop");
+    }
+
     #[tokio::test]
     async fn push_is_configured_with_a_token_and_wakes_the_delegator() {
         let net = scripted(

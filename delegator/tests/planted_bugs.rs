@@ -258,3 +258,60 @@ async fn persist_secrets() {
         "the credential is in the store's debug log"
     );
 }
+
+/// The journal times (µs) of `agent`'s requests of `method`, in order.
+fn request_times(net: &Network, agent: &str, method: &str) -> Vec<u64> {
+    net.journal()
+        .entries()
+        .into_iter()
+        .filter(|e| {
+            e.rpc_request()
+                .is_some_and(|r| r.method == method && r.agent == agent)
+        })
+        .map(|e| e.at_us)
+        .collect()
+}
+
+#[tokio::test]
+async fn constant_poll_interval() {
+    let net = scripted(agent("a"), vec![Step::gate("g"), completed()]).await;
+    // First interval 20 ms, backing off ×1.5 up to 200 ms: twelve polls take a backing-off
+    // poller at least 20+30+45+67+101+151+200·5 = 1414 ms.
+    let o = Options {
+        poll_interval_ms: 20,
+        ..opts()
+    };
+    let mut h = start(&net, Bug::ConstantPollInterval, o).await;
+    h.engine.delegate(req("d1")).await.unwrap();
+    support::wait_count(&net, "a", "GetTask", 12).await;
+    net.open_gate("g");
+    assert_eq!(h.done("d1").await.state, DelegationState::Completed);
+    let polls = request_times(&net, "a", "GetTask");
+    let span_ms = (polls[11] - polls[0]) / 1000;
+    assert!(span_ms < 1414, "twelve polls over {span_ms} ms");
+}
+
+#[tokio::test]
+async fn fixed_retry_backoff() {
+    let net = network(vec![
+        agent("a")
+            .queue_fault(Method::SendMessage, support::busy(), 6)
+            .build(),
+    ])
+    .await;
+    // Base 40 ms, cap 4 s: equal jitter waits at least 20+40+80+160+320+640 = 1260 ms over six
+    // backoffs.
+    let o = Options {
+        retry_base_ms: 40,
+        retry_cap_ms: 4_000,
+        ..opts()
+    };
+    let mut h = start(&net, Bug::FixedRetryBackoff, o).await;
+    let mut r = req("d1");
+    r.max_retries = 6;
+    assert_eq!(h.run(r).await.state, DelegationState::Completed);
+    let sends = request_times(&net, "a", "SendMessage");
+    assert_eq!(sends.len(), 7);
+    let span_ms = (sends[6] - sends[0]) / 1000;
+    assert!(span_ms < 1260, "six backoffs over {span_ms} ms");
+}

@@ -131,6 +131,11 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     ("no-input-cap", &["DLG-INPUT-04"], &["DLG-OBS-01"]),
     // Push tokens and scoped credentials in a debug log under the store: the secret scan.
     ("persist-secrets", &["DLG-SECRET-01"], &[]),
+    // Polling at the first interval through the long quiet stretches of states.slow-progress
+    // and cards.no-optional-capabilities (and a recovery case's).
+    ("constant-poll-interval", &["DLG-OBS-05"], &[]),
+    // A constant pause at the base: retries.backoff-grows, ten backoffs per delegation.
+    ("fixed-retry-backoff", &["DLG-RETRY-02"], &[]),
 ];
 
 /// The slowest case (a 32 MiB stream) shows nothing about these bugs that faster cases do not.

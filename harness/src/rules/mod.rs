@@ -48,5 +48,6 @@ pub use evidence::{
 };
 pub use limit::MIN_DEADLINE_MARGIN_MS;
 pub use names::{TRAP_MARKER, trap_hits};
+pub use obs::DEFAULT_POLL_INTERVAL_MS;
 pub use registry::{Check, Level, Rule, registry};
 pub use retry::{DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_CAP_MS};

@@ -279,13 +279,77 @@ pub(super) fn forged_push_rejected(ev: &Evidence) -> Check {
     and_then(outcome_expected(ev))
 }
 
+/// The `poll_interval_ms` the harness gives a delegator unless the scenario overrides it: its
+/// first polling interval, the unit DLG-OBS-05 measures backing off in.
+pub const DEFAULT_POLL_INTERVAL_MS: u64 = 50;
+
+/// DLG-OBS-05 judges a quiet stretch once it lasted this many first polling intervals from its
+/// first poll, and looks at the polls after [`LATE_AFTER_INTERVALS`] of them.
+const QUIET_INTERVALS: u64 = 20;
+/// Where the late part of a quiet stretch begins, in first polling intervals after its first poll:
+/// by then any backoff has slowed down (a poller doubling from the first interval has made at
+/// least four polls, since 1+2+4 < 10).
+const LATE_AFTER_INTERVALS: u64 = 10;
+/// The late polls of a stretch are on average at least this many first polling intervals
+/// apart: a poller backing off ×1.5 is past 3 by then, one doubling past 8 (with full jitter,
+/// 4 on average), and a cap of three intervals or more keeps it there.
+const SLOWED_INTERVALS: u64 = 3;
+/// Polls the late part may hold beyond its length over [`SLOWED_INTERVALS`] first intervals (the
+/// count of a poller exactly at that pace, plus one at each end).
+const LATE_SLACK: u64 = 2;
+
+/// What changes a task (it ends a quiet stretch): a state, a continuation, an artifact, a
+/// purge, a delegation, its creation.
+fn task_changed(e: &Event) -> Option<(&str, Option<&str>)> {
+    match e {
+        Event::TaskState { task_id, state } => Some((task_id, Some(state))),
+        Event::TaskCreated { task_id, .. }
+        | Event::Continued { task_id, .. }
+        | Event::ArtifactChunk { task_id, .. }
+        | Event::ArtifactSent { task_id, .. }
+        | Event::TaskPurged { task_id }
+        | Event::Delegated { task_id, .. } => Some((task_id, None)),
+        _ => None,
+    }
+}
+
+/// One quiet stretch of a task judged by DLG-OBS-05: the polls (µs) in it, from its first, and
+/// its end (µs).
+struct Quiet<'a> {
+    task: &'a str,
+    /// (seq, µs) of each poll.
+    polls: Vec<(u64, u64)>,
+    end_us: u64,
+}
+
 /// DLG-OBS-05: polling backs off. A GetTask that a push notification prompted is not polling:
 /// each push the delegator's webhook accepted (2xx) for a task licenses one read of that task,
 /// matched to the GetTask nearest in time (the agent journals a push after the webhook answered,
 /// so the read it prompts may come before or after that entry). Pushes are the agent's pace,
-/// not the delegator's; the remaining GetTasks are polls and are judged by their rate.
+/// not the delegator's; the remaining GetTasks are polls.
+///
+/// Backing off is judged where it must show: in a *quiet stretch* of a task (no state change,
+/// continuation, artifact or other change at the agent; the task not final; one process life)
+/// that the delegator polled at least twice and that lasted [`QUIET_INTERVALS`] first polling
+/// intervals P (`poll_interval_ms`) from its first poll. Its polls after the first
+/// [`LATE_AFTER_INTERVALS`]·P are the late ones: a poller that backs off (exponentially, in steps,
+/// with any jitter, up to a cap of at least [`SLOWED_INTERVALS`]·P) is by then polling that far
+/// apart on average, so more late polls than the late part's length over
+/// [`SLOWED_INTERVALS`]·P (plus [`LATE_SLACK`]) are a poller that never slowed down (FAIL). A
+/// count, not single intervals: one delayed poll does not hide a constant poller, and one short
+/// jittered interval does not fail a backing-off one. Polls are timed by their arrival at the
+/// agent, so load only spreads them: it can hide a constant poller, never fail a backing-off
+/// one. Few polls, a stretch polled slowly, push-driven observation with a slow reconciliation
+/// poll all PASS. A backoff that restarts at a change is fine (the stretch starts at the
+/// change); a cap below three first intervals is not backing off. Apart from stretches, a burst
+/// of eight or more polls above 50/s of one task fails too. Observation by stream or push alone
+/// (no polls) is NOT EXERCISED.
 pub(super) fn polling_backs_off(ev: &Evidence) -> Check {
-    let mut per_task: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    let p_us = super::retry::option_ms(ev, "poll_interval_ms", DEFAULT_POLL_INTERVAL_MS)
+        .max(1)
+        .saturating_mul(1000);
+    // Per task, its polls as (seq, µs).
+    let mut per_task: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
     let mut pushes: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for e in ev.journal {
         match &e.event {
@@ -295,7 +359,7 @@ pub(super) fn polling_backs_off(ev: &Evidence) -> Check {
                 ..
             } if v1_method(m) == Some(Method::GetTask) => {
                 if let Some(t) = params.get("id").and_then(Value::as_str) {
-                    per_task.entry(t).or_default().push(e.at_us);
+                    per_task.entry(t).or_default().push((e.seq, e.at_us));
                 }
             }
             Event::Push {
@@ -306,27 +370,27 @@ pub(super) fn polling_backs_off(ev: &Evidence) -> Check {
             _ => {}
         }
     }
-    for (t, times) in per_task.iter_mut() {
+    for (t, polls) in per_task.iter_mut() {
         for p in pushes.get(t).into_iter().flatten() {
-            if let Some(i) = (0..times.len()).min_by_key(|&i| times[i].abs_diff(*p)) {
-                times.swap_remove(i);
+            if let Some(i) = (0..polls.len()).min_by_key(|&i| polls[i].1.abs_diff(*p)) {
+                polls.remove(i);
             }
         }
     }
-    per_task.retain(|_, times| !times.is_empty());
+    per_task.retain(|_, polls| !polls.is_empty());
+    let observed_otherwise = ev.journal.iter().any(|e| {
+        matches!(
+            &e.event,
+            Event::SseEvent { .. }
+                | Event::Push {
+                    status: Some(200..=299),
+                    ..
+                }
+        )
+    });
     if per_task.is_empty() {
         // Observed by a stream or push instead of polling: another correct path.
-        let observed = ev.journal.iter().any(|e| {
-            matches!(
-                &e.event,
-                Event::SseEvent { .. }
-                    | Event::Push {
-                        status: Some(200..=299),
-                        ..
-                    }
-            )
-        });
-        return if observed {
+        return if observed_otherwise {
             Check::NotExercised {
                 why: "the delegator observed its tasks by streaming or push, not by polling".into(),
             }
@@ -334,25 +398,126 @@ pub(super) fn polling_backs_off(ev: &Evidence) -> Check {
             Check::NotApplicable
         };
     }
-    for (t, mut times) in per_task {
+    for (t, polls) in &per_task {
         // A handful of polls is not hammering, whatever their spacing.
-        if times.len() < 8 {
+        if polls.len() < 8 {
             continue;
         }
+        let mut times: Vec<u64> = polls.iter().map(|p| p.1).collect();
         times.sort_unstable();
         let span_s = times[times.len() - 1].saturating_sub(times[0]) as f64 / 1e6;
         let rate = times.len() as f64 / span_s.max(0.001);
-        // Only the rate is judged: a delegator may legitimately read the task at once when a
-        // stream event wakes it, so single short gaps are fine.
+        // A delegator may legitimately read the task at once when a stream event wakes it, so
+        // single short gaps are fine; a burst is not.
         if rate > 50.0 {
             return fail(
                 format!("GetTask on {t} backs off (at most 50 polls/s)"),
                 format!("{} polls at {rate:.0}/s", times.len()),
-                vec![],
+                polls.iter().map(|p| p.0).take(8).collect(),
+            );
+        }
+    }
+    let stretches = quiet_stretches(ev, &per_task, p_us);
+    if stretches.is_empty() {
+        return if observed_otherwise {
+            Check::NotExercised {
+                why: format!(
+                    "no task was polled through a quiet stretch of {QUIET_INTERVALS} polling intervals: the delegator observed by streaming or push"
+                ),
+            }
+        } else {
+            Check::NotApplicable
+        };
+    }
+    for q in &stretches {
+        let first = q.polls[0].1;
+        let late_from = first + LATE_AFTER_INTERVALS * p_us;
+        let late: Vec<(u64, u64)> = q
+            .polls
+            .iter()
+            .copied()
+            .filter(|p| p.1 >= late_from)
+            .collect();
+        let length = q.end_us.saturating_sub(late_from);
+        let allowed = length / (SLOWED_INTERVALS * p_us) + LATE_SLACK;
+        if late.len() as u64 > allowed {
+            let ms = |us: u64| us / 1000;
+            let intervals = late.windows(2).map(|w| ms(w[1].1.saturating_sub(w[0].1)));
+            return fail(
+                format!(
+                    "polling {} backs off while nothing changes: after {} ms of a quiet stretch, polls on average at least {} ms apart (three first polling intervals), at most {allowed} in its last {} ms",
+                    q.task,
+                    ms(LATE_AFTER_INTERVALS * p_us),
+                    ms(SLOWED_INTERVALS * p_us),
+                    ms(length)
+                ),
+                format!(
+                    "{} polls in those {} ms (of {} over {} ms of no change), intervals {} ms",
+                    late.len(),
+                    ms(length),
+                    q.polls.len(),
+                    ms(q.end_us.saturating_sub(first)),
+                    super::words::list(intervals)
+                ),
+                late.iter().map(|p| p.0).take(8).collect(),
             );
         }
     }
     Check::Pass
+}
+
+/// The quiet stretches of the polled tasks that DLG-OBS-05 judges (see [`polling_backs_off`]):
+/// each at least [`QUIET_INTERVALS`]·P long from its first poll, with two polls or more.
+fn quiet_stretches<'a>(
+    ev: &Evidence,
+    per_task: &BTreeMap<&'a str, Vec<(u64, u64)>>,
+    p_us: u64,
+) -> Vec<Quiet<'a>> {
+    let last_us = ev.journal.iter().map(|e| e.at_us).max().unwrap_or(0);
+    let mut out = Vec::new();
+    for (task, polls) in per_task {
+        // The boundaries of its stretches: (seq, µs, state after it is final).
+        let mut bounds: Vec<(u64, u64, bool)> = Vec::new();
+        let mut terminal = false;
+        for e in ev.journal {
+            if let Some((t, state)) = task_changed(&e.event)
+                && t == *task
+            {
+                if let Some(s) = state {
+                    terminal =
+                        a2a_protocol::TaskState::parse_lenient(s).is_some_and(|s| s.is_terminal());
+                }
+                bounds.push((e.seq, e.at_us, terminal));
+            }
+            if ev.crash_seq == Some(e.seq) {
+                // A new process life: its polling starts over.
+                bounds.push((e.seq, e.at_us, terminal));
+            }
+        }
+        // Stretch k runs from bound k (or the journal's start) to bound k+1 (or its end).
+        let mut starts: Vec<(u64, bool)> = vec![(0, false)];
+        starts.extend(bounds.iter().map(|b| (b.0, b.2)));
+        for (k, &(from_seq, final_state)) in starts.iter().enumerate() {
+            if final_state {
+                continue;
+            }
+            let (to_seq, end_us) = bounds.get(k).map_or((u64::MAX, last_us), |b| (b.0, b.1));
+            let in_it: Vec<(u64, u64)> = polls
+                .iter()
+                .filter(|(seq, _)| *seq > from_seq && *seq < to_seq)
+                .copied()
+                .collect();
+            if in_it.len() < 2 || end_us.saturating_sub(in_it[0].1) < QUIET_INTERVALS * p_us {
+                continue;
+            }
+            out.push(Quiet {
+                task,
+                polls: in_it,
+                end_us,
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -581,5 +746,256 @@ mod tests {
         // The same pushes plus 10 polls at 1000/s: hammering all the same.
         let c = push_prompted_reads(17, 10);
         assert!(fails(c.check(checker("DLG-OBS-05"))));
+    }
+
+    /// Task t1 WORKING from time 0 (ms) until `end_ms`, then COMPLETED; a GetTask of t1 at each
+    /// time of `polls` (ms), and the state changes of `changes` (ms, WORKING again) between.
+    fn polled(polls: &[u64], changes: &[u64], end_ms: u64) -> Case {
+        let mut c = Case::new(&delegation(""));
+        let (s, r) = c.j.send("a", "m1", "do the thing", json!({}));
+        c.j.at(s, 0);
+        let s = c.j.created("a", "t1", "c1", "m1", false);
+        c.j.at(s, 0);
+        let s =
+            c.j.resp("a", r, 200, None, json!({"result": {"task": {"id": "t1"}}}));
+        c.j.at(s, 0);
+        let s = c.j.state("a", "t1", "TASK_STATE_WORKING");
+        c.j.at(s, 0);
+        let mut events: Vec<(u64, bool)> = polls.iter().map(|p| (*p, true)).collect();
+        events.extend(changes.iter().map(|c| (*c, false)));
+        events.push((end_ms, false));
+        events.sort();
+        let n = events.len();
+        for (i, (ms, poll)) in events.into_iter().enumerate() {
+            let s = if poll {
+                c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]).0
+            } else if i + 1 == n {
+                c.j.state("a", "t1", "TASK_STATE_COMPLETED")
+            } else {
+                c.j.state("a", "t1", "TASK_STATE_WORKING")
+            };
+            c.j.at(s, ms * 1000);
+        }
+        c
+    }
+
+    /// Poll times (ms) from `first`, each interval from `interval(i)` (the i-th, from 0), until
+    /// `until`.
+    fn schedule(first: u64, until: u64, interval: impl Fn(usize) -> u64) -> Vec<u64> {
+        let mut t = first;
+        let mut v = Vec::new();
+        let mut i = 0;
+        while t < until {
+            v.push(t);
+            t += interval(i).max(1);
+            i += 1;
+        }
+        v
+    }
+
+    /// A deterministic stand-in for jitter: the i-th value of a fixed uniform sequence in [0, 1).
+    fn u(i: usize) -> f64 {
+        ((i as u64).wrapping_mul(2654435761) % 1000) as f64 / 1000.0
+    }
+
+    fn obs05(c: &Case) -> Check {
+        c.check(checker("DLG-OBS-05"))
+    }
+
+    #[test]
+    fn obs_05_a_constant_poller_over_a_long_quiet_stretch_fails() {
+        // P = 50 ms: a poller that never slows down (about 20 polls/s, under the 50/s burst cap).
+        let c = polled(&schedule(50, 1500, |_| 50), &[], 1500);
+        assert!(fails(obs05(&c)), "{:?}", obs05(&c));
+        // Constant at 2·P: never three first intervals apart.
+        let c = polled(&schedule(50, 2000, |_| 100), &[], 2000);
+        assert!(fails(obs05(&c)), "{:?}", obs05(&c));
+        // Constant, under load: intervals of 50-90 ms, a few delayed to 300 ms.
+        let c = polled(
+            &schedule(50, 2000, |i| {
+                if i % 7 == 3 {
+                    300
+                } else {
+                    50 + (u(i) * 40.0) as u64
+                }
+            }),
+            &[],
+            2000,
+        );
+        assert!(fails(obs05(&c)), "{:?}", obs05(&c));
+    }
+
+    #[test]
+    fn obs_05_backing_off_passes_whatever_the_schedule() {
+        let cases: Vec<(&str, Vec<u64>)> = vec![
+            // ×1.5 up to 10·P, as the reference delegator.
+            (
+                "exponential ×1.5, capped",
+                schedule(50, 3000, |i| {
+                    (50.0 * 1.5f64.powi(i as i32)).min(500.0) as u64
+                }),
+            ),
+            // ×2 with equal jitter.
+            (
+                "exponential ×2, equal jitter",
+                schedule(50, 3000, |i| {
+                    let e = (50u64 << i.min(10)).min(1000) as f64;
+                    (e / 2.0 + u(i) * e / 2.0) as u64
+                }),
+            ),
+            // ×2 with full jitter: each interval anywhere in [0, E].
+            (
+                "exponential ×2, full jitter",
+                schedule(50, 3000, |i| {
+                    let e = (50u64 << i.min(10)).min(1000) as f64;
+                    (u(i + 7) * e) as u64
+                }),
+            ),
+            // Ten polls at P, then every 5·P.
+            (
+                "stepped",
+                schedule(50, 3000, |i| if i < 10 { 50 } else { 250 }),
+            ),
+            // A capped backoff that reached its cap (500 ms) before this stretch.
+            ("at its cap", schedule(300, 3000, |_| 500)),
+            // A constant poll three first intervals apart or slower.
+            ("constant at 3·P", schedule(50, 3000, |_| 150)),
+            // A slow reconciliation poll (push does the rest).
+            ("slow reconciliation", vec![900, 2400]),
+            // Under load the first intervals came late: it still slows down.
+            (
+                "exponential, early polls delayed",
+                schedule(50, 3000, |i| {
+                    if i < 3 {
+                        300
+                    } else {
+                        (50.0 * 1.5f64.powi(i as i32)).min(500.0) as u64
+                    }
+                }),
+            ),
+        ];
+        for (name, polls) in cases {
+            let c = polled(&polls, &[], 3000);
+            assert_eq!(obs05(&c), Check::Pass, "{name}: {polls:?}");
+        }
+    }
+
+    #[test]
+    fn obs_05_jittered_backoffs_pass_run_after_run() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for run in 0..300 {
+            // Doubling from P up to 10·P, full jitter (anywhere in [0, E]) or equal jitter, plus
+            // 0-40 ms of the machine; 3 s without a change.
+            let full = run % 2 == 0;
+            let mut polls = Vec::new();
+            let (mut t, mut e) = (50.0f64, 50.0f64);
+            while t < 3000.0 {
+                polls.push(t as u64);
+                let sleep = if full {
+                    rng.random_range(0.0..=e)
+                } else {
+                    e / 2.0 + rng.random_range(0.0..=e / 2.0)
+                };
+                t += sleep + rng.random_range(1.0..=40.0);
+                e = (e * 2.0).min(500.0);
+            }
+            let c = polled(&polls, &[], 3000);
+            assert_eq!(obs05(&c), Check::Pass, "run {run}: {polls:?}");
+        }
+    }
+
+    #[test]
+    fn obs_05_a_backoff_that_restarts_at_each_change_passes() {
+        // The task changes at 1000 and 2500 ms; the poller starts over from P at each change it
+        // sees and backs off ×1.5 in between.
+        let backoff = |from: u64, until: u64| {
+            schedule(from, until, |i| {
+                (50.0 * 1.5f64.powi(i as i32)).min(500.0) as u64
+            })
+        };
+        let mut polls = backoff(50, 1000);
+        polls.extend(backoff(1010, 2500));
+        polls.extend(backoff(2510, 4500));
+        let c = polled(&polls, &[1000, 2500], 4500);
+        assert_eq!(obs05(&c), Check::Pass);
+        // The same constant poller with changes every 300 ms: no stretch long enough to judge.
+        let changes: Vec<u64> = (1..10).map(|k| k * 300).collect();
+        let c = polled(&schedule(50, 3000, |_| 50), &changes, 3000);
+        assert_eq!(obs05(&c), Check::NotApplicable);
+    }
+
+    #[test]
+    fn obs_05_a_short_wait_is_not_judged() {
+        // 600 ms of constant polling: under 20 first intervals, nothing shows yet.
+        let c = polled(&schedule(50, 600, |_| 50), &[], 600);
+        assert_eq!(obs05(&c), Check::NotApplicable);
+        // The polls of a final task are not a running task's polling.
+        let mut c = polled(&[20], &[], 40);
+        for t in schedule(100, 2000, |_| 50) {
+            let (s, _) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+            c.j.at(s, t * 1000);
+        }
+        assert_eq!(obs05(&c), Check::NotApplicable);
+    }
+
+    #[test]
+    fn obs_05_a_restart_starts_a_new_stretch() {
+        // Constant polling from 50 to 700 ms, killed, then a backing-off process: the killed
+        // process's stretch was too short, the new one backs off.
+        let mut polls = schedule(50, 700, |_| 50);
+        polls.extend(schedule(800, 2500, |i| {
+            (50.0 * 1.5f64.powi(i as i32)).min(500.0) as u64
+        }));
+        let mut c = polled(&polls, &[], 2500);
+        let kill =
+            c.j.entries
+                .iter()
+                .find(|e| e.at_us == 650_000)
+                .map(|e| e.seq);
+        c.crash = kill;
+        assert_eq!(obs05(&c), Check::Pass);
+        // Without the kill it is one stretch whose late part (from 550 ms) begins with 50 ms
+        // polls, but it slowed down after: still a PASS.
+        c.crash = None;
+        assert_eq!(obs05(&c), Check::Pass);
+    }
+
+    #[test]
+    fn obs_05_push_driven_observation_passes_or_is_not_exercised() {
+        // Pushes prompt the reads; a reconciliation poll twice in 2.5 s.
+        let mut c = polled(&[1000, 2400], &[], 2500);
+        for at in [300u64, 600, 900] {
+            let s = c.j.push(
+                "a",
+                Event::Push {
+                    task_id: "t1".into(),
+                    url: "http://127.0.0.1:1/a2a-webhook/d1".into(),
+                    status: Some(200),
+                    error: None,
+                },
+            );
+            c.j.at(s, at * 1000);
+            let (s, _) = c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+            c.j.at(s, at * 1000 + 1000);
+        }
+        assert_eq!(obs05(&c), Check::Pass);
+        // Pushes alone, one reconciliation poll: polling did not happen to judge.
+        let mut c = polled(&[1000], &[], 2500);
+        let s = c.j.push(
+            "a",
+            Event::Push {
+                task_id: "t1".into(),
+                url: "http://127.0.0.1:1/a2a-webhook/d1".into(),
+                status: Some(200),
+                error: None,
+            },
+        );
+        c.j.at(s, 300_000);
+        assert!(
+            matches!(obs05(&c), Check::NotExercised { .. }),
+            "{:?}",
+            obs05(&c)
+        );
     }
 }

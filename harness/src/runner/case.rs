@@ -966,7 +966,7 @@ fn init_options(seed: u64, overrides: &BTreeMap<String, Value>) -> InitOptions {
         seed: Some(seed),
         retry_base_ms: Some(crate::rules::DEFAULT_RETRY_BASE_MS),
         retry_cap_ms: Some(crate::rules::DEFAULT_RETRY_CAP_MS),
-        poll_interval_ms: Some(50),
+        poll_interval_ms: Some(crate::rules::DEFAULT_POLL_INTERVAL_MS),
         deadline_margin_ms: Some(200),
         ..InitOptions::default()
     };

@@ -27,6 +27,17 @@ impl Run {
     /// Sleep for `d`, unless a control message or the local deadline interrupts (a push
     /// notification ends the sleep early, remembered in `pending_push_hint`).
     pub(super) async fn sleep_or_interrupt(&mut self, d: Duration) -> Option<Interrupt> {
+        self.sleep_or_interrupt_with(d, true).await
+    }
+
+    /// [`Self::sleep_or_interrupt`], where `wake_on_push` says whether a push notification
+    /// ends the sleep early; without it the push is only remembered (`pending_push_hint`) and
+    /// the sleep goes on: a retry backoff is not cut short by a push (DLG-RETRY-02).
+    pub(super) async fn sleep_or_interrupt_with(
+        &mut self,
+        d: Duration,
+        wake_on_push: bool,
+    ) -> Option<Interrupt> {
         let until = Instant::now() + d;
         loop {
             tokio::select! {
@@ -36,7 +47,12 @@ impl Run {
                 }
                 c = self.ctl.recv() => match c {
                     Some(Control::Cancel) => return Some(Interrupt::Cancel),
-                    Some(Control::PushHint) => { self.pending_push_hint = true; return None; }
+                    Some(Control::PushHint) => {
+                        self.pending_push_hint = true;
+                        if wake_on_push {
+                            return None;
+                        }
+                    }
                     Some(other) => tracing::debug!("ignored control {other:?}"),
                     None => return None,
                 },

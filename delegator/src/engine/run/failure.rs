@@ -8,6 +8,7 @@
 //! spends one of the three retry budgets (the first send, observation, continuation).
 
 use super::{Final, Interrupt, Next, Run};
+use crate::bugs::Bug;
 use crate::client::ClientError;
 use crate::policy::{self, ErrorAction, Op};
 use crate::store::DelegationState;
@@ -323,15 +324,26 @@ impl Run {
                 reason,
             )));
         }
-        let d = policy::retry_delay(
-            tries - 1,
-            self.opts().retry_base_ms,
-            self.opts().retry_cap_ms,
-            e.retry_after(),
-            &mut self.rng,
-        );
+        let d = if self.bugs.has(Bug::FixedRetryBackoff) {
+            Duration::from_millis(self.opts().retry_base_ms)
+                .max(e.retry_after().unwrap_or_default())
+        } else {
+            policy::retry_delay(
+                tries - 1,
+                self.opts().retry_base_ms,
+                self.opts().retry_cap_ms,
+                e.retry_after(),
+                &mut self.rng,
+            )
+        };
         self.save().await;
-        let interrupt = self.sleep_or_interrupt(d).await?;
+        // A push does not cut a resend's backoff short (DLG-RETRY-02): it proves the agent
+        // processed something, not that resending at once is welcome, and a send or a
+        // continuation whose response was dropped is resent (same messageId) only after its
+        // backoff. A failed read of the task, on the other hand, may follow the push at once:
+        // that read is the agent's pace (the push is remembered either way).
+        let wake_on_push = budget == Budget::Observe;
+        let interrupt = self.sleep_or_interrupt_with(d, wake_on_push).await?;
         Some(match (budget, interrupt) {
             // No task yet: nothing to cancel.
             (Budget::Send, Interrupt::Deadline) => Next::Finish(Final::new(

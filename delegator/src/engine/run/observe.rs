@@ -113,7 +113,7 @@ impl Run {
             if let Some(n) = self.on_task_snapshot(task, false).await {
                 return n;
             }
-            interval = if self.rec.state != before {
+            interval = if self.rec.state != before || self.bugs.has(Bug::ConstantPollInterval) {
                 base
             } else {
                 interval.mul_f64(1.5).min(cap)
