@@ -214,7 +214,7 @@ fn answer_sources_recorded(ev: &Evidence) -> Result<bool, Check> {
                 .map(|(k, _)| format!("inputs.{k}"))
                 .collect();
             let from_caller = callers.iter().any(|c| !c.is_empty() && text.contains(c));
-            let mut origins = held.clone();
+            let mut origins = held;
             if from_caller {
                 origins.push("caller".into());
             }
