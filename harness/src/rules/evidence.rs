@@ -2,7 +2,7 @@
 //! delegation a request belongs to, the tasks an agent created, the agent's truth about task states.
 
 use super::registry::Check;
-use crate::scenario::{Delegation, Scenario};
+use crate::scenario::{Child, Delegation, Scenario};
 use a2a_driver_contract::{DelegationState, Done, EscalationKind, FromDelegator, Outcome};
 use a2a_mock_agents::{Entry, Event};
 use a2a_protocol::{Method, compat03};
@@ -283,6 +283,46 @@ pub(super) fn delegation_with_text<'a>(ev: &'a Evidence, text: &str) -> Option<&
         .iter()
         .filter(|d| text.contains(&d.text))
         .max_by_key(|d| d.text.len())
+}
+
+/// The delegation whose work a new send carries, and the fan-out child it is, if any: a send whose
+/// text holds a child's text is that child's, of the child's parent delegation (the longest
+/// matching child text wins); any other send is the delegation [`delegation_of`] finds. Sends one
+/// mock agent made to another (sub-delegation) are no delegation's.
+pub(super) fn work_of<'a>(
+    ev: &'a Evidence,
+    r: &Req,
+) -> Option<(&'a Delegation, Option<&'a Child>)> {
+    if r.from_mock_peer() {
+        return None;
+    }
+    let text = r.text();
+    let child = ev
+        .scenario
+        .delegations
+        .iter()
+        .flat_map(|d| d.children.iter().map(move |c| (d, c)))
+        .filter(|(_, c)| text.contains(&c.text))
+        .max_by_key(|(_, c)| c.text.len());
+    match child {
+        Some((d, c)) => Some((d, Some(c))),
+        None => delegation_of(ev, r).map(|d| (d, None)),
+    }
+}
+
+/// The chain a delegation arrived with, as the harness gave it (the token `$self` is the
+/// delegator's own URL).
+pub(super) fn incoming_chain(ev: &Evidence, d: &Delegation) -> Vec<String> {
+    d.chain
+        .iter()
+        .map(|c| {
+            if c == "$self" {
+                ev.self_url.to_string()
+            } else {
+                c.clone()
+            }
+        })
+        .collect()
 }
 
 pub(super) fn agent_spec<'a>(

@@ -92,27 +92,42 @@ pub(super) fn answers_continue_task_with_new_message_id(ev: &Evidence) -> Check 
     Check::Pass
 }
 
+/// The messages that answer a question of delegation `d`: continuations of its tasks sent after
+/// the agent had put that task in INPUT_REQUIRED (any other continuation is not an answer to a
+/// question).
+fn input_answers<'a>(ev: &'a Evidence, d: &Delegation) -> Vec<Req<'a>> {
+    let tasks = tasks_of(ev, &d.id);
+    let asked_before = |t: &str, seq: u64| {
+        ev.journal.iter().any(|e| {
+            e.seq < seq
+                && matches!(&e.event, Event::TaskState { task_id, state }
+                    if task_id == t && state.trim_start_matches("TASK_STATE_") == "INPUT_REQUIRED")
+        })
+    };
+    continuations(ev)
+        .into_iter()
+        .filter(|r| tasks.iter().any(|(t, _)| Some(t.as_str()) == r.task_id()))
+        .filter(|r| r.task_id().is_some_and(|t| asked_before(t, r.seq)))
+        .collect()
+}
+
+/// True when `r` carries, as its `Authorization`, a credential the harness gave `d` for an auth
+/// escalation: an auth continuation, not an input answer.
+fn carries_auth_answer(ev: &Evidence, d: &Delegation, r: &Req) -> bool {
+    ev.given.iter().any(|(id, k, v)| {
+        *id == d.id
+            && *k == EscalationKind::Auth
+            && r.headers.get("authorization").is_some_and(|h| h == v)
+    })
+}
+
 pub(super) fn questions_answered_from_held_data(ev: &Evidence) -> Check {
     let mut any = false;
     for d in &ev.scenario.delegations {
         if d.inputs.is_empty() || d.expect.escalates.is_some() {
             continue;
         }
-        let tasks = tasks_of(ev, &d.id);
-        // An input answer is a message to a task that the agent had put in INPUT_REQUIRED
-        // before it (any other continuation is not an answer to a question).
-        let asked_before = |t: &str, seq: u64| {
-            ev.journal.iter().any(|e| {
-                e.seq < seq
-                    && matches!(&e.event, a2a_mock_agents::Event::TaskState { task_id, state }
-                        if task_id == t && state.trim_start_matches("TASK_STATE_") == "INPUT_REQUIRED")
-            })
-        };
-        let conts: Vec<Req> = continuations(ev)
-            .into_iter()
-            .filter(|r| tasks.iter().any(|(t, _)| Some(t.as_str()) == r.task_id()))
-            .filter(|r| r.task_id().is_some_and(|t| asked_before(t, r.seq)))
-            .collect();
+        let conts = input_answers(ev, d);
         if conts.is_empty() {
             continue;
         }
@@ -138,27 +153,147 @@ pub(super) fn questions_answered_from_held_data(ev: &Evidence) -> Check {
             );
         }
     }
-    Check::held_if_seen(any)
+    match answer_sources_recorded(ev) {
+        Ok(judged) => Check::held_if_seen(any || judged),
+        Err(f) => f,
+    }
+}
+
+/// The recorded source of each input answer (DLG-INPUT-02, "recorded with its source"), judged
+/// when the delegator's snapshot holds a record of the delegation. Each answer the journal shows
+/// (an input continuation, resends of one `messageId` counted once) must be in one of the
+/// record's `input_rounds` of kind `input` (the round whose `answer_message_id` is the answer's,
+/// else one whose `answer` the message text holds or that holds it, else the next unmatched
+/// one: `answer_message_id` is optional in the contract, `answer` and `source` are required),
+/// and that round's `source` must say where the answer came from: `inputs.<key>` for a held
+/// value the answer carries, `caller` for the caller's answer to an escalation. A source may
+/// list several, comma-separated (`inputs.a,inputs.b`); each must name a held key or the
+/// caller, and one must be where the answer came from. A guessed answer (from neither) is
+/// DLG-INPUT-03's, not judged here. Returns whether any answer was judged.
+fn answer_sources_recorded(ev: &Evidence) -> Result<bool, Check> {
+    let mut judged = false;
+    let records = snapshot_records(ev);
+    for d in &ev.scenario.delegations {
+        let Some(rec) = records.iter().find(|r| r.id() == Some(d.id.as_str())) else {
+            continue;
+        };
+        let callers: Vec<&str> = ev
+            .given
+            .iter()
+            .filter(|(id, k, _)| *id == d.id && *k == EscalationKind::Input)
+            .map(|(_, _, v)| v.as_str())
+            .collect();
+        let mut rounds: Vec<&Value> = rec
+            .0
+            .get("input_rounds")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|r| r.get("kind").and_then(Value::as_str) != Some("auth"))
+            .filter(|r| r.get("source").and_then(Value::as_str) != Some("cap_exceeded"))
+            .collect();
+        let mut seen_mids: Vec<String> = Vec::new();
+        for r in input_answers(ev, d) {
+            if carries_auth_answer(ev, d, &r) {
+                continue;
+            }
+            if let Some(m) = r.message_id() {
+                if seen_mids.iter().any(|x| x == m) {
+                    continue;
+                }
+                seen_mids.push(m.to_string());
+            }
+            let text = r.text();
+            let held: Vec<String> = d
+                .inputs
+                .iter()
+                .filter(|(_, v)| {
+                    let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    !v.is_empty() && text.contains(&v)
+                })
+                .map(|(k, _)| format!("inputs.{k}"))
+                .collect();
+            let from_caller = callers.iter().any(|c| !c.is_empty() && text.contains(c));
+            let mut origins = held;
+            if from_caller {
+                origins.push("caller".into());
+            }
+            if origins.is_empty() {
+                continue;
+            }
+            judged = true;
+            let field = |round: &Value, k: &str| {
+                round
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+            };
+            let trimmed = text.trim();
+            let at = rounds
+                .iter()
+                .position(|x| {
+                    r.message_id()
+                        .is_some_and(|m| field(x, "answer_message_id").as_deref() == Some(m))
+                })
+                .or_else(|| {
+                    rounds.iter().position(|x| {
+                        field(x, "answer")
+                            .is_some_and(|a| trimmed.contains(a.as_str()) || a.contains(trimmed))
+                    })
+                })
+                .or_else(|| (!rounds.is_empty()).then_some(0));
+            let Some(at) = at else {
+                return Err(fail(
+                    format!(
+                        "{}: the answer recorded, with its source, in an input round of its snapshot record",
+                        d.id
+                    ),
+                    format!("no input round recorded for the answer {:?}", trimmed),
+                    vec![r.seq],
+                ));
+            };
+            let round = rounds.remove(at);
+            let want = super::words::list(&origins);
+            let Some(source) = field(round, "source") else {
+                return Err(fail(
+                    format!("{}: the answer's source recorded ({want})", d.id),
+                    format!(
+                        "input round {} has no source",
+                        super::words::or_none(round.get("round"), "without a number")
+                    ),
+                    vec![r.seq],
+                ));
+            };
+            let known = |item: &str| {
+                item == "caller" && !callers.is_empty()
+                    || item
+                        .strip_prefix("inputs.")
+                        .is_some_and(|k| d.inputs.contains_key(k))
+            };
+            let items: Vec<&str> = source.split(',').map(str::trim).collect();
+            let right = items.iter().all(|i| known(i))
+                && items.iter().any(|i| origins.iter().any(|o| o == i));
+            if !right {
+                return Err(fail(
+                    format!(
+                        "{}: the answer {:?} recorded with its source ({want})",
+                        d.id, trimmed
+                    ),
+                    format!("source {source:?}"),
+                    vec![r.seq],
+                ));
+            }
+        }
+    }
+    Ok(judged)
 }
 
 pub(super) fn unknown_questions_escalated_not_guessed(ev: &Evidence) -> Check {
     let mut any = false;
     for d in &ev.scenario.delegations {
-        let tasks = tasks_of(ev, &d.id);
-        // An input answer is a message to a task that the agent had put in INPUT_REQUIRED
-        // before it (any other continuation is not an answer to a question).
-        let asked_before = |t: &str, seq: u64| {
-            ev.journal.iter().any(|e| {
-                e.seq < seq
-                    && matches!(&e.event, a2a_mock_agents::Event::TaskState { task_id, state }
-                        if task_id == t && state.trim_start_matches("TASK_STATE_") == "INPUT_REQUIRED")
-            })
-        };
-        let conts: Vec<Req> = continuations(ev)
-            .into_iter()
-            .filter(|r| tasks.iter().any(|(t, _)| Some(t.as_str()) == r.task_id()))
-            .filter(|r| r.task_id().is_some_and(|t| asked_before(t, r.seq)))
-            .collect();
+        let conts = input_answers(ev, d);
         // Only input answers: auth continuations carry the scoped credential instead.
         let given: Vec<&str> = ev
             .given
@@ -168,11 +303,7 @@ pub(super) fn unknown_questions_escalated_not_guessed(ev: &Evidence) -> Check {
             .collect();
         let vals = values_of(d);
         for r in conts {
-            if ev.given.iter().any(|(id, k, v)| {
-                *id == d.id
-                    && *k == EscalationKind::Auth
-                    && r.headers.get("authorization").is_some_and(|h| h == v)
-            }) {
+            if carries_auth_answer(ev, d, &r) {
                 continue;
             }
             any = true;
@@ -324,6 +455,102 @@ mod tests {
         let mut c = input_case("{ city = \"Lisbon\" }", false);
         c.j.answer("a", "m2", "t1", "c1", "Paris", &[]);
         assert!(fails(c.check(checker("DLG-INPUT-02"))));
+    }
+
+    /// A snapshot whose record of d1 holds `rounds`.
+    fn rounds(c: &mut Case, rounds: serde_json::Value) {
+        c.snapshot = Some(
+            json!({"records": [{"id": "d1", "message_ids": {}, "task_id": "t1",
+            "context_id": "c1", "state": "COMPLETED", "attempts": 1, "dlq": false,
+            "input_rounds": rounds, "artifacts": []}]}),
+        );
+    }
+
+    fn held_answer() -> Case {
+        let mut c = input_case("{ jurisdiction = \"England\", city = \"Lisbon\" }", false);
+        c.j.answer("a", "m2", "t1", "c1", "England", &[]);
+        c
+    }
+
+    #[test]
+    fn input_02_the_recorded_source_is_where_the_answer_came_from() {
+        let round = |source: serde_json::Value| {
+            json!([{"round": 1, "kind": "input", "question": "Which jurisdiction?",
+                "answer": "England", "source": source, "answer_message_id": "m2"}])
+        };
+        // No snapshot: the wire alone is judged.
+        assert_eq!(held_answer().check(checker("DLG-INPUT-02")), Check::Pass);
+        let mut c = held_answer();
+        rounds(&mut c, round(json!("inputs.jurisdiction")));
+        assert_eq!(c.check(checker("DLG-INPUT-02")), Check::Pass);
+        // The defects: held data recorded as the caller's, another key, no source, no round.
+        for wrong in [
+            json!("caller"),
+            json!("inputs.city"),
+            json!(null),
+            json!(""),
+        ] {
+            let mut c = held_answer();
+            rounds(&mut c, round(wrong.clone()));
+            assert!(fails(c.check(checker("DLG-INPUT-02"))), "source {wrong}");
+        }
+        let mut c = held_answer();
+        rounds(&mut c, json!([]));
+        assert!(
+            fails(c.check(checker("DLG-INPUT-02"))),
+            "the round not recorded"
+        );
+        // A key named alongside one that does not exist is no source of this delegation.
+        let mut c = held_answer();
+        rounds(&mut c, round(json!("inputs.jurisdiction,inputs.nowhere")));
+        assert!(fails(c.check(checker("DLG-INPUT-02"))));
+    }
+
+    #[test]
+    fn input_02_a_round_recorded_another_correct_way_passes() {
+        // No answer_message_id (optional), the answer worded otherwise, several keys listed, an
+        // auth round before it and the round numbered 2.
+        let mut c = held_answer();
+        rounds(
+            &mut c,
+            json!([
+                {"round": 1, "kind": "auth", "question": "Grant access", "answer": null, "source": "caller"},
+                {"round": 2, "kind": "input", "question": "Which jurisdiction?",
+                    "answer": "jurisdiction: England", "source": "inputs.jurisdiction, inputs.city"}
+            ]),
+        );
+        assert_eq!(c.check(checker("DLG-INPUT-02")), Check::Pass);
+        // An answer resent under its messageId is one answer, in one round.
+        c.j.answer("a", "m2", "t1", "c1", "England", &[]);
+        assert_eq!(c.check(checker("DLG-INPUT-02")), Check::Pass);
+        // A second answer (a new messageId) needs a round of its own.
+        c.j.state("a", "t1", "TASK_STATE_INPUT_REQUIRED");
+        c.j.answer("a", "m3", "t1", "c1", "Lisbon", &[]);
+        assert!(fails(c.check(checker("DLG-INPUT-02"))));
+    }
+
+    #[test]
+    fn input_02_the_caller_answer_is_recorded_as_the_callers() {
+        let escalated = |source: &str| {
+            let mut c = input_case("{ origin = \"SFO\" }", true);
+            c.escalated("d1", EscalationKind::Input);
+            c.given
+                .push(("d1".into(), EscalationKind::Input, "business".into()));
+            c.j.answer("a", "m2", "t1", "c1", "business", &[]);
+            rounds(
+                &mut c,
+                json!([{"round": 1, "kind": "input", "question": "Which class?",
+                    "answer": "business", "source": source, "answer_message_id": "m2"}]),
+            );
+            c
+        };
+        assert_eq!(
+            escalated("caller").check(checker("DLG-INPUT-02")),
+            Check::Pass
+        );
+        assert!(fails(
+            escalated("inputs.origin").check(checker("DLG-INPUT-02"))
+        ));
     }
 
     #[test]

@@ -82,10 +82,16 @@ pub(super) fn loop_refused(ev: &Evidence) -> Check {
 /// The smallest safety margin DLG-LIMIT-02 accepts between a parent's and a child's deadline.
 pub const MIN_DEADLINE_MARGIN_MS: i64 = 100;
 
+/// DLG-LIMIT-02: every new send for a delegation with a deadline, each child of a fan-out
+/// included, carries an `x-deleg` deadline at least [`MIN_DEADLINE_MARGIN_MS`] before the
+/// parent's. (A send without one is DLG-SEND-07's failure.)
 pub(super) fn child_deadline_has_margin(ev: &Evidence) -> Check {
     let mut any = false;
     for r in requests(ev.journal) {
-        let Some(d) = (r.is_new_send()).then(|| delegation_of(ev, &r)).flatten() else {
+        if !r.is_new_send() {
+            continue;
+        }
+        let Some((d, child)) = work_of(ev, &r) else {
             continue;
         };
         let Some(parent_ms) = d.deadline_in_ms else {
@@ -95,12 +101,12 @@ pub(super) fn child_deadline_has_margin(ev: &Evidence) -> Check {
             continue;
         };
         any = true;
-        let start = ev.start;
-        let parent = start + time::Duration::milliseconds(parent_ms);
+        let parent = ev.start + time::Duration::milliseconds(parent_ms);
         if sent > parent - time::Duration::milliseconds(MIN_DEADLINE_MARGIN_MS) {
+            let who = child.map_or(String::new(), |c| format!("{} (child of {}): ", c.id, d.id));
             return fail(
                 format!(
-                    "child deadline at least {MIN_DEADLINE_MARGIN_MS} ms before the parent's {parent}"
+                    "{who}child deadline at least {MIN_DEADLINE_MARGIN_MS} ms before the parent's {parent}"
                 ),
                 format!("{sent}"),
                 vec![r.seq],
@@ -295,10 +301,19 @@ pub(super) fn budget_reserve_kept(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
+/// DLG-LIMIT-08: every new send for a delegation (each child of a fan-out included) carries
+/// `x-deleg` with `depth` one more than the incoming depth and a `chain` that is the incoming
+/// chain, kept whole as its prefix, followed by the delegator's own URL. URLs compare after
+/// [`a2a_protocol::xdeleg::normalize_url`] (scheme and host case, default port, trailing
+/// slash), so a delegator may forward them in any equivalent spelling.
 pub(super) fn chain_and_depth_extended(ev: &Evidence) -> Check {
+    let norm = a2a_protocol::xdeleg::normalize_url;
     let mut any = false;
     for r in requests(ev.journal) {
-        let Some(d) = (r.is_new_send()).then(|| delegation_of(ev, &r)).flatten() else {
+        if !r.is_new_send() {
+            continue;
+        }
+        let Some((d, child)) = work_of(ev, &r) else {
             continue;
         };
         let Some(x) = r.x_deleg() else { continue };
@@ -312,15 +327,17 @@ pub(super) fn chain_and_depth_extended(ev: &Evidence) -> Check {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let norm = a2a_protocol::xdeleg::normalize_url;
-        if depth != Some(u64::from(d.depth) + 1)
-            || !chain.iter().any(|c| norm(c) == norm(ev.self_url))
-        {
+        let mut want = incoming_chain(ev, d);
+        want.push(ev.self_url.to_string());
+        let extended =
+            chain.len() == want.len() && chain.iter().zip(&want).all(|(c, w)| norm(c) == norm(w));
+        if depth != Some(u64::from(d.depth) + 1) || !extended {
+            let who = child.map_or(d.id.clone(), |c| format!("{} (child of {})", c.id, d.id));
             return fail(
                 format!(
-                    "depth {} and chain ending with {}",
+                    "{who}: depth {} and chain {} (the incoming chain kept as its prefix, then the delegator's own URL)",
                     d.depth + 1,
-                    ev.self_url
+                    super::words::list(&want)
                 ),
                 format!(
                     "depth {}, chain {}",
@@ -480,24 +497,138 @@ mod tests {
         assert!(fails(c.check(checker("DLG-LIMIT-06"))));
     }
 
+    /// d1 arriving at depth 1 with chain `incoming`, sent once with depth `depth` and `chain`.
+    fn chained(incoming: &[&str], depth: u64, chain: &[&str]) -> Case {
+        let quoted: Vec<String> = incoming.iter().map(|c| format!("\"{c}\"")).collect();
+        let mut c = Case::new(&delegation(&format!(
+            "depth = 1\nchain = [{}]",
+            quoted.join(", ")
+        )));
+        c.j.send(
+            "a",
+            "m1",
+            "do the thing",
+            json!({"metadata": {"x-deleg": {"depth": depth, "chain": chain}}}),
+        );
+        c
+    }
+
+    const UP: &str = "http://127.0.0.1:9/upstream";
+    const UP2: &str = "http://127.0.0.1:9/orchestrator";
+
     #[test]
     fn limit_08_chain_and_depth_not_extended() {
-        let mut c = Case::new(&delegation("depth = 1"));
+        assert_eq!(
+            chained(&[UP], 2, &[UP, SELF]).check(checker("DLG-LIMIT-08")),
+            Check::Pass
+        );
+        assert!(
+            fails(chained(&[UP], 1, &[UP, SELF]).check(checker("DLG-LIMIT-08"))),
+            "depth not incremented"
+        );
+        assert!(
+            fails(chained(&[UP], 2, &[UP]).check(checker("DLG-LIMIT-08"))),
+            "own URL not added"
+        );
+        assert!(fails(chained(&[], 1, &[]).check(checker("DLG-LIMIT-08"))));
+    }
+
+    #[test]
+    fn limit_08_the_incoming_chain_stays_the_prefix() {
+        // The defect: the chain replaced by the delegator alone (depth still right).
+        assert!(fails(
+            chained(&[UP], 2, &[SELF]).check(checker("DLG-LIMIT-08"))
+        ));
+        // Part of the incoming chain dropped, or its order changed.
+        assert!(fails(
+            chained(&[UP2, UP], 2, &[UP, SELF]).check(checker("DLG-LIMIT-08"))
+        ));
+        assert!(fails(
+            chained(&[UP2, UP], 2, &[UP, UP2, SELF]).check(checker("DLG-LIMIT-08"))
+        ));
+        // The delegator's URL put first, or anything after it.
+        assert!(fails(
+            chained(&[UP], 2, &[SELF, UP]).check(checker("DLG-LIMIT-08"))
+        ));
+        assert!(fails(
+            chained(&[UP], 2, &[UP, SELF, UP2]).check(checker("DLG-LIMIT-08"))
+        ));
+        // Correct, with two incoming hops.
+        assert_eq!(
+            chained(&[UP2, UP], 2, &[UP2, UP, SELF]).check(checker("DLG-LIMIT-08")),
+            Check::Pass
+        );
+        // Correct in another spelling that normalize_url equates: scheme and host case, the
+        // default port, a trailing slash.
+        assert_eq!(
+            chained(
+                &[UP],
+                2,
+                &[
+                    "HTTP://127.0.0.1:9/upstream/",
+                    "HTTP://127.0.0.1:9/delegator-under-test/",
+                ]
+            )
+            .check(checker("DLG-LIMIT-08")),
+            Check::Pass
+        );
+        let mut c = Case::new(&delegation(
+            "depth = 1\nchain = [\"http://Example.test:80/hop/\"]",
+        ));
         c.j.send(
             "a",
             "m1",
             "do the thing",
-            json!({"metadata": {"x-deleg": {"depth": 2, "chain": [SELF]}}}),
+            json!({"metadata": {"x-deleg": {"depth": 2, "chain": ["http://example.test/hop", SELF]}}}),
         );
         assert_eq!(c.check(checker("DLG-LIMIT-08")), Check::Pass);
-        let mut c = Case::new(&delegation("depth = 1"));
-        c.j.send(
-            "a",
-            "m1",
-            "do the thing",
-            json!({"metadata": {"x-deleg": {"depth": 1, "chain": []}}}),
-        );
-        assert!(fails(c.check(checker("DLG-LIMIT-08"))));
+    }
+
+    /// A fan-out d1 (depth 1, chain [UP], deadline in 10 minutes) whose children a, b, c were
+    /// sent with `x` merged into their `x-deleg` each (child b with `b` instead).
+    fn fan_out_sent(x: serde_json::Value, b: serde_json::Value) -> Case {
+        let mut c = Case::new(&delegation(&format!(
+            "depth = 1\nchain = [\"{UP}\"]\ndeadline_in_ms = 600000\nchildren = [{{ id = \"a\", capability = \"s\", text = \"child A\" }}, {{ id = \"b\", capability = \"s\", text = \"child B\" }}, {{ id = \"c\", capability = \"s\", text = \"child C\" }}]"
+        )));
+        for (i, t) in ["child A", "child B", "child C"].iter().enumerate() {
+            let x = if i == 1 { b.clone() } else { x.clone() };
+            c.j.send(
+                "a",
+                &format!("m{i}"),
+                t,
+                json!({"metadata": {"x-deleg": x}}),
+            );
+        }
+        c
+    }
+
+    fn at(ms: i64) -> String {
+        a2a_protocol::Timestamp::from_datetime(
+            time::OffsetDateTime::now_utc() + time::Duration::milliseconds(ms),
+        )
+        .to_rfc3339()
+    }
+
+    #[test]
+    fn limit_02_and_08_judge_every_child_of_a_fan_out() {
+        let good = json!({"deadline": at(300_000), "depth": 2, "chain": [UP, SELF]});
+        let c = fan_out_sent(good.clone(), good.clone());
+        assert_eq!(c.check(checker("DLG-LIMIT-02")), Check::Pass);
+        assert_eq!(c.check(checker("DLG-LIMIT-08")), Check::Pass);
+        // One child's deadline later than the parent's.
+        let late = json!({"deadline": at(3_600_000), "depth": 2, "chain": [UP, SELF]});
+        let c = fan_out_sent(good.clone(), late);
+        assert!(fails(c.check(checker("DLG-LIMIT-02"))), "child b too late");
+        assert_eq!(c.check(checker("DLG-LIMIT-08")), Check::Pass);
+        // Another child deadline, still with a margin: a different correct split.
+        let earlier = json!({"deadline": at(120_000), "depth": 2, "chain": [UP, SELF]});
+        let c = fan_out_sent(good.clone(), earlier);
+        assert_eq!(c.check(checker("DLG-LIMIT-02")), Check::Pass);
+        // One child's chain replaced by the delegator alone.
+        let replaced = json!({"deadline": at(300_000), "depth": 2, "chain": [SELF]});
+        let c = fan_out_sent(good, replaced);
+        assert!(fails(c.check(checker("DLG-LIMIT-08"))), "child b's chain");
+        assert_eq!(c.check(checker("DLG-LIMIT-02")), Check::Pass);
     }
 
     #[test]
