@@ -15,12 +15,20 @@ mod builtin {
 }
 
 /// Parse one case from TOML text: the format, the rule IDs it names against the registry, and
-/// that it can run (see [`check_runnable`]).
+/// that it can run (see [`check_runnable`]). Its variants stay on it (see [`parse_cases`]).
 pub fn parse_case(file: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let s = Scenario::from_toml(file, text)?;
     check_rule_ids(&s)?;
     check_runnable(&s)?;
+    for v in s.clone().expand().iter().skip(1) {
+        check_rule_ids(v)?;
+    }
     Ok(s)
+}
+
+/// The cases of one file: the case and each of its variants ([`Scenario::expand`]).
+pub fn parse_cases(file: &Path, text: &str) -> Result<Vec<Scenario>, ScenarioError> {
+    Ok(parse_case(file, text)?.expand())
 }
 
 /// Load one case file (see [`parse_case`]).
@@ -109,15 +117,16 @@ fn check_rule_ids(s: &Scenario) -> Result<(), ScenarioError> {
 pub fn builtin_catalog() -> Result<Vec<Scenario>, ScenarioError> {
     let mut out: Vec<Scenario> = Vec::new();
     for (path, text) in builtin::BUILTIN {
-        let s = parse_case(Path::new(path), text)?;
-        if let Some(prev) = out.iter().find(|p| p.id == s.id) {
-            return Err(ScenarioError::invalid(
-                Path::new(path),
-                "id",
-                format!("case id {:?} is also used by {}", s.id, prev.file.display()),
-            ));
+        for s in parse_cases(Path::new(path), text)? {
+            if let Some(prev) = out.iter().find(|p| p.id == s.id) {
+                return Err(ScenarioError::invalid(
+                    Path::new(path),
+                    "id",
+                    format!("case id {:?} is also used by {}", s.id, prev.file.display()),
+                ));
+            }
+            out.push(s);
         }
-        out.push(s);
     }
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
@@ -203,16 +212,17 @@ pub fn load_catalog(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     let abs = absolute_dir(dir);
     let mut out: Vec<Scenario> = Vec::new();
     for f in files {
-        let mut s = load_case(&f)?;
-        s.local_dir = Some(abs.clone());
-        if let Some(prev) = out.iter().find(|p| p.id == s.id) {
-            return Err(ScenarioError::invalid(
-                &f,
-                "id",
-                format!("case id {:?} is also used by {}", s.id, prev.file.display()),
-            ));
+        for mut s in load_case(&f)?.expand() {
+            s.local_dir = Some(abs.clone());
+            if let Some(prev) = out.iter().find(|p| p.id == s.id) {
+                return Err(ScenarioError::invalid(
+                    &f,
+                    "id",
+                    format!("case id {:?} is also used by {}", s.id, prev.file.display()),
+                ));
+            }
+            out.push(s);
         }
-        out.push(s);
     }
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)

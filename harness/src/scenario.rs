@@ -63,6 +63,10 @@ pub struct Scenario {
     /// lowercase enum names) lists `["jsonrpc", "rest"]`.
     #[serde(default = "all_bindings")]
     pub bindings: Vec<a2a_protocol::Binding>,
+    /// Variants of this case (`[[variant]]`): each is a further case of the catalog, this one
+    /// with one situation changed (see [`Variant`] and [`Scenario::expand`]).
+    #[serde(default, rename = "variant", skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<Variant>,
     /// Where the file came from (filled by the loader).
     #[serde(skip)]
     pub file: PathBuf,
@@ -209,6 +213,44 @@ pub struct Cancel {
     /// Send it once the delegator reports this state.
     #[serde(default)]
     pub when_state: Option<String>,
+}
+
+/// A variant of a case: the same agents, delegations and expectations in another situation,
+/// run as a case of its own with the id `<case id>-<suffix>`. The catalog README's situation
+/// matrix shows what each variant adds.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    /// Appended to the case id after a hyphen (`[a-z0-9-]`, unique within the file).
+    pub suffix: String,
+    /// What the variant changes, in a few words (the title gets it in parentheses; default:
+    /// the suffix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// How results reach the delegator: `poll` takes streaming and push notifications off every
+    /// agent's card and asks for no streaming, so the delegator can only read its tasks with
+    /// GetTask; `stream` puts streaming on every card and asks for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<Delivery>,
+    /// A crash for the variant (`[variant.crash]`, as `[crash]`), replacing the case's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<Crash>,
+    /// Post a forged push notification, as the case's `forge_push`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge_push: Option<bool>,
+    /// The rules the variant judges (default: the case's own list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Vec<String>>,
+}
+
+/// How a variant's agents deliver results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// Streaming on every card and asked for.
+    Stream,
+    /// No streaming and no push on any card: tasks are read with GetTask.
+    Poll,
 }
 
 /// Named crash triggers.
@@ -446,6 +488,47 @@ impl Scenario {
         Ok(s)
     }
 
+    /// The case followed by its variants (`[[variant]]`), each a case of its own: the id gets
+    /// `-<suffix>`, the title the variant's title in parentheses, and the variant's delivery,
+    /// crash, forged push and rules replace the case's. The variants themselves have none.
+    pub fn expand(mut self) -> Vec<Scenario> {
+        let variants = std::mem::take(&mut self.variants);
+        let mut out = Vec::with_capacity(variants.len() + 1);
+        for v in variants {
+            let mut c = self.clone();
+            c.id = format!("{}-{}", self.id, v.suffix);
+            c.title = format!(
+                "{} ({})",
+                self.title,
+                v.title.as_deref().unwrap_or(v.suffix.as_str())
+            );
+            if let Some(d) = v.delivery {
+                let on = d == Delivery::Stream;
+                for a in &mut c.network.agents {
+                    a.streaming = on;
+                    if !on {
+                        a.push_notifications = false;
+                    }
+                }
+                for d in &mut c.delegations {
+                    d.streaming_preferred = on;
+                }
+            }
+            if let Some(crash) = v.crash {
+                c.crash = Some(crash);
+            }
+            if let Some(f) = v.forge_push {
+                c.forge_push = f;
+            }
+            if let Some(r) = v.rules {
+                c.rules = r;
+            }
+            out.push(c);
+        }
+        out.insert(0, self);
+        out
+    }
+
     /// Check what TOML cannot: ids, references between delegations, expected states, bounds.
     /// An error is (field, message).
     fn check_references(
@@ -465,6 +548,32 @@ impl Scenario {
                 "id",
                 format!("{:?} must be 1-128 characters of [A-Za-z0-9._-]", self.id),
             );
+        }
+        for (i, v) in self.variants.iter().enumerate() {
+            let at = format!("variant {:?}", v.suffix);
+            let ok_suffix = !v.suffix.is_empty()
+                && v.suffix.len() <= 40
+                && v.suffix
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+            if !ok_suffix {
+                return err(&at, "suffix must be 1-40 characters of [a-z0-9-]".into());
+            }
+            if self.variants[..i].iter().any(|p| p.suffix == v.suffix) {
+                return err(&at, "suffix used twice".into());
+            }
+            if v.rules.as_ref().is_some_and(Vec::is_empty) {
+                return err(&at, "rules must name at least one rule".into());
+            }
+            if v.delivery.is_none() && v.crash.is_none() && v.forge_push.is_none() {
+                return err(
+                    &at,
+                    "changes nothing: give delivery, crash or forge_push".into(),
+                );
+            }
+            if let Some(c) = &v.crash {
+                check_crash(c).map_err(|(f, m)| (format!("{at}: {f}"), m.to_string()))?;
+            }
         }
         if !(1..=600_000).contains(&self.timeout_ms) {
             return err(
@@ -545,6 +654,65 @@ mod tests {
     use super::*;
 
     const BASE: &str = "id = \"x\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n";
+
+    #[test]
+    fn variants_expand_into_cases_with_one_situation_changed() {
+        let text = format!(
+            "{BASE}[[delegate]]\nid = \"d1\"\ncapability = \"c\"\ntext = \"t\"\n\
+             [[variant]]\nsuffix = \"polled\"\ndelivery = \"poll\"\n\
+             [[variant]]\nsuffix = \"after-restart\"\ntitle = \"killed\"\n\
+             crash = {{ trigger = \"first_request\" }}\nrules = [\"DLG-SEND-01\"]\n"
+        );
+        let s = Scenario::from_toml(Path::new("x.toml"), &text).unwrap();
+        let cases = s.expand();
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["x", "x-polled", "x-after-restart"]);
+        assert!(cases.iter().all(|c| c.variants.is_empty()));
+        let (base, polled, restart) = (&cases[0], &cases[1], &cases[2]);
+        assert!(base.network.agents[0].streaming && base.delegations[0].streaming_preferred);
+        assert!(!polled.network.agents[0].streaming);
+        assert!(!polled.network.agents[0].push_notifications);
+        assert!(!polled.delegations[0].streaming_preferred);
+        assert_eq!(polled.rules, base.rules);
+        assert_eq!(polled.title, "t (polled)");
+        assert!(base.crash.is_none());
+        assert_eq!(
+            restart.crash.as_ref().map(|c| c.trigger),
+            Some(CrashTrigger::FirstRequest)
+        );
+        assert_eq!(restart.rules, ["DLG-SEND-01"]);
+        assert_eq!(restart.title, "t (killed)");
+    }
+
+    #[test]
+    fn a_bad_variant_is_named() {
+        for (variant, says) in [
+            ("suffix = \"Polled\"\ndelivery = \"poll\"\n", "[a-z0-9-]"),
+            ("suffix = \"same\"\n", "changes nothing"),
+            (
+                "suffix = \"p\"\ndelivery = \"poll\"\nrules = []\n",
+                "at least one rule",
+            ),
+        ] {
+            let text = format!("{BASE}[[variant]]\n{variant}");
+            let err = Scenario::from_toml(Path::new("x.toml"), &text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("variant") && err.contains(says), "{err}");
+        }
+        let twice = format!(
+            "{BASE}[[variant]]\nsuffix = \"p\"\ndelivery = \"poll\"\n[[variant]]\nsuffix = \"p\"\nforge_push = true\n"
+        );
+        let err = Scenario::from_toml(Path::new("x.toml"), &twice)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("used twice"), "{err}");
+        let typo = format!("{BASE}[[variant]]\nsuffix = \"p\"\ndelivery = \"pull\"\n");
+        let err = Scenario::from_toml(Path::new("x.toml"), &typo)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("variant[0].delivery"), "{err}");
+    }
 
     #[test]
     fn a_type_error_names_file_line_column_and_field() {

@@ -114,7 +114,7 @@ fn reference_delegator_passes_every_case_over_every_binding() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let results = rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
-        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(2));
+        let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(4));
         for (i, (s, b)) in passes.into_iter().enumerate() {
             let settings = RunSettings {
                 delegator: delegator.clone(),
@@ -167,6 +167,48 @@ fn reference_delegator_passes_every_case_over_every_binding() {
         failures.is_empty(),
         "MUST failures of the reference delegator:\n{}",
         failures.join("\n")
+    );
+    assert_depth(&results);
+}
+
+/// Depth: every MUST rule is judged (PASS, FAIL or NON-STRICT, not merely listed) in at least
+/// three catalog cases, every SHOULD in at least two; a case counts once whatever the bindings
+/// it ran over. The catalog README's situation matrix shows how those cases differ.
+fn assert_depth(results: &[a2a_harness::runner::CaseResult]) {
+    let mut judged: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        Default::default();
+    for r in results {
+        let case = r.id.split(':').next().unwrap_or(&r.id);
+        for v in &r.rules {
+            if matches!(
+                v.verdict,
+                Verdict::Pass | Verdict::Fail | Verdict::NonStrict
+            ) {
+                judged.entry(v.id.as_str()).or_default().insert(case);
+            }
+        }
+    }
+    let shallow: Vec<String> = registry()
+        .iter()
+        .filter_map(|r| {
+            let need = match r.level {
+                a2a_harness::rules::Level::Must => 3,
+                a2a_harness::rules::Level::Should => 2,
+                _ => return None,
+            };
+            let n = judged.get(r.id).map_or(0, |c| c.len());
+            (n < need).then(|| {
+                format!(
+                    "{} ({:?}): judged in {n} case(s), needs {need}",
+                    r.id, r.level
+                )
+            })
+        })
+        .collect();
+    assert!(
+        shallow.is_empty(),
+        "rules judged in too few catalog cases:\n{}",
+        shallow.join("\n")
     );
 }
 

@@ -452,6 +452,7 @@ pub(crate) async fn grpc_handler(
             let code = match too {
                 crate::rpc::BodyError::TooLarge => GrpcCode::ResourceExhausted,
                 crate::rpc::BodyError::Timeout => GrpcCode::DeadlineExceeded,
+                crate::rpc::BodyError::Cut => GrpcCode::Cancelled,
             };
             let resp = fail(
                 json!(too.describe(&st)),

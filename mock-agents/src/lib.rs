@@ -60,7 +60,7 @@ pub use gate::{EXTENSIONS_HEADER, UNAUTHENTICATED_CODE};
 pub use journal::{AgentName, Entry, Event, Journal, RpcRequest, Tripwire, WaitTimeout};
 pub use network::{Network, NetworkError};
 pub use rest::REST_PATH;
-pub use rpc::{MOCK_PEER_HEADER, RPC_PATH};
+pub use rpc::{CUT_BODY, MOCK_PEER_HEADER, RPC_PATH};
 pub use script::{
     AgentSpec, CardChange, EventKind, ExtensionSpec, Fault, IdStyle, Matcher, NetworkSpec,
     PartSpec, Pattern, Problem, QueuedFault, Rule, ScriptError, ScriptStep, SecurityScope,

@@ -616,6 +616,11 @@ pub(crate) fn tenant_of(v: &Value) -> Option<String> {
     }
 }
 
+/// The params journaled for a request whose body was cut off by the client (see
+/// [`BodyError::Cut`]); rules about what a delegator sends skip it.
+pub const CUT_BODY: &str =
+    "<body cut off: the client closed or reset the connection before its end>";
+
 /// Why a request body was not read.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum BodyError {
@@ -623,6 +628,9 @@ pub(crate) enum BodyError {
     Timeout,
     /// Over `max_body_bytes`.
     TooLarge,
+    /// The body ended in a transport error before it was complete: the client closed or reset
+    /// the connection (a delegator killed while sending, say). Nothing of it is judged.
+    Cut,
 }
 
 impl BodyError {
@@ -633,6 +641,7 @@ impl BodyError {
                 format!("<body not received within {} ms>", st.spec.body_timeout_ms)
             }
             BodyError::TooLarge => format!("<body over {} bytes>", st.spec.max_body_bytes),
+            BodyError::Cut => CUT_BODY.to_string(),
         }
     }
 
@@ -641,20 +650,22 @@ impl BodyError {
         match self {
             BodyError::Timeout => "request body not received in time",
             BodyError::TooLarge => "request body too large",
+            BodyError::Cut => "request body cut off",
         }
     }
 
-    /// The HTTP status: 408 or 413.
+    /// The HTTP status: 408, 413 or 400.
     pub fn status(self) -> u16 {
         match self {
             BodyError::Timeout => 408,
             BodyError::TooLarge => 413,
+            BodyError::Cut => 400,
         }
     }
 
-    /// Is the connection closed after the answer (a body still trickling in)?
+    /// Is the connection closed after the answer (a body still trickling in, or a broken one)?
     pub fn closes(self) -> bool {
-        matches!(self, BodyError::Timeout)
+        matches!(self, BodyError::Timeout | BodyError::Cut)
     }
 }
 
@@ -671,7 +682,19 @@ pub(crate) async fn read_body(
     .await
     {
         Ok(Ok(b)) => Ok(b),
-        Ok(Err(_)) => Err(BodyError::TooLarge),
+        Ok(Err(e)) => {
+            let inner = e.into_inner();
+            let over =
+                std::iter::successors(Some(&*inner as &(dyn std::error::Error + 'static)), |e| {
+                    e.source()
+                })
+                .any(|e| e.is::<http_body_util::LengthLimitError>());
+            Err(if over {
+                BodyError::TooLarge
+            } else {
+                BodyError::Cut
+            })
+        }
         Err(_) => Err(BodyError::Timeout),
     }
 }

@@ -104,6 +104,35 @@ async fn a_slow_body_gets_408_and_the_connection_is_closed() {
     f.shutdown().await;
 }
 
+/// A client that goes away in the middle of its body (a delegator killed while sending) is no
+/// oversized request: the request is journaled as cut off, and nothing of it is judged.
+#[tokio::test]
+async fn a_body_cut_off_by_the_client_is_journaled_as_cut_not_too_large() {
+    let f = Fixture::agents(vec![MockAgent::builder("a").build()]).await;
+    let mut s = TcpStream::connect(addr_of(&f.url)).await.unwrap();
+    s.write_all(
+        b"POST /a2a HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\n\
+          Content-Length: 100\r\n\r\n{\"jsonrpc\":",
+    )
+    .await
+    .unwrap();
+    drop(s);
+    f.j()
+        .wait_for(Duration::from_secs(5), |es| {
+            es.iter().any(|e| {
+                matches!(&e.event, Event::Request { params, .. }
+                    if params.as_str() == Some(a2a_mock_agents::CUT_BODY))
+            })
+        })
+        .await
+        .expect("the cut request is journaled");
+    assert!(!f.j().entries().iter().any(|e| matches!(
+        &e.event,
+        Event::Request { params, .. } if params.as_str().is_some_and(|p| p.contains("over"))
+    )));
+    f.shutdown().await;
+}
+
 #[tokio::test]
 async fn at_the_cap_the_oldest_connection_without_a_request_makes_room() {
     let f = Fixture::agents(vec![

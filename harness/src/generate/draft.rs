@@ -196,6 +196,7 @@ impl Draft {
             options: self.options,
             extensions: self.extensions,
             bindings: self.bindings,
+            variants: Vec::new(),
             file: Default::default(),
             local_dir: None,
         }

@@ -8,13 +8,19 @@ use a2a_protocol::Method;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The delegation broke a limit the delegator checks on incoming work: refused before anything
-/// is sent, with a `reason` that names the limit (one of `words`, case-insensitive), so that a
-/// delegator refusing everything does not pass by chance.
-fn refused_nothing_sent(ev: &Evidence, limit: &str, words: &[&str]) -> Check {
+/// Every delegation that breaks `limit` (by `breaks`) and is expected to send nothing: refused
+/// before anything is sent, with a `reason` that names the limit (one of `words`,
+/// case-insensitive), so that a delegator refusing everything does not pass by chance. A
+/// delegation refused for another limit in the same case is that limit's rule's business.
+fn refused_nothing_sent(
+    ev: &Evidence,
+    limit: &str,
+    words: &[&str],
+    breaks: impl Fn(&crate::scenario::Delegation) -> bool,
+) -> Check {
     let mut any = false;
     for d in &ev.scenario.delegations {
-        if !d.expect.nothing_sent {
+        if !d.expect.nothing_sent || !breaks(d) {
             continue;
         }
         any = true;
@@ -66,17 +72,32 @@ fn refused_nothing_sent(ev: &Evidence, limit: &str, words: &[&str]) -> Check {
 
 /// DLG-LIMIT-01: work whose deadline already passed.
 pub(super) fn past_deadline_refused(ev: &Evidence) -> Check {
-    refused_nothing_sent(ev, "deadline", &["deadline", "expired"])
+    refused_nothing_sent(ev, "deadline", &["deadline", "expired"], |d| {
+        d.deadline_in_ms.is_some_and(|ms| ms <= 0)
+    })
 }
 
 /// DLG-LIMIT-07: work deeper than the limit.
 pub(super) fn too_deep_refused(ev: &Evidence) -> Check {
-    refused_nothing_sent(ev, "depth", &["depth", "deep"])
+    let limit = ev
+        .scenario
+        .options
+        .get("max_depth")
+        .and_then(Value::as_u64)
+        .unwrap_or(DEFAULT_MAX_DEPTH);
+    refused_nothing_sent(ev, "depth", &["depth", "deep"], |d| {
+        u64::from(d.depth) > limit
+    })
 }
+
+/// `init.options.max_depth` when the case does not set it (the driver contract's default).
+const DEFAULT_MAX_DEPTH: u64 = 3;
 
 /// DLG-LIMIT-09: work whose chain holds the delegator's identity.
 pub(super) fn loop_refused(ev: &Evidence) -> Check {
-    refused_nothing_sent(ev, "loop", &["loop", "chain", "cycle"])
+    refused_nothing_sent(ev, "loop", &["loop", "chain", "cycle"], |d| {
+        d.chain.iter().any(|u| u == "$self")
+    })
 }
 
 /// The smallest safety margin DLG-LIMIT-02 accepts between a parent's and a child's deadline.
@@ -357,22 +378,31 @@ mod tests {
     use crate::rules::test_support::*;
     use serde_json::json;
 
+    /// The situation of each refusal rule, as a delegation's fields.
+    const REFUSALS: [(&str, &str, &str); 3] = [
+        (
+            "DLG-LIMIT-01",
+            "deadline_in_ms = -5000",
+            "deadline 2026-01-01T00:00:00Z has already passed",
+        ),
+        (
+            "DLG-LIMIT-07",
+            "depth = 4",
+            "depth 4 exceeds the limit of 3",
+        ),
+        (
+            "DLG-LIMIT-09",
+            "depth = 1\nchain = [\"$self\"]",
+            "delegation loop: own URL already in the chain",
+        ),
+    ];
+
     #[test]
     fn refusals_send_nothing() {
-        for (rule, reason) in [
-            (
-                "DLG-LIMIT-01",
-                "deadline 2026-01-01T00:00:00Z has already passed",
-            ),
-            ("DLG-LIMIT-07", "depth 4 exceeds the limit of 3"),
-            (
-                "DLG-LIMIT-09",
-                "delegation loop: own URL already in the chain",
-            ),
-        ] {
-            let mut c = Case::new(&delegation(
-                "expect = { state = [\"REFUSED\"], nothing_sent = true }",
-            ));
+        for (rule, situation, reason) in REFUSALS {
+            let mut c = Case::new(&delegation(&format!(
+                "{situation}\nexpect = {{ state = [\"REFUSED\"], nothing_sent = true }}"
+            )));
             c.done("d1", "REFUSED", json!([]));
             assert!(
                 fails(c.check(checker(rule))),
@@ -385,6 +415,36 @@ mod tests {
             c.j.send("a", "m1", "do the thing", json!({}));
             assert!(fails(c.check(checker(rule))), "{rule}");
         }
+    }
+
+    /// In a case with one refusal per limit, each rule judges its own delegation only: the
+    /// depth refusal's reason need not name the deadline. A refusal naming the wrong limit
+    /// still fails the rule of its situation.
+    #[test]
+    fn each_refusal_rule_judges_its_own_situation() {
+        let mut toml = String::new();
+        for (i, (_, situation, _)) in REFUSALS.iter().enumerate() {
+            toml.push_str(&format!(
+                "[[delegate]]\nid = \"r{i}\"\ncapability = \"s\"\ntext = \"refuse {i}\"\n{situation}\nexpect = {{ state = [\"REFUSED\"], nothing_sent = true }}\n"
+            ));
+        }
+        let mut c = Case::new(&toml);
+        for (i, (_, _, reason)) in REFUSALS.iter().enumerate() {
+            let id = format!("r{i}");
+            c.done(&id, "REFUSED", json!([]));
+            if let Some(a2a_driver_contract::FromDelegator::Done(d)) = c.outcomes.get_mut(&id) {
+                d.reason = Some((*reason).into());
+            }
+        }
+        for (rule, _, _) in REFUSALS {
+            assert_eq!(c.check(checker(rule)), Check::Pass, "{rule}");
+        }
+        // The loop refused as "too deep": DLG-LIMIT-09 fails, the others still pass.
+        if let Some(a2a_driver_contract::FromDelegator::Done(d)) = c.outcomes.get_mut("r2") {
+            d.reason = Some("depth 2 exceeds the limit".into());
+        }
+        assert!(fails(c.check(checker("DLG-LIMIT-09"))));
+        assert_eq!(c.check(checker("DLG-LIMIT-07")), Check::Pass);
     }
 
     #[test]

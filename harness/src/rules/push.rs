@@ -93,11 +93,25 @@ pub(super) fn genuine_pushes_acknowledged(ev: &Evidence) -> Check {
             Some((r.seq, t.and_then(Value::as_str)?))
         })
         .collect();
+    let configs = config_requests(ev);
+    // After a kill, the port of a webhook address that only the killed process configured may
+    // be held by anything: an answer from it says nothing about the restarted delegator's
+    // webhook (which re-registers or polls).
+    let live_address = |url: &str, at: u64| match ev.crash_seq {
+        Some(kill) if at > kill => configs.iter().any(|(r, cs)| {
+            r.seq > kill
+                && cs
+                    .iter()
+                    .any(|c| c.get("url").and_then(Value::as_str) == Some(url))
+        }),
+        _ => true,
+    };
     let mut any = false;
     for e in ev.journal {
         let Event::Push {
             task_id,
             status: Some(status),
+            url,
             ..
         } = &e.event
         else {
@@ -105,6 +119,7 @@ pub(super) fn genuine_pushes_acknowledged(ev: &Evidence) -> Check {
         };
         if !created.contains(task_id.as_str())
             || deleted.iter().any(|(at, t)| *at < e.seq && t == task_id)
+            || !live_address(url, e.seq)
         {
             continue;
         }
@@ -122,7 +137,7 @@ pub(super) fn genuine_pushes_acknowledged(ev: &Evidence) -> Check {
     }
     if any {
         Check::Pass
-    } else if config_requests(ev).is_empty() {
+    } else if configs.is_empty() {
         no_push()
     } else {
         Check::NotApplicable
@@ -376,6 +391,26 @@ mod tests {
         );
         push(&mut late, "t1", Some(401));
         assert_eq!(late.check(checker("DLG-PUSH-01")), Check::Pass);
+    }
+
+    /// After a kill, the old webhook address belongs to nobody in particular: a 404 from it is
+    /// not the restarted delegator's answer. A push to an address the restarted process
+    /// configured is judged as before.
+    #[test]
+    fn push_01_after_a_kill_only_live_addresses_count() {
+        let mut c = pushed("tok-1");
+        c.crash = Some(c.j.entries.last().map_or(0, |e| e.seq));
+        push(&mut c, "t1", Some(404));
+        assert_eq!(c.check(checker("DLG-PUSH-01")), Check::Pass);
+        // The restarted process configures the same address again: its 404 is its own.
+        c.j.rpc(
+            "a",
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": "t1", "url": HOOK, "token": "tok-2"}),
+            &[],
+        );
+        push(&mut c, "t1", Some(404));
+        assert!(fails(c.check(checker("DLG-PUSH-01"))));
     }
 
     #[test]
