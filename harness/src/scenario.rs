@@ -67,6 +67,9 @@ pub struct Scenario {
     /// with one situation changed (see [`Variant`] and [`Scenario::expand`]).
     #[serde(default, rename = "variant", skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<Variant>,
+    /// For a variant (see [`Scenario::expand`]): the id of the case it varies.
+    #[serde(skip)]
+    pub variant_of: Option<String>,
     /// Where the file came from (filled by the loader).
     #[serde(skip)]
     pub file: PathBuf,
@@ -497,6 +500,7 @@ impl Scenario {
         for v in variants {
             let mut c = self.clone();
             c.id = format!("{}-{}", self.id, v.suffix);
+            c.variant_of = Some(self.id.clone());
             c.title = format!(
                 "{} ({})",
                 self.title,
@@ -668,6 +672,8 @@ mod tests {
         let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["x", "x-polled", "x-after-restart"]);
         assert!(cases.iter().all(|c| c.variants.is_empty()));
+        assert_eq!(cases[0].variant_of, None);
+        assert_eq!(cases[1].variant_of.as_deref(), Some("x"));
         let (base, polled, restart) = (&cases[0], &cases[1], &cases[2]);
         assert!(base.network.agents[0].streaming && base.delegations[0].streaming_preferred);
         assert!(!polled.network.agents[0].streaming);

@@ -197,6 +197,7 @@ impl Draft {
             extensions: self.extensions,
             bindings: self.bindings,
             variants: Vec::new(),
+            variant_of: None,
             file: Default::default(),
             local_dir: None,
         }
