@@ -215,6 +215,10 @@ pub struct Cancel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CrashTrigger {
+    /// The delegation is acknowledged and recorded and no agent has processed any request of
+    /// it: its first send reached an agent that drops it unprocessed (a `drop_before` fault);
+    /// the kill lands at that `connection_dropped` entry, before the delegator sees the drop.
+    BeforeFirstSend,
     /// After the first request of a delegation reaches an agent.
     FirstRequest,
     /// After a send was processed but its response dropped.
@@ -223,8 +227,17 @@ pub enum CrashTrigger {
     AfterChunks,
     /// While the task waits in an input round.
     InputRound,
+    /// While the task waits in an auth round: the agent sent AUTH_REQUIRED and the kill lands
+    /// when the delegator escalates it (kind auth), before the harness gives a credential.
+    AuthRound,
     /// During a retry backoff (after an injected HTTP error).
     RetryBackoff,
+    /// During a cancel: the delegator's `CancelTask` reached the agent, which has not
+    /// processed it (the kill lands at its `request` entry).
+    CancelRequest,
+    /// After the final state, before `done`: the agent recorded the task's terminal state (its
+    /// `task_state` entry); the delegator has not been told of it.
+    FinalState,
     /// When the `event`-th journal entry of the network is recorded (its seq), whatever it is:
     /// the crash sweep's point.
     AtEvent,
