@@ -110,13 +110,16 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         // A task that fails while it is down: never read again, so neither its final status
         // message (DLG-STATE-03) nor what it committed is judged right. A task the agent forgot
         // while it was down (recovery.purged-while-down) is never read, so the delegation is
-        // never marked LOST (DLG-REC-04).
+        // never marked LOST (DLG-REC-04). A send the agent dropped unprocessed before the kill
+        // (recovery.crash-before-first-send) is never sent again: no task, so DLG-REC-05 has
+        // nothing to count (UNKNOWN).
         &[
             "DLG-INPUT-01",
             "DLG-OBS-01",
             "DLG-OBS-02",
             "DLG-OBS-03",
             "DLG-REC-04",
+            "DLG-REC-05",
             "DLG-REC-06",
             "DLG-STATE-03",
         ],

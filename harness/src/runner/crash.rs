@@ -631,6 +631,130 @@ mod tests {
         assert!(inj.record().unwrap().at_named_point);
     }
 
+    fn rpc(req: u64, method: &str, params: serde_json::Value) -> Event {
+        match request(req, params) {
+            Event::Request {
+                binding,
+                req,
+                http_method,
+                path,
+                rpc_id,
+                params,
+                headers,
+                envelope,
+                ..
+            } => Event::Request {
+                binding,
+                req,
+                http_method,
+                path,
+                method: Some(method.into()),
+                rpc_id,
+                params,
+                headers,
+                envelope,
+            },
+            e => e,
+        }
+    }
+
+    fn dropped_before(req: u64) -> Event {
+        Event::ConnectionDropped {
+            req,
+            phase: "before_processing".into(),
+        }
+    }
+
+    #[test]
+    fn before_first_send_kills_at_the_drop_of_the_first_send_only() {
+        let (j, inj, killed_at) = setup(CrashTrigger::BeforeFirstSend, 0, Duration::ZERO);
+        // A card fetch or other traffic is no send; the send's own request entry is not the point.
+        j.record("w", rpc(1, "GetTask", json!({"id": "x"})));
+        j.record("w", dropped_before(1));
+        j.record("w", request(2, json!({"message": {"messageId": "m1"}})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        let drop = j.record("w", dropped_before(2));
+        assert_eq!(killed_at.load(Ordering::SeqCst), drop);
+        let r = inj.record().unwrap();
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (drop, drop));
+        assert!(r.at_named_point, "{r:?}");
+
+        // A send that was not dropped reached an agent first: a later drop misses the point.
+        let (j, inj, killed_at) = setup(CrashTrigger::BeforeFirstSend, 0, Duration::ZERO);
+        j.record("w", request(1, json!({"message": {"messageId": "m1"}})));
+        j.record("w", request(2, json!({"message": {"messageId": "m2"}})));
+        let drop = j.record("w", dropped_before(2));
+        assert_eq!(killed_at.load(Ordering::SeqCst), drop);
+        assert!(!inj.record().unwrap().at_named_point);
+    }
+
+    #[test]
+    fn cancel_request_and_final_state_kill_synchronously_at_their_entry() {
+        let (j, inj, killed_at) = setup(CrashTrigger::CancelRequest, 0, Duration::ZERO);
+        j.record("w", request(1, json!({"message": {"messageId": "m1"}})));
+        j.record("w", rpc(2, "GetTask", json!({"id": "t"})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        let cancel = j.record("w", rpc(3, "CancelTask", json!({"id": "t"})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), cancel);
+        assert!(inj.record().unwrap().at_named_point);
+        // The 0.3 method name too.
+        let (j, _, killed_at) = setup(CrashTrigger::CancelRequest, 0, Duration::ZERO);
+        let cancel = j.record("w", rpc(1, "tasks/cancel", json!({"id": "t"})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), cancel);
+
+        let (j, inj, killed_at) = setup(CrashTrigger::FinalState, 0, Duration::ZERO);
+        let state = |s: &str| Event::TaskState {
+            task_id: "t".into(),
+            state: s.into(),
+        };
+        j.record("w", state("TASK_STATE_WORKING"));
+        j.record("w", state("TASK_STATE_INPUT_REQUIRED"));
+        j.record("w", state("TASK_STATE_AUTH_REQUIRED"));
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0, "interrupted is not final");
+        let done = j.record("w", state("TASK_STATE_FAILED"));
+        assert_eq!(killed_at.load(Ordering::SeqCst), done);
+        let r = inj.record().unwrap();
+        assert!(r.at_named_point && r.point.contains("TASK_STATE_FAILED"), "{r:?}");
+    }
+
+    #[test]
+    fn auth_round_kills_at_the_escalation_or_at_a_credential_that_arrives_first() {
+        let auth = |j: &Journal| {
+            j.record(
+                "bank",
+                Event::TaskState {
+                    task_id: "t1".into(),
+                    state: "TASK_STATE_AUTH_REQUIRED".into(),
+                },
+            )
+        };
+        let (j, inj, _) = setup(CrashTrigger::AuthRound, 0, Duration::ZERO);
+        // INPUT_REQUIRED does not arm it.
+        j.record(
+            "bank",
+            Event::TaskState {
+                task_id: "t1".into(),
+                state: "TASK_STATE_INPUT_REQUIRED".into(),
+            },
+        );
+        assert!(!inj.pending());
+        let q = auth(&j);
+        assert!(inj.pending());
+        assert!(inj.kill_at_point("the delegator escalated it"));
+        let r = inj.record().unwrap();
+        assert_eq!(r.fired_seq, q);
+        assert!(r.at_named_point && r.point.contains("AUTH_REQUIRED"), "{r:?}");
+
+        let (j, inj, killed_at) = setup(CrashTrigger::AuthRound, 0, Duration::ZERO);
+        auth(&j);
+        let credential = j.record(
+            "bank",
+            request(6, json!({"message": {"taskId": "t1", "messageId": "a"}})),
+        );
+        assert_eq!(killed_at.load(Ordering::SeqCst), credential);
+        assert!(!inj.record().unwrap().at_named_point);
+    }
+
     #[test]
     fn at_event_kills_synchronously_at_the_kth_entry_whatever_it_is() {
         let (j, inj, killed_at) = setup(CrashTrigger::AtEvent, 3, Duration::ZERO);
