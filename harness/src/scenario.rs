@@ -614,6 +614,37 @@ mod tests {
     }
 
     #[test]
+    fn every_phase_trigger_parses_and_an_unknown_one_is_named_with_line_and_field() {
+        for (name, t) in [
+            ("before_first_send", CrashTrigger::BeforeFirstSend),
+            ("auth_round", CrashTrigger::AuthRound),
+            ("cancel_request", CrashTrigger::CancelRequest),
+            ("final_state", CrashTrigger::FinalState),
+        ] {
+            let s = Scenario::from_toml(
+                Path::new("x.toml"),
+                &format!("{BASE}[crash]\ntrigger = \"{name}\"\n"),
+            )
+            .unwrap();
+            assert_eq!(s.crash.map(|c| c.trigger), Some(t), "{name}");
+        }
+        let err = Scenario::from_toml(
+            Path::new("x.toml"),
+            &format!("{BASE}[crash]\ntrigger = \"auth_wait\"\n"),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, ScenarioError::Parse { line: 8, field, .. } if field == "crash.trigger"),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.starts_with("x.toml:8:") && text.contains("auth_round"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn an_at_event_crash_parses_and_its_event_is_checked_with_line_and_field() {
         let s = Scenario::from_toml(
             Path::new("x.toml"),
