@@ -60,13 +60,18 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         "forward-own-credential",
         &["DLG-AUTH-01"],
         // Its own credential answers an auth round no escalation asked for (DLG-AUTH-03), and
-        // with no auth escalation there is no explanation to judge (DLG-AUTH-04 UNKNOWN).
+        // with no auth escalation there is no explanation to judge (DLG-AUTH-04 UNKNOWN). In
+        // recovery.crash-during-auth-round that answer reaches the agent before any escalation
+        // (the kill misses its point) and the task fails on it: the restarted process reports
+        // FAILED where COMPLETED was due (DLG-REC-01, DLG-REC-03 judge the outcome too).
         &[
             "DLG-AUTH-02",
             "DLG-AUTH-03",
             "DLG-AUTH-04",
             "DLG-INPUT-03",
             "DLG-OBS-01",
+            "DLG-REC-01",
+            "DLG-REC-03",
         ],
     ),
     (
