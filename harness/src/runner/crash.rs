@@ -710,11 +710,18 @@ mod tests {
         j.record("w", state("TASK_STATE_WORKING"));
         j.record("w", state("TASK_STATE_INPUT_REQUIRED"));
         j.record("w", state("TASK_STATE_AUTH_REQUIRED"));
-        assert_eq!(killed_at.load(Ordering::SeqCst), 0, "interrupted is not final");
+        assert_eq!(
+            killed_at.load(Ordering::SeqCst),
+            0,
+            "interrupted is not final"
+        );
         let done = j.record("w", state("TASK_STATE_FAILED"));
         assert_eq!(killed_at.load(Ordering::SeqCst), done);
         let r = inj.record().unwrap();
-        assert!(r.at_named_point && r.point.contains("TASK_STATE_FAILED"), "{r:?}");
+        assert!(
+            r.at_named_point && r.point.contains("TASK_STATE_FAILED"),
+            "{r:?}"
+        );
     }
 
     #[test]
@@ -743,7 +750,10 @@ mod tests {
         assert!(inj.kill_at_point("the delegator escalated it"));
         let r = inj.record().unwrap();
         assert_eq!(r.fired_seq, q);
-        assert!(r.at_named_point && r.point.contains("AUTH_REQUIRED"), "{r:?}");
+        assert!(
+            r.at_named_point && r.point.contains("AUTH_REQUIRED"),
+            "{r:?}"
+        );
 
         let (j, inj, killed_at) = setup(CrashTrigger::AuthRound, 0, Duration::ZERO);
         auth(&j);
