@@ -37,6 +37,7 @@ pub mod from_journal;
 pub mod generate;
 pub mod invariants;
 pub mod record;
+pub mod recovery_phases;
 pub use a2a_driver_contract::process as delegator_process;
 pub mod journal_diff;
 pub mod matrix;

@@ -260,6 +260,10 @@ pub enum Delivery {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CrashTrigger {
+    /// The delegation is acknowledged and recorded and no agent has processed any request of
+    /// it: its first send reached an agent that drops it unprocessed (a `drop_before` fault);
+    /// the kill lands at that `connection_dropped` entry, before the delegator sees the drop.
+    BeforeFirstSend,
     /// After the first request of a delegation reaches an agent.
     FirstRequest,
     /// After a send was processed but its response dropped.
@@ -268,8 +272,17 @@ pub enum CrashTrigger {
     AfterChunks,
     /// While the task waits in an input round.
     InputRound,
+    /// While the task waits in an auth round: the agent sent AUTH_REQUIRED and the kill lands
+    /// when the delegator escalates it (kind auth), before the harness gives a credential.
+    AuthRound,
     /// During a retry backoff (after an injected HTTP error).
     RetryBackoff,
+    /// During a cancel: the delegator's `CancelTask` reached the agent, which has not
+    /// processed it (the kill lands at its `request` entry).
+    CancelRequest,
+    /// After the final state, before `done`: the agent recorded the task's terminal state (its
+    /// `task_state` entry); the delegator has not been told of it.
+    FinalState,
     /// When the `event`-th journal entry of the network is recorded (its seq), whatever it is:
     /// the crash sweep's point.
     AtEvent,
@@ -772,6 +785,37 @@ mod tests {
             "x.toml: delegate \"d1\": after names no other delegation: \"d9\""
         );
         assert_eq!(err.file(), Path::new("x.toml"));
+    }
+
+    #[test]
+    fn every_phase_trigger_parses_and_an_unknown_one_is_named_with_line_and_field() {
+        for (name, t) in [
+            ("before_first_send", CrashTrigger::BeforeFirstSend),
+            ("auth_round", CrashTrigger::AuthRound),
+            ("cancel_request", CrashTrigger::CancelRequest),
+            ("final_state", CrashTrigger::FinalState),
+        ] {
+            let s = Scenario::from_toml(
+                Path::new("x.toml"),
+                &format!("{BASE}[crash]\ntrigger = \"{name}\"\n"),
+            )
+            .unwrap();
+            assert_eq!(s.crash.map(|c| c.trigger), Some(t), "{name}");
+        }
+        let err = Scenario::from_toml(
+            Path::new("x.toml"),
+            &format!("{BASE}[crash]\ntrigger = \"auth_wait\"\n"),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, ScenarioError::Parse { line: 8, field, .. } if field == "crash.trigger"),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.starts_with("x.toml:8:") && text.contains("auth_round"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -39,6 +39,38 @@ fn check_point(r: &CaseResult, c: &CrashRecord) {
             .filter(|e| e.seq > c.fired_seq && e.seq <= c.last_seq_before_kill)
     };
     match c.trigger {
+        CrashTrigger::BeforeFirstSend => {
+            assert!(
+                matches!(&fired.event, Event::ConnectionDropped { phase, .. } if phase == "before_processing"),
+                "{fired:?}"
+            );
+            // The dropped send was the only one, and nothing was created before the kill.
+            let sends = r
+                .journal
+                .iter()
+                .filter(|e| e.seq <= c.last_seq_before_kill && is_send(e))
+                .count();
+            assert_eq!(sends, 1);
+            assert!(
+                !r.journal.iter().any(|e| e.seq <= c.last_seq_before_kill
+                    && matches!(e.event, Event::TaskCreated { .. }))
+            );
+        }
+        CrashTrigger::CancelRequest => assert!(
+            matches!(&fired.event, Event::Request { method: Some(m), .. } if m.contains("CancelTask") || m == "tasks/cancel"),
+            "{fired:?}"
+        ),
+        CrashTrigger::FinalState => assert!(
+            matches!(&fired.event, Event::TaskState { state, .. } if state == "TASK_STATE_COMPLETED"),
+            "{fired:?}"
+        ),
+        CrashTrigger::AuthRound => {
+            assert!(
+                matches!(&fired.event, Event::TaskState { state, .. } if state == "TASK_STATE_AUTH_REQUIRED"),
+                "{fired:?}"
+            );
+            assert!(!between().any(is_send), "a credential before the kill");
+        }
         CrashTrigger::FirstRequest => assert!(is_send(fired), "{fired:?}"),
         CrashTrigger::IndefiniteSend => assert!(
             matches!(&fired.event, Event::ConnectionDropped { phase, .. } if phase == "after_processing"),
@@ -90,6 +122,10 @@ async fn every_trigger_kills_at_its_named_point_and_records_it() {
         "recovery.crash-after-chunks",
         "recovery.crash-during-backoff",
         "recovery.crash-during-input-round",
+        "recovery.crash-before-first-send",
+        "recovery.crash-during-auth-round",
+        "recovery.crash-during-cancel",
+        "recovery.crash-at-final-state",
     ] {
         let r = run(case, 4).await;
         assert_eq!(r.verdict, Verdict::Pass, "{case}: {:?}", r.notes);
@@ -119,7 +155,7 @@ async fn every_trigger_kills_at_its_named_point_and_records_it() {
         );
         triggers.push(c.trigger);
     }
-    assert_eq!(triggers.len(), 5);
+    assert_eq!(triggers.len(), 9);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -60,13 +60,18 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         "forward-own-credential",
         &["DLG-AUTH-01"],
         // Its own credential answers an auth round no escalation asked for (DLG-AUTH-03), and
-        // with no auth escalation there is no explanation to judge (DLG-AUTH-04 UNKNOWN).
+        // with no auth escalation there is no explanation to judge (DLG-AUTH-04 UNKNOWN). In
+        // recovery.crash-during-auth-round that answer reaches the agent before any escalation
+        // (the kill misses its point) and the task fails on it: the restarted process reports
+        // FAILED where COMPLETED was due (DLG-REC-01, DLG-REC-03 judge the outcome too).
         &[
             "DLG-AUTH-02",
             "DLG-AUTH-03",
             "DLG-AUTH-04",
             "DLG-INPUT-03",
             "DLG-OBS-01",
+            "DLG-REC-01",
+            "DLG-REC-03",
         ],
     ),
     (
@@ -110,13 +115,16 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         // A task that fails while it is down: never read again, so neither its final status
         // message (DLG-STATE-03) nor what it committed is judged right. A task the agent forgot
         // while it was down (recovery.purged-while-down) is never read, so the delegation is
-        // never marked LOST (DLG-REC-04).
+        // never marked LOST (DLG-REC-04). A send the agent dropped unprocessed before the kill
+        // (recovery.crash-before-first-send) is never sent again: no task, so DLG-REC-05 has
+        // nothing to count (UNKNOWN).
         &[
             "DLG-INPUT-01",
             "DLG-OBS-01",
             "DLG-OBS-02",
             "DLG-OBS-03",
             "DLG-REC-04",
+            "DLG-REC-05",
             "DLG-REC-06",
             "DLG-STATE-03",
         ],

@@ -164,17 +164,38 @@ pub(super) fn open_tasks_reconciled_after_restart(ev: &Evidence) -> Check {
     let reqs = requests(ev.journal);
     let mut any = false;
     for (t, _) in truth.iter() {
+        // Open in the delegator's record: the task's last state by the kill was not terminal,
+        // or it was but no answer had shown it to the delegator (the agent reached the final
+        // state as the delegator died: its record still holds the task open).
+        // (Nor had a push told it, nor had its delegation ended before the kill.)
+        let told_by_push = |from: u64| {
+            ev.journal.iter().any(|e| {
+                e.seq > from
+                    && e.seq <= crash
+                    && matches!(&e.event, Event::Push { task_id, status: Some(s), .. }
+                        if task_id == t && (200..300).contains(s))
+            })
+        };
+        let ended_before_kill = ev.scenario.delegations.iter().any(|d| {
+            ev.done_at.get(&d.id).is_some_and(|s| *s <= crash)
+                && tasks_of(ev, &d.id).iter().any(|(x, _)| x == t)
+        });
         let open_at_crash = ev
             .journal
             .iter()
             .filter(|e| e.seq <= crash)
             .filter_map(|e| match &e.event {
-                Event::TaskState { task_id, state } if task_id == t => Some(state.as_str()),
+                Event::TaskState { task_id, state } if task_id == t => {
+                    Some((e.seq, state.as_str()))
+                }
                 _ => None,
             })
             .next_back()
-            .is_some_and(|s| {
+            .is_some_and(|(seq, s)| {
                 !a2a_protocol::TaskState::parse_lenient(s).is_some_and(|s| s.is_terminal())
+                    || !(terminal_answer_before(ev.journal, t, crash)
+                        || told_by_push(seq)
+                        || ended_before_kill)
             });
         if !open_at_crash {
             continue;
@@ -518,6 +539,30 @@ mod tests {
         assert!(fails(c.check(checker("DLG-REC-03"))));
         c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
         assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_03_a_final_state_the_delegator_never_saw_leaves_the_task_open() {
+        // The agent recorded COMPLETED as the delegator died (the `final_state` crash point):
+        // its record still holds the task open, so the restart must reconcile it.
+        let base = || {
+            let mut c = Case::new(&delegation(""));
+            c.j.send("a", "m1", "do the thing", json!({}));
+            c.j.created("a", "t1", "c1", "m1", false);
+            c.j.state("a", "t1", "TASK_STATE_WORKING");
+            c.j.state("a", "t1", "TASK_STATE_COMPLETED");
+            c.crash = Some(4);
+            c.done("d1", "COMPLETED", json!([]));
+            c
+        };
+        let mut c = base();
+        assert!(fails(c.check(checker("DLG-REC-03"))), "never read again");
+        c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
+        assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
+        // Once its delegation had ended before the kill, nothing was open.
+        let mut c = base();
+        c.done_at.insert("d1".into(), 4);
+        assert_eq!(c.check(checker("DLG-REC-03")), Check::NotApplicable);
     }
 
     #[test]

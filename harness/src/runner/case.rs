@@ -680,14 +680,18 @@ impl<'a> CaseRun<'a> {
             FromDelegator::State(st) if !old_life => self.on_state(&st).await,
             // An escalation of the killed process is reported again by the restarted one.
             FromDelegator::Escalate(e) if !old_life => {
-                // The `input_round` crash point: the delegator has seen the question and no
-                // answer has been given. The restarted delegator reports it again.
-                let at_crash_point = e.kind == EscalationKind::Input
-                    && !self.crashed
+                // The `input_round` (`auth_round`) crash point: the delegator has seen the
+                // question (the auth request) and no answer (credential) has been given. The
+                // restarted delegator reports it again.
+                let round = match e.kind {
+                    EscalationKind::Input => CrashTrigger::InputRound,
+                    EscalationKind::Auth => CrashTrigger::AuthRound,
+                };
+                let at_crash_point = !self.crashed
                     && self.crash.as_ref().is_some_and(|c| {
-                        c.trigger() == CrashTrigger::InputRound
+                        c.trigger() == round
                             && c.kill_at_point(
-                                "the delegator escalated the question and the harness had not answered",
+                                "the delegator escalated it and the harness had not answered",
                             )
                     });
                 if !at_crash_point {

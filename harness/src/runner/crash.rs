@@ -2,19 +2,27 @@
 //! SIGKILL of the delegator's process group exactly there (see `scenarios/README.md`, "Crash
 //! points").
 //!
-//! Three triggers name an event at an agent, and the kill is synchronous with its journal entry
+//! Most triggers name an event at an agent, and the kill is synchronous with its journal entry
 //! (inside [`Journal::record`](a2a_mock_agents::Journal::record), before the agent goes on):
 //!
+//! - `before_first_send`: the delegation's first send reached an agent that drops it before
+//!   processing it (`connection_dropped` `before_processing`, a `drop_before` fault): the kill
+//!   lands at that entry, so no agent holds anything of the delegation and the delegator has not
+//!   seen the drop. A drop of a later send (an earlier one reached an agent) misses the point.
 //! - `first_request`: the first send of a message reached an agent (its `request` entry); the
 //!   agent has not processed it yet.
 //! - `indefinite_send`: a send was processed and its response dropped (`connection_dropped`
 //!   `after_processing`): the delegator cannot know whether it landed.
 //! - `after_chunks`: the K-th artifact chunk was handed to the stream (its `artifact_chunk`
 //!   entry), before the next one.
+//! - `cancel_request`: the delegator's `CancelTask` reached the agent (its `request` entry),
+//!   which has not processed it.
+//! - `final_state`: the agent recorded a terminal state of a task (its `task_state` entry), before
+//!   it sent it to anyone: the delegator has not reported `done` and cannot have.
 //! - `at_event`: the K-th journal entry of the network (seq K), whatever it is (the crash
 //!   sweep's point). A run whose journal ends before seq K has no kill (a note says so).
 //!
-//! Two name a point where the delegator has seen something and waits; the kill lands inside the
+//! Three name a point where the delegator has seen something and waits; the kill lands inside the
 //! wait, and a tripwire guards its far end so the kill can never land after the wait ended:
 //!
 //! - `retry_backoff`: the agent answered a send with a transient HTTP error (the `response` entry
@@ -26,6 +34,8 @@
 //!   arrived. The kill lands when the delegator reports the question to the harness (its
 //!   `escalate` of kind input), before the harness answers; an answer reaching the agent first is
 //!   killed synchronously at its `request` entry and the record says the point was missed.
+//! - `auth_round`: the same for AUTH_REQUIRED, the delegator's `escalate` of kind auth and the
+//!   credential the harness has not given.
 
 use crate::scenario::CrashTrigger;
 use a2a_mock_agents::{Entry, Event, Journal};
@@ -81,8 +91,11 @@ struct TriggerState {
     chunks: u64,
     /// `retry_backoff`: the request number of the injected transient error.
     fault_req: Option<u64>,
-    /// The wait has begun (`retry_backoff`, `input_round`): the task waiting for input, if any.
+    /// The wait has begun (`retry_backoff`, `input_round`, `auth_round`): the task waiting for
+    /// input or auth, if any.
     waiting: Option<Option<String>>,
+    /// `before_first_send`: the request numbers of the message sends seen so far.
+    sends: Vec<u64>,
 }
 
 /// A request that sends a message (1.0 or 0.3 method names).
@@ -119,6 +132,7 @@ impl TriggerState {
             chunks: 0,
             fault_req: None,
             waiting: None,
+            sends: Vec::new(),
         }
     }
 
@@ -133,7 +147,7 @@ impl TriggerState {
                         // An input answer continues the waiting task.
                         Some(t) if for_task != Some(t.as_str()) => Step::None,
                         Some(_) => Step::Overrun(format!(
-                            "the delegator's answer (req {req}) reached the agent first"
+                            "the delegator's answer or credential (req {req}) reached the agent first"
                         )),
                         None => {
                             Step::Overrun(format!("a resend (req {req}) reached the agent first"))
@@ -144,6 +158,49 @@ impl TriggerState {
             };
         }
         match (&e.event, self.trigger) {
+            (_, CrashTrigger::BeforeFirstSend) => {
+                if let Some((req, _)) = sends_message(e) {
+                    self.sends.push(req);
+                }
+                match &e.event {
+                    Event::ConnectionDropped { phase, req }
+                        if phase == "before_processing" && self.sends.contains(req) =>
+                    {
+                        if self.sends.first() == Some(req) {
+                            Step::KillNow(format!(
+                                "{} dropped the first send (req {req}) before processing it: no agent holds anything of the delegation",
+                                e.agent
+                            ))
+                        } else {
+                            Step::Overrun(format!(
+                                "a send (req {req}) was dropped unprocessed, but not the first: req {} reached an agent before it",
+                                self.sends.first().copied().unwrap_or_default()
+                            ))
+                        }
+                    }
+                    _ => Step::None,
+                }
+            }
+            (_, CrashTrigger::CancelRequest) => match &e.event {
+                Event::Request {
+                    req,
+                    method: Some(m),
+                    ..
+                } if m.contains("CancelTask") || m == "tasks/cancel" => Step::KillNow(format!(
+                    "the delegator's cancel (req {req}) reached {} before it was processed",
+                    e.agent
+                )),
+                _ => Step::None,
+            },
+            (Event::TaskState { task_id, state }, CrashTrigger::FinalState)
+                if a2a_protocol::TaskState::parse_lenient(state)
+                    .is_some_and(|s| s.is_terminal()) =>
+            {
+                Step::KillNow(format!(
+                    "{} recorded the final state {state} of task {task_id}, before telling the delegator",
+                    e.agent
+                ))
+            }
             (_, CrashTrigger::FirstRequest) => match sends_message(e) {
                 Some((req, _)) => Step::KillNow(format!(
                     "the first send (req {req}) reached {} before it was processed",
@@ -197,6 +254,15 @@ impl TriggerState {
                 self.waiting = Some(Some(task_id.clone()));
                 Step::Armed(format!(
                     "{} sent INPUT_REQUIRED for task {task_id}; no answer had arrived",
+                    e.agent
+                ))
+            }
+            (Event::TaskState { task_id, state }, CrashTrigger::AuthRound)
+                if state == "TASK_STATE_AUTH_REQUIRED" =>
+            {
+                self.waiting = Some(Some(task_id.clone()));
+                Step::Armed(format!(
+                    "{} sent AUTH_REQUIRED for task {task_id}; no credential had arrived",
                     e.agent
                 ))
             }
@@ -563,6 +629,140 @@ mod tests {
         );
         assert_eq!(killed_at.load(Ordering::SeqCst), drop);
         assert!(inj.record().unwrap().at_named_point);
+    }
+
+    fn rpc(req: u64, method: &str, params: serde_json::Value) -> Event {
+        match request(req, params) {
+            Event::Request {
+                binding,
+                req,
+                http_method,
+                path,
+                rpc_id,
+                params,
+                headers,
+                envelope,
+                ..
+            } => Event::Request {
+                binding,
+                req,
+                http_method,
+                path,
+                method: Some(method.into()),
+                rpc_id,
+                params,
+                headers,
+                envelope,
+            },
+            e => e,
+        }
+    }
+
+    fn dropped_before(req: u64) -> Event {
+        Event::ConnectionDropped {
+            req,
+            phase: "before_processing".into(),
+        }
+    }
+
+    #[test]
+    fn before_first_send_kills_at_the_drop_of_the_first_send_only() {
+        let (j, inj, killed_at) = setup(CrashTrigger::BeforeFirstSend, 0, Duration::ZERO);
+        // A card fetch or other traffic is no send; the send's own request entry is not the point.
+        j.record("w", rpc(1, "GetTask", json!({"id": "x"})));
+        j.record("w", dropped_before(1));
+        j.record("w", request(2, json!({"message": {"messageId": "m1"}})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        let drop = j.record("w", dropped_before(2));
+        assert_eq!(killed_at.load(Ordering::SeqCst), drop);
+        let r = inj.record().unwrap();
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (drop, drop));
+        assert!(r.at_named_point, "{r:?}");
+
+        // A send that was not dropped reached an agent first: a later drop misses the point.
+        let (j, inj, killed_at) = setup(CrashTrigger::BeforeFirstSend, 0, Duration::ZERO);
+        j.record("w", request(1, json!({"message": {"messageId": "m1"}})));
+        j.record("w", request(2, json!({"message": {"messageId": "m2"}})));
+        let drop = j.record("w", dropped_before(2));
+        assert_eq!(killed_at.load(Ordering::SeqCst), drop);
+        assert!(!inj.record().unwrap().at_named_point);
+    }
+
+    #[test]
+    fn cancel_request_and_final_state_kill_synchronously_at_their_entry() {
+        let (j, inj, killed_at) = setup(CrashTrigger::CancelRequest, 0, Duration::ZERO);
+        j.record("w", request(1, json!({"message": {"messageId": "m1"}})));
+        j.record("w", rpc(2, "GetTask", json!({"id": "t"})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        let cancel = j.record("w", rpc(3, "CancelTask", json!({"id": "t"})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), cancel);
+        assert!(inj.record().unwrap().at_named_point);
+        // The 0.3 method name too.
+        let (j, _, killed_at) = setup(CrashTrigger::CancelRequest, 0, Duration::ZERO);
+        let cancel = j.record("w", rpc(1, "tasks/cancel", json!({"id": "t"})));
+        assert_eq!(killed_at.load(Ordering::SeqCst), cancel);
+
+        let (j, inj, killed_at) = setup(CrashTrigger::FinalState, 0, Duration::ZERO);
+        let state = |s: &str| Event::TaskState {
+            task_id: "t".into(),
+            state: s.into(),
+        };
+        j.record("w", state("TASK_STATE_WORKING"));
+        j.record("w", state("TASK_STATE_INPUT_REQUIRED"));
+        j.record("w", state("TASK_STATE_AUTH_REQUIRED"));
+        assert_eq!(
+            killed_at.load(Ordering::SeqCst),
+            0,
+            "interrupted is not final"
+        );
+        let done = j.record("w", state("TASK_STATE_FAILED"));
+        assert_eq!(killed_at.load(Ordering::SeqCst), done);
+        let r = inj.record().unwrap();
+        assert!(
+            r.at_named_point && r.point.contains("TASK_STATE_FAILED"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn auth_round_kills_at_the_escalation_or_at_a_credential_that_arrives_first() {
+        let auth = |j: &Journal| {
+            j.record(
+                "bank",
+                Event::TaskState {
+                    task_id: "t1".into(),
+                    state: "TASK_STATE_AUTH_REQUIRED".into(),
+                },
+            )
+        };
+        let (j, inj, _) = setup(CrashTrigger::AuthRound, 0, Duration::ZERO);
+        // INPUT_REQUIRED does not arm it.
+        j.record(
+            "bank",
+            Event::TaskState {
+                task_id: "t1".into(),
+                state: "TASK_STATE_INPUT_REQUIRED".into(),
+            },
+        );
+        assert!(!inj.pending());
+        let q = auth(&j);
+        assert!(inj.pending());
+        assert!(inj.kill_at_point("the delegator escalated it"));
+        let r = inj.record().unwrap();
+        assert_eq!(r.fired_seq, q);
+        assert!(
+            r.at_named_point && r.point.contains("AUTH_REQUIRED"),
+            "{r:?}"
+        );
+
+        let (j, inj, killed_at) = setup(CrashTrigger::AuthRound, 0, Duration::ZERO);
+        auth(&j);
+        let credential = j.record(
+            "bank",
+            request(6, json!({"message": {"taskId": "t1", "messageId": "a"}})),
+        );
+        assert_eq!(killed_at.load(Ordering::SeqCst), credential);
+        assert!(!inj.record().unwrap().at_named_point);
     }
 
     #[test]
