@@ -550,6 +550,7 @@ impl Loop {
         for rule in registry() {
             if rule.always || s.rules.iter().any(|x| x == rule.id) {
                 *self.listed.entry(rule.id).or_default() += 1;
+                self.coverage.entry(rule.id.to_string()).or_default().listed += 1;
             }
         }
         for v in &r.rules {

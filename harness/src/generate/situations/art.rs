@@ -212,3 +212,33 @@ pub(super) fn protocol_error(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.list(&["DLG-ART-09"]);
     d.titles.push(title.into());
 }
+
+/// The allowance over the baseline memory of a large-stream case: the catalog's
+/// (`artifacts.large-stream-memory`), wide enough for allocator and buffer noise.
+const LARGE_STREAM_ALLOWANCE_MIB: u64 = 16;
+
+/// A streamed artifact of 32 to 40 MiB, twice the memory allowance or more: written out as it
+/// arrives, the process group's peak stays within the allowance; buffered, it would not
+/// (DLG-ART-10). The case has the delegator to itself, so nothing else it holds counts.
+pub(super) fn large_stream(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    let (a, mut del) = streamed_pair(d, "bulk", "export", "Export the archive as one stream");
+    let chunk_bytes = 64 * 1024;
+    let chunks = rng.random_range(512..=640u32);
+    d.agents[a].rules.push(rule(vec![
+        shape(artifacts(1, chunks, chunk_bytes), |c, _, _, _, _| {
+            *c = ContentKind::Raw
+        }),
+        state("COMPLETED"),
+    ]));
+    del.max_size_bytes = 100 * 1024 * 1024;
+    expect(&mut del, &[Outcome::Completed]);
+    d.delegations.push(del);
+    d.memory_bound_mib = Some(LARGE_STREAM_ALLOWANCE_MIB);
+    d.alone = true;
+    d.needs_ms(60_000);
+    d.list(&["DLG-ART-10", "DLG-ART-04"]);
+    d.titles.push(format!(
+        "a {} MiB streamed artifact within a {LARGE_STREAM_ALLOWANCE_MIB} MiB memory allowance",
+        u64::from(chunks) * chunk_bytes as u64 >> 20
+    ));
+}

@@ -23,8 +23,9 @@ use super::steps::{Shapes, Work, artifacts, pick, shape, state, state_full, wait
 use crate::scenario::{Answer, Cancel, Child, Crash, CrashTrigger, Delegation};
 use a2a_driver_contract::{EscalationKind, Outcome};
 use a2a_mock_agents::script::{
-    Binding, CancelBehaviour, ContentKind, ExtensionSpec, Fault, Matcher, Mutation, OnWrongAnswer,
-    ProtocolVersion, QueuedFault, Rule, ScriptStep, SecurityScope, SecuritySpec, TimestampStyle,
+    Binding, CancelBehaviour, CardChange, ContentKind, ExtensionSpec, Fault, Matcher, Mutation,
+    OnWrongAnswer, ProtocolVersion, QueuedFault, Rule, ScriptStep, SecurityScope, SecuritySpec,
+    TimestampStyle,
 };
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -55,7 +56,15 @@ fn of(topic: Topic) -> &'static [Situation] {
             pinned_binding,
             unknown_state,
         ],
-        Topic::Route => &[routing, streaming_choice, v03_agent, bindings],
+        Topic::Route => &[
+            routing,
+            streaming_choice,
+            v03_agent,
+            bindings,
+            stale_card,
+            broken_binding,
+            extended_only,
+        ],
         Topic::State => &[
             completed,
             terminal,
@@ -94,6 +103,7 @@ fn of(topic: Topic) -> &'static [Situation] {
             schema_violation,
             protocol_error,
             chunked,
+            large_stream,
         ],
         Topic::Retry => &[transient, transient, indefinite, stalled_send, dead_letter],
         Topic::Rec => &[

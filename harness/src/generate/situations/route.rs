@@ -109,11 +109,22 @@ pub(super) fn v03_agent(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.titles.push("a 0.3 agent".into());
 }
 
+/// An agent on gRPC only, or on every binding in a drawn order with a patch number on its card.
 pub(super) fn bindings(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    let variant = rng.random_range(0..2);
+    bindings_variant(d, rng, variant);
+}
+
+/// An advertised binding that fails at the transport level, before the one that works
+/// (DLG-ROUTE-06, DLG-ROUTE-08): a situation of its own, so the aimed round robin reaches it.
+pub(super) fn broken_binding(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    bindings_variant(d, rng, 2);
+}
+
+fn bindings_variant(d: &mut Draft, rng: &mut ChaCha8Rng, variant: u32) {
     let skill = d.skill("summarize");
     let a = d.agent("multi", &skill);
     let mut del = d.delegation(&skill, "Summarize over the card's binding");
-    let variant = rng.random_range(0..3);
     match variant {
         0 => {
             d.agents[a].bindings = Some(vec![Binding::Grpc]);
@@ -151,4 +162,95 @@ pub(super) fn bindings(d: &mut Draft, rng: &mut ChaCha8Rng) {
     }
     d.delegations.push(del);
     d.titles.push("bindings from the card".into());
+}
+
+/// A card with `max-age` 1 s that goes stale while the first task runs (and, sometimes, changes
+/// its tenant meanwhile): the second delegation, which starts after the first ends, finds it
+/// stale, so the delegator revalidates before new work goes to the agent (DLG-CARD-03), and
+/// sends to the changed card's interface (DLG-ROUTE-07). As `cards.stale-changed`.
+pub(super) fn stale_card(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    let skill = d.skill("summarize");
+    let a = d.agent("moving", &skill);
+    d.agents[a].card_max_age_s = 1;
+    if rng.random_bool(0.5) {
+        d.agents[a].tenant = Some(format!("t{}", d.next()));
+    }
+    // The first task outlasts the card's freshness by at least half a second plus the
+    // checker's margin, whatever the delegator's start-up time (the change counts from the
+    // agent's first task).
+    let slow_ms = rng.random_range(2_000..=2_600u64);
+    let changed = rng.random_bool(0.6);
+    if changed {
+        let tenant = format!("moved-{}", d.next());
+        d.agents[a].card_changes.push(CardChange {
+            after_ms: rng.random_range(200..=1_200),
+            tenant,
+        });
+    }
+    let first = d.delegation(&skill, "Summarize the first chapter");
+    let mut second = d.delegation(&skill, "Summarize the second chapter");
+    second.after = Some(first.id.clone());
+    d.agents[a].rules.push(Rule {
+        when: Matcher {
+            text_contains: Some(first.text.clone()),
+            ..Matcher::default()
+        },
+        steps: vec![
+            state("WORKING"),
+            wait(slow_ms),
+            artifacts(1, 1, rng.random_range(40..=200)),
+            state("COMPLETED"),
+        ],
+        ..Rule::default()
+    });
+    d.agents[a].rules.push(rule(vec![
+        artifacts(1, 1, rng.random_range(40..=200)),
+        state("COMPLETED"),
+    ]));
+    let mut first = first;
+    expect(&mut first, &[Outcome::Completed]);
+    expect(&mut second, &[Outcome::Completed]);
+    d.delegations.push(first);
+    d.delegations.push(second);
+    d.list(&["DLG-CARD-03", "DLG-ROUTE-07", "DLG-STATE-02"]);
+    d.titles.push(if changed {
+        "a card that goes stale and changes its tenant".into()
+    } else {
+        "a card that goes stale".into()
+    });
+}
+
+/// A skill only on the extended card, behind the card's Bearer scheme: the delegator must read
+/// the extended card to route at all, authenticated with the credential it was given for the
+/// agent (DLG-CARD-04), and works from it (DLG-CARD-05). As `cards.extended-secured`.
+pub(super) fn extended_only(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    let public = d.skill("summarize");
+    let hidden = d.skill("audit-ledger");
+    let a = d.agent("premium", &public);
+    d.agents[a].extended_skills.push(skill_spec(&hidden));
+    if rng.random_bool(0.5) {
+        d.agents[a].extended_tenant = Some(format!("premium-{}", d.next()));
+    }
+    let n = d.next();
+    let credential = format!("Bearer agent-cred-{}-{n}", d.agents[a].name);
+    d.agents[a].security = Some(SecuritySpec {
+        credential,
+        scope: SecurityScope::ExtendedCard,
+    });
+    let w = work(rng, Shapes::Any);
+    let mut del = d.delegation(&hidden, "Audit the ledger of the quarter");
+    del.streaming_preferred = rng.random_bool(0.5);
+    completing(d, a, &del, &w);
+    expect(&mut del, &[Outcome::Completed]);
+    d.delegations.push(del);
+    d.list(&[
+        "DLG-CARD-04",
+        "DLG-CARD-05",
+        "DLG-ROUTE-01",
+        "DLG-ROUTE-07",
+        "DLG-AUTH-01",
+        "DLG-STATE-02",
+    ]);
+    d.titles
+        .push("a skill only on the extended card, behind the card's scheme".into());
 }
