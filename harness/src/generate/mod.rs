@@ -45,7 +45,9 @@ pub enum Topic {
     Send,
     /// DLG-WIRE-*: requests that conform to the 1.0 proto, whatever the agent sends back.
     Wire,
-    /// DLG-ROUTE-*: routing by skill and output mode, streaming choice, 0.3 agents, bindings.
+    /// DLG-ROUTE-* and DLG-CARD-*: routing by skill and output mode, streaming choice, 0.3
+    /// agents, bindings (a broken one among them), a card that goes stale, a skill only on the
+    /// extended card.
     Route,
     /// DLG-STATE-* and DLG-CTX-*: every task state, terminal is final, unknown states,
     /// refinement in the agent's context.
@@ -60,7 +62,8 @@ pub enum Topic {
     /// DLG-OBS-* and DLG-PUSH-*: streams that end early, push (genuine, duplicated, foreign),
     /// polling.
     Obs,
-    /// DLG-ART-*: chunking, append and lastChunk, by reference, rejections, protocol errors.
+    /// DLG-ART-*: chunking, append and lastChunk, by reference, rejections, protocol errors,
+    /// a large stream within a memory allowance.
     Art,
     /// DLG-RETRY-*: transient failures, Retry-After, indefinite sends, the dead-letter queue.
     Retry,
@@ -107,7 +110,7 @@ impl Topic {
         match self {
             Topic::Send => &["DLG-SEND-"],
             Topic::Wire => &["DLG-WIRE-"],
-            Topic::Route => &["DLG-ROUTE-"],
+            Topic::Route => &["DLG-ROUTE-", "DLG-CARD-"],
             Topic::State => &["DLG-STATE-", "DLG-CTX-"],
             Topic::Input => &["DLG-INPUT-"],
             Topic::Auth => &["DLG-AUTH-", "DLG-UNTRUSTED-", "DLG-SECRET-"],

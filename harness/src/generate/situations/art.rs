@@ -239,6 +239,6 @@ pub(super) fn large_stream(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.list(&["DLG-ART-10", "DLG-ART-04"]);
     d.titles.push(format!(
         "a {} MiB streamed artifact within a {LARGE_STREAM_ALLOWANCE_MIB} MiB memory allowance",
-        u64::from(chunks) * chunk_bytes as u64 >> 20
+        (u64::from(chunks) * chunk_bytes as u64) >> 20
     ));
 }
