@@ -553,6 +553,10 @@ impl Loop {
                 self.coverage.entry(rule.id.to_string()).or_default().listed += 1;
             }
         }
+        // The history invariants judge every run (explore applies them to each).
+        for inv in crate::invariants::INVARIANTS {
+            self.coverage.entry(inv.id.to_string()).or_default().listed += 1;
+        }
         for v in &r.rules {
             let c = self.coverage.entry(v.id.clone()).or_default();
             match v.verdict {

@@ -329,7 +329,7 @@ pub fn summary_markdown(s: &ExploreSummary) -> String {
     let _ = writeln!(
         m,
         "A rule counts as judged in a run when its verdict there is PASS, FAIL or NON-STRICT; \
-         listed: the runs whose scenario listed it (an always-on rule: every run).\n"
+         listed: the runs whose scenario listed it (an always-on rule or a history invariant: every run).\n"
     );
     let judged: Vec<u64> = s.coverage.values().map(|c| c.evaluated()).collect();
     if let Some(min) = judged.iter().min() {
@@ -349,6 +349,11 @@ pub fn summary_markdown(s: &ExploreSummary) -> String {
     let levels: std::collections::BTreeMap<&str, crate::rules::Level> = crate::rules::registry()
         .iter()
         .map(|r| (r.id, r.level))
+        .chain(
+            crate::invariants::INVARIANTS
+                .iter()
+                .map(|i| (i.id, i.level)),
+        )
         .collect();
     for (id, c) in &s.coverage {
         let _ = writeln!(

@@ -359,6 +359,8 @@ mod tests {
             &["DLG-INPUT-04"],
             &["DLG-RETRY-03", "DLG-RETRY-02"],
             &["DLG-SECRET-01"],
+            &["DLG-OBS-05"],
+            &["DLG-RETRY-02"],
         ];
         for core in cores {
             let first = (0..200u64).find(|&s| {

@@ -105,7 +105,14 @@ fn of(topic: Topic) -> &'static [Situation] {
             chunked,
             large_stream,
         ],
-        Topic::Retry => &[transient, transient, indefinite, stalled_send, dead_letter],
+        Topic::Retry => &[
+            transient,
+            transient,
+            indefinite,
+            stalled_send,
+            dead_letter,
+            backoff_grows,
+        ],
         Topic::Rec => &[
             crash_first_request,
             crash_indefinite,

@@ -189,3 +189,57 @@ pub(super) fn dead_letter(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.delegations.push(del);
     d.titles.push(format!("an agent down with HTTP {status}"));
 }
+
+/// Sends that fail many times (seven to ten 503s, or dropped connections, each) for one or two
+/// delegations at once: enough backoffs for DLG-RETRY-02 to judge growth up to the cap (a
+/// constant pause fails whatever the jitter) and, with two, jitter across intents. As
+/// `retries.backoff-grows`; the case has the delegator to itself so nothing else moves the
+/// timings.
+pub(super) fn backoff_grows(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    let skill = d.skill("summarize");
+    let a = d.agent("recovering", &skill);
+    let regions = if rng.random_bool(0.7) {
+        &["north", "south"][..]
+    } else {
+        &["west"][..]
+    };
+    let fault = if rng.random_bool(0.8) {
+        Fault::HttpStatus {
+            status: 503,
+            retry_after_s: None,
+        }
+    } else {
+        Fault::DropBefore
+    };
+    let mut total = 0;
+    for region in regions {
+        let k = rng.random_range(7..=10u32);
+        total += k;
+        let mut del = d.delegation(
+            &skill,
+            &format!("Summarize the {region} region while the agent recovers"),
+        );
+        del.max_retries = 10;
+        d.agents[a].rules.push(Rule {
+            when: Matcher {
+                text_contains: Some(del.text.clone()),
+                ..Matcher::default()
+            },
+            times: Some(k),
+            fault: Some(fault.clone()),
+            ..Rule::default()
+        });
+        // A delegator may give up earlier than max_retries (at most, says DLG-RETRY-01).
+        expect(&mut del, &[Outcome::Completed, Outcome::DeadLettered]);
+        d.delegations.push(del);
+    }
+    d.agents[a].rules.push(rule(vec![state("COMPLETED")]));
+    d.list(&["DLG-RETRY-02", "DLG-RETRY-01", "DLG-SEND-02", "DLG-REC-05"]);
+    d.alone = true;
+    d.needs_ms(20_000);
+    d.titles.push(format!(
+        "{total} transient failures ({}) over {} delegation(s), max_retries 10",
+        fault_name(&fault),
+        regions.len()
+    ));
+}
