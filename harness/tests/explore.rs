@@ -47,7 +47,7 @@ const BUGS: &[Bug] = &[
     bug("no-input-cap", "input", "DLG-INPUT-04", 8),
     bug("persist-secrets", "auth", "DLG-SECRET-01", 8),
     bug("constant-poll-interval", "obs", "DLG-OBS-05", 12),
-    bug("fixed-retry-backoff", "retry", "DLG-RETRY-02", 8),
+    bug("fixed-retry-backoff", "retry", "DLG-RETRY-02", 18),
 ];
 
 /// Bugs explored at once (each runs two cases at a time).
