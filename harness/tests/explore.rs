@@ -46,6 +46,8 @@ const BUGS: &[Bug] = &[
     bug("ignore-unknown-state", "state", "DLG-STATE-04", 8),
     bug("no-input-cap", "input", "DLG-INPUT-04", 8),
     bug("persist-secrets", "auth", "DLG-SECRET-01", 8),
+    bug("constant-poll-interval", "obs", "DLG-OBS-05", 12),
+    bug("fixed-retry-backoff", "retry", "DLG-RETRY-02", 18),
 ];
 
 /// Bugs explored at once (each runs two cases at a time).
@@ -121,6 +123,19 @@ fn explore_against_the_reference_delegator_finds_nothing_and_writes_its_report()
         "{cov:?}"
     );
     assert!(cov.values().all(|c| c["fail"] == 0), "{cov:?}");
+    // Always-on rules are listed by every run.
+    assert_eq!(cov["DLG-SEND-02"]["listed"], 10, "{cov:?}");
+    let md = std::fs::read_to_string(dir.join("explore.md")).unwrap();
+    assert!(
+        md.contains("| rule | level | listed | judged |"),
+        "per-rule table with levels: {md}"
+    );
+    assert!(md.contains("| DLG-SEND-02 | MUST | 10 |"), "{md}");
+    // In ten runs some rule is never judged, and the table says why.
+    assert!(
+        md.contains("never judged") || md.contains("no run listed it"),
+        "{md}"
+    );
     let index = read_json(&dir.join("index.json"));
     assert_eq!(index["cases"].as_array().unwrap().len(), 10);
     assert!(!dir.join("found").exists());

@@ -67,6 +67,9 @@ pub struct RuleCounts {
     pub non_strict: u64,
     /// Listed but nothing to judge (UNKNOWN or NOT EXERCISED).
     pub not_judged: u64,
+    /// Runs whose scenario listed the rule (an always-on rule or a history invariant: every
+    /// run).
+    pub listed: u64,
 }
 
 impl RuleCounts {

@@ -550,7 +550,12 @@ impl Loop {
         for rule in registry() {
             if rule.always || s.rules.iter().any(|x| x == rule.id) {
                 *self.listed.entry(rule.id).or_default() += 1;
+                self.coverage.entry(rule.id.to_string()).or_default().listed += 1;
             }
+        }
+        // The history invariants judge every run (explore applies them to each).
+        for inv in crate::invariants::INVARIANTS {
+            self.coverage.entry(inv.id.to_string()).or_default().listed += 1;
         }
         for v in &r.rules {
             let c = self.coverage.entry(v.id.clone()).or_default();

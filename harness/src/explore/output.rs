@@ -328,21 +328,75 @@ pub fn summary_markdown(s: &ExploreSummary) -> String {
     let _ = writeln!(m, "## Rule coverage\n");
     let _ = writeln!(
         m,
-        "| rule | evaluated | PASS | FAIL | NON-STRICT | not judged |"
+        "A rule counts as judged in a run when its verdict there is PASS, FAIL or NON-STRICT; \
+         listed: the runs whose scenario listed it (an always-on rule or a history invariant: every run).\n"
     );
-    let _ = writeln!(m, "|---|---|---|---|---|---|");
+    let judged: Vec<u64> = s.coverage.values().map(|c| c.evaluated()).collect();
+    if let Some(min) = judged.iter().min() {
+        let never = judged.iter().filter(|n| **n == 0).count();
+        let _ = writeln!(
+            m,
+            "- rules judged: {} of {} (fewest judgements of any rule: {min})\n",
+            judged.len() - never,
+            judged.len()
+        );
+    }
+    let _ = writeln!(
+        m,
+        "| rule | level | listed | judged | PASS | FAIL | NON-STRICT | not judged | why never judged |"
+    );
+    let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|");
+    let levels: std::collections::BTreeMap<&str, crate::rules::Level> = crate::rules::registry()
+        .iter()
+        .map(|r| (r.id, r.level))
+        .chain(
+            crate::invariants::INVARIANTS
+                .iter()
+                .map(|i| (i.id, i.level)),
+        )
+        .collect();
     for (id, c) in &s.coverage {
         let _ = writeln!(
             m,
-            "| {id} | {} | {} | {} | {} | {} |",
+            "| {id} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            levels.get(id.as_str()).map_or("-", |l| l.label()),
+            c.listed,
             c.evaluated(),
             c.pass,
             c.fail,
             c.non_strict,
-            c.not_judged
+            c.not_judged,
+            if c.evaluated() == 0 {
+                never_judged_reason(id, c)
+            } else {
+                String::new()
+            }
         );
     }
     m
+}
+
+/// Why a rule was never judged in an explore: the generator's own reason when it leaves the
+/// rule to the catalog ([`crate::generate::NOT_GENERATED`]), else whether its situation never
+/// came up (no run listed it) or came up without the rule having anything to judge.
+pub fn never_judged_reason(id: &str, c: &super::RuleCounts) -> String {
+    if let Some((_, why)) = crate::generate::NOT_GENERATED
+        .iter()
+        .find(|(rule, _)| *rule == id)
+    {
+        return format!("not generated: {why}");
+    }
+    if c.listed == 0 {
+        "no run listed it: its situations did not come up in these runs (more runs, or \
+         `--topic` of its family)"
+            .to_string()
+    } else {
+        format!(
+            "listed in {} runs, never judged: its situation did not arise there (UNKNOWN or \
+             NOT EXERCISED)",
+            c.listed
+        )
+    }
 }
 
 #[cfg(test)]
@@ -367,6 +421,22 @@ mod tests {
             let minimal = scenario_toml(&s).unwrap();
             assert!(minimal.starts_with("id = "), "{minimal}");
             assert!(!minimal.contains("max_connections"), "defaults left out");
+        }
+    }
+
+    #[test]
+    fn a_rule_never_judged_gets_its_reason() {
+        let never = super::super::RuleCounts::default();
+        assert!(never_judged_reason("DLG-ART-10", &never).starts_with("no run listed it"));
+        let listed = super::super::RuleCounts {
+            listed: 3,
+            not_judged: 3,
+            ..Default::default()
+        };
+        let why = never_judged_reason("DLG-ART-10", &listed);
+        assert!(why.starts_with("listed in 3 runs, never judged"), "{why}");
+        for (id, reason) in crate::generate::NOT_GENERATED {
+            assert!(never_judged_reason(id, &never).contains(reason));
         }
     }
 

@@ -44,6 +44,9 @@ pub(super) struct Draft {
     pub titles: Vec<String>,
     /// The extension URIs the delegator is told it supports (`init.extensions`).
     pub extensions: Vec<String>,
+    /// The case's memory allowance over the baseline at `init_ok` (DLG-ART-10), if it watches
+    /// memory.
+    pub memory_bound_mib: Option<u64>,
     serial: u32,
 }
 
@@ -67,6 +70,7 @@ impl Draft {
             alone: false,
             titles: Vec::new(),
             extensions: Vec::new(),
+            memory_bound_mib: None,
             serial: 0,
         }
     }
@@ -191,7 +195,7 @@ impl Draft {
             answers: self.answers,
             cancels: self.cancels,
             crash: self.crash,
-            memory_bound_mib: None,
+            memory_bound_mib: self.memory_bound_mib,
             forge_push: self.forge_push,
             options: self.options,
             extensions: self.extensions,

@@ -45,7 +45,9 @@ pub enum Topic {
     Send,
     /// DLG-WIRE-*: requests that conform to the 1.0 proto, whatever the agent sends back.
     Wire,
-    /// DLG-ROUTE-*: routing by skill and output mode, streaming choice, 0.3 agents, bindings.
+    /// DLG-ROUTE-* and DLG-CARD-*: routing by skill and output mode, streaming choice, 0.3
+    /// agents, bindings (a broken one among them), a card that goes stale, a skill only on the
+    /// extended card.
     Route,
     /// DLG-STATE-* and DLG-CTX-*: every task state, terminal is final, unknown states,
     /// refinement in the agent's context.
@@ -60,7 +62,8 @@ pub enum Topic {
     /// DLG-OBS-* and DLG-PUSH-*: streams that end early, push (genuine, duplicated, foreign),
     /// polling.
     Obs,
-    /// DLG-ART-*: chunking, append and lastChunk, by reference, rejections, protocol errors.
+    /// DLG-ART-*: chunking, append and lastChunk, by reference, rejections, protocol errors,
+    /// a large stream within a memory allowance.
     Art,
     /// DLG-RETRY-*: transient failures, Retry-After, indefinite sends, the dead-letter queue.
     Retry,
@@ -107,7 +110,7 @@ impl Topic {
         match self {
             Topic::Send => &["DLG-SEND-"],
             Topic::Wire => &["DLG-WIRE-"],
-            Topic::Route => &["DLG-ROUTE-"],
+            Topic::Route => &["DLG-ROUTE-", "DLG-CARD-"],
             Topic::State => &["DLG-STATE-", "DLG-CTX-"],
             Topic::Input => &["DLG-INPUT-"],
             Topic::Auth => &["DLG-AUTH-", "DLG-UNTRUSTED-", "DLG-SECRET-"],
@@ -180,6 +183,11 @@ impl FromStr for Topic {
             })
     }
 }
+
+/// The registry rules no generated situation plants, each with the reason (a real limit of
+/// generated cases); the catalog judges them. Empty today: every rule has a situation (the
+/// slow ones, `DLG-CARD-03`'s stale card and `DLG-ART-10`'s large stream, included).
+pub const NOT_GENERATED: &[(&str, &str)] = &[];
 
 /// Most situations a generated scenario combines (the aimed one included).
 const MAX_SITUATIONS: u32 = 3;
@@ -304,31 +312,32 @@ mod tests {
         }
     }
 
+    /// Every registry rule is planted by some generated situation, or named in
+    /// [`NOT_GENERATED`] with its reason; that list names only registry rules no situation
+    /// lists (a rule generated after all leaves it). The evidence that each generated rule is
+    /// also judged in real runs is explore.md's coverage table (`explore --runs 500`).
     #[test]
-    fn every_rule_with_a_checker_is_listed_by_some_seed() {
+    fn every_registry_rule_is_generated_or_named_unreachable_with_a_reason() {
         let mut listed = std::collections::BTreeSet::new();
         for seed in 0..400 {
             listed.extend(generate(seed, None).rules);
         }
-        // Rules whose situation generated cases leave to the catalog, each with its reason.
-        const NOT_GENERATED: [&str; 3] = [
-            // A payload of tens of MiB and a memory probe (artifacts.large-stream-memory):
-            // generated cases stay small and fast.
-            "DLG-ART-10",
-            // A card must go stale: seconds of waiting (cards.stale-changed).
-            "DLG-CARD-03",
-            // Judged only where a delegator must read an extended card (a skill only it lists:
-            // cards.extended-secured); where reading it is optional, a delegator that does not
-            // leaves the rule without evidence (UNKNOWN in a case listing it).
-            "DLG-CARD-04",
-        ];
-        let missing: Vec<&str> = crate::rules::registry()
-            .into_iter()
-            .filter(|r| r.check.is_some() && !NOT_GENERATED.contains(&r.id))
+        let registry = crate::rules::registry();
+        let unreachable: Vec<&str> = NOT_GENERATED.iter().map(|(id, _)| *id).collect();
+        let missing: Vec<&str> = registry
+            .iter()
             .map(|r| r.id)
-            .filter(|id| !listed.contains(*id))
+            .filter(|id| !unreachable.contains(id) && !listed.contains(*id))
             .collect();
-        assert!(missing.is_empty(), "never listed in 400 seeds: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "never listed in 400 seeds and not in NOT_GENERATED: {missing:?}"
+        );
+        for (id, why) in NOT_GENERATED {
+            assert!(registry.iter().any(|r| r.id == *id), "{id}: not a rule");
+            assert!(!listed.contains(*id), "{id} is generated after all");
+            assert!(why.len() > 20, "{id}: give the reason");
+        }
     }
 
     /// The rules each planted bug of the reference delegator breaks (its core, see the
@@ -350,6 +359,8 @@ mod tests {
             &["DLG-INPUT-04"],
             &["DLG-RETRY-03", "DLG-RETRY-02"],
             &["DLG-SECRET-01"],
+            &["DLG-OBS-05"],
+            &["DLG-RETRY-02"],
         ];
         for core in cores {
             let first = (0..200u64).find(|&s| {
