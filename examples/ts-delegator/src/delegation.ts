@@ -696,8 +696,10 @@ export class Delegation {
         if (!("status" in sent.result)) throw new Finish("FAILED", "agent protocol error: a Message reply to a message for an existing task");
         snapshot = sent.result as Task;
         this.adoptTask(snapshot.id, snapshot.contextId);
-        // The reply may still show the interrupted state it answered: poll past it.
-        if (INTERRUPTED.has(stateName(snapshot.status?.state))) snapshot = await this.poll(snapshot, true);
+        // The reply may still show the interrupted state it answered: poll past it. A reply that
+        // shows another question (a new status message) is the next round, acted on at once.
+        const sameQuestion = snapshot.status?.message?.messageId === status?.messageId;
+        if (INTERRUPTED.has(stateName(snapshot.status?.state)) && sameQuestion) snapshot = await this.poll(snapshot, true);
       } else {
         stream = sent.rest;
         first = sent.first;
@@ -1005,6 +1007,8 @@ export class Delegation {
       cur = await this.getTask("poll");
       const s = stateName(cur.status?.state);
       if (!INTERRUPTED.has(s)) changedFromInterrupted = true;
+      // Still interrupted, but with another status message: the agent asks anew (a new round).
+      if (INTERRUPTED.has(s) && cur.status?.message?.messageId !== last.status?.message?.messageId) return cur;
       if (changedFromInterrupted && INTERRUPTED.has(s)) return cur;
       if (stopAt(cur)) return cur;
       this.setState(s);

@@ -80,7 +80,11 @@ function recover(e: Env): void {
     }
     if (r.request.children !== null) continue; // fan-out parents are resumed after their children
     running.set(r.id, d);
-    work.push(d.run(true).finally(() => running.delete(r.id)));
+    // A record killed before its first send may not have passed admission (limits, routing):
+    // it is admitted now, and refused as it would have been.
+    const sent = r.message_ids.create !== undefined;
+    const resumed = sent ? d.run(true) : d.admit().then((ok) => (ok ? d.run(false) : undefined));
+    work.push(resumed.finally(() => running.delete(r.id)));
   }
   for (const r of records) {
     if (r.request.children === null || !new Delegation(e, r).isOpen) continue;
