@@ -47,8 +47,18 @@ const BUGS: &[Bug] = &[
     bug("no-input-cap", "input", "DLG-INPUT-04", 8),
     bug("persist-secrets", "auth", "DLG-SECRET-01", 8),
     bug("constant-poll-interval", "obs", "DLG-OBS-05", 12),
-    bug("fixed-retry-backoff", "retry", "DLG-RETRY-02", 18),
 ];
+
+/// Planted bugs this test does not explore, with the reason. `fixed-retry-backoff` (a constant
+/// pause at the base) breaks DLG-RETRY-02, whose growth statistic a few load-stretched gaps can
+/// satisfy: explored beside the rest of the suite on two cores, 18 runs of the retry topic
+/// (three backoff_grows visits) missed it once in CI. The self-test catches it (its cases re-run
+/// two at a time), and on a quiet machine `explore --delegator '… --bug fixed-retry-backoff'
+/// --topic retry --runs 18 --seed 1` finds it.
+const NOT_EXPLORED_HERE: &[(&str, &str)] = &[(
+    "fixed-retry-backoff",
+    "a timing statistic that the suite's load can hide; the self-test catches it",
+)];
 
 /// Bugs explored at once (each runs two cases at a time).
 const AT_ONCE: usize = 4;
@@ -347,7 +357,14 @@ fn every_planted_bug_has_a_row() {
         .unwrap_or_else(|| panic!("the bugs are listed: {err}"))
         .split(", ")
         .collect();
-    let rows: Vec<&str> = BUGS.iter().map(|b| b.name).collect();
+    let rows: Vec<&str> = BUGS
+        .iter()
+        .map(|b| b.name)
+        .chain(NOT_EXPLORED_HERE.iter().map(|(name, why)| {
+            assert!(!why.is_empty(), "{name}: a reason");
+            *name
+        }))
+        .collect();
     let mut sorted = (known.clone(), rows.clone());
     sorted.0.sort_unstable();
     sorted.1.sort_unstable();
