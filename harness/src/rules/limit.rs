@@ -96,7 +96,7 @@ const DEFAULT_MAX_DEPTH: u64 = 3;
 /// DLG-LIMIT-09: work whose chain holds the delegator's identity.
 pub(super) fn loop_refused(ev: &Evidence) -> Check {
     refused_nothing_sent(ev, "loop", &["loop", "chain", "cycle"], |d| {
-        d.chain.iter().any(|u| u == "$self")
+        incoming_chain(ev, d).iter().any(|u| u == ev.self_url)
     })
 }
 

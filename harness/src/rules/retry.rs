@@ -517,17 +517,7 @@ fn dlq_entry_matches_journal(ev: &Evidence, d: &crate::scenario::Delegation) -> 
             ));
         }
     }
-    let given: Vec<String> = d
-        .chain
-        .iter()
-        .map(|c| {
-            if c == "$self" {
-                ev.self_url.to_string()
-            } else {
-                c.clone()
-            }
-        })
-        .collect();
+    let given: Vec<String> = incoming_chain(ev, d);
     let chain: Option<Vec<String>> = field("chain")
         .or_else(|| request.and_then(|q| q.get("chain")))
         .and_then(Value::as_array)
@@ -887,20 +877,21 @@ mod tests {
         let mut c = good("");
         c.j.entries.clear();
         let mut t = (1_000_000, 1_000_500);
-        let (s, r) = c.j.send("a", "m1", "do the thing", json!({}));
-        c.j.at(s, t.0);
-        c.j.resp("a", r, 503, None, Value::Null);
-        let (s, r) = c.j.send("b", "m2", "do another thing", json!({}));
-        c.j.at(s, t.1);
-        c.j.resp("b", r, 503, None, Value::Null);
+        // Both intents send at `t` and get a 503.
+        let attempt = |c: &mut Case, t: (u64, u64)| {
+            for (agent, mid, text, at) in [
+                ("a", "m1", "do the thing", t.0),
+                ("b", "m2", "do another thing", t.1),
+            ] {
+                let (s, r) = c.j.send(agent, mid, text, json!({}));
+                c.j.at(s, at);
+                c.j.resp(agent, r, 503, None, Value::Null);
+            }
+        };
+        attempt(&mut c, t);
         for (ga, gb) in a.iter().zip(b) {
             t = (t.0 + ga * 1000, t.1 + gb * 1000);
-            let (s, r) = c.j.send("a", "m1", "do the thing", json!({}));
-            c.j.at(s, t.0);
-            c.j.resp("a", r, 503, None, Value::Null);
-            let (s, r) = c.j.send("b", "m2", "do another thing", json!({}));
-            c.j.at(s, t.1);
-            c.j.resp("b", r, 503, None, Value::Null);
+            attempt(&mut c, t);
         }
         c
     }
