@@ -18,11 +18,13 @@ mod builtin {
 /// that it can run (see [`check_runnable`]). Its variants stay on it (see [`parse_cases`]).
 pub fn parse_case(file: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let s = Scenario::from_toml(file, text)?;
-    check_rule_ids(&s)?;
-    check_runnable(&s)?;
-    for v in s.clone().expand().iter().skip(1) {
-        check_rule_ids(v)?;
+    check_rule_ids(&s.file, "rules", &s.rules)?;
+    for v in &s.variants {
+        if let Some(rules) = &v.rules {
+            check_rule_ids(&s.file, &format!("variant {:?}: rules", v.suffix), rules)?;
+        }
     }
+    check_runnable(&s)?;
     Ok(s)
 }
 
@@ -96,16 +98,15 @@ fn skill_list(s: &Scenario) -> String {
     }
 }
 
-fn check_rule_ids(s: &Scenario) -> Result<(), ScenarioError> {
+fn check_rule_ids(file: &Path, field: &str, rules: &[String]) -> Result<(), ScenarioError> {
     let known = registry();
-    match s
-        .rules
+    match rules
         .iter()
         .find(|r| !known.iter().any(|k| k.id == r.as_str()))
     {
         Some(r) => Err(ScenarioError::invalid(
-            &s.file,
-            "rules",
+            file,
+            field,
             format!("names an unknown rule {r:?} (see `a2a-harness rules`)"),
         )),
         None => Ok(()),
@@ -734,6 +735,13 @@ mod tests {
         let err = parse_case(Path::new("x.toml"), text).unwrap_err();
         assert!(
             matches!(&err, ScenarioError::Invalid { field, .. } if field == "rules"),
+            "{err:?}"
+        );
+        // A variant's own rule list is checked too, and named.
+        let text = "id = \"x\"\ntitle = \"t\"\nrules = [\"DLG-SEND-02\"]\n[network]\n[[network.agent]]\nname = \"a\"\n[[variant]]\nsuffix = \"p\"\ndelivery = \"poll\"\nrules = [\"DLG-NOPE-02\"]\n";
+        let err = parse_case(Path::new("x.toml"), text).unwrap_err();
+        assert!(
+            matches!(&err, ScenarioError::Invalid { field, .. } if field == "variant \"p\": rules"),
             "{err:?}"
         );
         let dir = tempfile::tempdir().unwrap();
