@@ -456,6 +456,8 @@ pub struct Reassembler {
     index: HashMap<String, usize>,
     terminal: bool,
     bugs: Bugs,
+    /// Fetches url parts under the origin policy (see [`Reassembler::with_fetcher`]).
+    fetcher: Option<crate::fetch::UrlFetcher>,
 }
 
 impl std::fmt::Debug for Reassembler {
@@ -491,7 +493,16 @@ impl Reassembler {
             index: HashMap::new(),
             terminal: false,
             bugs,
+            fetcher: None,
         }
+    }
+
+    /// Fetch url parts with this fetcher (its origin policy and redirect checks) instead of the
+    /// client passed to [`Reassembler::apply_chunk`] (which gets the scheme and userinfo checks
+    /// only, no origin list).
+    pub fn with_fetcher(mut self, fetcher: crate::fetch::UrlFetcher) -> Self {
+        self.fetcher = Some(fetcher);
+        self
     }
 
     /// Mark the task as final: any later chunk is an agent protocol error.
@@ -751,16 +762,21 @@ impl Reassembler {
             url: url.to_string(),
             message,
         };
-        let parsed = reqwest::Url::parse(url).map_err(|e| fail(e.to_string()))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(fail(format!("unsupported scheme {:?}", parsed.scheme())));
-        }
-        // No credentials ever go to an artifact host.
-        let mut resp = http
-            .get(parsed)
-            .send()
-            .await
-            .map_err(|e| fail(e.to_string()))?;
+        // Checked before any connection (A2A §14.1.1); no credentials ever go to an artifact
+        // host.
+        let mut resp = match &self.fetcher {
+            Some(f) => f.get(url).await.map_err(fail)?,
+            None => {
+                let parsed = crate::fetch::UrlPolicy::default()
+                    .with_bugs(self.bugs)
+                    .check(url)
+                    .map_err(|e| fail(e.to_string()))?;
+                http.get(parsed)
+                    .send()
+                    .await
+                    .map_err(|e| fail(e.to_string()))?
+            }
+        };
         if !resp.status().is_success() {
             return Err(fail(format!("HTTP {}", resp.status().as_u16())));
         }

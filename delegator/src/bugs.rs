@@ -47,6 +47,9 @@ pub enum Bug {
     /// Every retry of a failed call waits the base backoff, no growth and no jitter (a
     /// `Retry-After` is still honoured) (DLG-RETRY-02).
     FixedRetryBackoff,
+    /// Url parts are fetched whatever their scheme, origin or userinfo, and redirects are
+    /// followed anywhere (DLG-URL-01).
+    FetchAnyUrl,
 }
 
 impl Bug {
@@ -69,6 +72,7 @@ impl Bug {
         Bug::PersistSecrets,
         Bug::ConstantPollInterval,
         Bug::FixedRetryBackoff,
+        Bug::FetchAnyUrl,
     ];
 
     /// The name used on the command line.
@@ -91,6 +95,7 @@ impl Bug {
             Bug::PersistSecrets => "persist-secrets",
             Bug::ConstantPollInterval => "constant-poll-interval",
             Bug::FixedRetryBackoff => "fixed-retry-backoff",
+            Bug::FetchAnyUrl => "fetch-any-url",
         }
     }
 
@@ -187,7 +192,7 @@ mod tests {
         for b in Bug::ALL {
             assert_eq!(Bug::parse(b.name()), Some(*b));
         }
-        assert_eq!(Bug::ALL.len(), 17);
+        assert_eq!(Bug::ALL.len(), 18);
         assert_eq!(Bug::parse("nope"), None);
     }
 

@@ -255,6 +255,7 @@ async fn start_engine(
         .own_credential(init.credential.clone())
         .agent_credentials(init.agent_credentials.clone())
         .extensions(init.extensions.clone())
+        .fetch_origins(init.fetch_origins.clone())
         .options(options);
     #[cfg(feature = "planted-bugs")]
     let cfg = cfg.with_bugs(opts.bugs);

@@ -10,6 +10,8 @@
 //!   compat adapter, 0.3);
 //! - [`policy`]: the handler for every task state and every error code, backoff, input answers;
 //! - [`artifacts`]: reassembly to disk with incremental sha256 and validation;
+//! - [`fetch`]: the url-part fetch policy (allowed origins, http(s) only, no userinfo, redirects
+//!   checked) against server-side request forgery;
 //! - [`engine`]: the delegation runs: sending, observing, interrupted states, limits, retries,
 //!   the dead-letter queue, recovery;
 //! - [`webhook`]: the push-notification receiver;
@@ -25,6 +27,7 @@ pub mod bugs;
 pub mod client;
 pub mod driver;
 pub mod engine;
+pub mod fetch;
 pub mod metrics;
 pub mod policy;
 pub mod request;

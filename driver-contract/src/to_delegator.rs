@@ -60,6 +60,15 @@ pub struct Init {
     /// an agent whose card requires another extension is not to be used (A2A §4.6).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
+    /// Origins (`scheme://host:port`, such as `http://127.0.0.1:4100`) the delegator may fetch
+    /// `url` parts from (A2A §14.1.1). Given: a url part is fetched only when its scheme is
+    /// `http` or `https`, it carries no userinfo and its origin is in this list, and a redirect
+    /// is followed only to an origin in the list; any other url part is not fetched (the
+    /// delegation fails, or completes without that artifact). Absent or empty: no list, the
+    /// delegator's own policy applies. The harness gives the mock agents' own origins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(url))]
+    pub fetch_origins: Vec<String>,
     /// Tuning options, all optional.
     #[serde(default)]
     pub options: InitOptions,

@@ -37,6 +37,8 @@ pub struct NetShared {
     pub gates: Mutex<std::collections::BTreeSet<String>>,
     /// Notified whenever a gate opens.
     pub gate_opened: Notify,
+    /// The trap server's address, when the network started one ([`crate::trap`]).
+    pub trap: Option<std::net::SocketAddr>,
 }
 
 impl NetShared {
@@ -293,6 +295,9 @@ pub struct AgentState {
     pub(crate) sends: AtomicU32,
     pub(crate) ordinals: AtomicU64,
     pub(crate) blobs: Mutex<HashMap<String, (u64, u64, bool)>>,
+    /// Blob keys answered with a `302 Found` to this location (an `artifact_url` step with
+    /// target `redirect_to_trap`).
+    pub(crate) redirects: Mutex<HashMap<String, String>>,
     /// Tasks created so far per request content (the message parts), for
     /// [`TaskInner::content_key`].
     pub(crate) content_keys: Mutex<HashMap<Vec<u8>, u64>>,
@@ -337,6 +342,7 @@ impl AgentState {
             sends: AtomicU32::new(0),
             ordinals: AtomicU64::new(0),
             blobs: Mutex::new(HashMap::new()),
+            redirects: Mutex::new(HashMap::new()),
             content_keys: Mutex::new(HashMap::new()),
             clock,
             first_task_us: std::sync::OnceLock::new(),

@@ -468,6 +468,16 @@ impl Step {
         ScriptStep::ArtifactUrl {
             bytes,
             media_type: None,
+            target: crate::script::UrlTarget::Blob,
+        }
+    }
+    /// One artifact whose part is a `url` a delegator must not fetch (see
+    /// [`crate::script::UrlTarget`]); the trap server starts when the target needs it.
+    pub fn artifact_forbidden_url(target: crate::script::UrlTarget) -> ScriptStep {
+        ScriptStep::ArtifactUrl {
+            bytes: 1000,
+            media_type: None,
+            target,
         }
     }
     /// One artifact with one `data` part.

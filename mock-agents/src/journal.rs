@@ -290,6 +290,30 @@ pub enum Event {
         /// Hex sha256.
         sha256: String,
     },
+    /// The agent sent a url part a delegator must not fetch (A2A §14.1.1): another scheme than
+    /// http(s), an origin outside the allowed ones, a redirect to one, userinfo. Journaled when
+    /// the artifact is sent; no `artifact_sent` follows for it.
+    ForbiddenUrl {
+        /// The task.
+        task_id: String,
+        /// The artifact.
+        artifact_id: String,
+        /// The url of the part (for a redirect: the allowed url that redirects).
+        url: String,
+        /// Why it must not be fetched (`userinfo in the url`, `scheme file`, ...).
+        why: String,
+    },
+    /// The trap server (`127.0.0.9`, agent name `trap`) accepted a connection: something
+    /// followed a url part it must not fetch.
+    TrapConnection {
+        /// The connecting peer (`127.0.0.1:PORT`).
+        peer: String,
+        /// The trap's own address.
+        local: String,
+        /// The first line the peer sent (an HTTP request line), if any arrived in time.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_line: Option<String>,
+    },
     /// A push notification was POSTed.
     Push {
         /// The task.

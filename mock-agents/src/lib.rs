@@ -21,7 +21,8 @@
 //! subscribers and webhooks), `sse` (stream framing: SSE or gRPC frames), `frames` (pre-encoded frames of generated chunks), `push`, `mutations`, `delegation`,
 //! `blobs`, `content` (seeded artifact bytes), `journal`, `expect`, `builder`, `server` (the
 //! accept loop), `timestamps` (the agent's clock and timestamp forms), `omit` (answers and
-//! events lacking REQUIRED fields).
+//! events lacking REQUIRED fields), `trap` (the trap server on `127.0.0.9` that journals every
+//! connection: url parts a delegator must not fetch).
 
 #![warn(missing_docs)]
 
@@ -50,6 +51,7 @@ mod sse;
 mod step_runner;
 mod task_events;
 mod timestamps;
+mod trap;
 
 pub use builder::{
     ArtifactStep, ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder,
@@ -64,8 +66,9 @@ pub use rpc::{CUT_BODY, MOCK_PEER_HEADER, RPC_PATH};
 pub use script::{
     AgentSpec, CardChange, EventKind, ExtensionSpec, Fault, IdStyle, Matcher, NetworkSpec,
     PartSpec, Pattern, Problem, QueuedFault, Rule, ScriptError, ScriptStep, SecurityScope,
-    SecuritySpec, TimestampStyle, ValidationError,
+    SecuritySpec, TimestampStyle, UrlTarget, ValidationError,
 };
+pub use trap::{TRAP_HOST, TRAP_PATH_PREFIX};
 
 /// The README's Rust examples, compiled as doctests.
 #[doc = include_str!("../README.md")]

@@ -56,6 +56,12 @@ pub enum NetworkError {
         /// The IO error.
         source: std::io::Error,
     },
+    /// Binding the trap server on `127.0.0.9:0` failed.
+    #[error("cannot bind the trap server on 127.0.0.9:0: {source}")]
+    TrapBind {
+        /// The IO error.
+        source: std::io::Error,
+    },
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
@@ -85,6 +91,15 @@ impl Network {
             listeners.push(l);
         }
         let journal = Journal::new(spec.journal.clone());
+        let trap = if needs_trap(&spec) {
+            Some(
+                crate::trap::bind()
+                    .await
+                    .map_err(|source| NetworkError::TrapBind { source })?,
+            )
+        } else {
+            None
+        };
         let http = reqwest::Client::builder()
             .no_proxy()
             .build()
@@ -103,10 +118,18 @@ impl Network {
             http,
             gates: Mutex::new(BTreeSet::new()),
             gate_opened: Notify::new(),
+            trap: trap.as_ref().map(|(_, a)| *a),
         });
         let (tx, rx) = watch::channel(false);
         let mut agents = BTreeMap::new();
         let mut tasks = Vec::new();
+        if let Some((l, _)) = trap {
+            tasks.push(tokio::spawn(crate::trap::serve(
+                l,
+                journal.clone(),
+                rx.clone(),
+            )));
+        }
         let default_bindings = spec.default_bindings.clone();
         for (a, l) in spec.agents.into_iter().zip(listeners) {
             let base = urls.get(&a.name).cloned().unwrap_or_default();
@@ -139,6 +162,28 @@ impl Network {
     /// The journal of everything the network saw.
     pub fn journal(&self) -> &Journal {
         &self.journal
+    }
+
+    /// The trap server's address (`127.0.0.9:PORT`), when a script needs it (an `artifact_url`
+    /// step whose target is the trap, a redirect to it or `ftp`).
+    pub fn trap_addr(&self) -> Option<std::net::SocketAddr> {
+        self.shared.trap
+    }
+
+    /// Every address the network listens on: each agent's, then the trap's.
+    pub fn listen_addrs(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .agents
+            .values()
+            .map(|a| {
+                a.base_url
+                    .split_once("://")
+                    .map_or(a.base_url.as_str(), |(_, rest)| rest)
+                    .to_string()
+            })
+            .collect();
+        out.extend(self.shared.trap.map(|a| a.to_string()));
+        out
     }
 
     /// Agent names.
@@ -270,4 +315,14 @@ impl Drop for Network {
             panic!("{e}");
         }
     }
+}
+
+/// A script of the network sends a url part that points at the trap (directly, by a redirect,
+/// or over `ftp`).
+fn needs_trap(spec: &NetworkSpec) -> bool {
+    spec.agents
+        .iter()
+        .flat_map(|a| &a.rules)
+        .flat_map(|r| &r.steps)
+        .any(|s| matches!(s, crate::script::ScriptStep::ArtifactUrl { target, .. } if target.needs_trap()))
 }

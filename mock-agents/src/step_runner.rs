@@ -12,6 +12,47 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// The url of an `artifact_url` step's part, registering what the agent serves for it: the blob
+/// (own origin, with or without userinfo) or the redirect to the trap. Every address is loopback.
+fn forbidden_or_blob_url(
+    st: &AgentState,
+    target: UrlTarget,
+    key: &str,
+    seed: u64,
+    bytes: u64,
+) -> String {
+    let trap = st
+        .net
+        .trap
+        .map(|a| a.to_string())
+        .unwrap_or_else(|| format!("{}:9", crate::trap::TRAP_HOST));
+    let trap_url = format!("http://{trap}{}{key}", crate::trap::TRAP_PATH_PREFIX);
+    let own = format!("{}/blobs/{key}", st.base_url);
+    match target {
+        UrlTarget::Blob | UrlTarget::Userinfo => {
+            crate::agent::lock_map(&st.blobs).insert(key.to_string(), (bytes, seed, false));
+            if target == UrlTarget::Userinfo {
+                match own.split_once("://") {
+                    Some((scheme, rest)) => format!("{scheme}://a2a:trap@{rest}"),
+                    None => own,
+                }
+            } else {
+                own
+            }
+        }
+        UrlTarget::RedirectToTrap => {
+            crate::agent::lock_map(&st.redirects).insert(key.to_string(), trap_url);
+            own
+        }
+        UrlTarget::Trap => trap_url,
+        UrlTarget::Ftp => format!("ftp://{trap}/{key}"),
+        UrlTarget::File => "file:///etc/passwd".into(),
+        UrlTarget::Data => {
+            "data:application/octet-stream;base64,YTJhLXRyYXA6IGRhdGEgdXJsIGNvbnRlbnQK".into()
+        }
+    }
+}
+
 /// Run a task's steps in order.
 pub(crate) async fn run_task(
     st: Arc<AgentState>,
@@ -235,14 +276,17 @@ pub(crate) async fn run_steps(
                     }
                 }
             }
-            ScriptStep::ArtifactUrl { bytes, media_type } => {
+            ScriptStep::ArtifactUrl {
+                bytes,
+                media_type,
+                target,
+            } => {
                 artifact_no += 1;
                 let key = format!("{}-{}", task_id, artifact_no);
                 let seed =
                     crate::content::derive_seed(&[&st.net.seed.to_le_bytes(), key.as_bytes()]);
-                crate::agent::lock_map(&st.blobs).insert(key.clone(), (bytes, seed, false));
-                let (len, sha) = crate::content::expected(seed, false, bytes);
-                let part = Part::url(format!("{}/blobs/{}", st.base_url, key)).with_media_type(
+                let url = forbidden_or_blob_url(st, target, &key, seed, bytes);
+                let part = Part::url(url.clone()).with_media_type(
                     media_type.unwrap_or_else(|| "application/octet-stream".into()),
                 );
                 let aid = format!("artifact-{artifact_no}");
@@ -252,13 +296,25 @@ pub(crate) async fn run_steps(
                     parts: vec![part],
                     ..Default::default()
                 };
-                emit_chunk(st, entry, &mut truth, artifact, false, true).await;
-                st.journal(Event::ArtifactSent {
-                    task_id: task_id.clone(),
-                    artifact_id: aid,
-                    bytes: len,
-                    sha256: sha,
-                });
+                if let Some(why) = target.forbidden_because() {
+                    // Journaled before the chunk goes out: the delegator cannot act on it first.
+                    st.journal(Event::ForbiddenUrl {
+                        task_id: task_id.clone(),
+                        artifact_id: aid.clone(),
+                        url,
+                        why: why.to_string(),
+                    });
+                    emit_chunk(st, entry, &mut truth, artifact, false, true).await;
+                } else {
+                    let (len, sha) = crate::content::expected(seed, false, bytes);
+                    emit_chunk(st, entry, &mut truth, artifact, false, true).await;
+                    st.journal(Event::ArtifactSent {
+                        task_id: task_id.clone(),
+                        artifact_id: aid,
+                        bytes: len,
+                        sha256: sha,
+                    });
+                }
             }
             ScriptStep::DataArtifact { data, media_type } => {
                 artifact_no += 1;

@@ -133,6 +133,8 @@ pub struct EngineConfig {
     pub(crate) agent_credentials: AgentCredentials,
     /// The A2A extensions this delegator supports (`init.extensions`).
     pub(crate) extensions: Vec<String>,
+    /// The origins url parts may be fetched from (`init.fetch_origins`; empty: no list).
+    pub(crate) fetch_origins: Vec<String>,
     /// Options.
     pub(crate) options: Options,
     /// Planted bugs: none unless set with `with_bugs` (feature `planted-bugs`).
@@ -153,6 +155,7 @@ impl EngineConfig {
             own_credential: None,
             agent_credentials: AgentCredentials::default(),
             extensions: Vec::new(),
+            fetch_origins: Vec::new(),
             options: Options::default(),
             bugs: Bugs::none(),
         }
@@ -196,6 +199,13 @@ impl EngineConfig {
     /// `A2A-Extensions` on every request to that agent.
     pub fn extensions(mut self, extensions: Vec<String>) -> Self {
         self.extensions = extensions;
+        self
+    }
+
+    /// The origins (`scheme://host:port`) url parts may be fetched from (`init.fetch_origins`):
+    /// see [`crate::fetch`]. Empty: no list (any http(s) origin, still no userinfo).
+    pub fn fetch_origins(mut self, origins: Vec<String>) -> Self {
+        self.fetch_origins = origins;
         self
     }
 

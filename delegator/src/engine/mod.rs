@@ -100,6 +100,8 @@ struct Inner {
     cfg: EngineConfig,
     store: StoreHandle,
     client: RpcClient,
+    /// Fetches url parts under the `init.fetch_origins` policy ([`crate::fetch`]).
+    fetcher: crate::fetch::UrlFetcher,
     agents: tokio::sync::RwLock<Vec<AgentInfo>>,
     /// Held while a stale card is revalidated: one revalidation at a time.
     card_refresh: tokio::sync::Mutex<()>,
@@ -251,9 +253,14 @@ impl Engine {
     ) -> Result<Engine, EngineError> {
         let client = RpcClient::new(cfg.options.max_event_bytes)
             .map_err(|e| EngineError::Internal(e.to_string()))?;
+        let policy = crate::fetch::UrlPolicy::new(&cfg.fetch_origins)
+            .map_err(EngineError::BadRequest)?
+            .with_bugs(cfg.bugs);
+        let fetcher = crate::fetch::UrlFetcher::new(policy).map_err(EngineError::Internal)?;
         let inner = Arc::new(Inner {
             store: StoreHandle::new(store),
             client,
+            fetcher,
             agents: tokio::sync::RwLock::new(Vec::new()),
             card_refresh: tokio::sync::Mutex::new(()),
             card_errors: Mutex::new(Vec::new()),

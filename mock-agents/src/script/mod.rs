@@ -758,6 +758,63 @@ pub enum Mutation {
     UnknownField,
 }
 
+/// Where an `artifact_url` step's url points. Every address is loopback; the trap is the
+/// network's trap server on `127.0.0.9` (started when a script names a target that needs it),
+/// which journals every connection it accepts (`trap_connection`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum UrlTarget {
+    /// This agent's own blob endpoint (`http://127.0.0.1:PORT/blobs/KEY`): an allowed origin.
+    #[default]
+    Blob,
+    /// The trap: `http://127.0.0.9:TRAP/blobs/KEY`, an origin outside the allowed ones.
+    Trap,
+    /// This agent's own blob endpoint, which answers `302 Found` with `Location` the trap.
+    RedirectToTrap,
+    /// This agent's own blob endpoint with userinfo: `http://a2a:trap@127.0.0.1:PORT/blobs/KEY`
+    /// (the blob is served: a delegator that drops the userinfo and fetches it is seen).
+    Userinfo,
+    /// `file:///etc/passwd`.
+    File,
+    /// `ftp://127.0.0.9:TRAP/KEY` (the trap sees any connection).
+    Ftp,
+    /// A `data:` URL holding a few bytes.
+    Data,
+}
+
+impl UrlTarget {
+    /// The agent's own blob, fetched as usual.
+    pub fn is_blob(&self) -> bool {
+        *self == UrlTarget::Blob
+    }
+
+    /// The trap server must listen for this target.
+    pub fn needs_trap(&self) -> bool {
+        matches!(
+            self,
+            UrlTarget::Trap | UrlTarget::RedirectToTrap | UrlTarget::Ftp
+        )
+    }
+
+    /// Why a delegator must not fetch it (`None` for the own blob), as journaled in
+    /// `forbidden_url`.
+    pub fn forbidden_because(&self) -> Option<&'static str> {
+        match self {
+            UrlTarget::Blob => None,
+            UrlTarget::Trap => Some("origin outside the allowed fetch origins"),
+            UrlTarget::RedirectToTrap => {
+                Some("the allowed origin redirects to an origin outside the allowed ones")
+            }
+            UrlTarget::Userinfo => Some("userinfo in the url"),
+            UrlTarget::File => Some("scheme file"),
+            UrlTarget::Ftp => Some("scheme ftp"),
+            UrlTarget::Data => Some("scheme data"),
+        }
+    }
+}
+
 /// How generated artifact content is encoded in parts.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
@@ -884,6 +941,11 @@ pub enum ScriptStep {
         /// `mediaType` of the part.
         #[serde(default)]
         media_type: Option<String>,
+        /// Where the url points (default `blob`: this agent's own blob endpoint). The other
+        /// targets are url parts a delegator must not fetch (A2A §14.1.1): the agent journals
+        /// `forbidden_url` when it sends one, and no `artifact_sent` (there is nothing to commit).
+        #[serde(default, skip_serializing_if = "UrlTarget::is_blob")]
+        target: UrlTarget,
     },
     /// An artifact with one `data` part holding this value.
     DataArtifact {

@@ -168,7 +168,8 @@ impl Run {
             &rec.request.artifact_spec,
             inner.cfg.options.write_buffer_bytes,
             bugs,
-        );
+        )
+        .with_fetcher(inner.fetcher.clone());
         let rng = ChaCha8Rng::seed_from_u64(seed_for(inner.cfg.options.seed, &rec.id));
         let deadline =
             instant_at(parse_rfc3339(&rec.deadline).unwrap_or_else(OffsetDateTime::now_utc));

@@ -1,0 +1,256 @@
+//! The url-part fetch policy (A2A §14.1.1, against server-side request forgery): a `url` part is
+//! fetched only when its scheme is `http` or `https`, it carries no userinfo, and, when the
+//! driver gave `init.fetch_origins`, its origin is one of them. The check runs before any
+//! connection is made; redirects are followed (at most [`MAX_REDIRECTS`]) only to urls that pass
+//! the same check, by the fetch client's own redirect policy. A url that fails it is not fetched:
+//! [`UrlFetcher::get`] returns the reason and the reassembler fails the delegation with it.
+
+use crate::bugs::{Bug, Bugs};
+use reqwest::Url;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most redirects followed for one url part.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// Why a url part is not fetched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlRefused {
+    /// Not a url.
+    #[error("not a url: {0}")]
+    Parse(String),
+    /// A scheme other than `http` or `https`.
+    #[error("scheme {0:?} is not fetched (only http and https)")]
+    Scheme(String),
+    /// The url carries a user name or password.
+    #[error("a url with userinfo is not fetched")]
+    Userinfo,
+    /// The origin is not among the allowed fetch origins.
+    #[error("origin {0} is not an allowed fetch origin")]
+    Origin(String),
+}
+
+/// The allowed origins and the checks every url (and every redirect target) must pass.
+#[derive(Debug, Clone, Default)]
+pub struct UrlPolicy {
+    /// `None`: no list given (any http(s) origin); `Some`: only these (ASCII serialisation,
+    /// `http://127.0.0.1:4100`; a default port is omitted, as the URL standard writes it).
+    origins: Option<Vec<String>>,
+    /// Planted bug `fetch-any-url`: no check at all.
+    any: bool,
+}
+
+impl UrlPolicy {
+    /// A policy over these origins (`scheme://host:port`); an empty list means no list. An
+    /// entry that is not an origin is an error naming it.
+    ///
+    /// ```
+    /// use a2a_delegator::fetch::UrlPolicy;
+    /// let p = UrlPolicy::new(&["http://127.0.0.1:4100".into()]).unwrap();
+    /// assert!(p.check("http://127.0.0.1:4100/blobs/a").is_ok());
+    /// assert!(p.check("http://127.0.0.9:4100/blobs/a").is_err());
+    /// assert!(p.check("http://u:p@127.0.0.1:4100/blobs/a").is_err());
+    /// assert!(p.check("file:///etc/passwd").is_err());
+    /// ```
+    pub fn new(origins: &[String]) -> Result<Self, String> {
+        if origins.is_empty() {
+            return Ok(UrlPolicy::default());
+        }
+        let mut out = Vec::new();
+        for o in origins {
+            let u = Url::parse(o).map_err(|e| format!("fetch_origins: {o:?}: {e}"))?;
+            if !matches!(u.scheme(), "http" | "https") || u.host().is_none() {
+                return Err(format!(
+                    "fetch_origins: {o:?} is not an http(s) origin (scheme://host:port)"
+                ));
+            }
+            out.push(u.origin().ascii_serialization());
+        }
+        Ok(UrlPolicy {
+            origins: Some(out),
+            any: false,
+        })
+    }
+
+    /// With planted bugs: `fetch-any-url` turns every check off.
+    pub fn with_bugs(mut self, bugs: Bugs) -> Self {
+        self.any = bugs.has(Bug::FetchAnyUrl);
+        self
+    }
+
+    /// Check a url before anything connects to it.
+    pub fn check(&self, url: &str) -> Result<Url, UrlRefused> {
+        let u = Url::parse(url).map_err(|e| UrlRefused::Parse(format!("{url:?}: {e}")))?;
+        self.check_url(&u)?;
+        Ok(u)
+    }
+
+    fn check_url(&self, u: &Url) -> Result<(), UrlRefused> {
+        if self.any {
+            return Ok(());
+        }
+        if !matches!(u.scheme(), "http" | "https") {
+            return Err(UrlRefused::Scheme(u.scheme().to_string()));
+        }
+        if !u.username().is_empty() || u.password().is_some() {
+            return Err(UrlRefused::Userinfo);
+        }
+        if let Some(allowed) = &self.origins {
+            let o = u.origin().ascii_serialization();
+            if !allowed.contains(&o) {
+                return Err(UrlRefused::Origin(o));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The client that fetches url parts under a [`UrlPolicy`]: its redirect policy applies the
+/// same check to every hop. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct UrlFetcher {
+    policy: Arc<UrlPolicy>,
+    client: reqwest::Client,
+}
+
+impl UrlFetcher {
+    /// A fetcher for this policy (its own client: no proxy, a connect timeout, the policy's
+    /// redirects).
+    pub fn new(policy: UrlPolicy) -> Result<Self, String> {
+        let policy = Arc::new(policy);
+        let p = policy.clone();
+        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() >= MAX_REDIRECTS {
+                return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+            }
+            match p.check_url(attempt.url()) {
+                Ok(()) => attempt.follow(),
+                Err(e) => attempt.error(format!("redirect refused: {e}")),
+            }
+        });
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(Duration::from_secs(5))
+            .redirect(redirects)
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(UrlFetcher { policy, client })
+    }
+
+    /// Check `url`, then GET it (no credentials ever go to an artifact host).
+    pub async fn get(&self, url: &str) -> Result<reqwest::Response, String> {
+        let u = self.policy.check(url).map_err(|e| e.to_string())?;
+        self.client.get(u).send().await.map_err(|e| {
+            // The redirect policy's refusal is the cause worth naming.
+            let mut msg = e.to_string();
+            let mut src = std::error::Error::source(&e);
+            while let Some(s) = src {
+                msg = format!("{msg}: {s}");
+                src = s.source();
+            }
+            msg
+        })
+    }
+}
+
+impl Default for UrlFetcher {
+    /// No origin list: http(s) only, no userinfo. Falls back to a plain client if the
+    /// builder fails (it does not with these settings).
+    fn default() -> Self {
+        UrlFetcher::new(UrlPolicy::default()).unwrap_or_else(|_| UrlFetcher {
+            policy: Arc::new(UrlPolicy::default()),
+            client: reqwest::Client::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> UrlPolicy {
+        UrlPolicy::new(&[
+            "http://127.0.0.1:4100".into(),
+            "https://localhost:4443".into(),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn only_allowed_http_origins_without_userinfo_pass() {
+        let p = policy();
+        assert!(p.check("http://127.0.0.1:4100/blobs/x?y=1").is_ok());
+        assert!(p.check("https://localhost:4443/b").is_ok());
+        assert_eq!(
+            p.check("http://127.0.0.1:4101/b").unwrap_err(),
+            UrlRefused::Origin("http://127.0.0.1:4101".into())
+        );
+        assert!(matches!(
+            p.check("https://127.0.0.1:4100/b"),
+            Err(UrlRefused::Origin(_))
+        ));
+        assert_eq!(
+            p.check("http://a2a:trap@127.0.0.1:4100/b").unwrap_err(),
+            UrlRefused::Userinfo
+        );
+        assert_eq!(
+            p.check("http://a2a@127.0.0.1:4100/b").unwrap_err(),
+            UrlRefused::Userinfo
+        );
+        for (u, s) in [
+            ("file:///etc/passwd", "file"),
+            ("ftp://127.0.0.9:21/x", "ftp"),
+            ("data:text/plain;base64,eA==", "data"),
+        ] {
+            assert_eq!(p.check(u).unwrap_err(), UrlRefused::Scheme(s.into()));
+        }
+        assert!(matches!(p.check("not a url"), Err(UrlRefused::Parse(_))));
+    }
+
+    #[test]
+    fn no_list_means_any_http_origin_but_never_another_scheme_or_userinfo() {
+        let p = UrlPolicy::new(&[]).unwrap();
+        assert!(p.check("http://127.0.0.9:1/x").is_ok());
+        assert!(p.check("file:///etc/passwd").is_err());
+        assert!(p.check("http://u:p@127.0.0.1:1/x").is_err());
+    }
+
+    #[test]
+    fn a_bad_origin_entry_is_named() {
+        let e = UrlPolicy::new(&["ftp://127.0.0.1:21".into()]).unwrap_err();
+        assert!(e.contains("ftp://127.0.0.1:21"), "{e}");
+        assert!(UrlPolicy::new(&["nope".into()]).is_err());
+    }
+
+    #[test]
+    fn the_planted_bug_turns_the_checks_off() {
+        let p = policy().with_bugs(Bugs::none().with(Bug::FetchAnyUrl));
+        assert_eq!(
+            p.check("http://127.0.0.9:1/x").is_ok(),
+            cfg!(feature = "planted-bugs")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_a_forbidden_origin_is_not_followed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // An allowed origin that redirects to 127.0.0.9 (where nothing may be reached).
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move {
+            if let Ok((mut s, _)) = l.accept().await {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf).await;
+                let _ = s
+                    .write_all(
+                        b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.9:9/x\r\nContent-Length: 0\r\n\r\n",
+                    )
+                    .await;
+            }
+        });
+        let f = UrlFetcher::new(UrlPolicy::new(&[format!("http://{addr}")]).unwrap()).unwrap();
+        let e = f.get(&format!("http://{addr}/b")).await.unwrap_err();
+        assert!(e.contains("redirect refused"), "{e}");
+        assert!(e.contains("127.0.0.9"), "{e}");
+    }
+}
