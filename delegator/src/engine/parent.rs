@@ -134,15 +134,17 @@ impl Engine {
             .filter(|(_, st)| *st != "COMPLETED" && *st != "ANSWERED_DIRECT")
             .map(|(id, st)| format!("{id}={st}"))
             .collect();
-        // The children's committed artifacts, with their provenance, from their records.
+        // The children's committed artifacts, with their provenance, from their records: the
+        // parent's result only when every child completed (a FAILED parent commits nothing; each
+        // completed child's `done` still carries its own).
         let mut artifacts = Vec::new();
         for o in &outcomes {
             if let Ok(Some(child)) = inner.store.get(&o.id).await {
                 artifacts.extend(child.artifacts.into_iter().filter(|a| a.committed));
             }
         }
-        rec.artifacts = artifacts;
         if not_ok.is_empty() {
+            rec.artifacts = artifacts;
             rec.state = DelegationState::Completed;
             rec.reason = Some(format!("all {} children completed", ids.len()));
         } else {

@@ -192,9 +192,12 @@ pub(super) fn url_parts_fetched(ev: &Evidence) -> Check {
         .any(|e| matches!(&e.event, Event::ArtifactChunk { .. }))
         && ev.scenario.network.agents.iter().any(|a| {
             a.rules.iter().any(|r| {
-                r.steps
-                    .iter()
-                    .any(|s| matches!(s, a2a_mock_agents::ScriptStep::ArtifactUrl { .. }))
+                // Only url parts to an allowed origin are to be fetched (DLG-URL-01 judges the
+                // others).
+                r.steps.iter().any(|s| {
+                    matches!(s, a2a_mock_agents::ScriptStep::ArtifactUrl { target, .. }
+                        if target.is_blob())
+                })
             })
         });
     if !urls {

@@ -20,6 +20,7 @@ use super::route::*;
 use super::secret::no_secret_in_plaintext;
 use super::send::*;
 use super::state::*;
+use super::url::url_parts_validated;
 use super::wire::*;
 /// How binding a rule is: the report vocabulary of the driver contract.
 pub use a2a_driver_contract::report::Level;
@@ -194,6 +195,7 @@ pub fn registry() -> Vec<Rule> {
         "DLG-REC-04", Must, false, Some(purged_task_marked_lost), "000 Recovery", "-32001 for a task it created marks the delegation LOST; it is not silently recreated.";
         "DLG-REC-05", Must, true, Some(one_task_per_intent), "000 Sending; Recovery", "No intent ever creates two remote tasks when the agent deduplicates messageId.";
         "DLG-REC-06", Must, false, Some(artifacts_exact_after_recovery), "000; 001", "Artifacts completed after a recovery are byte-exact.";
+        "DLG-URL-01", Must, false, Some(url_parts_validated), "spec §14.1.1", "A url part is validated before anything is fetched (against server-side request forgery): only http(s), no userinfo, an origin among init.fetch_origins, redirects only to such origins. A part that fails is never fetched nor accepted as a result: the delegation fails, or completes without that artifact.";
     }
 }
 

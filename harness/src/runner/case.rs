@@ -177,6 +177,9 @@ struct CaseRun<'a> {
     /// The `init` options (defaults overridden by the scenario's).
     options: InitOptions,
     cards: Vec<String>,
+    /// The mock agents' own origins (`http://127.0.0.1:PORT`): `init.fetch_origins`, the only
+    /// origins url parts may be fetched from (DLG-URL-01).
+    fetch_origins: Vec<String>,
     deadline: tokio::time::Instant,
     /// The case's crash injection, if it has one.
     crash: Option<Arc<CrashInjector>>,
@@ -258,6 +261,7 @@ impl<'a> CaseRun<'a> {
             },
             options,
             cards: net.names().filter_map(|n| net.card_url(n)).collect(),
+            fetch_origins: net.names().filter_map(|n| net.base_url(n)).collect(),
             deadline,
             crash: None,
             crashed: false,
@@ -311,6 +315,7 @@ impl<'a> CaseRun<'a> {
         if let ToDelegator::Init(init) = &mut msg {
             init.agent_credentials = self.facts.agent_credentials.iter().cloned().collect();
             init.extensions = self.s.extensions.clone();
+            init.fetch_origins = self.fetch_origins.clone();
         }
         msg
     }

@@ -303,6 +303,8 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
             }
             // A recorder's remark: a comment at its agent (below).
             Event::Note { .. } => {}
+            // The mock network's own url-part bookkeeping (a recorder never writes these).
+            Event::ForbiddenUrl { .. } | Event::TrapConnection { .. } => {}
         }
     }
     // What the bodies say about tasks: statuses, artifact updates, snapshots, cancels.

@@ -58,6 +58,7 @@ pub(super) fn by_reference(d: &mut Draft, rng: &mut ChaCha8Rng) {
         ScriptStep::ArtifactUrl {
             bytes,
             media_type: None,
+            target: Default::default(),
         },
         state("COMPLETED"),
     ]));
