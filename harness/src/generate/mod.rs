@@ -116,7 +116,7 @@ impl Topic {
             Topic::Auth => &["DLG-AUTH-", "DLG-UNTRUSTED-", "DLG-SECRET-"],
             Topic::Limit => &["DLG-LIMIT-"],
             Topic::Obs => &["DLG-OBS-", "DLG-PUSH-"],
-            Topic::Art => &["DLG-ART-"],
+            Topic::Art => &["DLG-ART-", "DLG-URL-"],
             Topic::Retry => &["DLG-RETRY-"],
             Topic::Rec => &["DLG-REC-"],
         }

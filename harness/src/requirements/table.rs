@@ -590,10 +590,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MUST",
         Must,
         "File references (url parts) are validated to prevent SSRF.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: "URL validation: the harness itself serves artifact blobs on loopback, so telling an allowed target from a forbidden one needs the transport-security work's URL policy"
-        }
+        Rules(&["DLG-URL-01"])
     ),
     row!(
         "C-65",

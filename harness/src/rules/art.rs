@@ -604,6 +604,17 @@ mod tests {
     }
 
     #[test]
+    fn art_03_forbidden_url_parts_are_not_to_be_fetched() {
+        // Only a url part to the agent's own origin is to be fetched; one to the trap is
+        // DLG-URL-01's, and not fetching it breaks nothing here.
+        let text = "id = \"t\"\ntitle = \"t\"\nrules = [\"DLG-ART-03\"]\n[network]\n[[network.agent]]\nname = \"a\"\n[[network.agent.skill]]\nid = \"s\"\n[[network.agent.rule]]\nsteps = [{ do = \"artifact_url\", bytes = 10, target = \"trap\" }]\n[[delegate]]\nid = \"d1\"\ncapability = \"s\"\ntext = \"do the thing\"\n";
+        let mut c = good("");
+        c.s = Scenario::from_toml(std::path::Path::new("t.toml"), text).unwrap();
+        c.j.chunk("a", "t1", "artifact-1", false, 0);
+        assert_eq!(c.check(checker("DLG-ART-03")), Check::NotApplicable);
+    }
+
+    #[test]
     fn art_08_a_fan_out_parent_records_its_childrens_artifacts() {
         let mut c = good("children = [{ id = \"d1-1\", capability = \"x\", text = \"child A\" }]");
         let (_, r) = c.j.send("attacker", "m2", "child A", json!({}));

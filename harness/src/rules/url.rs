@@ -127,9 +127,12 @@ pub(super) fn url_parts_validated(ev: &Evidence) -> Check {
             continue;
         };
         // The part reached the delegator before its outcome: news of the task after it.
-        let Some(seen) =
-            delivered_between(ev.journal, p.task, p.seq.saturating_sub(1), seen_until(ev, id))
-        else {
+        let Some(seen) = delivered_between(
+            ev.journal,
+            p.task,
+            p.seq.saturating_sub(1),
+            seen_until(ev, id),
+        ) else {
             continue;
         };
         judged = true;

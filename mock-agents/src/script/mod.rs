@@ -769,7 +769,7 @@ pub enum UrlTarget {
     /// This agent's own blob endpoint (`http://127.0.0.1:PORT/blobs/KEY`): an allowed origin.
     #[default]
     Blob,
-    /// The trap: `http://127.0.0.9:TRAP/blobs/KEY`, an origin outside the allowed ones.
+    /// The trap: `http://127.0.0.9:TRAP/trap/KEY`, an origin outside the allowed ones.
     Trap,
     /// This agent's own blob endpoint, which answers `302 Found` with `Location` the trap.
     RedirectToTrap,

@@ -78,6 +78,40 @@ pub(super) fn by_reference(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.delegations.push(del);
 }
 
+/// A url part a delegator must not fetch (A2A §14.1.1): another scheme, the trap on 127.0.0.9,
+/// a redirect to it, userinfo. The delegation fails, or completes without that artifact.
+pub(super) fn forbidden_url(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    use a2a_mock_agents::UrlTarget;
+    const TARGETS: [UrlTarget; 6] = [
+        UrlTarget::Trap,
+        UrlTarget::RedirectToTrap,
+        UrlTarget::Userinfo,
+        UrlTarget::File,
+        UrlTarget::Ftp,
+        UrlTarget::Data,
+    ];
+    let target = TARGETS[rng.random_range(0..TARGETS.len())];
+    let skill = d.skill("mirror");
+    let a = d.agent("mirror", &skill);
+    d.agents[a].rules.push(rule(vec![
+        ScriptStep::ArtifactUrl {
+            bytes: 1000,
+            media_type: None,
+            target,
+        },
+        state("COMPLETED"),
+    ]));
+    let mut del = d.delegation(&skill, "Mirror the dataset");
+    del.streaming_preferred = rng.random_bool(0.5);
+    expect(&mut del, &[Outcome::Failed, Outcome::Completed]);
+    d.list(&["DLG-URL-01"]);
+    d.titles.push(format!(
+        "a url part not to fetch ({})",
+        target.forbidden_because().unwrap_or_default()
+    ));
+    d.delegations.push(del);
+}
+
 pub(super) fn oversize_stream(d: &mut Draft, rng: &mut ChaCha8Rng) {
     let (a, mut del) = streamed_pair(d, "flood", "dump", "Dump the logs");
     let chunks = rng.random_range(10..=40u32);

@@ -98,6 +98,7 @@ fn of(topic: Topic) -> &'static [Situation] {
             chunked,
             omit_last_chunk,
             by_reference,
+            forbidden_url,
             oversize_stream,
             wrong_media_type,
             schema_violation,
