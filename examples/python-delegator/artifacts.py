@@ -23,6 +23,66 @@ from google.protobuf import json_format
 from store import safe_name
 
 
+_DEFAULT_PORTS = {'http': 80, 'https': 443}
+
+
+def _origin(url: httpx.URL) -> str:
+    """``scheme://host:port`` with the port always written (the default one when absent)."""
+    port = url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+    return f'{url.scheme}://{url.host}:{port}'
+
+
+def fetch_origins(value: Any) -> list[str]:
+    """``init.fetch_origins`` checked and normalised (empty: no list). Raises ``ValueError``."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(o, str) for o in value):
+        raise ValueError('fetch_origins: must be an array of origins (scheme://host:port)')
+    out = []
+    for o in value:
+        try:
+            u = httpx.URL(o)
+        except Exception as e:  # noqa: BLE001 - any parse error names the entry
+            raise ValueError(f'fetch_origins: {o!r}: {e}') from e
+        if u.scheme not in ('http', 'https') or not u.host:
+            raise ValueError(f'fetch_origins: {o!r} is not an http(s) origin')
+        out.append(_origin(u))
+    return out
+
+
+def url_refused(url: httpx.URL, origins: list[str]) -> str | None:
+    """Why a url part must not be fetched (A2A §14.1.1), or ``None``: http(s) only, no
+    userinfo, and an origin of ``init.fetch_origins`` when that list is given."""
+    if url.scheme not in ('http', 'https'):
+        return f'scheme {url.scheme!r} is not fetched (only http and https)'
+    if url.userinfo:
+        return 'a url with userinfo is not fetched'
+    if origins and _origin(url) not in origins:
+        return f'origin {_origin(url)} is not an allowed fetch origin'
+    return None
+
+
+def url_policy_hook(origins: list[str]):
+    """An httpx request hook: every request of the fetch client (each redirect hop too) is
+    checked before it connects; a refused one raises ``httpx.RequestError``."""
+
+    async def check(request: httpx.Request) -> None:
+        why = url_refused(request.url, origins)
+        if why is not None:
+            raise httpx.RequestError(why, request=request)
+
+    return check
+
+
+class FetchClient(httpx.AsyncClient):
+    """The client url parts are fetched with: the allowed origins, checked by
+    :func:`url_policy_hook` on every request (redirect hops included)."""
+
+    def __init__(self, origins: list[str], **kw: Any) -> None:
+        super().__init__(event_hooks={'request': [url_policy_hook(origins)]}, **kw)
+        self.fetch_origins = origins
+
+
 class AgentProtocolError(Exception):
     """The agent broke the protocol in what it streamed (for example an append to nothing)."""
 
@@ -189,7 +249,16 @@ class Assembler:
             await self._fetch(a, p.url)
 
     async def _fetch(self, a: _Artifact, url: str) -> None:
-        """Fetch a url part on its own path, enforcing the size bound while reading."""
+        """Fetch a url part on its own path, enforcing the size bound while reading. The url is
+        checked first (and every redirect hop by the fetch client's request hook): a refused one
+        is never connected to and the artifact is rejected."""
+        try:
+            why = url_refused(httpx.URL(url), getattr(self.http, 'fetch_origins', []))
+        except Exception as e:  # noqa: BLE001 - an unparsable url is refused too
+            why = f'not a url: {e}'
+        if why is not None:
+            a.problems.append(f'artifact {a.artifact_id!r}: {url} not fetched: {why}')
+            return
         try:
             async with self.http.stream('GET', url) as resp:
                 if resp.status_code != 200:

@@ -49,7 +49,7 @@ except ImportError as exc:  # pragma: no cover - environment problem
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from artifacts import AgentProtocolError, Assembler  # noqa: E402
+from artifacts import AgentProtocolError, Assembler, FetchClient, fetch_origins  # noqa: E402
 from cards import Agent, CardView  # noqa: E402
 from policy import (  # noqa: E402
     ErrorInfo,
@@ -966,7 +966,7 @@ class Engine:
         self.opt: dict[str, Any] = dict(DEFAULT_OPTIONS)
         self.store: Store
         self.http: httpx.AsyncClient
-        self.fetch_http: httpx.AsyncClient
+        self.fetch_http: FetchClient
         self.agents: list[Agent] = []
         self.webhook: Webhook | None = None
         self.agent_by_url: dict[str, Agent] = {}
@@ -997,8 +997,14 @@ class Engine:
         self.http = httpx.AsyncClient(
             timeout=timeout, transport=WireGuard(int(self.opt['max_event_bytes'])),
             headers={'A2A-Version': '1.0'})
-        # Artifact url parts are fetched on their own path, with no A2A headers or credential.
-        self.fetch_http = httpx.AsyncClient(timeout=timeout)
+        # Artifact url parts are fetched on their own path, with no A2A headers or credential,
+        # only from init.fetch_origins (A2A §14.1.1): checked before every request, redirects
+        # included (httpx follows none by default).
+        try:
+            origins = fetch_origins(msg.get('fetch_origins'))
+        except ValueError as e:
+            raise BadRequest(str(e)) from e
+        self.fetch_http = FetchClient(origins, timeout=timeout)
         extensions = msg.get('extensions') or []
         if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
             raise BadRequest('extensions: must be an array of extension URIs')

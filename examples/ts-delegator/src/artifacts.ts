@@ -90,6 +90,46 @@ export interface CommitResult {
   rejected: string[];
 }
 
+/**
+ * `init.fetch_origins` checked and normalised to WHATWG origins (`http://127.0.0.1:4100`);
+ * absent: no list. Throws an Error naming a bad entry.
+ */
+export function parseFetchOrigins(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || !v.every((o) => typeof o === "string")) throw new Error("fetch_origins: must be an array of origins (scheme://host:port)");
+  return (v as string[]).map((o) => {
+    let u: URL;
+    try {
+      u = new URL(o);
+    } catch {
+      throw new Error(`fetch_origins: ${JSON.stringify(o)} is not a url`);
+    }
+    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`fetch_origins: ${JSON.stringify(o)} is not an http(s) origin`);
+    return u.origin;
+  });
+}
+
+/**
+ * Why a url part must not be fetched (A2A §14.1.1), or null: http(s) only, no userinfo, and an
+ * origin of `init.fetch_origins` when that list is given. Checked before every request, each
+ * redirect hop included.
+ */
+export function urlRefused(url: string, origins: string[]): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "not a url";
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return `scheme ${JSON.stringify(u.protocol.replace(/:$/, ""))} is not fetched (only http and https)`;
+  if (u.username !== "" || u.password !== "") return "a url with userinfo is not fetched";
+  if (origins.length > 0 && !origins.includes(u.origin)) return `origin ${u.origin} is not an allowed fetch origin`;
+  return null;
+}
+
+/** The most redirects followed for one url part (each hop checked by `urlRefused`). */
+const MAX_REDIRECTS = 5;
+
 /** Reassembles the artifacts of one task into files under `dir`. */
 export class Assembler {
   private readonly artifacts = new Map<string, Assembling>();
@@ -99,6 +139,7 @@ export class Assembler {
     private readonly dir: string,
     private readonly spec: ArtifactSpec,
     private readonly fetchTimeoutMs: number,
+    private readonly fetchOrigins: string[] = [],
   ) {}
 
   /** Applies one `artifactUpdate` event. */
@@ -195,9 +236,32 @@ export class Assembler {
     }
   }
 
-  /** Fetches a url part's body, streaming it to disk and enforcing the size bound while reading. */
+  /**
+   * Fetches a url part's body, streaming it to disk and enforcing the size bound while reading.
+   * The url, and each redirect target (followed by hand), is checked first: a refused one is never
+   * connected to and the artifact is rejected.
+   */
   private async fetchUrl(a: Assembling, url: string, signal: AbortSignal): Promise<void> {
-    const res = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(this.fetchTimeoutMs)]) });
+    const sig = AbortSignal.any([signal, AbortSignal.timeout(this.fetchTimeoutMs)]);
+    let current = url;
+    let res: Response | null = null;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      const why = urlRefused(current, this.fetchOrigins);
+      if (why !== null) {
+        this.reject(a, `url ${current} not fetched: ${why}`);
+        return;
+      }
+      res = await fetch(current, { signal: sig, redirect: "manual" });
+      const location = res.headers.get("location");
+      if (res.status < 300 || res.status > 399 || location === null) break;
+      await res.body?.cancel().catch(() => undefined);
+      current = new URL(location, current).href;
+      res = null;
+    }
+    if (res === null) {
+      this.reject(a, `url ${url}: more than ${MAX_REDIRECTS} redirects`);
+      return;
+    }
     if (!res.ok || !res.body) throw new ProtocolError(`artifact ${JSON.stringify(a.id)}: fetching ${url} answered HTTP ${res.status}`);
     const reader = res.body.getReader();
     try {

@@ -17,6 +17,8 @@ export interface Env {
   options: Options;
   selfUrl: string;
   agents: AgentEntry[];
+  /** `init.fetch_origins`, normalised (empty: no list). */
+  fetchOrigins: string[];
 }
 
 /** uuid5(NAMESPACE_URL, `deleg:{id}:{purpose}`), as the reference delegator derives messageIds. */
@@ -582,7 +584,7 @@ export class Delegation {
 
   private newAssembler(): Assembler {
     this.assembler?.discard();
-    this.assembler = new Assembler(this.env.store.artifactDir(this.rec.id), this.rec.request.artifact_spec, this.env.options.request_timeout_ms);
+    this.assembler = new Assembler(this.env.store.artifactDir(this.rec.id), this.rec.request.artifact_spec, this.env.options.request_timeout_ms, this.env.fetchOrigins);
     return this.assembler;
   }
 

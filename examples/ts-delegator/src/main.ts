@@ -10,6 +10,7 @@ import {
 } from "./contract.js";
 import { Delegation, type Env } from "./delegation.js";
 import { Store } from "./store.js";
+import { parseFetchOrigins } from "./artifacts.js";
 
 const NAME = "a2a-ts-delegator";
 const VERSION = "0.1.0";
@@ -44,6 +45,12 @@ async function init(msg: Record<string, unknown>): Promise<void> {
   const exts = msg.extensions ?? [];
   if (!Array.isArray(exts) || !exts.every((u) => typeof u === "string")) throw new BadRequest("extensions: must be an array of URIs");
   setSupportedExtensions(exts as string[]);
+  let fetchOrigins: string[];
+  try {
+    fetchOrigins = parseFetchOrigins(msg.fetch_origins);
+  } catch (e) {
+    throw new BadRequest((e as Error).message);
+  }
   const options: Options = parseOptions(msg.options);
   const store = new Store(storeDir);
   // Each agent's credential (a secret) is kept in memory only, beside its agent.
@@ -52,7 +59,7 @@ async function init(msg: Record<string, unknown>): Promise<void> {
     credential: typeof creds[cardUrl] === "string" ? (creds[cardUrl] as string) : null,
   }));
   await Promise.all(agents.map((a) => loadCard(a, Math.min(options.request_timeout_ms, 5000))));
-  env = { store, options, selfUrl: msg.self_url, agents };
+  env = { store, options, selfUrl: msg.self_url, agents, fetchOrigins };
   emit({
     type: "init_ok", name: NAME, version: VERSION, supports: SUPPORTS,
     // Push notifications are not implemented: tasks are observed by streaming or polling.
