@@ -436,6 +436,111 @@ async fn artifact_url_is_served_by_the_blob_endpoint() {
 }
 
 #[tokio::test]
+async fn artifact_url_targets_are_journaled_and_the_trap_sees_every_connection() {
+    let net = start(
+        r#"
+        [[agent]]
+        name = "a"
+        [[agent.rule]]
+        steps = [
+          { do = "artifact_url", bytes = 1000, target = "trap" },
+          { do = "artifact_url", bytes = 1000, target = "redirect_to_trap" },
+          { do = "artifact_url", bytes = 1000, target = "userinfo" },
+          { do = "artifact_url", bytes = 1000, target = "file" },
+          { do = "artifact_url", bytes = 1000, target = "ftp" },
+          { do = "artifact_url", bytes = 1000, target = "data" },
+          { do = "state", state = "TASK_STATE_COMPLETED" },
+        ]
+        "#,
+    )
+    .await;
+    let trap = net.trap_addr().expect("the trap started");
+    assert_eq!(trap.ip().to_string(), "127.0.0.9");
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = call(
+        &http,
+        &net.rpc_url("a").unwrap(),
+        "SendMessage",
+        send_params("x"),
+    )
+    .await;
+    let urls: Vec<String> = r["task"]["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["parts"][0]["url"].as_str().unwrap().to_string())
+        .collect();
+    let base = net.base_url("a").unwrap();
+    assert!(
+        urls[0].starts_with(&format!("http://{trap}/trap/")),
+        "{urls:?}"
+    );
+    assert!(urls[1].starts_with(&format!("{base}/blobs/")), "{urls:?}");
+    assert!(
+        urls[2].starts_with("http://a2a:trap@127.0.0.1:"),
+        "{urls:?}"
+    );
+    assert_eq!(urls[3], "file:///etc/passwd");
+    assert!(urls[4].starts_with(&format!("ftp://{trap}/")), "{urls:?}");
+    assert!(urls[5].starts_with("data:"), "{urls:?}");
+    let j = net.journal();
+    // Six forbidden parts, no artifact_sent for any.
+    let forbidden = j
+        .entries()
+        .iter()
+        .filter(|e| matches!(e.event, Event::ForbiddenUrl { .. }))
+        .count();
+    assert_eq!(forbidden, 6);
+    assert!(artifacts_sent(j).is_empty());
+    // The redirect points at the trap; following it is seen there.
+    let resp = http.get(&urls[1]).send().await.unwrap();
+    assert_eq!(resp.status(), 302);
+    let location = resp.headers()["location"].to_str().unwrap().to_string();
+    assert!(location.starts_with(&format!("http://{trap}/trap/")));
+    let body = http
+        .get(&location)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert!(body.starts_with(b"a2a-trap"));
+    wait_for(j, "trap connection", |es| {
+        es.iter().any(|e| {
+            e.agent == "trap"
+                && matches!(&e.event, Event::TrapConnection { first_line: Some(l), local, .. }
+                    if l.starts_with("GET /trap/") && *local == trap.to_string())
+        })
+    })
+    .await;
+    // The userinfo url's blob is served (a delegator that strips the userinfo is seen).
+    let plain = urls[2].replace("a2a:trap@", "");
+    assert_eq!(http.get(&plain).send().await.unwrap().status(), 200);
+    net.shutdown().await;
+}
+
+#[tokio::test]
+async fn no_trap_without_a_target_that_needs_it() {
+    let net = start(
+        r#"
+        [[agent]]
+        name = "a"
+        [[agent.rule]]
+        steps = [{ do = "artifact_url", bytes = 10, target = "userinfo" }]
+        "#,
+    )
+    .await;
+    assert!(net.trap_addr().is_none());
+    assert_eq!(net.listen_addrs().len(), 1);
+    net.shutdown().await;
+}
+
+#[tokio::test]
 async fn data_artifact_carries_the_value() {
     let f = Fixture::agents(vec![
         MockAgent::builder("a")
