@@ -52,7 +52,8 @@ pub use report::{INDEX_SCHEMA_VERSION, RunIndex};
 pub use snapshot::{InputRound, RecordArtifact, RecordError, SnapshotRecord};
 pub use state::{DelegationState, Outcome};
 pub use to_delegator::{
-    Answer, ArtifactSpec, BindingName, Cancel, ChildDelegate, Credential, Delegate, Init,
+    Answer, ArtifactSpec, BindingName, Cancel, CardSignaturePolicy, ChildDelegate, Credential,
+    Delegate, Init,
     InitOptions, Priority, ToDelegator,
 };
 
