@@ -107,7 +107,11 @@ fn schema(m: Msg) -> Schema {
             ("documentationUrl", Kept, None),
             ("capabilities", Kept, Some(Msg::Capabilities)),
             ("securitySchemes", Plain, Some(Msg::SecurityScheme)),
-            ("securityRequirements", Plain, Some(Msg::SecurityRequirement)),
+            (
+                "securityRequirements",
+                Plain,
+                Some(Msg::SecurityRequirement),
+            ),
             ("defaultInputModes", Kept, None),
             ("defaultOutputModes", Kept, None),
             ("skills", Kept, Some(Msg::Skill)),
@@ -140,7 +144,11 @@ fn schema(m: Msg) -> Schema {
             ("examples", Plain, None),
             ("inputModes", Plain, None),
             ("outputModes", Plain, None),
-            ("securityRequirements", Plain, Some(Msg::SecurityRequirement)),
+            (
+                "securityRequirements",
+                Plain,
+                Some(Msg::SecurityRequirement),
+            ),
         ],
         Msg::SecurityRequirement => &[("schemes", Plain, Some(Msg::StringList))],
         Msg::StringList => &[("list", Plain, None)],
@@ -295,7 +303,8 @@ pub fn strip_for_signing(card: &Value) -> Result<Value, SignatureError> {
 /// ```
 pub fn canonical_payload(card: &Value) -> Result<Vec<u8>, SignatureError> {
     let stripped = strip_for_signing(card)?;
-    serde_json_canonicalizer::to_vec(&stripped).map_err(|e| SignatureError::Malformed(e.to_string()))
+    serde_json_canonicalizer::to_vec(&stripped)
+        .map_err(|e| SignatureError::Malformed(e.to_string()))
 }
 
 /// An Ed25519 signing key with its key id.
@@ -364,9 +373,8 @@ impl SigningKey {
         if let (Some(u), Value::Object(o)) = (jku, &mut header) {
             o.insert("jku".into(), json!(u));
         }
-        let protected = B64.encode(
-            serde_json::to_vec(&header).map_err(|e| SignatureError::Sign(e.to_string()))?,
-        );
+        let protected = B64
+            .encode(serde_json::to_vec(&header).map_err(|e| SignatureError::Sign(e.to_string()))?);
         let input = format!("{protected}.{}", B64.encode(canonical_payload(card)?));
         let signature = jsonwebtoken::crypto::sign(
             input.as_bytes(),
@@ -579,7 +587,10 @@ mod tests {
         );
         // A second, good signature is enough (key rotation).
         let mut two = c.clone();
-        two["signatures"] = json!([other.sign_card(&card(), None).unwrap(), k.sign_card(&card(), None).unwrap()]);
+        two["signatures"] = json!([
+            other.sign_card(&card(), None).unwrap(),
+            k.sign_card(&card(), None).unwrap()
+        ]);
         assert!(verify_card(&two, &jwks(&k, None), 1000).is_ok());
     }
 
