@@ -302,9 +302,12 @@ pub fn strip_for_signing(card: &Value) -> Result<Value, SignatureError> {
 /// );
 /// ```
 pub fn canonical_payload(card: &Value) -> Result<Vec<u8>, SignatureError> {
-    let stripped = strip_for_signing(card)?;
-    serde_json_canonicalizer::to_vec(&stripped)
-        .map_err(|e| SignatureError::Malformed(e.to_string()))
+    jcs(&strip_for_signing(card)?)
+}
+
+/// JCS (RFC 8785) of any JSON value.
+pub fn jcs(v: &Value) -> Result<Vec<u8>, SignatureError> {
+    serde_json_canonicalizer::to_vec(v).map_err(|e| SignatureError::Malformed(e.to_string()))
 }
 
 /// An Ed25519 signing key with its key id.
@@ -422,6 +425,16 @@ pub fn verify_signature(
     keys: &Value,
     now: i64,
 ) -> Result<String, SignatureError> {
+    verify_signature_over(&canonical_payload(card)?, sig, keys, now)
+}
+
+/// [`verify_signature`] over a payload the caller canonicalised.
+pub fn verify_signature_over(
+    payload: &[u8],
+    sig: &Value,
+    keys: &Value,
+    now: i64,
+) -> Result<String, SignatureError> {
     let header = protected_header(sig)?;
     let kid = header
         .get("kid")
@@ -458,7 +471,7 @@ pub fn verify_signature(
         .get("protected")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let input = format!("{protected}.{}", B64.encode(canonical_payload(card)?));
+    let input = format!("{protected}.{}", B64.encode(payload));
     match jsonwebtoken::crypto::verify(signature, input.as_bytes(), &key, alg) {
         Ok(true) => Ok(kid),
         _ => Err(SignatureError::BadSignature(kid)),
@@ -469,6 +482,16 @@ pub fn verify_signature(
 /// key of `keys` ([`verify_signature`]). Returns that key's id, or the first signature's error
 /// ([`SignatureError::Unsigned`] without any).
 pub fn verify_card(card: &Value, keys: &Value, now: i64) -> Result<String, SignatureError> {
+    verify_card_over(card, &canonical_payload(card)?, keys, now)
+}
+
+/// [`verify_card`] over a payload the caller canonicalised from `card`.
+pub fn verify_card_over(
+    card: &Value,
+    payload: &[u8],
+    keys: &Value,
+    now: i64,
+) -> Result<String, SignatureError> {
     let sigs = card
         .get("signatures")
         .and_then(Value::as_array)
@@ -476,7 +499,7 @@ pub fn verify_card(card: &Value, keys: &Value, now: i64) -> Result<String, Signa
         .ok_or(SignatureError::Unsigned)?;
     let mut first = None;
     for s in sigs {
-        match verify_signature(card, s, keys, now) {
+        match verify_signature_over(payload, s, keys, now) {
             Ok(kid) => return Ok(kid),
             Err(e) => {
                 first.get_or_insert(e);
