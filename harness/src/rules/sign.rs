@@ -95,15 +95,20 @@ fn never_used(ev: &Evidence, which: impl Fn(Standing) -> Option<String>) -> Chec
 /// DLG-SIGN-01 (spec §8.4.1, §8.4.3, MUST): a card whose signature verifies with a trusted,
 /// unexpired key is accepted, also when it is served with default-valued members that the
 /// signature does not cover. The situation: a delegation that such an agent could serve, whose
-/// card the delegator fetched. It holds when the work went to an acceptable capable agent (a
-/// good one, or an unsigned one where signatures are not required); it fails when the
-/// delegation ended without any of them getting it.
+/// card the delegator fetched. It holds when a good capable agent got the work; it fails when
+/// the delegation ended without any capable agent getting it (the good card was refused). Work
+/// sent to another capable agent instead is not this rule's business (DLG-SIGN-02 and
+/// DLG-SIGN-03 judge a card that should not have been used).
 pub(super) fn good_signature_accepted(ev: &Evidence) -> Check {
-    let Some(required) = policy(ev) else {
+    if policy(ev).is_none() {
         return Check::NotApplicable;
-    };
+    }
     let http = delegator_http(ev.journal);
     let agents = &ev.scenario.network.agents;
+    let sent_to = |pred: &dyn Fn(&AgentSpec) -> bool| {
+        http.iter()
+            .any(|h| h.is_new_send() && agents.iter().any(|a| a.name == h.agent && pred(a)))
+    };
     let mut seen = false;
     for d in &ev.scenario.delegations {
         let good: Vec<&AgentSpec> = agents
@@ -114,19 +119,11 @@ pub(super) fn good_signature_accepted(ev: &Evidence) -> Check {
         if good.is_empty() {
             continue;
         }
-        let acceptable = |a: &AgentSpec| match standing(a) {
-            Standing::Good => true,
-            Standing::Unsigned => !required,
-            Standing::Bad(_) => false,
-        };
-        let used = http.iter().any(|h| {
-            h.is_new_send()
-                && agents
-                    .iter()
-                    .any(|a| a.name == h.agent && offers(a, &d.capability) && acceptable(a))
-        });
-        if used {
+        if sent_to(&|a| offers(a, &d.capability) && standing(a) == Standing::Good) {
             seen = true;
+            continue;
+        }
+        if sent_to(&|a| offers(a, &d.capability)) {
             continue;
         }
         if let Some(out) = ev.outcomes.get(&d.id) {
@@ -138,7 +135,7 @@ pub(super) fn good_signature_accepted(ev: &Evidence) -> Check {
                     names.join(" or ")
                 ),
                 format!(
-                    "it ended ({}) without being sent to any agent whose card verifies",
+                    "it ended ({}) without being sent to any agent",
                     outcome_word(out)
                 ),
                 vec![],
@@ -278,6 +275,13 @@ mod tests {
         send(&mut c, "attacker");
         c.done("d1", "COMPLETED", json!([]));
         assert_eq!(c.check(r), Check::Pass);
+        // The work went to a card that should not have been used: DLG-SIGN-02's business.
+        let mut c = signed(altered(), Some(true));
+        c.j.card("a", &[], 200, 0);
+        c.j.card("attacker", &[], 200, 0);
+        send(&mut c, "a");
+        c.done("d1", "COMPLETED", json!([]));
+        assert_eq!(c.check(r), Check::NotApplicable);
         // Nothing done: nothing judged.
         let c = signed(good.clone(), Some(true));
         assert_eq!(c.check(r), Check::NotApplicable);
