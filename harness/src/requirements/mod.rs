@@ -263,7 +263,9 @@ mod tests {
             .collect();
         assert_eq!(
             handed,
-            ["C-30", "C-48", "C-51", "C-52", "C-53", "C-55", "C-60", "C-64"]
+            [
+                "C-30", "C-48", "C-51", "C-52", "C-53", "C-55", "C-60", "C-64"
+            ]
         );
         let not: Vec<&str> = REQUIREMENTS
             .iter()
