@@ -47,6 +47,11 @@ pub enum Bug {
     /// Every retry of a failed call waits the base backoff, no growth and no jitter (a
     /// `Retry-After` is still honoured) (DLG-RETRY-02).
     FixedRetryBackoff,
+    /// Agent card signatures are never checked: every card is used (DLG-SIGN-02, DLG-SIGN-03).
+    SkipCardSignature,
+    /// Card signatures are checked over the card with its default-valued members kept (no
+    /// §8.4.1 default removal), so a good card served with them is refused (DLG-SIGN-01).
+    CanonicaliseWrong,
 }
 
 impl Bug {
@@ -69,6 +74,8 @@ impl Bug {
         Bug::PersistSecrets,
         Bug::ConstantPollInterval,
         Bug::FixedRetryBackoff,
+        Bug::SkipCardSignature,
+        Bug::CanonicaliseWrong,
     ];
 
     /// The name used on the command line.
@@ -91,6 +98,8 @@ impl Bug {
             Bug::PersistSecrets => "persist-secrets",
             Bug::ConstantPollInterval => "constant-poll-interval",
             Bug::FixedRetryBackoff => "fixed-retry-backoff",
+            Bug::SkipCardSignature => "skip-card-signature",
+            Bug::CanonicaliseWrong => "canonicalise-wrong",
         }
     }
 

@@ -255,6 +255,7 @@ async fn start_engine(
         .own_credential(init.credential.clone())
         .agent_credentials(init.agent_credentials.clone())
         .extensions(init.extensions.clone())
+        .card_signatures(init.card_signatures.clone())
         .options(options);
     #[cfg(feature = "planted-bugs")]
     let cfg = cfg.with_bugs(opts.bugs);

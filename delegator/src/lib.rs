@@ -28,6 +28,7 @@ pub mod engine;
 pub mod metrics;
 pub mod policy;
 pub mod request;
+pub mod signatures;
 pub mod store;
 pub mod webhook;
 

@@ -144,6 +144,12 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     ("constant-poll-interval", &["DLG-OBS-05"], &[]),
     // A constant pause at the base: retries.backoff-grows, ten backoffs per delegation.
     ("fixed-retry-backoff", &["DLG-RETRY-02"], &[]),
+    // Every card is used: the altered, expired-key and untrusted-key cards (security.sign-*)
+    // get the work, and the unsigned card where signatures are required (SHOULD).
+    ("skip-card-signature", &["DLG-SIGN-02", "DLG-SIGN-03"], &[]),
+    // Default-valued members kept in the payload: a good card served with them is refused
+    // (security.sign-good, and the honest fallbacks), so the delegation fails.
+    ("canonicalise-wrong", &["DLG-SIGN-01"], &["DLG-STATE-02"]),
 ];
 
 /// The slowest case (a 32 MiB stream) shows nothing about these bugs that faster cases do not.

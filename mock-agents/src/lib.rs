@@ -46,6 +46,7 @@ mod rest;
 mod rpc;
 pub mod script;
 mod server;
+mod signing;
 mod sse;
 mod step_runner;
 mod task_events;
@@ -66,6 +67,7 @@ pub use script::{
     PartSpec, Pattern, Problem, QueuedFault, Rule, ScriptError, ScriptStep, SecurityScope,
     SecuritySpec, TimestampStyle, ValidationError,
 };
+pub use signing::{JWKS_PATH, key_id, public_jwk, signing_key, trusted_keys};
 
 /// The README's Rust examples, compiled as doctests.
 #[doc = include_str!("../README.md")]

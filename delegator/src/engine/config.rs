@@ -133,6 +133,9 @@ pub struct EngineConfig {
     pub(crate) agent_credentials: AgentCredentials,
     /// The A2A extensions this delegator supports (`init.extensions`).
     pub(crate) extensions: Vec<String>,
+    /// Signed agent cards: trusted keys and whether a signature is required
+    /// (`init.card_signatures`; `None`: no policy).
+    pub(crate) card_signatures: Option<a2a_driver_contract::CardSignaturePolicy>,
     /// Options.
     pub(crate) options: Options,
     /// Planted bugs: none unless set with `with_bugs` (feature `planted-bugs`).
@@ -153,6 +156,7 @@ impl EngineConfig {
             own_credential: None,
             agent_credentials: AgentCredentials::default(),
             extensions: Vec::new(),
+            card_signatures: None,
             options: Options::default(),
             bugs: Bugs::none(),
         }
@@ -196,6 +200,17 @@ impl EngineConfig {
     /// `A2A-Extensions` on every request to that agent.
     pub fn extensions(mut self, extensions: Vec<String>) -> Self {
         self.extensions = extensions;
+        self
+    }
+
+    /// The signed-card policy (`init.card_signatures`, A2A §8.4): a card whose signatures do
+    /// not verify with a trusted, unexpired key is not used, nor an unsigned one when
+    /// signatures are required (see [`crate::signatures`]).
+    pub fn card_signatures(
+        mut self,
+        policy: Option<a2a_driver_contract::CardSignaturePolicy>,
+    ) -> Self {
+        self.card_signatures = policy;
         self
     }
 

@@ -74,6 +74,18 @@ impl Inner {
         }
         public.cache = cache;
         public = public.with_supported_extensions(&self.cfg.extensions);
+        public.untrusted_card = crate::signatures::card_problem(
+            &doc,
+            self.cfg.card_signatures.as_ref(),
+            crate::signatures::now(),
+            self.cfg.bugs,
+        );
+        if let Some(why) = &public.untrusted_card {
+            // Nothing is sent to an agent whose card is not trusted (§8.4.3), not even
+            // GetExtendedAgentCard.
+            tracing::warn!(card = card_url, "agent not used: {why}");
+            return Ok(public);
+        }
         let credential = self.agent_credential(card_url);
         public.credential_on_every_request =
             credential.is_some_and(|c| agents::credential_meets_requirements(&public.card, c));

@@ -199,6 +199,7 @@ impl Draft {
             forge_push: self.forge_push,
             options: self.options,
             extensions: self.extensions,
+            card_signatures_required: None,
             bindings: self.bindings,
             variants: Vec::new(),
             variant_of: None,

@@ -185,9 +185,23 @@ impl FromStr for Topic {
 }
 
 /// The registry rules no generated situation plants, each with the reason (a real limit of
-/// generated cases); the catalog judges them. Empty today: every rule has a situation (the
-/// slow ones, `DLG-CARD-03`'s stale card and `DLG-ART-10`'s large stream, included).
-pub const NOT_GENERATED: &[(&str, &str)] = &[];
+/// generated cases); the catalog judges them. Only the signed-card rules (no generator situation
+/// for `card_signing` yet); every other rule has one (the slow ones, `DLG-CARD-03`'s stale card
+/// and `DLG-ART-10`'s large stream, included).
+pub const NOT_GENERATED: &[(&str, &str)] = &[
+    (
+        "DLG-SIGN-01",
+        "signed cards need the case-level card_signatures_required and per-agent card_signing together with an agent order that puts the untrusted card first; the catalog's security.sign-* cases cover every standing (good, altered, expired, untrusted, unsigned) and explore adds no new combination of them yet",
+    ),
+    (
+        "DLG-SIGN-02",
+        "as DLG-SIGN-01: the signed-card situations are the catalog's security.sign-* cases; no generator situation yet",
+    ),
+    (
+        "DLG-SIGN-03",
+        "as DLG-SIGN-01: the signed-card situations are the catalog's security.sign-* cases; no generator situation yet",
+    ),
+];
 
 /// Most situations a generated scenario combines (the aimed one included).
 const MAX_SITUATIONS: u32 = 3;

@@ -25,7 +25,7 @@ macro_rules! row {
 }
 
 /// Why card signatures are left to the transport-security issue.
-const SIGNATURES: &str = "card signatures (JWS, JCS canonicalisation, key retrieval and trust) need signed cards and a key infrastructure the mocks do not have yet";
+const KEYS_OVER_HTTPS: &str = "the delegator's trusted keys come from init.card_signatures (a key store, §8.4.3 MAY), so nothing has to be retrieved; a key found through a card's jku is not trusted by that alone (DLG-SIGN-02). Whether a delegator that fetches a jku does so over HTTPS needs the TLS mock network (run --tls, part 1 of this issue) and a case whose jku is plain HTTP";
 /// Why TLS is left to the transport-security issue.
 const TLS: &str = "the harness runs on plaintext loopback HTTP by design; TLS and certificate checks need a TLS-serving mock network";
 
@@ -264,10 +264,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MUST",
         Must,
         "A card signature is verified by the procedure of §8.4.3: key from kid/jku or a key store, defaults dropped, signatures excluded, JCS (RFC 8785) canonical form.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: SIGNATURES
-        }
+        Rules(&["DLG-SIGN-01", "DLG-SIGN-02"])
     ),
     row!(
         "C-29",
@@ -275,10 +272,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "SHOULD",
         Should,
         "At least one signature (when present) is verified before a card is trusted.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: SIGNATURES
-        }
+        Rules(&["DLG-SIGN-03"])
     ),
     row!(
         "C-30",
@@ -288,7 +282,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "Public keys are retrieved over HTTPS.",
         HandedOn {
             to: TRANSPORT_SECURITY,
-            why: TLS
+            why: KEYS_OVER_HTTPS
         }
     ),
     row!(
@@ -297,10 +291,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MUST NOT",
         Must,
         "Expired or revoked keys are never used to verify.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: SIGNATURES
-        }
+        Rules(&["DLG-SIGN-02"])
     ),
     row!(
         "C-32",
@@ -308,10 +299,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MAY",
         May,
         "A trusted key store may be kept.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: SIGNATURES
-        }
+        Rules(&["DLG-SIGN-01"])
     ),
     row!(
         "C-33",

@@ -36,6 +36,7 @@ mod retry;
 mod route;
 pub mod secret;
 mod send;
+mod sign;
 mod state;
 mod wire;
 mod words;

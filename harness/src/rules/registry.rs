@@ -19,6 +19,7 @@ use super::retry::*;
 use super::route::*;
 use super::secret::no_secret_in_plaintext;
 use super::send::*;
+use super::sign::*;
 use super::state::*;
 use super::wire::*;
 /// How binding a rule is: the report vocabulary of the driver contract.
@@ -194,6 +195,9 @@ pub fn registry() -> Vec<Rule> {
         "DLG-REC-04", Must, false, Some(purged_task_marked_lost), "000 Recovery", "-32001 for a task it created marks the delegation LOST; it is not silently recreated.";
         "DLG-REC-05", Must, true, Some(one_task_per_intent), "000 Sending; Recovery", "No intent ever creates two remote tasks when the agent deduplicates messageId.";
         "DLG-REC-06", Must, false, Some(artifacts_exact_after_recovery), "000; 001", "Artifacts completed after a recovery are byte-exact.";
+        "DLG-SIGN-01", Must, false, Some(good_signature_accepted), "spec §8.4.1, §8.4.3", "A card whose signature verifies with a trusted, unexpired key is accepted, also when it is served with default-valued members the signature does not cover (they are dropped before JCS canonicalisation): the work goes to that agent or another acceptable one, it is not refused.";
+        "DLG-SIGN-02", Must, false, Some(bad_signature_never_trusted), "spec §8.4.3", "A delegator told to require signatures (init.card_signatures.required) never uses a card whose signatures do not verify: altered after signing, or signed by a key that has expired or that it does not trust (expired or revoked keys MUST NOT be used). Nothing is sent to that agent's interfaces (its card and keys may be fetched); the work goes to another trusted agent or ends with a visible outcome.";
+        "DLG-SIGN-03", Should, false, Some(card_trusted_only_once_verified), "spec §8.4.3, §14.3", "A card is trusted only once one of its signatures verifies (SHOULD): a signed card whose signatures do not verify is not used even where signatures are not required, and an unsigned card is not used where they are; the work goes elsewhere or ends visibly.";
     }
 }
 

@@ -311,6 +311,9 @@ impl<'a> CaseRun<'a> {
         if let ToDelegator::Init(init) = &mut msg {
             init.agent_credentials = self.facts.agent_credentials.iter().cloned().collect();
             init.extensions = self.s.extensions.clone();
+            init.card_signatures = self
+                .s
+                .card_signature_policy(self.s.network.seed ^ self.cfg.seed);
         }
         msg
     }
