@@ -23,6 +23,11 @@ pub struct NetworkSpec {
     /// binding. A 0.3 agent serves JSON-RPC whatever this says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_bindings: Option<Vec<Binding>>,
+    /// Serve every agent over TLS (HTTPS, gRPC over TLS with ALPN `h2`) with a certificate of
+    /// the network's own authority ([`crate::tls::Authority`]), as if each had `[agent.tls]`:
+    /// how `a2a-harness run --tls` moves a whole scenario to TLS. An agent's own `tls` wins.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
     /// The agents, each on its own `127.0.0.1` port.
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentSpec>,
@@ -200,6 +205,11 @@ pub struct AgentSpec {
     /// stream events, push bodies); gRPC's binary `Timestamp` has one form. Default `millis`.
     #[serde(default)]
     pub timestamp_style: TimestampStyle,
+    /// Serve this agent over TLS (its URLs become `https://`): the certificate it serves and
+    /// the scheme of its card's interfaces ([`crate::tls::AgentTls`]). Absent: TLS only when
+    /// the network's `tls` says so (with a valid certificate and `https` interfaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::tls::AgentTls>,
 }
 
 /// How an agent writes timestamps in JSON (all valid ProtoJSON / RFC 3339 input, §5.6.1).
@@ -266,6 +276,7 @@ impl Default for AgentSpec {
             keep_history: yes(),
             list_page_size_max: None,
             timestamp_style: TimestampStyle::default(),
+            tls: None,
         }
     }
 }
