@@ -47,6 +47,14 @@ pub enum Bug {
     /// Every retry of a failed call waits the base backoff, no growth and no jitter (a
     /// `Retry-After` is still honoured) (DLG-RETRY-02).
     FixedRetryBackoff,
+    /// Every agent certificate is accepted, whoever issued it, expired or for another host
+    /// (DLG-TLS-01).
+    AcceptAnyCertificate,
+    /// An agent whose card came over HTTPS is called at its plain `http://` interface
+    /// (DLG-TLS-02).
+    HttpsDowngrade,
+    /// Only TLS 1.2 is offered (DLG-TLS-03).
+    Tls12Only,
 }
 
 impl Bug {
@@ -69,6 +77,9 @@ impl Bug {
         Bug::PersistSecrets,
         Bug::ConstantPollInterval,
         Bug::FixedRetryBackoff,
+        Bug::AcceptAnyCertificate,
+        Bug::HttpsDowngrade,
+        Bug::Tls12Only,
     ];
 
     /// The name used on the command line.
@@ -91,6 +102,9 @@ impl Bug {
             Bug::PersistSecrets => "persist-secrets",
             Bug::ConstantPollInterval => "constant-poll-interval",
             Bug::FixedRetryBackoff => "fixed-retry-backoff",
+            Bug::AcceptAnyCertificate => "accept-any-certificate",
+            Bug::HttpsDowngrade => "https-downgrade",
+            Bug::Tls12Only => "tls12-only",
         }
     }
 
@@ -187,7 +201,7 @@ mod tests {
         for b in Bug::ALL {
             assert_eq!(Bug::parse(b.name()), Some(*b));
         }
-        assert_eq!(Bug::ALL.len(), 17);
+        assert_eq!(Bug::ALL.len(), 20);
         assert_eq!(Bug::parse("nope"), None);
     }
 

@@ -255,6 +255,7 @@ async fn start_engine(
         .own_credential(init.credential.clone())
         .agent_credentials(init.agent_credentials.clone())
         .extensions(init.extensions.clone())
+        .tls_roots(init.tls_roots.as_ref().map(std::path::PathBuf::from))
         .options(options);
     #[cfg(feature = "planted-bugs")]
     let cfg = cfg.with_bugs(opts.bugs);

@@ -29,6 +29,7 @@ pub mod metrics;
 pub mod policy;
 pub mod request;
 pub mod store;
+pub mod tls;
 pub mod webhook;
 
 pub use engine::{

@@ -722,6 +722,7 @@ pub fn init_message(
         credential: Some(credential.to_string()),
         agent_credentials: Default::default(),
         extensions: Vec::new(),
+        tls_roots: None,
         options,
     })
 }

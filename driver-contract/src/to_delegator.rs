@@ -60,6 +60,12 @@ pub struct Init {
     /// an agent whose card requires another extension is not to be used (A2A §4.6).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
+    /// Path of a PEM file with the certificate authorities the delegator must trust for
+    /// `https://` agents (A2A §7.2), and no others: the harness makes one authority per case
+    /// for agents served over TLS. Absent: every agent is plain HTTP on loopback. A delegator
+    /// given roots must not fall back to plain HTTP (§7.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_roots: Option<String>,
     /// Tuning options, all optional.
     #[serde(default)]
     pub options: InitOptions,

@@ -85,6 +85,7 @@ pub fn determinism_result(first: &CaseResult, second: &CaseResult) -> CaseResult
         rules: Vec::new(),
         seed: first.seed,
         binding: first.binding,
+        tls: first.tls,
         repro: format!("{} --check-determinism", first.repro),
         duration_ms: first.duration_ms.max(second.duration_ms),
         notes,

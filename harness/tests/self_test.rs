@@ -177,6 +177,7 @@ fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
                     seed: 1,
                     work_dir: work.path().join(bug).join(i.to_string()),
                     binding: None,
+                    tls: false,
                 },
                 label: None,
             });
@@ -202,6 +203,7 @@ fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
                         seed: 1,
                         work_dir: work.path().join(format!("{bug}-quiet")).join(i.to_string()),
                         binding: None,
+                        tls: false,
                     },
                     label: None,
                 });

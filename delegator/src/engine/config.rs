@@ -133,6 +133,9 @@ pub struct EngineConfig {
     pub(crate) agent_credentials: AgentCredentials,
     /// The A2A extensions this delegator supports (`init.extensions`).
     pub(crate) extensions: Vec<String>,
+    /// The PEM file of the certificate authorities to trust for `https://` agents
+    /// (`init.tls_roots`); `None`: plain HTTP only.
+    pub(crate) tls_roots: Option<PathBuf>,
     /// Options.
     pub(crate) options: Options,
     /// Planted bugs: none unless set with `with_bugs` (feature `planted-bugs`).
@@ -153,6 +156,7 @@ impl EngineConfig {
             own_credential: None,
             agent_credentials: AgentCredentials::default(),
             extensions: Vec::new(),
+            tls_roots: None,
             options: Options::default(),
             bugs: Bugs::none(),
         }
@@ -196,6 +200,14 @@ impl EngineConfig {
     /// `A2A-Extensions` on every request to that agent.
     pub fn extensions(mut self, extensions: Vec<String>) -> Self {
         self.extensions = extensions;
+        self
+    }
+
+    /// Trust exactly the certificate authorities of this PEM file for agents served over TLS
+    /// (`init.tls_roots`; see [`crate::tls`]): every call then goes over HTTPS (gRPC over TLS)
+    /// and an interface whose URL is not `https://` is not used.
+    pub fn tls_roots(mut self, path: Option<PathBuf>) -> Self {
+        self.tls_roots = path;
         self
     }
 
