@@ -133,7 +133,9 @@ impl ServerCertVerifier for Verifier {
             ocsp_response,
             now,
         ) {
-            Err(rustls::Error::InvalidCertificate(_)) if self.bugs.has(Bug::AcceptAnyCertificate) => {
+            Err(rustls::Error::InvalidCertificate(_))
+                if self.bugs.has(Bug::AcceptAnyCertificate) =>
+            {
                 Ok(ServerCertVerified::assertion())
             }
             r => r,
@@ -276,8 +278,8 @@ impl tonic::codegen::Service<http::Uri> for GrpcTlsConnector {
                 if !https {
                     return Ok::<_, std::io::Error>(GrpcStream::Plain(tcp));
                 }
-                let name = ServerName::try_from(host.clone())
-                    .map_err(|e| err(format!("{uri}: {e}")))?;
+                let name =
+                    ServerName::try_from(host.clone()).map_err(|e| err(format!("{uri}: {e}")))?;
                 let tls = tokio_rustls::TlsConnector::from(config)
                     .connect(name, tcp)
                     .await?;

@@ -130,6 +130,7 @@ mod tests {
             }],
             seed: 7,
             binding: None,
+            tls: false,
             repro: "a2a-harness run --case c --seed 7".into(),
             duration_ms: 1,
             notes: vec![],

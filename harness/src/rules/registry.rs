@@ -20,6 +20,7 @@ use super::route::*;
 use super::secret::no_secret_in_plaintext;
 use super::send::*;
 use super::state::*;
+use super::tls::*;
 use super::wire::*;
 /// How binding a rule is: the report vocabulary of the driver contract.
 pub use a2a_driver_contract::report::Level;
@@ -194,6 +195,9 @@ pub fn registry() -> Vec<Rule> {
         "DLG-REC-04", Must, false, Some(purged_task_marked_lost), "000 Recovery", "-32001 for a task it created marks the delegation LOST; it is not silently recreated.";
         "DLG-REC-05", Must, true, Some(one_task_per_intent), "000 Sending; Recovery", "No intent ever creates two remote tasks when the agent deduplicates messageId.";
         "DLG-REC-06", Must, false, Some(artifacts_exact_after_recovery), "000; 001", "Artifacts completed after a recovery are byte-exact.";
+        "DLG-TLS-01", Should, true, Some(bad_certificates_refused), "spec §7.2", "An agent whose TLS certificate does not verify against the trusted roots (init.tls_roots: issued by an unknown authority, expired, or for another host name) gets nothing: no request reaches it, not even a card fetch; the delegation still reaches a visible outcome (fails, escalates, or completes through a sound agent).";
+        "DLG-TLS-02", Should, true, Some(https_card_not_downgraded), "spec §7.1, §13.4 (a production MUST, judged SHOULD)", "An agent whose card came over HTTPS but lists only plain http:// interfaces is not called (over plain HTTP or at a URL its card does not list); the delegation still reaches a visible outcome. §7.1 makes encryption a MUST of production deployments; the client's share is judged SHOULD because the plaintext interface is the agent's deployment fault and the client duties §7.2 and §13.4 state are SHOULDs.";
+        "DLG-TLS-03", Should, true, Some(modern_tls_negotiated), "spec §7.1, §13.4", "Every TLS connection the delegator completes negotiates TLS 1.3 when the agent offers it (the mock agents offer 1.3 and 1.2).";
     }
 }
 
