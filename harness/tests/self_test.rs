@@ -144,6 +144,10 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     ("constant-poll-interval", &["DLG-OBS-05"], &[]),
     // A constant pause at the base: retries.backoff-grows, ten backoffs per delegation.
     ("fixed-retry-backoff", &["DLG-RETRY-02"], &[]),
+    // TLS (security.tls-*): plain-HTTP cases never see these bugs.
+    ("accept-any-certificate", &["DLG-TLS-01"], &[]),
+    ("https-downgrade", &["DLG-TLS-02"], &[]),
+    ("tls12-only", &["DLG-TLS-03"], &[]),
 ];
 
 /// The slowest case (a 32 MiB stream) shows nothing about these bugs that faster cases do not.
