@@ -340,16 +340,16 @@ pub enum Event {
         certificate: crate::tls::CertKind,
         /// The negotiated protocol version (`TLSv1.3`) of a completed handshake.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        version: Option<String>,
+        version: Option<Box<str>>,
         /// The negotiated ALPN protocol (`h2`, `http/1.1`), if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        alpn: Option<String>,
+        alpn: Option<Box<str>>,
         /// The server name (SNI) the client sent, if any (clients send none for an address).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        sni: Option<String>,
+        sni: Option<Box<str>>,
         /// Why a handshake failed, in rustls's words (`received fatal alert: UnknownCA`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
+        error: Option<Box<str>>,
     },
     /// Something a recorder saw that is no A2A event (malformed traffic, an unreachable
     /// upstream, a redaction): written by `a2a-harness record`, never by the mock network.

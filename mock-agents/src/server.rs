@@ -113,10 +113,10 @@ impl TlsListener {
             crate::journal::Event::Tls {
                 outcome: outcome.to_string(),
                 certificate: self.certificate,
-                version,
-                alpn,
-                sni,
-                error,
+                version: version.map(Into::into),
+                alpn: alpn.map(Into::into),
+                sni: sni.map(Into::into),
+                error: error.map(Into::into),
             },
         );
     }

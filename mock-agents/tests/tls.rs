@@ -24,9 +24,10 @@ fn tls_events(net: &Network) -> Vec<(String, String)> {
         .entries()
         .iter()
         .filter_map(|e| match &e.event {
-            Event::Tls { outcome, error, .. } => {
-                Some((outcome.clone(), error.clone().unwrap_or_default()))
-            }
+            Event::Tls { outcome, error, .. } => Some((
+                outcome.clone(),
+                error.as_deref().unwrap_or_default().to_string(),
+            )),
             _ => None,
         })
         .collect()

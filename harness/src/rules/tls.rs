@@ -176,11 +176,11 @@ mod tests {
             Event::Tls {
                 outcome: outcome.into(),
                 certificate: CertKind::Valid,
-                version: version.map(str::to_string),
+                version: version.map(Into::into),
                 alpn: None,
                 sni: None,
                 error: (outcome == "handshake_failed")
-                    .then(|| "received fatal alert: UnknownCA".to_string()),
+                    .then(|| "received fatal alert: UnknownCA".into()),
             },
         )
     }
