@@ -52,6 +52,14 @@ pub enum Bug {
     /// Card signatures are checked over the card with its default-valued members kept (no
     /// §8.4.1 default removal), so a good card served with them is refused (DLG-SIGN-01).
     CanonicaliseWrong,
+    /// Every agent certificate is accepted, whoever issued it, expired or for another host
+    /// (DLG-TLS-01).
+    AcceptAnyCertificate,
+    /// An agent whose card came over HTTPS is called at its plain `http://` interface
+    /// (DLG-TLS-02).
+    HttpsDowngrade,
+    /// Only TLS 1.2 is offered (DLG-TLS-03).
+    Tls12Only,
 }
 
 impl Bug {
@@ -76,6 +84,9 @@ impl Bug {
         Bug::FixedRetryBackoff,
         Bug::SkipCardSignature,
         Bug::CanonicaliseWrong,
+        Bug::AcceptAnyCertificate,
+        Bug::HttpsDowngrade,
+        Bug::Tls12Only,
     ];
 
     /// The name used on the command line.
@@ -100,6 +111,9 @@ impl Bug {
             Bug::FixedRetryBackoff => "fixed-retry-backoff",
             Bug::SkipCardSignature => "skip-card-signature",
             Bug::CanonicaliseWrong => "canonicalise-wrong",
+            Bug::AcceptAnyCertificate => "accept-any-certificate",
+            Bug::HttpsDowngrade => "https-downgrade",
+            Bug::Tls12Only => "tls12-only",
         }
     }
 
@@ -196,7 +210,7 @@ mod tests {
         for b in Bug::ALL {
             assert_eq!(Bug::parse(b.name()), Some(*b));
         }
-        assert_eq!(Bug::ALL.len(), 17);
+        assert_eq!(Bug::ALL.len(), 22);
         assert_eq!(Bug::parse("nope"), None);
     }
 

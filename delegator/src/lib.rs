@@ -30,6 +30,7 @@ pub mod policy;
 pub mod request;
 pub mod signatures;
 pub mod store;
+pub mod tls;
 pub mod webhook;
 
 pub use engine::{

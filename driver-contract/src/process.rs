@@ -723,6 +723,7 @@ pub fn init_message(
         agent_credentials: Default::default(),
         extensions: Vec::new(),
         card_signatures: None,
+        tls_roots: None,
         options,
     })
 }

@@ -65,6 +65,12 @@ pub struct Init {
     /// signatures it can check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_signatures: Option<CardSignaturePolicy>,
+    /// Path of a PEM file with the certificate authorities the delegator must trust for
+    /// `https://` agents (A2A §7.2), and no others: the harness makes one authority per case
+    /// for agents served over TLS. Absent: every agent is plain HTTP on loopback. A delegator
+    /// given roots must not fall back to plain HTTP (§7.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_roots: Option<String>,
     /// Tuning options, all optional.
     #[serde(default)]
     pub options: InitOptions,

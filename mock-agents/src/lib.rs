@@ -51,6 +51,7 @@ mod sse;
 mod step_runner;
 mod task_events;
 mod timestamps;
+pub mod tls;
 
 pub use builder::{
     ArtifactStep, ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder,

@@ -136,6 +136,9 @@ pub struct EngineConfig {
     /// Signed agent cards: trusted keys and whether a signature is required
     /// (`init.card_signatures`; `None`: no policy).
     pub(crate) card_signatures: Option<a2a_driver_contract::CardSignaturePolicy>,
+    /// The PEM file of the certificate authorities to trust for `https://` agents
+    /// (`init.tls_roots`); `None`: plain HTTP only.
+    pub(crate) tls_roots: Option<PathBuf>,
     /// Options.
     pub(crate) options: Options,
     /// Planted bugs: none unless set with `with_bugs` (feature `planted-bugs`).
@@ -157,6 +160,7 @@ impl EngineConfig {
             agent_credentials: AgentCredentials::default(),
             extensions: Vec::new(),
             card_signatures: None,
+            tls_roots: None,
             options: Options::default(),
             bugs: Bugs::none(),
         }
@@ -211,6 +215,14 @@ impl EngineConfig {
         policy: Option<a2a_driver_contract::CardSignaturePolicy>,
     ) -> Self {
         self.card_signatures = policy;
+        self
+    }
+
+    /// Trust exactly the certificate authorities of this PEM file for agents served over TLS
+    /// (`init.tls_roots`; see [`crate::tls`]): every call then goes over HTTPS (gRPC over TLS)
+    /// and an interface whose URL is not `https://` is not used.
+    pub fn tls_roots(mut self, path: Option<PathBuf>) -> Self {
+        self.tls_roots = path;
         self
     }
 

@@ -60,7 +60,19 @@ impl Inner {
             CardFetch::Card(doc, cache) => (doc, cache),
         };
         let prefs = &self.cfg.options.bindings;
-        let mut public = agents::parse_card(card_url, &doc, prefs)?;
+        // With trust roots, only `https://` interfaces are used (no plaintext fallback).
+        let tls_only = self.client.tls_only();
+        let parse = |doc: &serde_json::Value| {
+            let mut a = agents::parse_card(card_url, doc, prefs)?;
+            if tls_only {
+                a.endpoint = a.endpoint.https_only().map_err(|message| CardError {
+                    url: card_url.to_string(),
+                    message,
+                })?;
+            }
+            Ok::<_, CardError>(a)
+        };
+        let mut public = parse(&doc)?;
         if let Some(p) = previous
             && p.public_card == public.card
         {
@@ -105,7 +117,7 @@ impl Inner {
             )
             .await
         {
-            Ok(r) => match agents::parse_card(card_url, &r.result, prefs) {
+            Ok(r) => match parse(&r.result) {
                 Ok(ext) => Ok(public.with_extended_card(ext, &self.cfg.extensions)),
                 Err(e) => {
                     tracing::warn!("extended card: {e}; the public card is used");

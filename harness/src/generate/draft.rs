@@ -189,6 +189,7 @@ impl Draft {
                 seed: self.network_seed,
                 journal: Default::default(),
                 default_bindings: None,
+                tls: false,
                 agents: self.agents,
             },
             delegations: self.delegations,

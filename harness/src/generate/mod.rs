@@ -185,9 +185,9 @@ impl FromStr for Topic {
 }
 
 /// The registry rules no generated situation plants, each with the reason (a real limit of
-/// generated cases); the catalog judges them. Only the signed-card rules (no generator situation
-/// for `card_signing` yet); every other rule has one (the slow ones, `DLG-CARD-03`'s stale card
-/// and `DLG-ART-10`'s large stream, included).
+/// generated cases); the catalog judges them. Only the transport-security rules (signed cards,
+/// TLS: the generated networks are plain HTTP with unsigned cards); every other rule has one (the
+/// slow ones, `DLG-CARD-03`'s stale card and `DLG-ART-10`'s large stream, included).
 pub const NOT_GENERATED: &[(&str, &str)] = &[
     (
         "DLG-SIGN-01",
@@ -200,6 +200,18 @@ pub const NOT_GENERATED: &[(&str, &str)] = &[
     (
         "DLG-SIGN-03",
         "as DLG-SIGN-01: the signed-card situations are the catalog's security.sign-* cases; no generator situation yet",
+    ),
+    (
+        "DLG-TLS-01",
+        "a bad certificate is a property of the network's TLS set-up (an `[agent.tls]` certificate), not of an agent's script that the draft composes; the generated networks are plain HTTP and explore has no TLS pass yet: the security.tls-* cases judge it over every binding",
+    ),
+    (
+        "DLG-TLS-02",
+        "an HTTPS card with http:// interfaces needs the network served over TLS, which the generated plain-HTTP networks are not (see DLG-TLS-01): the security.tls-http-interface* cases judge it",
+    ),
+    (
+        "DLG-TLS-03",
+        "judged on every TLS handshake; the generated networks are plain HTTP (see DLG-TLS-01): the security.tls-* cases and `run --tls` judge it",
     ),
 ];
 

@@ -29,6 +29,9 @@ const KEYS_OVER_HTTPS: &str = "the delegator's trusted keys come from init.card_
 /// Why TLS is left to the transport-security issue.
 const TLS: &str = "the harness runs on plaintext loopback HTTP by design; TLS and certificate checks need a TLS-serving mock network";
 
+/// Why webhook URLs over HTTPS are not judged yet.
+const WEBHOOK_TLS: &str = "the webhook receiver is the delegator's own server: serving it over TLS needs a server certificate and key handed to the delegator, which the driver contract does not carry yet; the harness gives init.webhook_base_url http://127.0.0.1:0 and the mock agents deliver pushes over plain HTTP";
+
 /// Every client requirement of A2A 1.0, C-01..C-68 in order.
 pub static REQUIREMENTS: [Requirement; 68] = [
     row!(
@@ -430,8 +433,8 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         Should,
         "Webhook URLs use HTTPS.",
         HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
+            to: "a follow-up of the transport-security issue (#23)",
+            why: WEBHOOK_TLS
         }
     ),
     row!(
@@ -459,10 +462,10 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MUST (shared)",
         Must,
         "Encrypted transport (HTTPS/TLS) in production.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
-        }
+        Rules(&["DLG-TLS-02"]),
+        Some(
+            "the client's share, judged SHOULD (DLG-TLS-02): an agent whose card came over HTTPS is not called at plain http:// interfaces; `run --tls` runs every case with every agent over TLS"
+        )
     ),
     row!(
         "C-52",
@@ -470,10 +473,10 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "SHOULD (shared)",
         Should,
         "Modern TLS (1.3 or later); deprecated SSL/TLS versions disabled.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
-        }
+        Rules(&["DLG-TLS-03"]),
+        Some(
+            "TLS 1.3 negotiated when offered; that SSL 3.0, TLS 1.0 and 1.1 are disabled is not probed (the mock agents' rustls cannot offer them)"
+        )
     ),
     row!(
         "C-53",
@@ -481,10 +484,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "SHOULD",
         Should,
         "The server's TLS certificate is verified against trusted CAs.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
-        }
+        Rules(&["DLG-TLS-01"])
     ),
     row!(
         "C-54",

@@ -13,7 +13,8 @@
 //!   `ctx` (context and task ids, history), `state`, `input`, `auth` (with untrusted text),
 //!   `names` (agent-chosen names and where the delegator writes), `limit`, `obs`, `push` (the
 //!   webhook), `art` (with `rejection`: rejected artifacts and agent protocol errors), `retry`,
-//!   `rec`, `secret` (secrets at rest and in logs: the scan of what the delegator writes).
+//!   `rec`, `secret` (secrets at rest and in logs: the scan of what the delegator writes), `tls`
+//!   (transport security: certificates, plaintext interfaces, the TLS version).
 
 mod evidence;
 pub mod registry;
@@ -38,6 +39,7 @@ pub mod secret;
 mod send;
 mod sign;
 mod state;
+mod tls;
 mod wire;
 mod words;
 

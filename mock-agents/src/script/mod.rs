@@ -23,6 +23,11 @@ pub struct NetworkSpec {
     /// binding. A 0.3 agent serves JSON-RPC whatever this says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_bindings: Option<Vec<Binding>>,
+    /// Serve every agent over TLS (HTTPS, gRPC over TLS with ALPN `h2`) with a certificate of
+    /// the network's own authority ([`crate::tls::Authority`]), as if each had `[agent.tls]`:
+    /// how `a2a-harness run --tls` moves a whole scenario to TLS. An agent's own `tls` wins.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
     /// The agents, each on its own `127.0.0.1` port.
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentSpec>,
@@ -204,6 +209,11 @@ pub struct AgentSpec {
     /// network seed and the agent's name, in the card's `signatures`. A 1.0 agent only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_signing: Option<CardSigning>,
+    /// Serve this agent over TLS (its URLs become `https://`): the certificate it serves and
+    /// the scheme of its card's interfaces ([`crate::tls::AgentTls`]). Absent: TLS only when
+    /// the network's `tls` says so (with a valid certificate and `https` interfaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::tls::AgentTls>,
 }
 
 /// How an agent writes timestamps in JSON (all valid ProtoJSON / RFC 3339 input, §5.6.1).
@@ -271,6 +281,7 @@ impl Default for AgentSpec {
             list_page_size_max: None,
             timestamp_style: TimestampStyle::default(),
             card_signing: None,
+            tls: None,
         }
     }
 }

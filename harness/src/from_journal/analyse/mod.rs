@@ -303,6 +303,8 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
             }
             // A recorder's remark: a comment at its agent (below).
             Event::Note { .. } => {}
+            // The TLS layer's view of a connection: no A2A exchange to replay.
+            Event::Tls { .. } => {}
         }
     }
     // What the bodies say about tasks: statuses, artifact updates, snapshots, cancels.
