@@ -116,6 +116,7 @@ pub fn network_spec(w: &Workload, seed: u64) -> NetworkSpec {
             max_string_bytes: 256,
         },
         default_bindings: None,
+        tls: false,
         agents: vec![agent],
     }
 }

@@ -181,6 +181,9 @@ pub struct AgentInfo {
     /// Extensions the card marks `required` that this delegator does not support: the agent is
     /// not used while any is listed.
     pub unsupported_extensions: Vec<String>,
+    /// Why the card is not trusted (A2A §8.4.3: its signatures do not verify, or it is unsigned
+    /// where signatures are required): the agent is not used while this is set.
+    pub untrusted_card: Option<String>,
     /// The agent's credential (`init.agent_credentials`) goes with every request: the public
     /// card's `securityRequirements` apply to every call (§7.3) and the credential is of a scheme
     /// they name.
@@ -205,7 +208,7 @@ impl AgentInfo {
 
     /// The agent may be used: no extension it requires is one this delegator lacks.
     pub fn usable(&self) -> bool {
-        self.unsupported_extensions.is_empty()
+        self.unsupported_extensions.is_empty() && self.untrusted_card.is_none()
     }
 
     /// True when the card advertises `skill` with an output mode `spec` accepts.
@@ -259,6 +262,7 @@ impl AgentInfo {
             public_card: self.public_card,
             endpoint: ext.endpoint.with_extensions(active),
             unsupported_extensions: unsupported,
+            untrusted_card: self.untrusted_card,
             credential_on_every_request: self.credential_on_every_request,
             extended: true,
             cache: self.cache,
@@ -350,6 +354,7 @@ pub fn parse_card(card_url: &str, v: &Value, prefs: &[Binding]) -> Result<AgentI
         public_card: card.clone(),
         card,
         unsupported_extensions: Vec::new(),
+        untrusted_card: None,
         credential_on_every_request: false,
         extended: false,
         cache: CardCache {
@@ -597,6 +602,14 @@ pub fn route_candidates<'a>(
     let usable: Vec<&AgentInfo> = capable.iter().copied().filter(|a| a.usable()).collect();
     if !usable.is_empty() {
         return Ok(usable);
+    }
+    if let Some(a) = capable.first()
+        && let Some(why) = &a.untrusted_card
+    {
+        return Err(RouteError(format!(
+            "agent {} advertises skill {skill:?} but is not trusted: {why}",
+            a.card_url
+        )));
     }
     if let Some(a) = capable.first() {
         return Err(RouteError(format!(

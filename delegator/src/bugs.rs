@@ -50,6 +50,19 @@ pub enum Bug {
     /// Url parts are fetched whatever their scheme, origin or userinfo, and redirects are
     /// followed anywhere (DLG-URL-01).
     FetchAnyUrl,
+    /// Agent card signatures are never checked: every card is used (DLG-SIGN-02, DLG-SIGN-03).
+    SkipCardSignature,
+    /// Card signatures are checked over the card with its default-valued members kept (no
+    /// §8.4.1 default removal), so a good card served with them is refused (DLG-SIGN-01).
+    CanonicaliseWrong,
+    /// Every agent certificate is accepted, whoever issued it, expired or for another host
+    /// (DLG-TLS-01).
+    AcceptAnyCertificate,
+    /// An agent whose card came over HTTPS is called at its plain `http://` interface
+    /// (DLG-TLS-02).
+    HttpsDowngrade,
+    /// Only TLS 1.2 is offered (DLG-TLS-03).
+    Tls12Only,
 }
 
 impl Bug {
@@ -73,6 +86,11 @@ impl Bug {
         Bug::ConstantPollInterval,
         Bug::FixedRetryBackoff,
         Bug::FetchAnyUrl,
+        Bug::SkipCardSignature,
+        Bug::CanonicaliseWrong,
+        Bug::AcceptAnyCertificate,
+        Bug::HttpsDowngrade,
+        Bug::Tls12Only,
     ];
 
     /// The name used on the command line.
@@ -96,6 +114,11 @@ impl Bug {
             Bug::ConstantPollInterval => "constant-poll-interval",
             Bug::FixedRetryBackoff => "fixed-retry-backoff",
             Bug::FetchAnyUrl => "fetch-any-url",
+            Bug::SkipCardSignature => "skip-card-signature",
+            Bug::CanonicaliseWrong => "canonicalise-wrong",
+            Bug::AcceptAnyCertificate => "accept-any-certificate",
+            Bug::HttpsDowngrade => "https-downgrade",
+            Bug::Tls12Only => "tls12-only",
         }
     }
 
@@ -192,7 +215,7 @@ mod tests {
         for b in Bug::ALL {
             assert_eq!(Bug::parse(b.name()), Some(*b));
         }
-        assert_eq!(Bug::ALL.len(), 18);
+        assert_eq!(Bug::ALL.len(), 23);
         assert_eq!(Bug::parse("nope"), None);
     }
 

@@ -256,6 +256,8 @@ async fn start_engine(
         .agent_credentials(init.agent_credentials.clone())
         .extensions(init.extensions.clone())
         .fetch_origins(init.fetch_origins.clone())
+        .card_signatures(init.card_signatures.clone())
+        .tls_roots(init.tls_roots.as_ref().map(std::path::PathBuf::from))
         .options(options);
     #[cfg(feature = "planted-bugs")]
     let cfg = cfg.with_bugs(opts.bugs);

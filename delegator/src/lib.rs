@@ -31,7 +31,9 @@ pub mod fetch;
 pub mod metrics;
 pub mod policy;
 pub mod request;
+pub mod signatures;
 pub mod store;
+pub mod tls;
 pub mod webhook;
 
 pub use engine::{

@@ -38,7 +38,7 @@ async fn start(net: &Network, o: Options) -> EngineRun {
 }
 
 fn client() -> RpcClient {
-    RpcClient::new(1024 * 1024).unwrap()
+    RpcClient::new(1024 * 1024, None).unwrap()
 }
 
 fn ep(binding: Binding, url: &str) -> Endpoint {

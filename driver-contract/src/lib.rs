@@ -52,8 +52,8 @@ pub use report::{INDEX_SCHEMA_VERSION, RunIndex};
 pub use snapshot::{InputRound, RecordArtifact, RecordError, SnapshotRecord};
 pub use state::{DelegationState, Outcome};
 pub use to_delegator::{
-    Answer, ArtifactSpec, BindingName, Cancel, ChildDelegate, Credential, Delegate, Init,
-    InitOptions, Priority, ToDelegator,
+    Answer, ArtifactSpec, BindingName, Cancel, CardSignaturePolicy, ChildDelegate, Credential,
+    Delegate, Init, InitOptions, Priority, ToDelegator,
 };
 
 /// The longest line either side must accept (16 MiB); a longer line is skipped and answered

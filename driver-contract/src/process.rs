@@ -723,6 +723,8 @@ pub fn init_message(
         agent_credentials: Default::default(),
         extensions: Vec::new(),
         fetch_origins: Vec::new(),
+        card_signatures: None,
+        tls_roots: None,
         options,
     })
 }

@@ -226,6 +226,9 @@ pub struct RunInfo {
     /// The host the run ran on (empty in reports written before it was recorded).
     #[serde(default)]
     pub hostname: String,
+    /// Every agent was served over TLS (`a2a-harness run --tls`); absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
 }
 
 /// `index.json` `totals`: the process exits [`HarnessExitCode::Failure`](crate::HarnessExitCode)

@@ -69,9 +69,40 @@ pub struct Init {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(inner(url))]
     pub fetch_origins: Vec<String>,
+    /// Signed agent cards (A2A §8.4): the keys the delegator trusts and whether a card must
+    /// carry a verified signature to be used. Absent: no policy (a delegator may still verify
+    /// signatures it can check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_signatures: Option<CardSignaturePolicy>,
+    /// Path of a PEM file with the certificate authorities the delegator must trust for
+    /// `https://` agents (A2A §7.2), and no others: the harness makes one authority per case
+    /// for agents served over TLS. Absent: every agent is plain HTTP on loopback. A delegator
+    /// given roots must not fall back to plain HTTP (§7.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_roots: Option<String>,
     /// Tuning options, all optional.
     #[serde(default)]
     pub options: InitOptions,
+}
+
+/// `init.card_signatures`: how to treat signed agent cards (A2A §8.4.3).
+///
+/// A card is trusted when one of its `signatures` verifies: its protected header's `kid` names a
+/// key of [`CardSignaturePolicy::trusted_keys`], that key is not expired (a JWK `exp`, seconds
+/// since the epoch, in the past) and the JWS verifies over the card without `signatures` and
+/// without default-valued members, canonicalised with JCS (RFC 8785). A key found only through
+/// a card's `jku` is not trusted by that alone. A card with signatures none of which verifies
+/// is never used (nothing is sent to its interfaces); an unsigned card is not used when
+/// [`CardSignaturePolicy::required`] is true.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CardSignaturePolicy {
+    /// The trusted public keys, a JWKS (RFC 7517 §5: `{"keys": [JWK, ...]}`); a key may carry
+    /// `exp` (NumericDate), after which it is expired and never used.
+    #[schemars(with = "serde_json::Value")]
+    pub trusted_keys: Value,
+    /// `true`: an agent whose card carries no signature that verifies is not used.
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// `init.options`: every option is optional; an absent one takes the delegator's default (the

@@ -77,6 +77,10 @@ def requires_auth_everywhere(card: AgentCard) -> bool:
     )
 
 
+# With init.tls_roots: only https:// interfaces are used (A2A §7.1, no plaintext fallback).
+TLS_ONLY = False
+
+
 class CardView:
     """One version of an agent's card as used for requests (see the module documentation)."""
 
@@ -84,6 +88,8 @@ class CardView:
                  max_event_bytes: int) -> None:
         self.card = card
         ifaces = [i for i in card.supported_interfaces if i.protocol_binding in BINDINGS]
+        if TLS_ONLY:
+            ifaces = [i for i in ifaces if i.url.startswith('https://')]
         v1 = [i for i in ifaces if (i.protocol_version or '1.0').startswith('1.')]
         self.interfaces = v1 or [i for i in ifaces if i.protocol_version.startswith('0.3')]
         self.preferred = 0

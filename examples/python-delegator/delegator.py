@@ -50,6 +50,7 @@ except ImportError as exc:  # pragma: no cover - environment problem
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from artifacts import AgentProtocolError, Assembler, FetchClient, fetch_origins  # noqa: E402
+import cards  # noqa: E402
 from cards import Agent, CardView  # noqa: E402
 from policy import (  # noqa: E402
     ErrorInfo,
@@ -994,8 +995,21 @@ class Engine:
         self.self_url = msg.get('self_url') or ''
         self.store = Store(store_dir)
         timeout = httpx.Timeout(self.opt['request_timeout_ms'] / 1000)
+        # init.tls_roots: trust exactly these authorities (an SSL context with only that CA
+        # file: hostname and validity checked), and use https:// interfaces only.
+        tls_roots = msg.get('tls_roots')
+        verify: Any = True
+        if tls_roots is not None:
+            import ssl
+            if not isinstance(tls_roots, str):
+                raise BadRequest('tls_roots: must be the path of a PEM file')
+            try:
+                verify = ssl.create_default_context(cafile=tls_roots)
+            except (OSError, ssl.SSLError) as e:
+                raise BadRequest(f'tls_roots: {tls_roots}: {e}') from e
+            cards.TLS_ONLY = True
         self.http = httpx.AsyncClient(
-            timeout=timeout, transport=WireGuard(int(self.opt['max_event_bytes'])),
+            timeout=timeout, transport=WireGuard(int(self.opt['max_event_bytes']), verify),
             headers={'A2A-Version': '1.0'})
         # Artifact url parts are fetched on their own path, with no A2A headers or credential,
         # only from init.fetch_origins (A2A §14.1.1): checked before every request, redirects
@@ -1004,7 +1018,7 @@ class Engine:
             origins = fetch_origins(msg.get('fetch_origins'))
         except ValueError as e:
             raise BadRequest(str(e)) from e
-        self.fetch_http = FetchClient(origins, timeout=timeout)
+        self.fetch_http = FetchClient(origins, timeout=timeout, verify=verify)
         extensions = msg.get('extensions') or []
         if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
             raise BadRequest('extensions: must be an array of extension URIs')

@@ -146,8 +146,8 @@ class _GuardedStream(httpx.AsyncByteStream):
 class WireGuard(httpx.AsyncBaseTransport):
     """An ``httpx`` transport wrapper: see the module documentation."""
 
-    def __init__(self, max_event_bytes: int) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
+    def __init__(self, max_event_bytes: int, verify: Any = True) -> None:
+        self._inner = httpx.AsyncHTTPTransport(verify=verify)
         self._limit = max_event_bytes
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

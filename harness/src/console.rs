@@ -337,6 +337,7 @@ mod tests {
             seed: 7,
             work_dir: "/nowhere".into(),
             binding: None,
+            tls: false,
         };
         let mut r = CaseResult::harness_failure(&s, &cfg, "n".into());
         r.notes.clear();

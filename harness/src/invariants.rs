@@ -612,6 +612,7 @@ mod tests {
             seed: 1,
             work_dir: std::env::temp_dir(),
             binding: None,
+            tls: false,
         };
         let mut r = CaseResult::harness_failure(&c.s, &cfg, String::new());
         r.verdict = Verdict::Pass;

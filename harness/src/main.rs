@@ -420,6 +420,12 @@ struct RunArgs {
     /// (JSON-RPC unless pinned), ids unsuffixed.
     #[arg(long, value_delimiter = ',', value_name = "jsonrpc|rest|grpc|all")]
     binding: Vec<BindingArg>,
+    /// Serve every agent over TLS (HTTPS; gRPC over TLS with ALPN h2), with certificates of an
+    /// authority made for each case, and give the delegator that authority as
+    /// `init.tls_roots` (result ids unchanged; `index.json` `run.tls` says so). The
+    /// `security.tls-*` cases use TLS with or without it. Combines with --binding.
+    #[arg(long, conflicts_with_all = ["crash_sweep", "crash_at_event"])]
+    tls: bool,
     /// Crash sweep: run each selected case once clean to learn its journal length N (up to
     /// the moment every delegation had its outcome), then once per position k = 1..N with its
     /// crash replaced by a SIGKILL when journal entry k is recorded (restart on the same store),
@@ -1113,6 +1119,7 @@ fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow
         known_failing: known.clone(),
         work_dir: None,
         bindings: BindingArg::expand(&a.binding),
+        tls: a.tls,
         running: Default::default(),
         check_determinism: a.check_determinism,
         invariants: a.invariants,

@@ -42,6 +42,9 @@ pub struct RunOptions {
     /// Run the catalog once per binding (`run --binding`): each case over each binding it has
     /// a meaning for, reported as `<case id>:<binding>`. Empty: once, as each case says.
     pub bindings: Vec<Binding>,
+    /// Serve every agent of every case over TLS (`run --tls`), the delegator given the
+    /// case's certificate authority as `init.tls_roots`.
+    pub tls: bool,
     /// The cases in flight, for a console that names slow ones while they run.
     pub running: Running,
     /// Run each case twice with the same seed and add a `<id>#determinism` result comparing
@@ -90,6 +93,7 @@ impl RunOptions {
             known_failing: Vec::new(),
             work_dir: None,
             bindings: Vec::new(),
+            tls: false,
             running: Running::default(),
             check_determinism: false,
             invariants: false,
@@ -195,6 +199,7 @@ pub async fn run_with_progress(
                     seed,
                     work_dir: work_dir.join(i.to_string()),
                     binding,
+                    tls: options.tls,
                 },
             };
             if options.check_determinism {

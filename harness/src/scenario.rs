@@ -57,6 +57,12 @@ pub struct Scenario {
     /// whose card requires one of them is usable, one that requires another is not (DLG-EXT-01).
     #[serde(default)]
     pub extensions: Vec<String>,
+    /// `init.card_signatures.required` (A2A §8.4): the delegator is told that an agent whose
+    /// card carries no verified signature is not to be used. The policy (with the trusted keys:
+    /// every `card_signing` agent's key but the `untrusted` ones) is sent when this is set or an
+    /// agent signs its card; absent, `required` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_signatures_required: Option<bool>,
     /// The protocol bindings over which this case has a meaning (default: all three). A run
     /// with `--binding` runs the case once per listed binding it asks for: its agents that do
     /// not pin their own `bindings` serve that one. A case about JSON-only payloads (say,
@@ -241,6 +247,9 @@ pub struct Variant {
     /// Post a forged push notification, as the case's `forge_push`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forge_push: Option<bool>,
+    /// `card_signatures_required` for the variant, replacing the case's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_signatures_required: Option<bool>,
     /// The rules the variant judges (default: the case's own list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<Vec<String>>,
@@ -426,6 +435,31 @@ impl ScenarioError {
 }
 
 impl Scenario {
+    /// `init.card_signatures` for a network whose (run) seed is `seed`: sent when the case sets
+    /// `card_signatures_required` or an agent signs its card.
+    pub fn card_signature_policy(
+        &self,
+        seed: u64,
+    ) -> Option<a2a_driver_contract::CardSignaturePolicy> {
+        let signing = self.network.agents.iter().any(|a| a.card_signing.is_some());
+        if !signing && self.card_signatures_required.is_none() {
+            return None;
+        }
+        let mut spec = self.network.clone();
+        spec.seed = seed;
+        let keys = match a2a_mock_agents::trusted_keys(&spec) {
+            Ok(k) => k,
+            Err(e) => {
+                tracing::error!("trusted keys: {e}");
+                serde_json::json!({"keys": []})
+            }
+        };
+        Some(a2a_driver_contract::CardSignaturePolicy {
+            trusted_keys: keys,
+            required: self.card_signatures_required.unwrap_or(false),
+        })
+    }
+
     /// The credentials the harness gives the delegator for agents' security schemes
     /// (`init.agent_credentials`, keyed there by card URL): one for every agent whose card
     /// declares `security`, as (agent name, `Authorization` value). The one definition the
@@ -537,6 +571,9 @@ impl Scenario {
             if let Some(f) = v.forge_push {
                 c.forge_push = f;
             }
+            if let Some(r) = v.card_signatures_required {
+                c.card_signatures_required = Some(r);
+            }
             if let Some(r) = v.rules {
                 c.rules = r;
             }
@@ -582,10 +619,15 @@ impl Scenario {
             if v.rules.as_ref().is_some_and(Vec::is_empty) {
                 return err(&at, "rules must name at least one rule".into());
             }
-            if v.delivery.is_none() && v.crash.is_none() && v.forge_push.is_none() {
+            if v.delivery.is_none()
+                && v.crash.is_none()
+                && v.forge_push.is_none()
+                && v.card_signatures_required.is_none()
+            {
                 return err(
                     &at,
-                    "changes nothing: give delivery, crash or forge_push".into(),
+                    "changes nothing: give delivery, crash, forge_push or card_signatures_required"
+                        .into(),
                 );
             }
             if let Some(c) = &v.crash {

@@ -141,6 +141,7 @@ fn settings(o: &SweepOptions, dir: String) -> RunSettings {
         seed: o.seed,
         work_dir: o.work_dir.join(dir),
         binding: None,
+        tls: false,
     }
 }
 
@@ -388,6 +389,7 @@ mod tests {
             seed: 3,
             work_dir: std::env::temp_dir(),
             binding: None,
+            tls: false,
         };
         let mut r = CaseResult::harness_failure(&s, &cfg, String::new());
         position_repro(&mut r, 5);

@@ -121,6 +121,7 @@ fn reference_delegator_passes_every_case_over_every_binding() {
                 seed: 1,
                 work_dir: work.path().join(i.to_string()),
                 binding: Some(b),
+                tls: false,
             };
             let sem = sem.clone();
             set.spawn(async move {

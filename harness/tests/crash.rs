@@ -19,6 +19,7 @@ async fn run(case: &str, seed: u64) -> CaseResult {
         seed,
         work_dir: work.path().to_path_buf(),
         binding: None,
+        tls: false,
     };
     run_case(&s[0], &cfg).await
 }

@@ -17,6 +17,7 @@ async fn run(case: &str, delegator: String) -> CaseResult {
         seed: 1,
         work_dir: work.path().to_path_buf(),
         binding: None,
+        tls: false,
     };
     run_case(&s[0], &cfg).await
 }

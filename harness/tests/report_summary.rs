@@ -157,7 +157,7 @@ fn summary_opens_with_the_rules_broken_and_shows_every_verdict() {
         "{compat}"
     );
     assert!(
-        compat.contains("| C-53 | §7.2 | SHOULD | NOT TESTED |"),
+        compat.contains("| C-55 | §13.4 | SHOULD (shared) | NOT TESTED |"),
         "{compat}"
     );
     let c = index

@@ -73,6 +73,7 @@ async fn a_job_that_cannot_start_its_delegator_still_gets_a_result() {
             seed: 1,
             work_dir: std::env::temp_dir().join("a2a-harness-run-test"),
             binding: None,
+            tls: false,
         },
         label: label.map(str::to_string),
     };

@@ -149,6 +149,16 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     // fetched with userinfo (security.url-userinfo). The fetched bytes are then committed as a
     // result no completed task delivered by an allowed url (OBS-03).
     ("fetch-any-url", &["DLG-URL-01"], &["DLG-OBS-03"]),
+    // Every card is used: the altered, expired-key and untrusted-key cards (security.sign-*)
+    // get the work, and the unsigned card where signatures are required (SHOULD).
+    ("skip-card-signature", &["DLG-SIGN-02", "DLG-SIGN-03"], &[]),
+    // Default-valued members kept in the payload: a good card served with them is refused
+    // (security.sign-good, and the honest fallbacks), so the delegation fails.
+    ("canonicalise-wrong", &["DLG-SIGN-01"], &["DLG-STATE-02"]),
+    // TLS (security.tls-*): plain-HTTP cases never see these bugs.
+    ("accept-any-certificate", &["DLG-TLS-01"], &[]),
+    ("https-downgrade", &["DLG-TLS-02"], &[]),
+    ("tls12-only", &["DLG-TLS-03"], &[]),
 ];
 
 /// The slowest case (a 32 MiB stream) shows nothing about these bugs that faster cases do not.
@@ -182,6 +192,7 @@ fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
                     seed: 1,
                     work_dir: work.path().join(bug).join(i.to_string()),
                     binding: None,
+                    tls: false,
                 },
                 label: None,
             });
@@ -207,6 +218,7 @@ fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
                         seed: 1,
                         work_dir: work.path().join(format!("{bug}-quiet")).join(i.to_string()),
                         binding: None,
+                        tls: false,
                     },
                     label: None,
                 });

@@ -274,8 +274,11 @@ impl TaskEntry {
 pub struct AgentState {
     /// The agent's script.
     pub spec: AgentSpec,
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` over TLS): the card's URL and the agent's identity.
     pub base_url: String,
+    /// The base of the card's interface URLs: `base_url`, or `http://` for an agent serving
+    /// its card over TLS with plain HTTP interfaces ([`crate::tls::InterfaceScheme::Http`]).
+    pub interface_base: String,
     /// The bindings served (the script's, resolved against the network default).
     pub bindings: Vec<Binding>,
     /// The bindings the card lists, in order.
@@ -317,6 +320,7 @@ impl AgentState {
     pub(crate) fn new(
         spec: AgentSpec,
         base_url: String,
+        interface_base: String,
         net: Arc<NetShared>,
         default_bindings: Option<&[Binding]>,
     ) -> Self {
@@ -329,6 +333,7 @@ impl AgentState {
         AgentState {
             spec,
             base_url,
+            interface_base,
             bindings,
             advertised,
             net,
@@ -362,19 +367,20 @@ impl AgentState {
 
     /// The JSON-RPC URL.
     pub fn rpc_url(&self) -> String {
-        format!("{}{}", self.base_url, crate::rpc::RPC_PATH)
+        format!("{}{}", self.interface_base, crate::rpc::RPC_PATH)
     }
 
     /// The HTTP+JSON base URL (`http://127.0.0.1:PORT/rest`).
     pub fn rest_url(&self) -> String {
-        format!("{}{}", self.base_url, crate::rest::REST_PATH)
+        format!("{}{}", self.interface_base, crate::rest::REST_PATH)
     }
 
-    /// The gRPC URL: `127.0.0.1:PORT`, as the proto's `AgentInterface.url` comment asks.
+    /// The gRPC URL: `127.0.0.1:PORT`, as the proto's `AgentInterface.url` comment asks;
+    /// `https://127.0.0.1:PORT` over TLS (the scheme says the channel is TLS).
     pub fn grpc_url(&self) -> String {
-        self.base_url
+        self.interface_base
             .strip_prefix("http://")
-            .unwrap_or(&self.base_url)
+            .unwrap_or(&self.interface_base)
             .to_string()
     }
 

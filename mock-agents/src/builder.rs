@@ -63,6 +63,7 @@ impl MockAgent {
             seed,
             journal: JournalSpec::default(),
             default_bindings: None,
+            tls: false,
             agents,
         }
     }
@@ -185,6 +186,12 @@ impl MockAgentBuilder {
     /// [`AgentSpec::tenant`]).
     pub fn tenant(mut self, tenant: &str) -> Self {
         self.spec.tenant = Some(tenant.to_string());
+        self
+    }
+    /// Serve this agent over TLS with this certificate and interface scheme (see
+    /// [`AgentSpec::tls`]).
+    pub fn tls(mut self, tls: crate::tls::AgentTls) -> Self {
+        self.spec.tls = Some(tls);
         self
     }
     /// Advertise this `protocolVersion` (a 1.0 version such as `1.0.3`) on the card's interfaces.

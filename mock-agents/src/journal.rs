@@ -351,6 +351,30 @@ pub enum Event {
         /// The reason.
         reason: String,
     },
+    /// A connection reached an agent that serves TLS: what the agent's TLS layer saw, before
+    /// any HTTP request on it (a handshake the client aborts carries no request, so this is
+    /// how a journal shows a delegator met a certificate it refused).
+    Tls {
+        /// `handshake` (completed), `handshake_failed` (either side gave up: the client's alert
+        /// is in `error`), or `plaintext` (a plain HTTP client on the TLS port: served only by
+        /// an agent whose card lists `http://` interfaces, else closed).
+        outcome: String,
+        /// The certificate the agent served (`valid`, `unknown_authority`, `expired`,
+        /// `wrong_host`).
+        certificate: crate::tls::CertKind,
+        /// The negotiated protocol version (`TLSv1.3`) of a completed handshake.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<Box<str>>,
+        /// The negotiated ALPN protocol (`h2`, `http/1.1`), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        alpn: Option<Box<str>>,
+        /// The server name (SNI) the client sent, if any (clients send none for an address).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sni: Option<Box<str>>,
+        /// Why a handshake failed, in rustls's words (`received fatal alert: UnknownCA`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<Box<str>>,
+    },
     /// Something a recorder saw that is no A2A event (malformed traffic, an unreachable
     /// upstream, a redaction): written by `a2a-harness record`, never by the mock network.
     Note {

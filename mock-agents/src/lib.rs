@@ -47,11 +47,13 @@ mod rest;
 mod rpc;
 pub mod script;
 mod server;
+mod signing;
 mod sse;
 mod step_runner;
 mod task_events;
 mod timestamps;
 mod trap;
+pub mod tls;
 
 pub use builder::{
     ArtifactStep, ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder,
@@ -69,6 +71,7 @@ pub use script::{
     SecuritySpec, TimestampStyle, UrlTarget, ValidationError,
 };
 pub use trap::{TRAP_HOST, TRAP_PATH_PREFIX};
+pub use signing::{JWKS_PATH, key_id, public_jwk, signing_key, trusted_keys};
 
 /// The README's Rust examples, compiled as doctests.
 #[doc = include_str!("../README.md")]

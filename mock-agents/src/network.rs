@@ -36,6 +36,8 @@ use tokio::sync::{Notify, watch};
 /// # }
 /// ```
 pub struct Network {
+    /// The PEM of the network's certificate authority, when some agent serves TLS.
+    ca_pem: Option<String>,
     agents: BTreeMap<String, Arc<AgentState>>,
     shared: Arc<NetShared>,
     journal: Journal,
@@ -65,6 +67,9 @@ pub enum NetworkError {
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
+    /// The TLS material could not be made.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
     /// No agent of the network has this name.
     #[error("no agent named {0:?} in the network")]
     UnknownAgent(String),
@@ -75,6 +80,14 @@ impl Network {
     pub async fn start(spec: NetworkSpec) -> Result<Network, NetworkError> {
         let mut listeners = Vec::new();
         let mut urls = BTreeMap::new();
+        let mut interface_bases = BTreeMap::new();
+        let tls_of = |a: &crate::script::AgentSpec| a.tls.or(spec.tls.then(Default::default));
+        let authority = match spec.agents.iter().any(|a| tls_of(a).is_some()) {
+            true => {
+                Some(crate::tls::Authority::new().map_err(|e| NetworkError::Tls(e.to_string()))?)
+            }
+            false => None,
+        };
         for a in &spec.agents {
             let l =
                 TcpListener::bind("127.0.0.1:0")
@@ -87,7 +100,13 @@ impl Network {
                 agent: a.name.clone(),
                 source,
             })?;
-            urls.insert(a.name.clone(), format!("http://{addr}"));
+            let (scheme, iface) = match tls_of(a) {
+                None => ("http", "http"),
+                Some(t) if t.interfaces == crate::tls::InterfaceScheme::Http => ("https", "http"),
+                Some(_) => ("https", "https"),
+            };
+            urls.insert(a.name.clone(), format!("{scheme}://{addr}"));
+            interface_bases.insert(a.name.clone(), format!("{iface}://{addr}"));
             listeners.push(l);
         }
         let journal = Journal::new(spec.journal.clone());
@@ -100,8 +119,14 @@ impl Network {
         } else {
             None
         };
-        let http = reqwest::Client::builder()
-            .no_proxy()
+        let mut http = reqwest::Client::builder().no_proxy();
+        if let Some(ca) = &authority {
+            // Sub-delegation to the network's TLS agents: trust exactly its authority.
+            let cfg = crate::tls::client_config(std::slice::from_ref(ca.der()), &[b"http/1.1"])
+                .map_err(|e| NetworkError::Tls(e.to_string()))?;
+            http = http.tls_backend_preconfigured(cfg);
+        }
+        let http = http
             .build()
             .map_err(|e| NetworkError::Client(e.to_string()))?;
         static NETWORKS: AtomicU64 = AtomicU64::new(0);
@@ -131,13 +156,34 @@ impl Network {
             )));
         }
         let default_bindings = spec.default_bindings.clone();
+        let network_tls = spec.tls;
         for (a, l) in spec.agents.into_iter().zip(listeners) {
             let base = urls.get(&a.name).cloned().unwrap_or_default();
+            let interface_base = interface_bases.get(&a.name).cloned().unwrap_or_default();
             let name = a.name.clone();
             let limits = crate::server::Limits::of(&a);
+            let tls = match (a.tls.or(network_tls.then(Default::default)), &authority) {
+                (Some(t), Some(ca)) => {
+                    let config = ca
+                        .issue(t.certificate)
+                        .and_then(|id| id.server_config())
+                        .map_err(|e| NetworkError::Tls(e.to_string()))?;
+                    Some(crate::server::TlsListener {
+                        tls: crate::tls::ServerTls {
+                            config,
+                            plaintext: t.interfaces == crate::tls::InterfaceScheme::Http,
+                        },
+                        certificate: t.certificate,
+                        journal: journal.clone(),
+                        agent: name.clone(),
+                    })
+                }
+                _ => None,
+            };
             let st = Arc::new(AgentState::new(
                 a,
                 base,
+                interface_base,
                 shared.clone(),
                 default_bindings.as_deref(),
             ));
@@ -146,10 +192,12 @@ impl Network {
                 l,
                 router(st),
                 limits,
+                tls,
                 rx.clone(),
             )));
         }
         Ok(Network {
+            ca_pem: authority.as_ref().map(|a| a.pem().to_string()),
             agents,
             shared,
             journal,
@@ -191,7 +239,14 @@ impl Network {
         self.agents.keys().map(String::as_str)
     }
 
-    /// An agent's base URL (`http://127.0.0.1:PORT`).
+    /// The certificate authority that issued the agents' certificates (PEM), when some agent
+    /// serves TLS: what a client must trust, and nothing else. A new authority is made for
+    /// every network.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// An agent's base URL (`http://127.0.0.1:PORT`, `https://` over TLS).
     pub fn base_url(&self, agent: &str) -> Option<String> {
         self.agents.get(agent).map(|a| a.base_url.clone())
     }

@@ -45,6 +45,7 @@ pub const RPC_PATH: &str = "/a2a";
 pub(crate) fn router(state: Arc<AgentState>) -> Router {
     Router::new()
         .route(a2a_protocol::AGENT_CARD_PATH, get(card_handler))
+        .route(crate::signing::JWKS_PATH, get(crate::signing::jwks_handler))
         .route(RPC_PATH, post(rpc_handler))
         .route(RPC_PATH_SLASH, post(rpc_handler))
         .route("/", post(rpc_handler))
@@ -133,6 +134,8 @@ pub(crate) async fn card_handler(
     let card = serde_json::to_value(st.card_at(version)).unwrap_or(Value::Null);
     let card = if st.is_v03() {
         compat03::to_v03(ObjectKind::AgentCard, &card).unwrap_or(card)
+    } else if let Some(how) = &st.spec.card_signing {
+        crate::signing::sign(&st, how, card)
     } else {
         card
     };

@@ -86,6 +86,126 @@ impl AsyncWrite for ResettableStream {
     }
 }
 
+/// The TLS side of an agent's listener, with what it needs to journal what it sees.
+#[derive(Clone)]
+pub struct TlsListener {
+    /// The configuration and whether plain HTTP is served too.
+    pub tls: crate::tls::ServerTls,
+    /// The certificate served (journaled with every connection).
+    pub certificate: crate::tls::CertKind,
+    /// The journal.
+    pub journal: crate::journal::Journal,
+    /// The agent's name.
+    pub agent: String,
+}
+
+impl TlsListener {
+    fn record(
+        &self,
+        outcome: &str,
+        version: Option<String>,
+        alpn: Option<String>,
+        sni: Option<String>,
+        error: Option<String>,
+    ) {
+        self.journal.record(
+            &self.agent,
+            crate::journal::Event::Tls {
+                outcome: outcome.to_string(),
+                certificate: self.certificate,
+                version: version.map(Into::into),
+                alpn: alpn.map(Into::into),
+                sni: sni.map(Into::into),
+                error: error.map(Into::into),
+            },
+        );
+    }
+
+    fn journal_plain(&self) {
+        self.record("plaintext", None, None, None, None);
+    }
+
+    fn journal_failed(&self, error: String) {
+        self.record("handshake_failed", None, None, None, Some(error));
+    }
+
+    fn journal_handshake(&self, s: &tokio_rustls::server::TlsStream<ResettableStream>) {
+        let (_, c) = s.get_ref();
+        self.record(
+            "handshake",
+            crate::tls::version_name(c.protocol_version()),
+            c.alpn_protocol()
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+            c.server_name().map(str::to_string),
+            None,
+        );
+    }
+}
+
+/// A served connection: plain TCP or TLS over it.
+enum Conn {
+    Plain(ResettableStream),
+    Tls(Box<tokio_rustls::server::TlsStream<ResettableStream>>),
+}
+
+impl AsyncRead for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_flush(cx),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Conn::Plain(s) => s.is_write_vectored(),
+            Conn::Tls(s) => s.is_write_vectored(),
+        }
+    }
+}
+
 /// What one agent's server tolerates from its peers.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -153,6 +273,7 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,
+    tls: Option<TlsListener>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut conns = tokio::task::JoinSet::new();
@@ -196,6 +317,7 @@ pub async fn serve(
         let evict = Arc::new(Notify::new());
         waiting.lock().insert(id, evict.clone());
         let registered = Registered(waiting.clone(), id);
+        let tls = tls.clone();
         conns.spawn(async move {
             let _permit = permit;
             let registered = Arc::new(registered);
@@ -214,6 +336,39 @@ pub async fn serve(
             let io = ResettableStream {
                 inner: stream,
                 reset: ctl.reset.clone(),
+            };
+            // On a TLS port: a handshake first (journaled whatever its end), or a plain client.
+            let io = match &tls {
+                None => Conn::Plain(io),
+                Some(t) if first[0] != crate::tls::TLS_HANDSHAKE_BYTE => {
+                    t.journal_plain();
+                    if !t.tls.plaintext {
+                        return;
+                    }
+                    Conn::Plain(io)
+                }
+                Some(t) => {
+                    let acceptor = tokio_rustls::TlsAcceptor::from(t.tls.config.clone());
+                    let handshake = tokio::select! {
+                        h = tokio::time::timeout(limits.header_timeout, acceptor.accept(io)) => h,
+                        _ = evict.notified() => return,
+                        _ = shutdown.changed() => return,
+                    };
+                    match handshake {
+                        Ok(Ok(s)) => {
+                            t.journal_handshake(&s);
+                            Conn::Tls(Box::new(s))
+                        }
+                        Ok(Err(e)) => {
+                            t.journal_failed(e.to_string());
+                            return;
+                        }
+                        Err(_) => {
+                            t.journal_failed("handshake not finished in time".to_string());
+                            return;
+                        }
+                    }
+                }
             };
             let started = registered.clone();
             let svc = hyper::service::service_fn(

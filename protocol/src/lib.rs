@@ -45,6 +45,8 @@ pub mod jsonrpc;
 pub mod message;
 pub mod requests;
 pub mod rest;
+#[cfg(feature = "signing")]
+pub mod signing;
 pub mod sse;
 pub mod task;
 pub mod timestamp;

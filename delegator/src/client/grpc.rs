@@ -45,7 +45,10 @@ impl RpcClient {
             })?
             .connect_timeout(Duration::from_secs(5))
             .tcp_nodelay(true);
-        let channel = endpoint.connect_lazy();
+        let channel = match &self.grpc_tls {
+            Some(tls) => endpoint.connect_with_connector_lazy(tls.clone()),
+            None => endpoint.connect_lazy(),
+        };
         super::lock(&self.channels).insert(ep.url.clone(), channel.clone());
         Ok(channel)
     }

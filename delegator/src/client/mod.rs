@@ -124,6 +124,24 @@ impl Endpoint {
             .collect()
     }
 
+    /// This endpoint with its plain-HTTP candidates left out (TLS required: §7.1), the first
+    /// `https://` one first; an error naming the interfaces when none is `https://`.
+    pub fn https_only(&self) -> Result<Endpoint, String> {
+        let all = self.candidates();
+        let (tls, plain): (Vec<Endpoint>, Vec<Endpoint>) =
+            all.into_iter().partition(|e| e.url.starts_with("https://"));
+        let mut it = tls.into_iter();
+        let Some(mut first) = it.next() else {
+            let urls: Vec<&str> = plain.iter().map(|e| e.url.as_str()).collect();
+            return Err(format!(
+                "no https interface (TLS is required: init.tls_roots); the card lists {}",
+                urls.join(", ")
+            ));
+        };
+        first.fallbacks = it.collect();
+        Ok(first)
+    }
+
     fn memory_key(&self) -> String {
         format!("{}|{}", self.binding, self.url)
     }
@@ -353,6 +371,10 @@ pub struct RpcClient {
     working: Arc<Mutex<HashMap<String, String>>>,
     /// gRPC channels by interface URL (each multiplexes every call to that agent).
     channels: Arc<Mutex<HashMap<String, tonic::transport::Channel>>>,
+    /// With trust roots (`init.tls_roots`): the gRPC channels' TLS connector.
+    grpc_tls: Option<crate::tls::GrpcTlsConnector>,
+    /// With trust roots: plain `http://` interfaces may still be used (planted bug only).
+    tls_only: bool,
 }
 
 /// What a unary call returns: the 1.0 `result` and any unknown state names that were replaced.
@@ -388,12 +410,27 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl RpcClient {
-    /// A client whose SSE events are limited to `max_event_bytes`.
-    pub fn new(max_event_bytes: usize) -> Result<Self, ClientError> {
-        let http = reqwest::Client::builder()
+    /// A client whose SSE events are limited to `max_event_bytes`; with `trust`, every call
+    /// goes over TLS verified with it ([`crate::tls`]) and plain HTTP is refused.
+    pub fn new(
+        max_event_bytes: usize,
+        trust: Option<&crate::tls::Trust>,
+    ) -> Result<Self, ClientError> {
+        let mut builder = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(Duration::from_secs(5))
-            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_idle_timeout(Duration::from_secs(30));
+        let mut grpc_tls = None;
+        let mut tls_only = false;
+        if let Some(t) = trust {
+            let tls_error = |e: crate::tls::TlsError| ClientError::Transport(e.to_string());
+            builder = builder
+                .tls_backend_preconfigured(t.client_config(&[b"http/1.1"]).map_err(tls_error)?)
+                .https_only(!t.allows_plain_http());
+            grpc_tls = Some(crate::tls::GrpcTlsConnector::new(t).map_err(tls_error)?);
+            tls_only = !t.allows_plain_http();
+        }
+        let http = builder
             .build()
             .map_err(|e| ClientError::Transport(e.to_string()))?;
         Ok(RpcClient {
@@ -401,7 +438,14 @@ impl RpcClient {
             max_event_bytes,
             working: Arc::new(Mutex::new(HashMap::new())),
             channels: Arc::new(Mutex::new(HashMap::new())),
+            grpc_tls,
+            tls_only,
         })
+    }
+
+    /// True when this client was given trust roots and uses `https://` interfaces only.
+    pub fn tls_only(&self) -> bool {
+        self.tls_only
     }
 
     /// The underlying HTTP client (card and artifact fetches share it).

@@ -135,6 +135,12 @@ pub struct EngineConfig {
     pub(crate) extensions: Vec<String>,
     /// The origins url parts may be fetched from (`init.fetch_origins`; empty: no list).
     pub(crate) fetch_origins: Vec<String>,
+    /// Signed agent cards: trusted keys and whether a signature is required
+    /// (`init.card_signatures`; `None`: no policy).
+    pub(crate) card_signatures: Option<a2a_driver_contract::CardSignaturePolicy>,
+    /// The PEM file of the certificate authorities to trust for `https://` agents
+    /// (`init.tls_roots`); `None`: plain HTTP only.
+    pub(crate) tls_roots: Option<PathBuf>,
     /// Options.
     pub(crate) options: Options,
     /// Planted bugs: none unless set with `with_bugs` (feature `planted-bugs`).
@@ -156,6 +162,8 @@ impl EngineConfig {
             agent_credentials: AgentCredentials::default(),
             extensions: Vec::new(),
             fetch_origins: Vec::new(),
+            card_signatures: None,
+            tls_roots: None,
             options: Options::default(),
             bugs: Bugs::none(),
         }
@@ -206,6 +214,25 @@ impl EngineConfig {
     /// see [`crate::fetch`]. Empty: no list (any http(s) origin, still no userinfo).
     pub fn fetch_origins(mut self, origins: Vec<String>) -> Self {
         self.fetch_origins = origins;
+        self
+    }
+
+    /// The signed-card policy (`init.card_signatures`, A2A §8.4): a card whose signatures do
+    /// not verify with a trusted, unexpired key is not used, nor an unsigned one when
+    /// signatures are required (see [`crate::signatures`]).
+    pub fn card_signatures(
+        mut self,
+        policy: Option<a2a_driver_contract::CardSignaturePolicy>,
+    ) -> Self {
+        self.card_signatures = policy;
+        self
+    }
+
+    /// Trust exactly the certificate authorities of this PEM file for agents served over TLS
+    /// (`init.tls_roots`; see [`crate::tls`]): every call then goes over HTTPS (gRPC over TLS)
+    /// and an interface whose URL is not `https://` is not used.
+    pub fn tls_roots(mut self, path: Option<PathBuf>) -> Self {
+        self.tls_roots = path;
         self
     }
 

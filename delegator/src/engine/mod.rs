@@ -251,7 +251,14 @@ impl Engine {
         store: Arc<dyn DelegationStore>,
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Engine, EngineError> {
-        let client = RpcClient::new(cfg.options.max_event_bytes)
+        let trust = match &cfg.tls_roots {
+            Some(path) => Some(
+                crate::tls::Trust::from_pem_file(path, cfg.bugs)
+                    .map_err(|e| EngineError::BadRequest(format!("init: {e}")))?,
+            ),
+            None => None,
+        };
+        let client = RpcClient::new(cfg.options.max_event_bytes, trust.as_ref())
             .map_err(|e| EngineError::Internal(e.to_string()))?;
         let policy = crate::fetch::UrlPolicy::new(&cfg.fetch_origins)
             .map_err(EngineError::BadRequest)?

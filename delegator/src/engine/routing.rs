@@ -60,7 +60,19 @@ impl Inner {
             CardFetch::Card(doc, cache) => (doc, cache),
         };
         let prefs = &self.cfg.options.bindings;
-        let mut public = agents::parse_card(card_url, &doc, prefs)?;
+        // With trust roots, only `https://` interfaces are used (no plaintext fallback).
+        let tls_only = self.client.tls_only();
+        let parse = |doc: &serde_json::Value| {
+            let mut a = agents::parse_card(card_url, doc, prefs)?;
+            if tls_only {
+                a.endpoint = a.endpoint.https_only().map_err(|message| CardError {
+                    url: card_url.to_string(),
+                    message,
+                })?;
+            }
+            Ok::<_, CardError>(a)
+        };
+        let mut public = parse(&doc)?;
         if let Some(p) = previous
             && p.public_card == public.card
         {
@@ -74,6 +86,18 @@ impl Inner {
         }
         public.cache = cache;
         public = public.with_supported_extensions(&self.cfg.extensions);
+        public.untrusted_card = crate::signatures::card_problem(
+            &doc,
+            self.cfg.card_signatures.as_ref(),
+            crate::signatures::now(),
+            self.cfg.bugs,
+        );
+        if let Some(why) = &public.untrusted_card {
+            // Nothing is sent to an agent whose card is not trusted (§8.4.3), not even
+            // GetExtendedAgentCard.
+            tracing::warn!(card = card_url, "agent not used: {why}");
+            return Ok(public);
+        }
         let credential = self.agent_credential(card_url);
         public.credential_on_every_request =
             credential.is_some_and(|c| agents::credential_meets_requirements(&public.card, c));
@@ -93,7 +117,7 @@ impl Inner {
             )
             .await
         {
-            Ok(r) => match agents::parse_card(card_url, &r.result, prefs) {
+            Ok(r) => match parse(&r.result) {
                 Ok(ext) => Ok(public.with_extended_card(ext, &self.cfg.extensions)),
                 Err(e) => {
                     tracing::warn!("extended card: {e}; the public card is used");

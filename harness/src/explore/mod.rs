@@ -508,6 +508,7 @@ impl Loop {
                     seed,
                     work_dir: work.join(format!("run-{seed}")),
                     binding: None,
+                    tls: false,
                 };
                 set.spawn(async move {
                     let mut r = run_case(&s, &settings).await;
@@ -831,6 +832,7 @@ mod tests {
             seed: 1,
             work_dir: PathBuf::from("/nonexistent"),
             binding: None,
+            tls: false,
         };
         // A contract break or crash: FAIL with no rule verdict.
         let crashed = CaseResult::harness_failure(&s, &cfg, "the delegator exited".into());

@@ -45,6 +45,7 @@ impl RunOracle {
             seed: self.seed,
             work_dir: self.work.join(n.to_string()),
             binding: None,
+            tls: false,
         };
         self.runs.fetch_add(1, Ordering::Relaxed);
         let mut c = c.clone();

@@ -37,6 +37,7 @@ pub fn run_index(
         finished_at: a2a_protocol::Timestamp::now().to_rfc3339(),
         incomplete: run.incomplete,
         hostname: hostname(),
+        tls: results.iter().any(|r| r.tls),
     };
     index_of(info, rules, results)
 }

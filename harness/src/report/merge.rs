@@ -198,6 +198,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<RunIndex, ReportError> {
             .max()
             .unwrap_or_default(),
         incomplete: shards.iter().any(|(_, (i, _))| i.run.incomplete),
+        tls: shards.iter().any(|(_, (i, _))| i.run.tls),
         hostname: hosts.join(", "),
     };
     let rules = first.rules.clone();

@@ -25,9 +25,12 @@ macro_rules! row {
 }
 
 /// Why card signatures are left to the transport-security issue.
-const SIGNATURES: &str = "card signatures (JWS, JCS canonicalisation, key retrieval and trust) need signed cards and a key infrastructure the mocks do not have yet";
+const KEYS_OVER_HTTPS: &str = "the delegator's trusted keys come from init.card_signatures (a key store, §8.4.3 MAY), so nothing has to be retrieved; a key found through a card's jku is not trusted by that alone (DLG-SIGN-02). Whether a delegator that fetches a jku does so over HTTPS needs the TLS mock network (run --tls, part 1 of this issue) and a case whose jku is plain HTTP";
 /// Why TLS is left to the transport-security issue.
 const TLS: &str = "the harness runs on plaintext loopback HTTP by design; TLS and certificate checks need a TLS-serving mock network";
+
+/// Why webhook URLs over HTTPS are not judged yet.
+const WEBHOOK_TLS: &str = "the webhook receiver is the delegator's own server: serving it over TLS needs a server certificate and key handed to the delegator, which the driver contract does not carry yet; the harness gives init.webhook_base_url http://127.0.0.1:0 and the mock agents deliver pushes over plain HTTP";
 
 /// Every client requirement of A2A 1.0, C-01..C-68 in order.
 pub static REQUIREMENTS: [Requirement; 68] = [
@@ -264,10 +267,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MUST",
         Must,
         "A card signature is verified by the procedure of §8.4.3: key from kid/jku or a key store, defaults dropped, signatures excluded, JCS (RFC 8785) canonical form.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: SIGNATURES
-        }
+        Rules(&["DLG-SIGN-01", "DLG-SIGN-02"])
     ),
     row!(
         "C-29",
@@ -275,10 +275,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "SHOULD",
         Should,
         "At least one signature (when present) is verified before a card is trusted.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: SIGNATURES
-        }
+        Rules(&["DLG-SIGN-03"])
     ),
     row!(
         "C-30",
@@ -288,7 +285,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "Public keys are retrieved over HTTPS.",
         HandedOn {
             to: TRANSPORT_SECURITY,
-            why: TLS
+            why: KEYS_OVER_HTTPS
         }
     ),
     row!(
@@ -297,10 +294,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MUST NOT",
         Must,
         "Expired or revoked keys are never used to verify.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: SIGNATURES
-        }
+        Rules(&["DLG-SIGN-02"])
     ),
     row!(
         "C-32",
@@ -308,10 +302,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MAY",
         May,
         "A trusted key store may be kept.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: SIGNATURES
-        }
+        Rules(&["DLG-SIGN-01"])
     ),
     row!(
         "C-33",
@@ -442,8 +433,8 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         Should,
         "Webhook URLs use HTTPS.",
         HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
+            to: "a follow-up of the transport-security issue (#23)",
+            why: WEBHOOK_TLS
         }
     ),
     row!(
@@ -471,10 +462,10 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "MUST (shared)",
         Must,
         "Encrypted transport (HTTPS/TLS) in production.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
-        }
+        Rules(&["DLG-TLS-02"]),
+        Some(
+            "the client's share, judged SHOULD (DLG-TLS-02): an agent whose card came over HTTPS is not called at plain http:// interfaces; `run --tls` runs every case with every agent over TLS"
+        )
     ),
     row!(
         "C-52",
@@ -482,10 +473,10 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "SHOULD (shared)",
         Should,
         "Modern TLS (1.3 or later); deprecated SSL/TLS versions disabled.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
-        }
+        Rules(&["DLG-TLS-03"]),
+        Some(
+            "TLS 1.3 negotiated when offered; that SSL 3.0, TLS 1.0 and 1.1 are disabled is not probed (the mock agents' rustls cannot offer them)"
+        )
     ),
     row!(
         "C-53",
@@ -493,10 +484,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "SHOULD",
         Should,
         "The server's TLS certificate is verified against trusted CAs.",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
-        }
+        Rules(&["DLG-TLS-01"])
     ),
     row!(
         "C-54",

@@ -39,17 +39,18 @@ fn committed<'a>(ev: &'a Evidence, id: &str, a: &'a DoneArtifact) -> (u64, &'a s
     }
 }
 
-/// The COMPLETED delegations with the task that delivered their result.
+/// The COMPLETED units of work (delegations, fan-out children) with the task that delivered
+/// their result.
 fn completed_with_task<'a>(ev: &'a Evidence) -> Vec<(&'a Done, String)> {
     let mut out = Vec::new();
-    for d in &ev.scenario.delegations {
-        let Some(done) = done_of(ev, &d.id) else {
+    for w in works(ev) {
+        let Some(done) = done_of(ev, w.id) else {
             continue;
         };
         if done.state != Outcome::Completed {
             continue;
         }
-        if let Some((tid, _)) = tasks_of(ev, &d.id).pop() {
+        if let Some((tid, _)) = tasks_of(ev, w.id).pop() {
             out.push((done, tid));
         }
     }
@@ -212,25 +213,6 @@ pub(super) fn url_parts_fetched(ev: &Evidence) -> Check {
     }
 }
 
-/// The tasks (with their agents) created by new sends whose text holds `text` (a fan-out
-/// child's work, found by its own text).
-fn tasks_sent_with_text(ev: &Evidence, text: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for r in requests(ev.journal) {
-        if r.is_new_send()
-            && r.text().contains(text)
-            && let Some(m) = r.message_id()
-        {
-            for (t, _, _) in tasks_created_by(ev.journal, r.agent, m) {
-                if !out.iter().any(|(x, _)| *x == t) {
-                    out.push((t, r.agent.to_string()));
-                }
-            }
-        }
-    }
-    out
-}
-
 /// DLG-ART-08: each recorded artifact names its provenance (agent, skill, task), and it agrees
 /// with the journal: the task was created for that delegation by the agent the record names
 /// (matched by the `host:port` its requests went to), the skill is the delegation's capability,
@@ -273,7 +255,7 @@ pub(super) fn artifact_provenance_recorded(ev: &Evidence) -> Check {
                 }
                 for c in d.children.iter().filter(|c| c.id == id || d.id == id) {
                     tasks.extend(
-                        tasks_sent_with_text(ev, &c.text)
+                        tasks_of(ev, &c.id)
                             .into_iter()
                             .map(|(t, a)| (t, a, c.capability.as_str())),
                     );

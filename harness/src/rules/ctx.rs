@@ -138,13 +138,9 @@ pub(super) fn scripted_questions(ev: &Evidence, agent: &str, kind: EscalationKin
 /// Results are judged byte-exact by DLG-ART-04.
 pub(super) fn nothing_depends_on_history(ev: &Evidence) -> Check {
     let mut any = false;
-    for d in ev
-        .scenario
-        .delegations
-        .iter()
-        .filter(|d| d.children.is_empty())
-    {
-        let Ok((task, agent, _)) = work_task(ev, &d.id) else {
+    for w in works(ev) {
+        let id = w.id;
+        let Ok((task, agent, _)) = work_task(ev, id) else {
             continue;
         };
         if agent_spec(ev, &agent).is_none_or(|a| a.keep_history) {
@@ -155,7 +151,7 @@ pub(super) fn nothing_depends_on_history(ev: &Evidence) -> Check {
             let FromDelegator::Escalate(e) = m else {
                 continue;
             };
-            if e.id != d.id {
+            if e.id != id {
                 continue;
             }
             let asked = scripted_questions(ev, &agent, e.kind);
@@ -166,7 +162,7 @@ pub(super) fn nothing_depends_on_history(ev: &Evidence) -> Check {
                 return fail(
                     format!(
                         "{}: the escalated question is the agent's status message ({})",
-                        d.id,
+                        id,
                         super::words::list(asked.iter().map(|q| format!("\"{q}\"")))
                     ),
                     format!(
@@ -179,7 +175,7 @@ pub(super) fn nothing_depends_on_history(ev: &Evidence) -> Check {
         }
         // The outcome is the agent's final state, read after it reached the delegator: a
         // delegator that gives up because the history it looks for is empty fails here.
-        if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
+        if let Err(f) = observed_to_final(ev, id, &task, true) {
             return f;
         }
     }

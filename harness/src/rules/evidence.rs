@@ -315,6 +315,39 @@ pub(super) fn work_of<'a>(
     }
 }
 
+/// One unit of work the delegator sends to an agent: a delegation without children, or one child
+/// of a fan-out. A child reports its own `done` under its own id and shares its parent's
+/// expectation, limits and chain; the parent sends nothing itself.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Work<'a> {
+    /// The id its `done` carries.
+    pub id: &'a str,
+    /// The delegation it is (a fan-out child's parent).
+    pub delegation: &'a Delegation,
+}
+
+/// Every unit of work of the case, in scenario order (a fan-out's children in place of their
+/// parent).
+pub(super) fn works<'a>(ev: &Evidence<'a>) -> impl Iterator<Item = Work<'a>> + use<'a> {
+    let delegations: &'a [Delegation] = &ev.scenario.delegations;
+    delegations.iter().flat_map(|d| {
+        let own = d.children.is_empty().then_some(Work {
+            id: d.id.as_str(),
+            delegation: d,
+        });
+        own.into_iter().chain(d.children.iter().map(move |c| Work {
+            id: c.id.as_str(),
+            delegation: d,
+        }))
+    })
+}
+
+/// The id of the work a send carries: the fan-out child's, else the delegation's (see
+/// [`work_of`]).
+pub(super) fn work_id<'a>(ev: &'a Evidence, r: &Req) -> Option<&'a str> {
+    work_of(ev, r).map(|(d, c)| c.map_or(d.id.as_str(), |c| c.id.as_str()))
+}
+
 /// The chain a delegation arrived with, as the harness gave it (the token `$self` is the
 /// delegator's own URL).
 pub(super) fn incoming_chain(ev: &Evidence, d: &Delegation) -> Vec<String> {
@@ -419,12 +452,13 @@ pub(super) fn tasks_created_by(
         .collect()
 }
 
-/// Task ids created for a delegation (by the text of the creating message).
+/// Task ids created for a unit of work, a delegation or a fan-out child (by the text of the
+/// creating message, see [`work_id`]), with the agent that created each.
 pub(super) fn tasks_of(ev: &Evidence, id: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for r in requests(ev.journal) {
         if r.is_new_send()
-            && delegation_of(ev, &r).is_some_and(|d| d.id == id)
+            && work_id(ev, &r) == Some(id)
             && let Some(m) = r.message_id()
         {
             for (t, _, _) in tasks_created_by(ev.journal, r.agent, m) {
@@ -560,7 +594,7 @@ pub(super) fn work_task(ev: &Evidence, id: &str) -> Result<(String, String, u64)
     let Some((t, agent)) = tasks_of(ev, id).pop() else {
         let sent = requests(ev.journal)
             .iter()
-            .any(|r| r.is_new_send() && delegation_of(ev, r).is_some_and(|d| d.id == id));
+            .any(|r| r.is_new_send() && work_id(ev, r) == Some(id));
         return Err(super::registry::fail(
             format!("{id} sent to an agent, which created a task (the situation of this rule)"),
             if sent {
@@ -619,28 +653,26 @@ pub(super) fn artifact_truth<'a>(
     truth
 }
 
-/// The delegations whose work the case needs at an agent (not refused by design, not declined
-/// with `unsupported`) for which the delegator never sent a request to any agent: the case's
-/// purpose was not exercised.
+/// The units of work (delegations, fan-out children; see [`works`]) the case needs at an agent
+/// (not refused by design, not declined with `unsupported`) for which the delegator never sent a
+/// request to any agent: the case's purpose was not exercised.
 pub fn unsent_work(ev: &Evidence) -> Vec<String> {
     let reqs = requests(ev.journal);
-    ev.scenario
-        .delegations
-        .iter()
-        .filter(|d| {
-            !d.expect.nothing_sent
-                && !d
-                    .expect
-                    .state
-                    .contains(&a2a_driver_contract::Outcome::Refused)
+    works(ev)
+        .filter(|w| {
+            let e = &w.delegation.expect;
+            !e.nothing_sent && !e.state.contains(&a2a_driver_contract::Outcome::Refused)
         })
-        .filter(|d| d.children.is_empty())
-        .filter(|d| !matches!(ev.outcomes.get(&d.id), Some(FromDelegator::Error(_))))
-        .filter(|d| {
+        .filter(|w| {
+            [w.id, w.delegation.id.as_str()]
+                .iter()
+                .all(|id| !matches!(ev.outcomes.get(*id), Some(FromDelegator::Error(_))))
+        })
+        .filter(|w| {
             !reqs
                 .iter()
-                .any(|r| r.is_send() && delegation_of(ev, r).is_some_and(|x| x.id == d.id))
+                .any(|r| r.is_send() && work_id(ev, r) == Some(w.id))
         })
-        .map(|d| d.id.clone())
+        .map(|w| w.id.to_string())
         .collect()
 }

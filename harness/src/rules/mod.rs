@@ -13,8 +13,9 @@
 //!   `ctx` (context and task ids, history), `state`, `input`, `auth` (with untrusted text),
 //!   `names` (agent-chosen names and where the delegator writes), `limit`, `obs`, `push` (the
 //!   webhook), `art` (with `rejection`: rejected artifacts and agent protocol errors), `retry`,
-//!   `rec`, `secret` (secrets at rest and in logs: the scan of what the delegator writes), `url`
-//!   (url parts validated before fetching: allowed origins, the trap on `127.0.0.9`).
+//!   `rec`, `secret` (secrets at rest and in logs: the scan of what the delegator writes), `tls`
+//!   (transport security: certificates, plaintext interfaces, the TLS version), `url` (url parts
+//!   validated before fetching: allowed origins, the trap on `127.0.0.9`).
 
 mod evidence;
 pub mod registry;
@@ -37,8 +38,10 @@ mod retry;
 mod route;
 pub mod secret;
 mod send;
+mod sign;
 mod state;
 mod url;
+mod tls;
 mod wire;
 mod words;
 

@@ -90,35 +90,51 @@ pub(super) fn early_stream_end_followed_up(ev: &Evidence) -> Check {
     Check::held_if_seen(any)
 }
 
-/// DLG-OBS-01: every delegation reached an outcome, and every task it created was observed: its
+/// DLG-OBS-01: every delegation and every fan-out child reached an outcome, and every task each
+/// created was observed: its
 /// final state reached the delegator before the `done` (stream, poll or push), or the delegator
 /// canceled it or decided the outcome itself after observing it.
 pub(super) fn every_task_observed_until_final(ev: &Evidence) -> Check {
     let mut any = false;
+    let reached = |id: &str| match ev.outcomes.get(id) {
+        None => Err(fail(
+            format!("{id} reaches an outcome"),
+            "no outcome reported before the bound",
+            vec![],
+        )),
+        // Declined with `unsupported`: nothing was left open by this delegator.
+        Some(FromDelegator::Error(_)) => Ok(false),
+        Some(_) => Ok(true),
+    };
+    // Every delegation reaches an outcome, a fan-out parent included.
     for d in &ev.scenario.delegations {
         any = true;
-        match ev.outcomes.get(&d.id) {
-            None => {
-                return fail(
-                    format!("{} reaches an outcome", d.id),
-                    "no outcome reported before the bound",
-                    vec![],
-                );
-            }
-            // Declined with `unsupported`: nothing was left open by this delegator.
-            Some(FromDelegator::Error(_)) => continue,
-            Some(_) => {}
+        if let Err(f) = reached(&d.id) {
+            return f;
         }
-        let tasks = tasks_of(ev, &d.id);
+    }
+    // So does every unit of work (a fan-out's children each), and each of its tasks is observed.
+    for w in works(ev) {
+        let id = w.id;
+        // A fan-out refused (or declined) as a whole started no children: only its parent
+        // reports.
+        if !matches!(reached(&w.delegation.id), Ok(true))
+            || w.id != w.delegation.id && done_state(ev, &w.delegation.id) == Some(Outcome::Refused)
+        {
+            continue;
+        }
+        match reached(id) {
+            Err(f) => return f,
+            Ok(false) => continue,
+            Ok(true) => {}
+        }
+        let tasks = tasks_of(ev, id);
         if tasks.is_empty() {
-            // No task: a REFUSED, a direct answer, a fan-out parent, a send that failed; but a
-            // completion needs a task at an agent.
-            if done_state(ev, &d.id) == Some(Outcome::Completed) && d.children.is_empty() {
+            // No task: a REFUSED, a direct answer, a send that failed; but a completion needs a
+            // task at an agent.
+            if done_state(ev, id) == Some(Outcome::Completed) {
                 return fail(
-                    format!(
-                        "{} reported COMPLETED only after a task for it existed at an agent",
-                        d.id
-                    ),
+                    format!("{id} reported COMPLETED only after a task for it existed at an agent"),
                     "no task was ever created for it",
                     vec![],
                 );
@@ -126,11 +142,11 @@ pub(super) fn every_task_observed_until_final(ev: &Evidence) -> Check {
             continue;
         }
         for (t, _) in &tasks {
-            if let Err(f) = super::state::observed_to_final(ev, &d.id, t, false) {
+            if let Err(f) = super::state::observed_to_final(ev, id, t, false) {
                 // An earlier task of the delegation (retried, refined, resumed) is fine as long
                 // as it was read at least once; the last one is the delegation's.
                 if Some(t) == tasks.last().map(|x| &x.0)
-                    || delivered_between(ev.journal, t, 0, seen_until(ev, &d.id)).is_none()
+                    || delivered_between(ev.journal, t, 0, seen_until(ev, id)).is_none()
                 {
                     return f;
                 }

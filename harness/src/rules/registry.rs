@@ -19,8 +19,10 @@ use super::retry::*;
 use super::route::*;
 use super::secret::no_secret_in_plaintext;
 use super::send::*;
+use super::sign::*;
 use super::state::*;
 use super::url::url_parts_validated;
+use super::tls::*;
 use super::wire::*;
 /// How binding a rule is: the report vocabulary of the driver contract.
 pub use a2a_driver_contract::report::Level;
@@ -196,6 +198,12 @@ pub fn registry() -> Vec<Rule> {
         "DLG-REC-05", Must, true, Some(one_task_per_intent), "000 Sending; Recovery", "No intent ever creates two remote tasks when the agent deduplicates messageId.";
         "DLG-REC-06", Must, false, Some(artifacts_exact_after_recovery), "000; 001", "Artifacts completed after a recovery are byte-exact.";
         "DLG-URL-01", Must, false, Some(url_parts_validated), "spec §14.1.1", "A url part is validated before anything is fetched (against server-side request forgery): only http(s), no userinfo, an origin among init.fetch_origins, redirects only to such origins. A part that fails is never fetched nor accepted as a result: the delegation fails, or completes without that artifact.";
+        "DLG-SIGN-01", Must, false, Some(good_signature_accepted), "spec §8.4.1, §8.4.3", "A card whose signature verifies with a trusted, unexpired key is accepted, also when it is served with default-valued members the signature does not cover (they are dropped before JCS canonicalisation): the work goes to that agent or another acceptable one, it is not refused.";
+        "DLG-SIGN-02", Must, false, Some(bad_signature_never_trusted), "spec §8.4.3", "A delegator told to require signatures (init.card_signatures.required) never uses a card whose signatures do not verify: altered after signing, or signed by a key that has expired or that it does not trust (expired or revoked keys MUST NOT be used). Nothing is sent to that agent's interfaces (its card and keys may be fetched); the work goes to another trusted agent or ends with a visible outcome.";
+        "DLG-SIGN-03", Should, false, Some(card_trusted_only_once_verified), "spec §8.4.3, §14.3", "A card is trusted only once one of its signatures verifies (SHOULD): a signed card whose signatures do not verify is not used even where signatures are not required, and an unsigned card is not used where they are; the work goes elsewhere or ends visibly.";
+        "DLG-TLS-01", Should, true, Some(bad_certificates_refused), "spec §7.2", "An agent whose TLS certificate does not verify against the trusted roots (init.tls_roots: issued by an unknown authority, expired, or for another host name) gets nothing: no request reaches it, not even a card fetch; the delegation still reaches a visible outcome (fails, escalates, or completes through a sound agent).";
+        "DLG-TLS-02", Should, true, Some(https_card_not_downgraded), "spec §7.1, §13.4 (a production MUST, judged SHOULD)", "An agent whose card came over HTTPS but lists only plain http:// interfaces is not called (over plain HTTP or at a URL its card does not list); the delegation still reaches a visible outcome. §7.1 makes encryption a MUST of production deployments; the client's share is judged SHOULD because the plaintext interface is the agent's deployment fault and the client duties §7.2 and §13.4 state are SHOULDs.";
+        "DLG-TLS-03", Should, true, Some(modern_tls_negotiated), "spec §7.1, §13.4", "Every TLS connection the delegator completes negotiates TLS 1.3 when the agent offers it (the mock agents offer 1.3 and 1.2).";
     }
 }
 

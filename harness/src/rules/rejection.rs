@@ -278,17 +278,13 @@ fn byte_exact(ev: &Evidence, done: &Done, tasks: &[String]) -> Result<(), Check>
 
 fn rejected(ev: &Evidence, bad: Bad) -> Check {
     let mut any = false;
-    for d in ev
-        .scenario
-        .delegations
-        .iter()
-        .filter(|d| d.children.is_empty())
-    {
+    for w in works(ev) {
+        let (d, id) = (w.delegation, w.id);
         if d.expect.state.is_empty() || d.expect.nothing_sent {
             continue;
         }
         // Only a delegation whose agent sent it the unacceptable thing is in this situation.
-        let Ok((task, agent, _)) = work_task(ev, &d.id) else {
+        let Ok((task, agent, _)) = work_task(ev, id) else {
             continue;
         };
         if !scripted(ev, d, &agent, bad) {
@@ -298,15 +294,15 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
             continue;
         };
         any = true;
-        let done = match reported_done(ev, &d.id) {
+        let done = match reported_done(ev, id) {
             Ok(x) => x,
             Err(f) => return f,
         };
-        let Some(seen) = cause_seen(ev, &d.id, &task, at) else {
+        let Some(seen) = cause_seen(ev, id, &task, at) else {
             return fail(
                 format!(
                     "{} decided only after the unacceptable artifact reached it",
-                    d.id
+                    id
                 ),
                 format!(
                     "it reported {} with no cause: the artifact never reached it before",
@@ -332,10 +328,7 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
         if done.state != Outcome::Completed {
             if let Some(a) = done.artifacts.first() {
                 return fail(
-                    format!(
-                        "{}: nothing released from a {} delegation",
-                        d.id, done.state
-                    ),
+                    format!("{}: nothing released from a {} delegation", id, done.state),
                     format!("artifact {} reported", a.artifact_id),
                     vec![seen],
                 );
@@ -344,7 +337,7 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
         }
         // Completed without the bad artifact (or with a refinement's): it is never released and
         // the rejection is named in `reason`.
-        let later: Vec<String> = tasks_of(ev, &d.id)
+        let later: Vec<String> = tasks_of(ev, id)
             .into_iter()
             .map(|(t, _)| t)
             .filter(|t| *t != task)
@@ -361,7 +354,7 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
                 return fail(
                     format!(
                         "{}: the unacceptable artifact {} is never released",
-                        d.id, a.artifact_id
+                        id, a.artifact_id
                     ),
                     "it was reported as a COMPLETED result",
                     vec![seen],
@@ -376,7 +369,7 @@ fn rejected(ev: &Evidence, bad: Bad) -> Check {
             return fail(
                 format!(
                     "{}: the rejection reported in done.reason, naming the artifact ({})",
-                    d.id,
+                    id,
                     super::words::list(&bad_ids)
                 ),
                 format!(
@@ -632,17 +625,13 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
     let mut any = false;
     // An event lacking REQUIRED fields went only to streams the delegator did not read.
     let mut unread_omissions = false;
-    for d in ev
-        .scenario
-        .delegations
-        .iter()
-        .filter(|d| d.children.is_empty())
-    {
+    for w in works(ev) {
+        let (d, id) = (w.delegation, w.id);
         if d.expect.state.is_empty() {
             continue;
         }
         // Only a delegation whose agent breaks the protocol is in this situation.
-        let Ok((task, agent, created)) = work_task(ev, &d.id) else {
+        let Ok((task, agent, created)) = work_task(ev, id) else {
             continue;
         };
         let errors = scripted_protocol_errors(ev, &agent);
@@ -660,8 +649,8 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
         // Killed before the outcome: the restarted process reports from what it saw itself.
         // When no faulty event reached it ([`faulty_event`]), the agent's protocol error never
         // reached a process that reported anything: not this rule's situation.
-        let killed = ev.crash_seq.filter(|k| *k < seen_until(ev, &d.id));
-        let faults = stream_faults(ev, &task, killed.unwrap_or(0), seen_until(ev, &d.id));
+        let killed = ev.crash_seq.filter(|k| *k < seen_until(ev, id));
+        let faults = stream_faults(ev, &task, killed.unwrap_or(0), seen_until(ev, id));
         let after_restart = match killed {
             Some(_) => match faults.first() {
                 Some(s) => Some(s),
@@ -670,17 +659,17 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
             None => None,
         };
         any = true;
-        let done = match reported_done(ev, &d.id) {
+        let done = match reported_done(ev, id) {
             Ok(x) => x,
             Err(f) => return f,
         };
         let Some(seen) = after_restart
-            .or_else(|| delivered_between(ev.journal, &task, created, seen_until(ev, &d.id)))
+            .or_else(|| delivered_between(ev.journal, &task, created, seen_until(ev, id)))
         else {
             return fail(
                 format!(
                     "{} decided only after the agent's faulty events reached it",
-                    d.id
+                    id
                 ),
                 format!(
                     "it reported {} with no cause: nothing of task {task} was delivered before",
@@ -708,7 +697,7 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
                     return fail(
                         format!(
                             "{}: a result after a protocol error comes from a fresh GetTask",
-                            d.id
+                            id
                         ),
                         "COMPLETED without reading the task again",
                         vec![seen],
@@ -723,14 +712,14 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
                     .find(|a| !done.artifacts.iter().any(|r| r.artifact_id == **a))
                 {
                     return fail(
-                        format!("{}: the recovered result is complete", d.id),
+                        format!("{}: the recovered result is complete", id),
                         format!("artifact {aid} missing"),
                         vec![],
                     );
                 }
                 if done.reason.as_deref().is_none_or(str::is_empty) {
                     return fail(
-                        format!("{}: the protocol error reported in done.reason", d.id),
+                        format!("{}: the protocol error reported in done.reason", id),
                         "no reason",
                         vec![seen],
                     );
@@ -739,7 +728,7 @@ pub(super) fn protocol_error_not_garbage(ev: &Evidence) -> Check {
             s => {
                 if let Some(a) = done.artifacts.first() {
                     return fail(
-                        format!("{}: nothing released from a {s} delegation", d.id),
+                        format!("{}: nothing released from a {s} delegation", id),
                         format!("artifact {} reported", a.artifact_id),
                         vec![seen],
                     );

@@ -42,21 +42,23 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
             }
             Some(_) => {}
         }
-        // What the delegator reports is checked against the agent's truth: COMPLETED and
-        // REJECTED are the agent's verdicts, so a task must exist and have ended that way.
-        // (FAILED and CANCELED may be the delegator's own decision: a rejected artifact, a
-        // local deadline, a cap.) A fan-out parent has no task of its own.
-        if let Some(s) = done_state(ev, &d.id)
+    }
+    // What the delegator reports is checked against the agent's truth: COMPLETED and REJECTED
+    // are the agent's verdicts, so a task must exist and have ended that way. (FAILED and
+    // CANCELED may be the delegator's own decision: a rejected artifact, a local deadline, a
+    // cap.) A fan-out parent has no task of its own; each child is judged on its own task.
+    let truth = task_truth(ev.journal);
+    for w in works(ev).filter(|w| !w.delegation.expect.state.is_empty()) {
+        let id = w.id;
+        if let Some(s) = done_state(ev, id)
             && matches!(s, Outcome::Completed | Outcome::Rejected)
-            && d.children.is_empty()
         {
-            let truth = task_truth(ev.journal);
-            let tasks = tasks_of(ev, &d.id);
+            let tasks = tasks_of(ev, id);
             let Some((tid, _)) = tasks.last() else {
                 return fail(
                     format!(
                         "{} reported {s} only after a task for it existed at an agent",
-                        d.id
+                        id
                     ),
                     "no task was ever created for it".to_string(),
                     vec![],
@@ -70,7 +72,7 @@ pub(super) fn outcome_expected(ev: &Evidence) -> Check {
                 return fail(
                     format!(
                         "{} reports the agent's final state ({agent_state} for task {tid})",
-                        d.id
+                        id
                     ),
                     format!("it reported {s}"),
                     if seq > 0 { vec![seq] } else { vec![] },
@@ -171,17 +173,13 @@ pub(super) fn observed_to_final(
 /// was observed to the final state.
 pub(super) fn open_states_kept_observed(ev: &Evidence) -> Check {
     let mut any = false;
-    for d in ev
-        .scenario
-        .delegations
-        .iter()
-        .filter(|d| d.children.is_empty())
-    {
+    for w in works(ev) {
+        let (d, id) = (w.delegation, w.id);
         if d.expect.state.is_empty() || d.expect.nothing_sent {
             continue;
         }
         // No task (a Message reply, a refusal, a definite error): not this rule's situation.
-        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+        let Ok((task, _, _)) = work_task(ev, id) else {
             continue;
         };
         let open = ev.journal.iter().any(|e| {
@@ -192,7 +190,7 @@ pub(super) fn open_states_kept_observed(ev: &Evidence) -> Check {
             continue;
         }
         any = true;
-        if let Err(f) = observed_to_final(ev, &d.id, &task, false) {
+        if let Err(f) = observed_to_final(ev, id, &task, false) {
             return f;
         }
     }
@@ -200,23 +198,20 @@ pub(super) fn open_states_kept_observed(ev: &Evidence) -> Check {
 }
 
 /// DLG-STATE-02: the agent's task COMPLETED, the delegator learnt it, and reported COMPLETED with
-/// every artifact the agent delivered committed.
+/// every artifact the agent delivered committed. Each child of a fan-out is judged on its own
+/// task and `done`, against its parent's expectation.
 pub(super) fn completed_committed(ev: &Evidence) -> Check {
     let mut any = false;
-    for d in ev
-        .scenario
-        .delegations
-        .iter()
-        .filter(|d| d.children.is_empty())
-    {
+    for w in works(ev) {
+        let (d, id) = (w.delegation, w.id);
         if !d.expect.state.contains(&Outcome::Completed) {
             continue;
         }
         // The situation: a task of the delegation's work (a Message reply has none).
-        let Ok((task, _, _)) = work_task(ev, &d.id) else {
+        let Ok((task, _, _)) = work_task(ev, id) else {
             continue;
         };
-        let done = match reported_done(ev, &d.id) {
+        let done = match reported_done(ev, id) {
             Ok(x) => x,
             Err(f) => return f,
         };
@@ -228,12 +223,12 @@ pub(super) fn completed_committed(ev: &Evidence) -> Check {
         any = true;
         match terminal_truth(ev.journal, &task) {
             Some((t, at)) if t == "COMPLETED" => {
-                if let Err(f) = observed_to_final(ev, &d.id, &task, true) {
+                if let Err(f) = observed_to_final(ev, id, &task, true) {
                     return f;
                 }
                 if done.state != Outcome::Completed {
                     return fail(
-                        format!("{} reports COMPLETED (task {task} completed)", d.id),
+                        format!("{} reports COMPLETED (task {task} completed)", id),
                         format!("it reported {}", done.state),
                         vec![at],
                     );
@@ -253,7 +248,7 @@ pub(super) fn completed_committed(ev: &Evidence) -> Check {
                     return fail(
                         format!(
                             "{} reports COMPLETED only for a task the agent completed",
-                            d.id
+                            id
                         ),
                         format!(
                             "task {task} ended {}",
@@ -272,16 +267,12 @@ pub(super) fn completed_committed(ev: &Evidence) -> Check {
 /// went on observing the task to its final state (or its deadline).
 pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
     let mut any = false;
-    for d in ev
-        .scenario
-        .delegations
-        .iter()
-        .filter(|d| d.children.is_empty())
-    {
+    for w in works(ev) {
+        let (d, id) = (w.delegation, w.id);
         if d.expect.state.is_empty() {
             continue;
         }
-        let Ok((task, agent, created)) = work_task(ev, &d.id) else {
+        let Ok((task, agent, created)) = work_task(ev, id) else {
             continue;
         };
         // The odd state: UNSPECIFIED or a name the protocol does not know, as recorded; a
@@ -301,19 +292,19 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
             continue;
         };
         any = true;
-        let until = seen_until(ev, &d.id);
+        let until = seen_until(ev, id);
         if delivered_between(ev.journal, &task, cause, until).is_none() {
             return fail(
                 format!(
                     "the odd state of task {task} reaches the delegator before {}'s done",
-                    d.id
+                    id
                 ),
                 "no stream event, poll or push delivered it: the situation never arose",
                 odd.into_iter().collect(),
             );
         }
-        let done = match observed_to_final(ev, &d.id, &task, false) {
-            Ok(_) => done_of(ev, &d.id),
+        let done = match observed_to_final(ev, id, &task, false) {
+            Ok(_) => done_of(ev, id),
             Err(f) => return f,
         };
         if let Some(done) = done
@@ -322,7 +313,7 @@ pub(super) fn unknown_state_observed(ev: &Evidence) -> Check {
             return fail(
                 format!(
                     "{} ends in one of: {}",
-                    d.id,
+                    id,
                     super::words::list(names(&d.expect.state))
                 ),
                 format!("it ended in {}", done.state),
@@ -360,12 +351,8 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
         return f;
     }
     let mut any = false;
-    for d in ev
-        .scenario
-        .delegations
-        .iter()
-        .filter(|d| d.children.is_empty())
-    {
+    for w in works(ev) {
+        let (d, id) = (w.delegation, w.id);
         let terminal = [Outcome::Failed, Outcome::Canceled, Outcome::Rejected];
         if d.expect.state.is_empty() || !d.expect.state.iter().all(|s| terminal.contains(s)) {
             continue;
@@ -374,10 +361,10 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
         // delegation's done (a refused or errored delegation with no task is not in it). After
         // the delegator's own CancelTask (a caller's cancel, its deadline) the final state is
         // not the agent's verdict: the delegator may report its own decision.
-        let Ok((task, agent, _)) = work_task(ev, &d.id) else {
+        let Ok((task, agent, _)) = work_task(ev, id) else {
             continue;
         };
-        let until = seen_until(ev, &d.id);
+        let until = seen_until(ev, id);
         let agent_final = terminal_truth(ev.journal, &task).is_some_and(|(t, at)| {
             at <= until && matches!(t.as_str(), "FAILED" | "CANCELED" | "REJECTED")
         });
@@ -389,16 +376,16 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
             continue;
         }
         any = true;
-        if let Err(f) = observed_to_final(ev, &d.id, &task, !canceled_by_delegator) {
+        if let Err(f) = observed_to_final(ev, id, &task, !canceled_by_delegator) {
             return f;
         }
-        if let Some(done) = done_of(ev, &d.id)
+        if let Some(done) = done_of(ev, id)
             && !d.expect.state.contains(&done.state)
         {
             return fail(
                 format!(
                     "{} ends in one of: {}",
-                    d.id,
+                    id,
                     super::words::list(names(&d.expect.state))
                 ),
                 format!("it ended in {}", done.state),
@@ -406,7 +393,7 @@ pub(super) fn terminal_outcome_recorded_and_final(ev: &Evidence) -> Check {
             );
         }
         // After its own CancelTask the final state is not the agent's verdict (see above).
-        if !canceled_by_delegator && let Err(f) = final_message_recorded(ev, &d.id, &task, &agent) {
+        if !canceled_by_delegator && let Err(f) = final_message_recorded(ev, id, &task, &agent) {
             return f;
         }
     }
@@ -575,6 +562,26 @@ mod tests {
         assert!(fails(c.check(checker("DLG-STATE-02"))));
         c.outcomes.clear();
         assert!(fails(c.check(checker("DLG-OBS-01"))), "no outcome at all");
+    }
+
+    #[test]
+    fn state_02_judges_each_child_of_a_fan_out() {
+        let r = checker("DLG-STATE-02");
+        let good = || fan_out_completed("2026-03-20T10:00:01.123Z");
+        assert_eq!(good().check(r), Check::Pass);
+        // A child whose task completed reported FAILED.
+        let mut bad = good();
+        bad.done("d1-b", "FAILED", json!([]));
+        assert!(fails(bad.check(r)));
+        // A child that left its task's artifact out of its outcome.
+        let mut bad = good();
+        bad.done("d1-a", "COMPLETED", json!([]));
+        assert!(fails(bad.check(r)));
+        // A child that reported COMPLETED for a task the agent failed.
+        let mut bad = good();
+        bad.j.state("a", "t2", "TASK_STATE_FAILED");
+        assert!(fails(bad.check(r)));
+        assert!(fails(bad.check(checker("DLG-OBS-01"))));
     }
 
     #[test]

@@ -429,6 +429,41 @@ pub(crate) fn good(extra: &str) -> Case {
     c
 }
 
+/// A fan-out d1 (expecting COMPLETED) on agent `a` whose children d1-a and d1-b ("child A",
+/// "child B") each got a task (t1, t2) that delivered one artifact and completed, read by a poll
+/// whose answer carries `stamp` as the status timestamp; every child and the parent reported
+/// COMPLETED with its artifacts.
+pub(crate) fn fan_out_completed(stamp: &str) -> Case {
+    let mut c = Case::new(&delegation(
+        "children = [{ id = \"d1-a\", capability = \"s\", text = \"child A\" }, { id = \"d1-b\", capability = \"s\", text = \"child B\" }]\nexpect = { state = [\"COMPLETED\"] }",
+    ));
+    let mut all = Vec::new();
+    for (child, m, t, text) in [
+        ("d1-a", "m1", "t1", "child A"),
+        ("d1-b", "m2", "t2", "child B"),
+    ] {
+        let (_, r) = c.j.send("a", m, text, json!({}));
+        c.j.created("a", t, "c1", m, false);
+        c.j.resp("a", r, 200, None, json!({"result": {"task": {"id": t}}}));
+        let aid = format!("artifact-{t}");
+        c.j.sent("a", t, &aid, 10, "abc");
+        c.j.state("a", t, "TASK_STATE_COMPLETED");
+        let (_, g) = c.j.rpc("a", "GetTask", json!({"id": t}), &[]);
+        c.j.resp(
+            "a",
+            g,
+            200,
+            None,
+            json!({"result": {"id": t, "status": {"state": "TASK_STATE_COMPLETED", "timestamp": stamp}}}),
+        );
+        let art = json!({"artifact_id": aid, "bytes": 10, "sha256": "abc"});
+        c.done(child, "COMPLETED", json!([art]));
+        all.push(art);
+    }
+    c.done("d1", "COMPLETED", Value::Array(all));
+    c
+}
+
 /// Requests at the front door: any binding, path, headers and envelope; card fetches.
 impl J {
     /// A request as the journal records it; `method` `None` for one the agent could not route.

@@ -166,7 +166,7 @@ fn timestamps<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
 /// digits, `Z` or an offset) are parsed. Judged on agents with a `timestamp_style` other than
 /// the default once a timestamp in another form reached the delegator (an answer or stream
 /// event over JSON-RPC or HTTP+JSON; gRPC's binary timestamps have one form): each delegation
-/// whose task at such an agent ended in a terminal state ends the same (COMPLETED, FAILED,
+/// (each child of a fan-out) whose task at such an agent ended in a terminal state ends the same (COMPLETED, FAILED,
 /// CANCELED, REJECTED). Delegations the harness cancels, and those whose case allows other
 /// outcomes than the task's, are not judged here.
 pub(super) fn every_timestamp_form_parsed(ev: &Evidence) -> Check {
@@ -208,11 +208,17 @@ pub(super) fn every_timestamp_form_parsed(ev: &Evidence) -> Check {
             }
             continue;
         }
-        for d in &ev.scenario.delegations {
-            if ev.scenario.cancels.iter().any(|c| c.id == d.id) {
+        for w in works(ev) {
+            let (d, id) = (w.delegation, w.id);
+            if ev
+                .scenario
+                .cancels
+                .iter()
+                .any(|c| c.id == id || c.id == d.id)
+            {
                 continue;
             }
-            let Some((task, _)) = tasks_of(ev, &d.id)
+            let Some((task, _)) = tasks_of(ev, id)
                 .into_iter()
                 .rev()
                 .find(|(_, agent)| *agent == a.name)
@@ -233,12 +239,12 @@ pub(super) fn every_timestamp_form_parsed(ev: &Evidence) -> Check {
                 continue;
             }
             any = true;
-            let got = done_state(ev, &d.id);
+            let got = done_state(ev, id);
             if got != Some(want) {
                 return fail(
                     format!(
                         "delegation {} {} as its task at {} did (timestamps in the {} style)",
-                        d.id,
+                        id,
                         want.as_str(),
                         a.name,
                         serde_json::to_value(a.timestamp_style)
@@ -452,5 +458,16 @@ mod tests {
             None,
         );
         assert!(matches!(c.check(r), Check::NotExercised { .. }));
+    }
+
+    #[test]
+    fn wire_03_judges_each_child_of_a_fan_out() {
+        let r = checker("DLG-WIRE-03");
+        let mut c = fan_out_completed("2026-03-20T15:30:01.123+05:30");
+        c.s.network.agents[0].timestamp_style = a2a_mock_agents::TimestampStyle::Offset;
+        assert_eq!(c.check(r), Check::Pass);
+        // One child choked on the offset and gave up while its task completed.
+        c.done("d1-b", "FAILED", json!([]));
+        assert!(fails(c.check(r)));
     }
 }

@@ -35,6 +35,14 @@ pub async fn run_case(s: &Scenario, cfg: &RunSettings) -> CaseResult {
         }
         None => s,
     };
+    // Over `--tls` every agent serves TLS (the case is judged on that network too).
+    let over_tls;
+    let s = if cfg.tls {
+        over_tls = super::served_over_tls(s);
+        &over_tls
+    } else {
+        s
+    };
     let t0 = Instant::now();
     let start = time::OffsetDateTime::now_utc();
     let mut result = CaseResult::empty(s, cfg);
@@ -141,6 +149,9 @@ async fn scan_for_secrets(facts: &mut Facts, entries: &[Entry]) -> SecretScan {
 struct Facts {
     start: time::OffsetDateTime,
     store: PathBuf,
+    /// The PEM file of the network's certificate authority (`init.tls_roots`), beside the
+    /// store, when some agent serves TLS.
+    tls_roots: Option<PathBuf>,
     stderr: Arc<Mutex<Vec<u8>>>,
     /// Everything the delegator wrote on stdout and stderr, per process life.
     capture: OutputCapture,
@@ -229,6 +240,12 @@ impl<'a> CaseRun<'a> {
         let _ = std::fs::remove_dir_all(&store);
         let _ = std::fs::create_dir_all(&store);
         let options = init_options(cfg.seed, &s.options);
+        // The authority the delegator is to trust: a file beside the store (not in it, so
+        // the store scans do not see it), removed with the store.
+        let tls_roots = net.ca_pem().and_then(|pem| {
+            let path = store.with_extension("ca.pem");
+            std::fs::write(&path, pem).ok().map(|()| path)
+        });
         CaseRun {
             s,
             cfg,
@@ -238,6 +255,7 @@ impl<'a> CaseRun<'a> {
             facts: Facts {
                 start,
                 store,
+                tls_roots,
                 stderr,
                 capture,
                 store_at_kill: None,
@@ -316,6 +334,14 @@ impl<'a> CaseRun<'a> {
             init.agent_credentials = self.facts.agent_credentials.iter().cloned().collect();
             init.extensions = self.s.extensions.clone();
             init.fetch_origins = self.fetch_origins.clone();
+            init.card_signatures = self
+                .s
+                .card_signature_policy(self.s.network.seed ^ self.cfg.seed);
+            init.tls_roots = self
+                .facts
+                .tls_roots
+                .as_ref()
+                .map(|p| p.display().to_string());
         }
         msg
     }
@@ -964,6 +990,9 @@ fn verdict(
     result.journal = entries;
     result.duration_ms = t0.elapsed().as_millis() as u64;
     let _ = std::fs::remove_dir_all(&facts.store);
+    if let Some(p) = &facts.tls_roots {
+        let _ = std::fs::remove_file(p);
+    }
     result
 }
 
@@ -1012,6 +1041,7 @@ mod tests {
             seed: 1,
             work_dir: std::env::temp_dir(),
             binding: None,
+            tls: false,
         };
         let mut r = CaseResult::empty(&s, &cfg);
         r.verdict = Verdict::Pass;

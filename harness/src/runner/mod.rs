@@ -40,6 +40,9 @@ pub struct RunSettings {
     pub work_dir: PathBuf,
     /// The binding the case's unpinned agents serve (`run --binding`); `None`: as the case says.
     pub binding: Option<a2a_protocol::Binding>,
+    /// Serve every agent over TLS (`run --tls`): the network's `tls`, the delegator given the
+    /// network's authority as `init.tls_roots`. Cases with `[agent.tls]` use TLS regardless.
+    pub tls: bool,
 }
 
 /// The case with every agent that does not pin its own bindings serving `binding` only (a
@@ -52,6 +55,13 @@ pub fn served_over(
     if s.network.default_bindings.is_none() {
         s.network.default_bindings = Some(vec![binding]);
     }
+    s
+}
+
+/// The case with every agent served over TLS (`run --tls`; an agent's own `tls` stays).
+pub fn served_over_tls(s: &crate::scenario::Scenario) -> crate::scenario::Scenario {
+    let mut s = s.clone();
+    s.network.tls = true;
     s
 }
 

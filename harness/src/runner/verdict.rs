@@ -66,6 +66,9 @@ pub struct CaseResult {
     /// The binding the case's unpinned agents served (`run --binding`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub binding: Option<a2a_protocol::Binding>,
+    /// Every agent served TLS (`run --tls`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
     /// The command that reproduces this case.
     pub repro: String,
     /// Wall time.
@@ -111,8 +114,9 @@ pub fn repro_command(s: &Scenario, cfg: &RunSettings) -> String {
             )
         })
         .unwrap_or_default();
+    let tls = if cfg.tls { " --tls" } else { "" };
     format!(
-        "a2a-harness run --case {}{scenarios}{binding} --seed {} --delegator {}",
+        "a2a-harness run --case {}{scenarios}{binding}{tls} --seed {} --delegator {}",
         crate::delegator_process::shell_quote(&s.id),
         cfg.seed,
         crate::delegator_process::shell_quote(&cfg.delegator)
@@ -128,6 +132,7 @@ impl CaseResult {
             rules: Vec::new(),
             seed: cfg.seed,
             binding: cfg.binding,
+            tls: cfg.tls,
             repro: repro_command(s, cfg),
             duration_ms: 0,
             notes: Vec::new(),

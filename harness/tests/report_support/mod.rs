@@ -50,6 +50,7 @@ pub fn run_lists(lists: &[&[&str]], delegator: &str, work: &Path) -> Vec<Vec<Cas
                     seed: 1,
                     work_dir: work.join(format!("{k}-{i}")),
                     binding: None,
+                    tls: false,
                 },
                 label: None,
             });

@@ -23,6 +23,11 @@ pub struct NetworkSpec {
     /// binding. A 0.3 agent serves JSON-RPC whatever this says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_bindings: Option<Vec<Binding>>,
+    /// Serve every agent over TLS (HTTPS, gRPC over TLS with ALPN `h2`) with a certificate of
+    /// the network's own authority ([`crate::tls::Authority`]), as if each had `[agent.tls]`:
+    /// how `a2a-harness run --tls` moves a whole scenario to TLS. An agent's own `tls` wins.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
     /// The agents, each on its own `127.0.0.1` port.
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentSpec>,
@@ -200,6 +205,15 @@ pub struct AgentSpec {
     /// stream events, push bodies); gRPC's binary `Timestamp` has one form. Default `millis`.
     #[serde(default)]
     pub timestamp_style: TimestampStyle,
+    /// The card is signed (A2A §8.4): a JWS by the agent's own Ed25519 key, made from the
+    /// network seed and the agent's name, in the card's `signatures`. A 1.0 agent only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_signing: Option<CardSigning>,
+    /// Serve this agent over TLS (its URLs become `https://`): the certificate it serves and
+    /// the scheme of its card's interfaces ([`crate::tls::AgentTls`]). Absent: TLS only when
+    /// the network's `tls` says so (with a valid certificate and `https` interfaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::tls::AgentTls>,
 }
 
 /// How an agent writes timestamps in JSON (all valid ProtoJSON / RFC 3339 input, §5.6.1).
@@ -266,6 +280,8 @@ impl Default for AgentSpec {
             keep_history: yes(),
             list_page_size_max: None,
             timestamp_style: TimestampStyle::default(),
+            card_signing: None,
+            tls: None,
         }
     }
 }
@@ -331,6 +347,50 @@ pub struct ExtensionSpec {
     #[serde(default)]
     pub required: bool,
 }
+
+/// How an agent signs its card (`[agent.card_signing]`, A2A §8.4). The key id is
+/// `<agent name>-key`; the public key is served as a JWKS at [`crate::JWKS_PATH`] on the agent's
+/// origin (with `exp` when the key is expired).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CardSigning {
+    /// Whether the key is one the delegator trusts (`init.card_signatures.trusted_keys`).
+    #[serde(default)]
+    pub key: SigningKeyTrust,
+    /// The card is changed after it was signed (its `description` is edited), so the signature
+    /// no longer verifies.
+    #[serde(default)]
+    pub altered: bool,
+    /// The served card carries default-valued members the signature does not cover
+    /// (`capabilities.extensions: []`, `securitySchemes: {}`, `securityRequirements: []`, each
+    /// skill's `examples: []`): a verifier that does not drop default values (§8.4.1) rejects a
+    /// good card.
+    #[serde(default)]
+    pub default_fields: bool,
+    /// The protected header names the agent's JWKS URL in `jku` (default); `false`: `kid` only.
+    #[serde(default = "yes")]
+    pub jku: bool,
+}
+
+/// The standing of an agent's signing key with the delegator.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SigningKeyTrust {
+    /// In the trusted keys, unexpired.
+    #[default]
+    Trusted,
+    /// In the trusted keys (and the agent's JWKS) with an `exp` in the past
+    /// ([`EXPIRED_KEY_EXP`]).
+    Expired,
+    /// Not in the trusted keys (the agent's own JWKS still serves it).
+    Untrusted,
+}
+
+/// The `exp` of an expired signing key: 2000-01-01T00:00:00Z (a fixed instant, so runs are
+/// deterministic).
+pub const EXPIRED_KEY_EXP: i64 = 946_684_800;
 
 /// A change of the card at a point in time (`[[agent.card_change]]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -263,6 +263,7 @@ fn check_front_door(a: &super::AgentSpec) -> Result<(), Located> {
             ("extension", !a.extensions.is_empty()),
             ("card_change", !a.card_changes.is_empty()),
             ("extended_tenant", a.extended_tenant.is_some()),
+            ("card_signing", a.card_signing.is_some()),
         ];
         if let Some((field, _)) = set.iter().find(|(_, on)| *on) {
             return Err((vec![key(field)], Problem::Needs10(field)));

@@ -305,6 +305,8 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
             Event::Note { .. } => {}
             // The mock network's own url-part bookkeeping (a recorder never writes these).
             Event::ForbiddenUrl { .. } | Event::TrapConnection { .. } => {}
+            // The TLS layer's view of a connection: no A2A exchange to replay.
+            Event::Tls { .. } => {}
         }
     }
     // What the bodies say about tasks: statuses, artifact updates, snapshots, cancels.
