@@ -115,8 +115,9 @@ pub struct UrlFetcher {
 
 impl UrlFetcher {
     /// A fetcher for this policy (its own client: no proxy, a connect timeout, the policy's
-    /// redirects).
-    pub fn new(policy: UrlPolicy) -> Result<Self, String> {
+    /// redirects), trusting exactly `trust`'s roots for `https://` url parts when given (the
+    /// agents' own blob origins are served over TLS when their A2A interfaces are).
+    pub fn new(policy: UrlPolicy, trust: Option<&crate::tls::Trust>) -> Result<Self, String> {
         let policy = Arc::new(policy);
         let p = policy.clone();
         let redirects = reqwest::redirect::Policy::custom(move |attempt| {
@@ -128,12 +129,16 @@ impl UrlFetcher {
                 Err(e) => attempt.error(format!("redirect refused: {e}")),
             }
         });
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(Duration::from_secs(5))
-            .redirect(redirects)
-            .build()
-            .map_err(|e| e.to_string())?;
+            .redirect(redirects);
+        if let Some(t) = trust {
+            builder = builder.tls_backend_preconfigured(
+                t.client_config(&[b"http/1.1"]).map_err(|e| e.to_string())?,
+            );
+        }
+        let client = builder.build().map_err(|e| e.to_string())?;
         Ok(UrlFetcher { policy, client })
     }
 
@@ -157,7 +162,7 @@ impl Default for UrlFetcher {
     /// No origin list: http(s) only, no userinfo. Falls back to a plain client if the
     /// builder fails (it does not with these settings).
     fn default() -> Self {
-        UrlFetcher::new(UrlPolicy::default()).unwrap_or_else(|_| UrlFetcher {
+        UrlFetcher::new(UrlPolicy::default(), None).unwrap_or_else(|_| UrlFetcher {
             policy: Arc::new(UrlPolicy::default()),
             client: reqwest::Client::new(),
         })
@@ -248,7 +253,8 @@ mod tests {
                     .await;
             }
         });
-        let f = UrlFetcher::new(UrlPolicy::new(&[format!("http://{addr}")]).unwrap()).unwrap();
+        let f =
+            UrlFetcher::new(UrlPolicy::new(&[format!("http://{addr}")]).unwrap(), None).unwrap();
         let e = f.get(&format!("http://{addr}/b")).await.unwrap_err();
         assert!(e.contains("redirect refused"), "{e}");
         assert!(e.contains("127.0.0.9"), "{e}");

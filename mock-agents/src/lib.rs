@@ -52,8 +52,8 @@ mod sse;
 mod step_runner;
 mod task_events;
 mod timestamps;
-mod trap;
 pub mod tls;
+mod trap;
 
 pub use builder::{
     ArtifactStep, ArtifactsStep, ChunkStep, InputStep, MockAgent, MockAgentBuilder, RuleBuilder,
@@ -70,8 +70,8 @@ pub use script::{
     PartSpec, Pattern, Problem, QueuedFault, Rule, ScriptError, ScriptStep, SecurityScope,
     SecuritySpec, TimestampStyle, UrlTarget, ValidationError,
 };
-pub use trap::{TRAP_HOST, TRAP_PATH_PREFIX};
 pub use signing::{JWKS_PATH, key_id, public_jwk, signing_key, trusted_keys};
+pub use trap::{TRAP_HOST, TRAP_PATH_PREFIX};
 
 /// The README's Rust examples, compiled as doctests.
 #[doc = include_str!("../README.md")]

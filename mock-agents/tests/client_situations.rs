@@ -586,12 +586,17 @@ async fn a_task_that_changes_between_pages_shifts_no_other() {
     for t in second["tasks"].as_array().unwrap() {
         seen.push(t["id"].as_str().unwrap().to_string());
     }
-    // The one completed task not yet listed is on the second page, nothing twice.
-    assert_eq!(seen.len(), 3, "{seen:?}");
+    // The one completed task not yet listed is on the second page, nothing twice. The held
+    // task's new status is newer than the cursor unless it fell in the same millisecond as the
+    // cursor's task (statuses are stamped in milliseconds; ties go to the later created, which
+    // the held task is not): then it is listed once, on the second page. Either way no task
+    // that kept its status shifts.
+    let others = seen.iter().filter(|id| **id != held).count();
+    assert_eq!(others, 3, "{seen:?}");
     let mut unique = seen.clone();
     unique.sort();
     unique.dedup();
-    assert_eq!(unique.len(), 3);
+    assert_eq!(unique.len(), seen.len(), "a task listed twice: {seen:?}");
     f.shutdown().await;
 }
 

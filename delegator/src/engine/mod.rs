@@ -263,7 +263,8 @@ impl Engine {
         let policy = crate::fetch::UrlPolicy::new(&cfg.fetch_origins)
             .map_err(EngineError::BadRequest)?
             .with_bugs(cfg.bugs);
-        let fetcher = crate::fetch::UrlFetcher::new(policy).map_err(EngineError::Internal)?;
+        let fetcher =
+            crate::fetch::UrlFetcher::new(policy, trust.as_ref()).map_err(EngineError::Internal)?;
         let inner = Arc::new(Inner {
             store: StoreHandle::new(store),
             client,

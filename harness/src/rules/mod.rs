@@ -40,8 +40,8 @@ pub mod secret;
 mod send;
 mod sign;
 mod state;
-mod url;
 mod tls;
+mod url;
 mod wire;
 mod words;
 

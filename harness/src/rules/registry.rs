@@ -21,8 +21,8 @@ use super::secret::no_secret_in_plaintext;
 use super::send::*;
 use super::sign::*;
 use super::state::*;
-use super::url::url_parts_validated;
 use super::tls::*;
+use super::url::url_parts_validated;
 use super::wire::*;
 /// How binding a rule is: the report vocabulary of the driver contract.
 pub use a2a_driver_contract::report::Level;
