@@ -1,4 +1,5 @@
-//! The url-part cases (`security.url-*`, A2A §14.1.1) never make anything leave loopback.
+//! The transport-security cases (`security.url-*`, `security.tls-*`, `security.sign-*`) never
+//! make anything leave loopback.
 //!
 //! For each case: its network listens only on loopback (the agents on 127.0.0.1, the trap on
 //! 127.0.0.9), and every address the network hands the delegator (card and interface urls, url
@@ -64,15 +65,22 @@ fn urls_in(v: &Value, out: &mut Vec<String>) {
     }
 }
 
-#[test]
-fn the_url_cases_never_leave_loopback() {
+/// Run every catalog case whose id starts with one of `prefixes` against the reference
+/// delegator with each of `commands` (`drive`, `drive --bug …`), after checking that each case's
+/// network listens on loopback only; assert that every url the network handed out is loopback
+/// and every trap connection came from and went to 127.0.0.0/8. Returns (results, trap
+/// connections).
+fn run_on_loopback(
+    prefixes: &[&str],
+    commands: &[&str],
+) -> (Vec<a2a_harness::runner::CaseResult>, usize) {
     let delegator = common::delegator();
     let cases: Vec<_> = load_catalog(&common::root().join("scenarios"))
         .expect("catalog loads")
         .into_iter()
-        .filter(|s| s.id.starts_with("security.url-"))
+        .filter(|s| prefixes.iter().any(|p| s.id.starts_with(p)))
         .collect();
-    assert!(cases.len() >= 5, "{} url cases", cases.len());
+    assert!(cases.len() >= 5, "{} cases for {prefixes:?}", cases.len());
     let rt = tokio::runtime::Runtime::new().unwrap();
     // The listeners: only loopback.
     for s in &cases {
@@ -93,7 +101,7 @@ fn the_url_cases_never_leave_loopback() {
     let work = tempfile::tempdir().unwrap();
     let mut jobs = Vec::new();
     for (i, s) in cases.iter().enumerate() {
-        for (k, cmd) in ["drive", "drive --bug fetch-any-url"].iter().enumerate() {
+        for (k, cmd) in commands.iter().enumerate() {
             jobs.push(Job {
                 scenario: s.clone(),
                 settings: RunSettings {
@@ -134,10 +142,40 @@ fn the_url_cases_never_leave_loopback() {
             }
         }
     }
+    (results, trapped)
+}
+
+#[test]
+fn the_url_cases_never_leave_loopback() {
+    let (_, trapped) = run_on_loopback(&["security.url-"], &["drive", "drive --bug fetch-any-url"]);
     assert!(
         trapped > 0,
         "the planted bug fetch-any-url never reached the trap: the check would be vacuous (build the delegator with --features planted-bugs)"
     );
+}
+
+/// The TLS and signed-card cases too: their networks listen on loopback only and hand out
+/// loopback urls only (cards, interfaces, `jku`), so a delegator, however broken, has no other
+/// address to reach; run against the reference delegator and the bugs that accept every
+/// certificate, downgrade to plain HTTP and use every card. The TLS handshakes they journal
+/// show the cases ran over TLS (not vacuous).
+#[test]
+fn the_tls_and_signed_card_cases_never_leave_loopback() {
+    let (results, _) = run_on_loopback(
+        &["security.tls-", "security.sign-"],
+        &[
+            "drive",
+            "drive --bug accept-any-certificate",
+            "drive --bug https-downgrade",
+            "drive --bug skip-card-signature",
+        ],
+    );
+    let handshakes = results
+        .iter()
+        .flat_map(|r| &r.journal)
+        .filter(|e| matches!(e.event, Event::Tls { .. }))
+        .count();
+    assert!(handshakes > 0, "no TLS connection was journaled");
 }
 
 #[test]
