@@ -27,7 +27,8 @@ pub const IGNORED: &str = "\
 Ignored: entry sequence numbers and times (`seq`, `at_us`); points in time anywhere (RFC 3339 \
 timestamps, `timestamp` and `deadline` fields, the HTTP dates of `last-modified` and \
 `if-modified-since`); loopback ports (127.0.0.1:N, localhost:N, \
-[::1]:N; numbered by first appearance, so a URL to another agent still differs); the \
+[::1]:N, and those of other loopback addresses such as the trap's 127.0.0.9:N, which keep their \
+address; numbered by first appearance, so a URL to another agent still differs); the \
 `content-length` header; task ids, context ids, messageIds, push tokens and credentials and \
 a card's entity tag (`etag`, `if-none-match`: it hashes card bytes holding ports), and \
 any other UUID (each replaced by a placeholder numbered by first appearance, per kind: the same \

@@ -84,8 +84,9 @@ const DROPPED_HEADERS: &[&str] = &["content-length"];
 static UUID: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}").ok()
 });
-static PORT: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(127\.0\.0\.1|localhost|\[::1\]):([0-9]{1,5})").ok());
+static PORT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|localhost|\[::1\]):([0-9]{1,5})").ok()
+});
 static TIME: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})")
         .ok()
@@ -231,7 +232,13 @@ impl Normaliser<'_> {
         {
             out = re
                 .replace_all(&out, |c: &regex::Captures<'_>| {
-                    format!("127.0.0.1:{}", self.ids.placeholder(Kind::Port, &c[2]))
+                    // The agents' own host and its names are one; another loopback address
+                    // (the trap on 127.0.0.9) keeps its address.
+                    let host = match &c[1] {
+                        "localhost" | "[::1]" => "127.0.0.1",
+                        h => h,
+                    };
+                    format!("{host}:{}", self.ids.placeholder(Kind::Port, &c[2]))
                 })
                 .into_owned();
         }

@@ -488,3 +488,34 @@ fn http_dates_in_card_revalidation_headers_are_points_in_time() {
     let c = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
     assert!(compare(&a, &c).is_some());
 }
+
+/// Another loopback address (the trap on 127.0.0.9) keeps its address and has its port
+/// numbered like the agents' ports: two runs differ only in the trap's port, a url moved from
+/// the trap to the agents' host is a difference.
+#[test]
+fn another_loopback_address_keeps_its_address_and_loses_its_port() {
+    let forbidden = |url: &str| {
+        let mut r = Run::new(1, 4000);
+        r.push(
+            "a",
+            Event::ForbiddenUrl {
+                task_id: "t1".into(),
+                artifact_id: "artifact-1".into(),
+                url: url.into(),
+                why: "origin outside the allowed fetch origins".into(),
+            },
+        );
+        r.entries
+    };
+    let a = forbidden("http://127.0.0.9:39563/trap/t1-1");
+    let b = forbidden("http://127.0.0.9:45387/trap/t1-1");
+    assert_eq!(compare(&a, &b), None);
+    let text: String = normalise(&a)
+        .lines
+        .iter()
+        .map(|l| l.value.to_string())
+        .collect();
+    assert!(text.contains("127.0.0.9:<port#1>"), "{text}");
+    let c = forbidden("http://127.0.0.1:39563/trap/t1-1");
+    assert!(compare(&a, &c).is_some());
+}
