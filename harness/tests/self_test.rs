@@ -173,6 +173,19 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
 /// times every variant would double the test's time.
 const SKIP: &[&str] = &["artifacts.large-stream-memory"];
 
+/// Bugs whose code path runs only in some cases, with the case-id prefix they run in: the
+/// transport-security checks run only when `init` carries TLS roots or a card-signature policy,
+/// which only the `security.tls-*` and `security.sign-*` cases give (every other case is plain
+/// HTTP with unsigned cards), so the rest of the catalog cannot see them. (`fetch-any-url`
+/// touches every url part, so it runs everywhere.)
+const ONLY_IN: &[(&str, &str)] = &[
+    ("accept-any-certificate", "security.tls-"),
+    ("https-downgrade", "security.tls-"),
+    ("tls12-only", "security.tls-"),
+    ("skip-card-signature", "security.sign-"),
+    ("canonicalise-wrong", "security.sign-"),
+];
+
 /// Bugs whose core rule judges timing (how gaps between polls or resends grow). Load can only
 /// stretch gaps, and with the whole table running six cases at once a few stretched gaps can
 /// hide a constant schedule; so the cases that list their core rule run again afterwards, two at
@@ -189,8 +202,14 @@ fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
         .collect();
     let work = tempfile::tempdir().unwrap();
     let mut jobs = Vec::new();
+    let mut bugs = Vec::new();
     for (bug, _, _) in TABLE {
+        let only = ONLY_IN.iter().find(|(b, _)| b == bug).map(|(_, p)| *p);
         for (i, s) in catalog.iter().enumerate() {
+            if only.is_some_and(|p| !s.id.starts_with(p)) {
+                continue;
+            }
+            bugs.push(*bug);
             jobs.push(Job {
                 scenario: s.clone(),
                 settings: RunSettings {
@@ -204,14 +223,9 @@ fn every_planted_bug_is_caught_by_the_rule_it_breaks() {
             });
         }
     }
-    let bugs: Vec<&str> = TABLE
-        .iter()
-        .flat_map(|(bug, _, _)| catalog.iter().map(move |_| *bug))
-        .collect();
     let rt = tokio::runtime::Runtime::new().unwrap();
     // Many bugged cases sit idle until their time bound, so run more at once than cores.
     let mut results = rt.block_on(run_jobs(jobs, 6, |_| {}));
-    let mut bugs = bugs;
     let mut quiet = Vec::new();
     for (bug, core, _) in TABLE.iter().filter(|(b, _, _)| TIMING_BUGS.contains(b)) {
         for (i, s) in catalog.iter().enumerate() {
