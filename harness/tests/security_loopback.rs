@@ -185,14 +185,16 @@ fn the_address_checks_tell_loopback_from_anything_else() {
     assert!(loopback_url("http://[::1]:1/x"));
     assert!(loopback_url("file:///etc/passwd"));
     assert!(loopback_url("data:application/octet-stream;base64,eA=="));
-    assert!(!loopback_url("http://10.0.0.1/x"));
+    // Names only, never reached: a reserved `.invalid` host and an IPv6 address outside ::1.
+    assert!(!loopback_url("http://agent.invalid/x"));
+    assert!(!loopback_url("http://[::2]:1/x"));
     assert!(!loopback_url("ftp://example.com/x"));
     assert!(loopback_addr("127.0.0.9:80"));
-    assert!(!loopback_addr("192.168.1.1:80"));
+    assert!(!loopback_addr("[::2]:80"));
     let mut found = Vec::new();
     urls_in(
-        &serde_json::json!({"a": ["see http://10.1.2.3:4/x now", {"url": "https://127.0.0.1:5/"}]}),
+        &serde_json::json!({"a": ["see http://agent.invalid:4/x now", {"url": "https://127.0.0.1:5/"}]}),
         &mut found,
     );
-    assert_eq!(found, ["http://10.1.2.3:4/x", "https://127.0.0.1:5/"]);
+    assert_eq!(found, ["http://agent.invalid:4/x", "https://127.0.0.1:5/"]);
 }
