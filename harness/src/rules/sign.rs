@@ -222,20 +222,6 @@ mod tests {
         }
     }
 
-    fn send(c: &mut Case, agent: &str) -> u64 {
-        c.j.http(
-            agent,
-            JsonRpc,
-            "POST",
-            "/a2a",
-            Some("SendMessage"),
-            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]}}),
-            &[],
-            None,
-        )
-        .0
-    }
-
     fn jwks(c: &mut Case, agent: &str) {
         c.j.http(
             agent,
@@ -259,7 +245,7 @@ mod tests {
         // Accepted: the work went to the good agent.
         let mut c = signed(good.clone(), Some(true));
         c.j.card("a", &[], 200, 0);
-        send(&mut c, "a");
+        c.j.send("a", "m1", "do the thing", json!({}));
         c.done("d1", "COMPLETED", json!([]));
         assert_eq!(c.check(r), Check::Pass);
         // Refused (a canonicalisation that keeps default-valued members): nothing sent, failed.
@@ -272,14 +258,14 @@ mod tests {
         let mut c = signed(good.clone(), Some(false));
         c.j.card("a", &[], 200, 0);
         c.j.card("attacker", &[], 200, 0);
-        send(&mut c, "attacker");
+        c.j.send("attacker", "m1", "do the thing", json!({}));
         c.done("d1", "COMPLETED", json!([]));
         assert_eq!(c.check(r), Check::Pass);
         // The work went to a card that should not have been used: DLG-SIGN-02's business.
         let mut c = signed(altered(), Some(true));
         c.j.card("a", &[], 200, 0);
         c.j.card("attacker", &[], 200, 0);
-        send(&mut c, "a");
+        c.j.send("a", "m1", "do the thing", json!({}));
         c.done("d1", "COMPLETED", json!([]));
         assert_eq!(c.check(r), Check::NotApplicable);
         // Nothing done: nothing judged.
@@ -301,7 +287,7 @@ mod tests {
             // Used anyway.
             let mut c = signed(how.clone(), Some(true));
             c.j.card("a", &[], 200, 0);
-            send(&mut c, "a");
+            c.j.send("a", "m1", "do the thing", json!({}));
             c.done("d1", "COMPLETED", json!([]));
             assert!(fails(c.check(r)), "{how:?}");
             // Left alone, the work went to the trusted fallback; fetching its keys is fine.
@@ -309,7 +295,7 @@ mod tests {
             c.j.card("a", &[], 200, 0);
             jwks(&mut c, "a");
             c.j.card("attacker", &[], 200, 0);
-            send(&mut c, "attacker");
+            c.j.send("attacker", "m1", "do the thing", json!({}));
             c.done("d1", "COMPLETED", json!([]));
             assert_eq!(c.check(r), Check::Pass, "{how:?}");
             // Left alone and failed visibly: also correct.
@@ -326,7 +312,7 @@ mod tests {
             assert_eq!(c.check(r), Check::NotApplicable);
             let mut c = signed(how, Some(false));
             c.j.card("a", &[], 200, 0);
-            send(&mut c, "a");
+            c.j.send("a", "m1", "do the thing", json!({}));
             assert_eq!(c.check(r), Check::NotApplicable);
         }
     }
@@ -337,19 +323,19 @@ mod tests {
         // Bad signature, not required: used anyway fails, left alone passes.
         let mut c = signed(altered(), Some(false));
         c.j.card("a", &[], 200, 0);
-        send(&mut c, "a");
+        c.j.send("a", "m1", "do the thing", json!({}));
         assert!(fails(c.check(r)));
         let mut c = signed(key(SigningKeyTrust::Untrusted), None);
         c.j.card("a", &[], 200, 0);
         c.j.card("attacker", &[], 200, 0);
-        send(&mut c, "attacker");
+        c.j.send("attacker", "m1", "do the thing", json!({}));
         c.done("d1", "COMPLETED", json!([]));
         assert_eq!(c.check(r), Check::Pass);
         // Unsigned while required: used fails; left alone (failed visibly) passes.
         let mut c = signed(CardSigning::default(), Some(true));
         c.s.network.agents[0].card_signing = None;
         c.j.card("a", &[], 200, 0);
-        send(&mut c, "a");
+        c.j.send("a", "m1", "do the thing", json!({}));
         assert!(fails(c.check(r)));
         let mut c = signed(CardSigning::default(), Some(true));
         c.s.network.agents[0].card_signing = None;
@@ -360,7 +346,7 @@ mod tests {
         let mut c = signed(CardSigning::default(), Some(false));
         c.s.network.agents[0].card_signing = None;
         c.j.card("a", &[], 200, 0);
-        send(&mut c, "a");
+        c.j.send("a", "m1", "do the thing", json!({}));
         c.done("d1", "COMPLETED", json!([]));
         assert_eq!(c.check(r), Check::NotApplicable);
     }

@@ -167,7 +167,7 @@ mod tests {
     use crate::rules::test_support::*;
     use a2a_mock_agents::Event;
     use a2a_mock_agents::tls::{AgentTls, CertKind, InterfaceScheme};
-    use a2a_protocol::Binding::{Grpc, JsonRpc};
+    use a2a_protocol::Binding::Grpc;
     use serde_json::json;
 
     fn tls_event(c: &mut Case, agent: &str, outcome: &str, version: Option<&str>) -> u64 {
@@ -197,19 +197,6 @@ mod tests {
         c
     }
 
-    fn send(c: &mut Case, agent: &str) {
-        c.j.http(
-            agent,
-            JsonRpc,
-            "POST",
-            "/a2a",
-            Some("SendMessage"),
-            json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "do the thing"}]}}),
-            &[],
-            None,
-        );
-    }
-
     #[test]
     fn tls_01_a_certificate_that_does_not_verify_gets_nothing() {
         let r = checker("DLG-TLS-01");
@@ -223,7 +210,7 @@ mod tests {
             tls_event(&mut c, "a", "handshake_failed", None);
             tls_event(&mut c, "old", "handshake", Some("TLSv1.3"));
             c.j.card("old", &[], 200, 0);
-            send(&mut c, "old");
+            c.j.send("old", "m1", "do the thing", json!({}));
             c.done("d1", "COMPLETED", json!([]));
             assert_eq!(c.check(r), Check::Pass, "{cert:?}");
             // Correct but different: handshake completed, then closed without a request (a
@@ -275,7 +262,7 @@ mod tests {
         tls_event(&mut c, "a", "handshake", Some("TLSv1.3"));
         c.j.card("a", &[], 200, 0);
         c.j.card("old", &[], 200, 0);
-        send(&mut c, "old");
+        c.j.send("old", "m1", "do the thing", json!({}));
         c.done("d1", "COMPLETED", json!([]));
         assert_eq!(c.check(r), Check::Pass);
         // Correct but different: the only agent, so the delegation fails visibly.
@@ -287,7 +274,7 @@ mod tests {
         let mut c = with_tls(CertKind::Valid, InterfaceScheme::Http);
         c.j.card("a", &[], 200, 0);
         tls_event(&mut c, "a", "plaintext", None);
-        send(&mut c, "a");
+        c.j.send("a", "m1", "do the thing", json!({}));
         c.done("d1", "COMPLETED", json!([]));
         assert!(fails(c.check(r)));
         // Card read, but no outcome ever.
