@@ -82,20 +82,14 @@ fn unrouted(st: &AgentState, request: Request, status: StatusCode) -> Response {
         // A gRPC call of another service: gRPC's answer, not an HTTP one.
         return crate::grpc::unimplemented(st, &request, "no such gRPC service");
     }
-    let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
     let method = request.method().to_string();
     let path = request.uri().path().to_string();
-    st.journal(Event::Request {
-        binding: Binding::JsonRpc,
-        req,
-        http_method: method.clone(),
-        path: path_and_query(request.uri()),
-        method: None,
-        rpc_id: None,
-        params: Box::new(Value::Null),
-        headers: Box::new(header_map(request.headers())),
-        envelope: None,
-    });
+    let req = journal_plain_request(
+        st,
+        &method,
+        path_and_query(request.uri()),
+        request.headers(),
+    );
     let body = json!({
         "error": status.canonical_reason().unwrap_or("unrouted"),
         "method": method,
@@ -118,18 +112,7 @@ pub(crate) async fn card_handler(
     uri: axum::http::Uri,
     headers: HeaderMap,
 ) -> Response {
-    let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
-    st.journal(Event::Request {
-        binding: Binding::JsonRpc,
-        req,
-        http_method: "GET".into(),
-        path: path_and_query(&uri),
-        method: None,
-        rpc_id: None,
-        params: Box::new(Value::Null),
-        headers: Box::new(header_map(&headers)),
-        envelope: None,
-    });
+    let req = journal_plain_request(&st, "GET", path_and_query(&uri), &headers);
     let version = st.card_version();
     let card = serde_json::to_value(st.card_at(version)).unwrap_or(Value::Null);
     let card = if st.is_v03() {
@@ -222,6 +205,29 @@ pub(crate) fn header_map(h: &HeaderMap) -> BTreeMap<String, String> {
             .or_insert(v);
     }
     m
+}
+
+/// Journal a request that is no A2A call (a card, key set or blob fetch; an unrouted path) and
+/// return its request number.
+pub(crate) fn journal_plain_request(
+    st: &AgentState,
+    http_method: &str,
+    path: String,
+    headers: &HeaderMap,
+) -> u64 {
+    let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
+    st.journal(Event::Request {
+        binding: Binding::JsonRpc,
+        req,
+        http_method: http_method.into(),
+        path,
+        method: None,
+        rpc_id: None,
+        params: Box::new(Value::Null),
+        headers: Box::new(header_map(headers)),
+        envelope: None,
+    });
+    req
 }
 
 /// The path and query of a request as sent (still percent-encoded).

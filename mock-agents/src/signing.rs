@@ -13,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 /// Where an agent serves the JWKS with its card-signing key (the `jku` of its signatures).
 pub const JWKS_PATH: &str = "/.well-known/jwks.json";
@@ -99,21 +98,8 @@ pub(crate) async fn jwks_handler(
     uri: axum::http::Uri,
     headers: HeaderMap,
 ) -> Response {
-    let req = st.net.next_req.fetch_add(1, Ordering::Relaxed);
-    st.journal(Event::Request {
-        binding: a2a_protocol::Binding::JsonRpc,
-        req,
-        http_method: "GET".into(),
-        path: uri
-            .path_and_query()
-            .map(|p| p.as_str().to_string())
-            .unwrap_or_else(|| JWKS_PATH.into()),
-        method: None,
-        rpc_id: None,
-        params: Box::new(Value::Null),
-        headers: Box::new(crate::rpc::header_map(&headers)),
-        envelope: None,
-    });
+    let req =
+        crate::rpc::journal_plain_request(&st, "GET", crate::rpc::path_and_query(&uri), &headers);
     let body = st
         .spec
         .card_signing
