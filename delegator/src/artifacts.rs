@@ -762,6 +762,12 @@ impl Reassembler {
             url: url.to_string(),
             message,
         };
+        if let Some(bytes) = crate::fetch::open_other_scheme(self.bugs, url)
+            .await
+            .map_err(fail)?
+        {
+            return self.write_bytes(idx, &bytes, limit).await;
+        }
         // Checked before any connection (A2A §14.1.1); no credentials ever go to an artifact
         // host.
         let mut resp = match &self.fetcher {

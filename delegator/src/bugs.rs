@@ -48,7 +48,8 @@ pub enum Bug {
     /// `Retry-After` is still honoured) (DLG-RETRY-02).
     FixedRetryBackoff,
     /// Url parts are fetched whatever their scheme, origin or userinfo, and redirects are
-    /// followed anywhere (DLG-URL-01).
+    /// followed anywhere; other schemes are opened as a general url opener would (`data:`
+    /// decoded, `file:` read, `ftp:` connected to) (DLG-URL-01).
     FetchAnyUrl,
     /// Agent card signatures are never checked: every card is used (DLG-SIGN-02, DLG-SIGN-03).
     SkipCardSignature,

@@ -158,6 +158,76 @@ impl UrlFetcher {
     }
 }
 
+/// The most bytes the planted bug `fetch-any-url` takes from a `file:` url.
+const NAIVE_FILE_CAP: u64 = 64 * 1024;
+
+/// Planted bug `fetch-any-url`: open a url of another scheme the way a general-purpose url
+/// opener (Python's `urllib.request.urlopen`, for one) would: `data:` decoded, `file:` read from
+/// the disk, `ftp:` a connection to its host. `Ok(None)` when the bug is off or the scheme is
+/// http(s) (the normal fetch handles it). Only `127.0.0.0/8` hosts are ever connected to: the
+/// catalog's `ftp:` urls name the trap on `127.0.0.9`.
+pub(crate) async fn open_other_scheme(bugs: Bugs, url: &str) -> Result<Option<Vec<u8>>, String> {
+    if !bugs.has(Bug::FetchAnyUrl) {
+        return Ok(None);
+    }
+    let Ok(u) = Url::parse(url) else {
+        return Ok(None);
+    };
+    match u.scheme() {
+        "data" => {
+            use base64::Engine;
+            let (head, payload) = u
+                .path()
+                .split_once(',')
+                .ok_or("data: url without a comma")?;
+            if head.ends_with(";base64") {
+                base64::engine::general_purpose::STANDARD
+                    .decode(payload)
+                    .map(Some)
+                    .map_err(|e| format!("data: url: {e}"))
+            } else {
+                Ok(Some(payload.as_bytes().to_vec()))
+            }
+        }
+        "file" => {
+            use tokio::io::AsyncReadExt;
+            let path = u
+                .to_file_path()
+                .map_err(|()| format!("file: url without a path: {url}"))?;
+            let f = tokio::fs::File::open(&path)
+                .await
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut bytes = Vec::new();
+            f.take(NAIVE_FILE_CAP)
+                .read_to_end(&mut bytes)
+                .await
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(Some(bytes))
+        }
+        "ftp" => {
+            let host = u.host_str().unwrap_or_default();
+            let ip: std::net::IpAddr = host
+                .parse()
+                .map_err(|_| format!("ftp: host {host:?} is not an address"))?;
+            if !ip.is_loopback() {
+                return Err(format!(
+                    "ftp: {host} is not loopback (never connected to here)"
+                ));
+            }
+            let addr = std::net::SocketAddr::new(ip, u.port().unwrap_or(21));
+            let conn =
+                tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr))
+                    .await;
+            match conn {
+                Ok(Ok(_)) => Err(format!("ftp: connected to {addr}, no FTP client here")),
+                Ok(Err(e)) => Err(format!("ftp: {addr}: {e}")),
+                Err(_) => Err(format!("ftp: {addr}: connect timed out")),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
 impl Default for UrlFetcher {
     /// No origin list: http(s) only, no userinfo. Falls back to a plain client if the
     /// builder fails (it does not with these settings).
@@ -233,6 +303,44 @@ mod tests {
         assert_eq!(
             p.check("http://127.0.0.9:1/x").is_ok(),
             cfg!(feature = "planted-bugs")
+        );
+    }
+
+    #[tokio::test]
+    async fn the_planted_bug_opens_data_and_file_urls_and_connects_for_ftp() {
+        let data = "data:application/octet-stream;base64,YTJh";
+        assert_eq!(open_other_scheme(Bugs::none(), data).await, Ok(None));
+        let bug = Bugs::none().with(Bug::FetchAnyUrl);
+        if !cfg!(feature = "planted-bugs") {
+            assert_eq!(open_other_scheme(bug, data).await, Ok(None));
+            return;
+        }
+        assert_eq!(
+            open_other_scheme(bug, data).await,
+            Ok(Some(b"a2a".to_vec()))
+        );
+        assert_eq!(
+            open_other_scheme(bug, "data:text/plain,hi").await,
+            Ok(Some(b"hi".to_vec()))
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("x.txt");
+        std::fs::write(&f, b"local").unwrap();
+        let file_url = Url::from_file_path(&f).unwrap().to_string();
+        assert_eq!(
+            open_other_scheme(bug, &file_url).await,
+            Ok(Some(b"local".to_vec()))
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let e = open_other_scheme(bug, &format!("ftp://127.0.0.1:{port}/x"))
+            .await
+            .unwrap_err();
+        assert!(e.contains("connected"), "{e}");
+        assert!(listener.accept().await.is_ok());
+        assert_eq!(
+            open_other_scheme(bug, "http://127.0.0.1:1/x").await,
+            Ok(None)
         );
     }
 

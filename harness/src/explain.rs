@@ -5,7 +5,7 @@
 
 use crate::catalog::listing;
 use crate::invariants::INVARIANTS;
-use crate::requirements::{self, Coverage, Requirement, TRANSPORT_SECURITY};
+use crate::requirements::{self, Coverage, FOLLOW_UP, Requirement};
 use crate::rules::{Level, Rule, registry};
 use crate::scenario::Scenario;
 use a2a_driver_contract::report::RunIndex;
@@ -190,7 +190,7 @@ fn glance(catalog: &[Scenario], rules: &[Rule]) -> String {
     }
     let _ = writeln!(
         s,
-        "all    {} rows: {} judged by rules ({} by catalog cases today), {} handed on to {TRANSPORT_SECURITY}, {} not automatable (`a2a-harness explain C-NN`)",
+        "all    {} rows: {} judged by rules ({} by catalog cases today), {} handed on to {FOLLOW_UP}, {} not automatable (`a2a-harness explain C-NN`)",
         all.rows, all.by_rules, all.judged_by_catalog, all.handed_on, all.not_automatable
     );
     s
@@ -453,7 +453,7 @@ mod tests {
             glance.contains("all    68 rows: 62 judged by rules"),
             "{glance}"
         );
-        assert!(glance.contains("4 handed on"), "{glance}");
+        assert!(glance.contains("3 handed on"), "{glance}");
     }
 
     #[test]
@@ -463,7 +463,9 @@ mod tests {
         assert!(c19.contains("DLG-ROUTE-07 (MUST"), "{c19}");
         let c55 = explain_text(&[], "C-55", None).unwrap();
         assert!(
-            c55.contains("NOT TESTED: handed on to the transport-security issue (#23)"),
+            c55.contains(
+                "NOT TESTED: handed on to a follow-up of the transport-security work (#23)"
+            ),
             "{c55}"
         );
         let route07 = explain_text(&[], "DLG-ROUTE-07", None).unwrap();

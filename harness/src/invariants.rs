@@ -234,14 +234,20 @@ impl<'a> History<'a> {
     }
 
     fn endings(&self, id: &str) -> Vec<(usize, Ending<'_>)> {
-        // An `error` after the delegation's `done` in the same process life declines no
-        // `delegate`: it answers a later request about the finished delegation (a `cancel`, as
-        // re-sent after a restart), which the contract answers with `error`.
-        let done_in_life = |at: usize| {
+        // An `error` declines a `delegate` only as the first message about the delegation (the
+        // contract: a `delegate` is acknowledged by its first message). After a `state`,
+        // `escalate` or `done` about it, in either process life, an `error` answers a later
+        // request about it: a `cancel`, as re-sent after a restart, which the restarted process
+        // may answer before or after it reports again the `done` the killed one never wrote.
+        let acknowledged_before = |at: usize| {
             self.messages.iter().any(|(j, m)| {
                 *j < at
-                    && self.life(*j) == self.life(at)
-                    && matches!(m, FromDelegator::Done(d) if d.id == id)
+                    && match m {
+                        FromDelegator::Done(d) => d.id == id,
+                        FromDelegator::State(s) => s.id == id,
+                        FromDelegator::Escalate(e) => e.id == id,
+                        _ => false,
+                    }
             })
         };
         self.messages
@@ -250,7 +256,7 @@ impl<'a> History<'a> {
                 FromDelegator::Done(d) if d.id == id => Some((*i, Ending::Done(d))),
                 FromDelegator::Error(e)
                     if e.id.as_deref() == Some(id)
-                        && !done_in_life(*i)
+                        && !acknowledged_before(*i)
                         && matches!(
                             e.code,
                             DriverErrorCode::Unsupported | DriverErrorCode::BadRequest
@@ -681,6 +687,22 @@ mod tests {
             &c,
             vec![init_ok(), init_ok(), done.clone(), error.clone()],
             Some((3, 1)),
+        );
+        assert_eq!(verdict_of(&c, &r, "HIST-01"), Some(Verdict::Pass));
+        // Acknowledged before the kill; the restarted process answers the re-sent `cancel`
+        // first (the record is final in its store) and then reports the `done` the killed one
+        // never wrote: the `error` answers the cancel, one ending (crash sweep of
+        // recovery.crash-during-cancel, seed 18, position 14).
+        let r = result(
+            &c,
+            vec![
+                init_ok(),
+                state("d1"),
+                init_ok(),
+                error.clone(),
+                done.clone(),
+            ],
+            Some((3, 2)),
         );
         assert_eq!(verdict_of(&c, &r, "HIST-01"), Some(Verdict::Pass));
         // An `error` declining the delegation next to a `done` is two endings.

@@ -144,10 +144,11 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
     ("constant-poll-interval", &["DLG-OBS-05"], &[]),
     // A constant pause at the base: retries.backoff-grows, ten backoffs per delegation.
     ("fixed-retry-backoff", &["DLG-RETRY-02"], &[]),
-    // Url parts fetched whatever their origin or userinfo, redirects followed anywhere: the trap
-    // on 127.0.0.9 sees the delegator (security.url-trap, -redirect, -fan-out) and the blob is
-    // fetched with userinfo (security.url-userinfo). The fetched bytes are then committed as a
-    // result no completed task delivered by an allowed url (OBS-03).
+    // Url parts fetched whatever their scheme, origin or userinfo, redirects followed anywhere:
+    // the trap on 127.0.0.9 sees the delegator (security.url-trap, -redirect, -fan-out, and the
+    // ftp: url of -scheme), the blob is fetched with userinfo (security.url-userinfo), and the
+    // data: and file: urls are read and reported (security.url-inline-schemes). The fetched
+    // bytes are then committed as a result no completed task delivered by an allowed url (OBS-03).
     ("fetch-any-url", &["DLG-URL-01"], &["DLG-OBS-03"]),
     // Every card is used: the altered, expired-key and untrusted-key cards (security.sign-*)
     // get the work, and the unsigned card where signatures are required (SHOULD).

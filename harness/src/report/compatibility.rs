@@ -252,10 +252,7 @@ pub fn compatibility_note(c: &Compatibility) -> String {
     let (handed, not_auto) = (sum(|t| t.handed_on), sum(|t| t.not_automatable));
     let unchecked = not_tested.saturating_sub(handed + not_auto);
     let mut why = vec![
-        format!(
-            "{handed} handed on to {}",
-            crate::requirements::TRANSPORT_SECURITY
-        ),
+        format!("{handed} handed on to {}", crate::requirements::FOLLOW_UP),
         format!("{not_auto} not automatable"),
     ];
     if unchecked > 0 {
@@ -492,7 +489,7 @@ mod tests {
             r.reason
                 .as_deref()
                 .unwrap()
-                .starts_with("handed on to the transport-security issue (#23)")
+                .starts_with("handed on to a follow-up of the transport-security work (#23)")
         );
         assert!(
             row(&c, "C-47")
@@ -523,7 +520,7 @@ mod tests {
         let t: u64 = c.levels.iter().map(|t| t.total).sum();
         assert_eq!(t, 68);
         let handed: u64 = c.levels.iter().map(|t| t.handed_on).sum();
-        assert_eq!(handed, 4);
+        assert_eq!(handed, 3);
         assert_eq!(c.levels.iter().map(|t| t.pass).sum::<u64>(), 0);
     }
 
@@ -567,10 +564,10 @@ mod tests {
         );
         let note = compatibility_note(&c);
         assert!(
-            note.contains("4 handed on to the transport-security issue (#23)"),
+            note.contains("3 handed on to a follow-up of the transport-security work (#23)"),
             "{note}"
         );
-        assert!(note.contains("2 not automatable"), "{note}");
+        assert!(note.contains("3 not automatable"), "{note}");
         assert!(
             note.starts_with("A2A client rows not passed: 0 FAIL"),
             "{note}"

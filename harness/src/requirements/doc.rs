@@ -69,10 +69,10 @@ pub fn markdown(catalog: &[Scenario]) -> String {
     );
     let _ = writeln!(
         s,
-        "Every normative statement whose subject is the client, in {SPEC}: {} rows, C-01..C-{}. Each row is judged by rules of the harness, or is handed on to {} for TLS, certificates, card signatures and URL validation, or is not automatable, with the reason. `a2a-harness explain C-19` shows one row, `a2a-harness rules` the coverage at a glance, and every run reports a verdict per row (the compatibility section of `index.json`, `summary.md` and `index.html`, and the closing line `A2A client: MUST a/b SHOULD c/d MAY e/f`; see [`reports/README.md`](../reports/README.md)).\n",
+        "Every normative statement whose subject is the client, in {SPEC}: {} rows, C-01..C-{}. Each row is judged by rules of the harness, or is handed on to {} (a jku fetched over HTTPS, the webhook over TLS, credentials only over encrypted connections), or is not automatable, with the reason. `a2a-harness explain C-19` shows one row, `a2a-harness rules` the coverage at a glance, and every run reports a verdict per row (the compatibility section of `index.json`, `summary.md` and `index.html`, and the closing line `A2A client: MUST a/b SHOULD c/d MAY e/f`; see [`reports/README.md`](../reports/README.md)).\n",
         REQUIREMENTS.len(),
         REQUIREMENTS.len(),
-        super::TRANSPORT_SECURITY
+        super::FOLLOW_UP
     );
     let _ = writeln!(
         s,
@@ -136,7 +136,7 @@ pub fn markdown(catalog: &[Scenario]) -> String {
     let _ = writeln!(
         s,
         "## Handed on to {}\n\n| id | § | keyword | requirement | why not here |\n| --- | --- | --- | --- | --- |",
-        super::TRANSPORT_SECURITY
+        super::FOLLOW_UP
     );
     for r in &REQUIREMENTS {
         if let Coverage::HandedOn { why, .. } = r.coverage {

@@ -3,7 +3,7 @@
 //! a2aproject/A2A commit 16ba526 (v1.0.1 plus §7.6.4) and `specification/a2a.proto`.
 
 use super::Coverage::{HandedOn, NotAutomatable, Rules};
-use super::{Requirement, TRANSPORT_SECURITY};
+use super::{FOLLOW_UP, Requirement};
 use crate::rules::Level::{May, Must, Should};
 
 /// One row: id, section, keyword, level, paraphrase, coverage, note.
@@ -24,10 +24,10 @@ macro_rules! row {
     };
 }
 
-/// Why card signatures are left to the transport-security issue.
-const KEYS_OVER_HTTPS: &str = "the delegator's trusted keys come from init.card_signatures (a key store, §8.4.3 MAY), so nothing has to be retrieved; a key found through a card's jku is not trusted by that alone (DLG-SIGN-02). Whether a delegator that fetches a jku does so over HTTPS needs the TLS mock network (run --tls, part 1 of this issue) and a case whose jku is plain HTTP";
-/// Why TLS is left to the transport-security issue.
-const TLS: &str = "the harness runs on plaintext loopback HTTP by design; TLS and certificate checks need a TLS-serving mock network";
+/// Why retrieving keys over HTTPS is not judged yet.
+const KEYS_OVER_HTTPS: &str = "the delegator's trusted keys come from init.card_signatures (a key store, §8.4.3 MAY), so nothing has to be retrieved, and a key found through a card's jku is not trusted by that alone (DLG-SIGN-02). Judging it needs a way to tell the delegator to trust keys fetched from a jku (init carries none) and a case whose jku is plain HTTP beside an HTTPS one";
+/// Why credentials over encrypted connections only is not judged yet.
+const CREDENTIALS_ENCRYPTED: &str = "in run --tls every agent is HTTPS and DLG-TLS-02 fails a delegator that falls back to a plain-HTTP interface, but no case offers a credential-requiring skill on a plain-HTTP interface only, to see the credential withheld; and rotation is the deployment's schedule over time, not one run's traffic";
 
 /// Why webhook URLs over HTTPS are not judged yet.
 const WEBHOOK_TLS: &str = "the webhook receiver is the delegator's own server: serving it over TLS needs a server certificate and key handed to the delegator, which the driver contract does not carry yet; the harness gives init.webhook_base_url http://127.0.0.1:0 and the mock agents deliver pushes over plain HTTP";
@@ -284,7 +284,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         Should,
         "Public keys are retrieved over HTTPS.",
         HandedOn {
-            to: TRANSPORT_SECURITY,
+            to: FOLLOW_UP,
             why: KEYS_OVER_HTTPS
         }
     ),
@@ -433,7 +433,7 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         Should,
         "Webhook URLs use HTTPS.",
         HandedOn {
-            to: "a follow-up of the transport-security issue (#23)",
+            to: FOLLOW_UP,
             why: WEBHOOK_TLS
         }
     ),
@@ -501,8 +501,8 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         Should,
         "Credentials are sent only over encrypted connections, and rotated.",
         HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: TLS
+            to: FOLLOW_UP,
+            why: CREDENTIALS_ENCRYPTED
         }
     ),
     row!(
@@ -543,9 +543,8 @@ pub static REQUIREMENTS: [Requirement; 68] = [
         "SHOULD (shared)",
         Should,
         "Sensitive in-band credentials are readable only by the requesting agent (encrypted).",
-        HandedOn {
-            to: TRANSPORT_SECURITY,
-            why: "end-to-end encryption of in-band credentials needs keys per agent, which belongs with the transport-security work"
+        NotAutomatable {
+            why: "A2A 1.0 names no scheme, key exchange or wire shape for encrypting an in-band credential to one agent, so no traffic can show whether a credential was readable by others"
         }
     ),
     row!(
