@@ -702,26 +702,44 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
         }) => {
             use a2a_harness::from_journal::{ConvertOptions, convert, read_journal};
             let recorded = read_journal(&journal)?;
-            let c = convert(&recorded, &ConvertOptions { id });
+            let stem = file
+                .file_stem()
+                .map_or_else(|| "case".to_string(), |s| s.to_string_lossy().into_owned());
+            let c = convert(
+                &recorded,
+                &ConvertOptions {
+                    id,
+                    files_dir: Some(format!("{stem}.d")),
+                },
+            );
             for u in &c.unsupported {
                 writeln!(
                     std::io::stderr(),
                     "a2a-harness: from-journal: not expressible: {u}"
                 )?;
             }
-            std::fs::write(&file, &c.toml)
-                .with_context(|| format!("writing {}", file.display()))?;
+            let dir = file.parent().unwrap_or(std::path::Path::new("."));
+            c.write(&file)?;
             // The written file must load as a catalog case.
             a2a_harness::catalog::load_case(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
             writeln!(
                 out,
-                "{}: {} agents, {} rules, {} delegations, {} TODOs, {} bytes",
+                "{}: {} agents, {} rules, {} delegations, {} TODOs, {} bytes{}",
                 file.display(),
                 c.agents,
                 c.rules,
                 c.delegations,
                 c.unsupported.len(),
-                c.toml.len()
+                c.toml.len(),
+                if c.files.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", {} part files in {}",
+                        c.files.len(),
+                        dir.join(format!("{stem}.d")).display()
+                    )
+                }
             )?;
             HarnessExitCode::Success.into()
         }
@@ -1111,6 +1129,14 @@ struct Finished {
 fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ended> {
     let plan = RunPlan::new(cat, &a)?;
     let (selection, selected, known) = (&plan.selection, &plan.selected, &plan.known);
+    for s in selected {
+        for d in &s.bytes_differ {
+            eprintln!(
+                "a2a-harness: note: case {}: the recorded bytes are not replayed ({d}): the replayed artifact has the recorded length, not its bytes",
+                s.id
+            );
+        }
+    }
     let options = RunOptions {
         delegator: plan.delegator.clone(),
         seed: a.seed,

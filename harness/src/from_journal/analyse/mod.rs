@@ -21,8 +21,10 @@ use delegations::*;
 use task::*;
 use wire::*;
 
-/// Artifacts up to this many bytes (and whose bytes the journal kept) are written literally;
-/// larger ones become generated content of the same length.
+/// An artifact whose bytes the journal kept is written as literal parts, byte for byte: a part
+/// up to this many bytes in the TOML, a longer one (or a `data` value TOML cannot hold, such
+/// as one with a `null`) in a file beside it (`<case>.d/artifact-N.chunk-C.part-P.bin`).
+/// Generated content of the same length stands in only where the journal summarised the bytes.
 pub const LITERAL_MAX_BYTES: u64 = 512;
 
 /// Gaps shorter than this between an agent's events are processing noise, not delays.
@@ -146,10 +148,19 @@ pub(crate) struct Model {
     pub first_seq: u64,
     /// Tasks with something a correct delegator may rightly reject, and what.
     pub doubtful: BTreeMap<String, String>,
+    /// The directory of part files, relative to the scenario (`case.d`).
+    pub files_dir: String,
+    /// Part files to write beside the scenario: (path relative to the scenario, bytes).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Artifacts with part files so far (numbers their files).
+    pub file_artifacts: u32,
+    /// Artifacts written as generated content (the journal summarised their bytes): (seq,
+    /// what: the artifact and its recorded length and sha256), for `bytes_differ`.
+    pub generated: Vec<(u64, String)>,
 }
 
 /// Build the model.
-pub(crate) fn analyse(records: &[Record]) -> Model {
+pub(crate) fn analyse(records: &[Record], files_dir: &str) -> Model {
     let entries: Vec<&Entry> = records
         .iter()
         .filter_map(|r| match r {
@@ -162,6 +173,7 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
     let mut m = Model {
         span_us: last_at.saturating_sub(first_at),
         entries: records.len(),
+        files_dir: files_dir.to_string(),
         ..Default::default()
     };
     // Agents in order of appearance.
