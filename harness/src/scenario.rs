@@ -793,6 +793,52 @@ mod tests {
     }
 
     #[test]
+    fn part_files_are_read_beside_the_case_and_a_missing_one_is_named() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let text = format!(
+            "{BASE}[[network.agent.rule]]\nsteps = [\n  {{ do = \"artifact\", chunks = [[{{ raw_file = \"case.d/a.bin\" }}], [{{ text_file = \"case.d/b.txt\" }}]] }},\n]\n"
+        );
+        let file = dir.path().join("case.toml");
+        std::fs::create_dir_all(dir.path().join("case.d")).expect("mkdir");
+        std::fs::write(dir.path().join("case.d/a.bin"), [0xe2, 0x82]).expect("write");
+        let err = Scenario::from_toml(&file, &text).unwrap_err();
+        match &err {
+            ScenarioError::Parse {
+                line,
+                field,
+                message,
+                ..
+            } => {
+                assert_eq!(*line, 9, "{err}");
+                assert_eq!(
+                    field, "network.agent[0].rule[0].steps[0].chunks[1][0].text_file",
+                    "{err}"
+                );
+                assert!(message.starts_with("case.d/b.txt: "), "{err}");
+            }
+            other => panic!("{other}"),
+        }
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}:9:", file.display())),
+            "{err}"
+        );
+        std::fs::write(dir.path().join("case.d/b.txt"), "\u{20ac}").expect("write");
+        let s = Scenario::from_toml(&file, &text).unwrap_or_else(|e| panic!("{e}"));
+        match &s.network.agents[0].rules[0].steps[0] {
+            a2a_mock_agents::ScriptStep::Artifact { chunks, .. } => {
+                assert_eq!(
+                    chunks[0][0].raw_base64.as_ref().map(|b| b.0.clone()),
+                    Some(vec![0xe2, 0x82])
+                );
+                assert_eq!(chunks[1][0].text.as_deref(), Some("\u{20ac}"));
+                assert!(chunks.iter().flatten().all(|p| p.file_ref().is_none()));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn a_bad_variant_is_named() {
         for (variant, says) in [
             ("suffix = \"Polled\"\ndelivery = \"poll\"\n", "[a-z0-9-]"),

@@ -798,3 +798,97 @@ async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding()
     );
     assert_eq!(r.verdict, Verdict::Pass, "{}\n{}", describe(r), c.toml);
 }
+
+/// Issue 26: two delegations with the same text to the same agent stay two: two `[[delegate]]`
+/// entries and two rules, each answering its own delegation as recorded (the second text gets
+/// ` [2]`), and the replay delivers each artifact with its recorded sha256.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_delegations_with_the_same_text_stay_two() {
+    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = r#"id = "repro.same-text"
+title = "same text"
+rules = ["DLG-ART-08"]
+[network]
+seed = 5
+[[network.agent]]
+name = "svc"
+[[network.agent.skill]]
+id = "lookup"
+[[network.agent.rule]]
+times = 1
+steps = [
+  { do = "artifact", artifact_id = "first", parts = [{ text = "the first answer" }] },
+  { do = "state", state = "TASK_STATE_COMPLETED" },
+]
+[[network.agent.rule]]
+steps = [
+  { do = "artifact", artifact_id = "second", parts = [{ raw = "the second answer, longer" }] },
+  { do = "state", state = "TASK_STATE_COMPLETED" },
+]
+[[delegate]]
+id = "a"
+capability = "lookup"
+text = "look it up"
+[[delegate]]
+id = "b"
+capability = "lookup"
+text = "look it up"
+"#;
+    let source = dir.path().join("source.toml");
+    std::fs::write(&source, text).expect("write");
+    let s = load_case(&source).unwrap_or_else(|e| panic!("{e}"));
+    let net = a2a_mock_agents::Network::start(s.network.clone())
+        .await
+        .expect("network");
+    let upstreams: Vec<UpstreamSpec> = net
+        .names()
+        .map(|n| UpstreamSpec {
+            url: net.card_url(n).expect("card url"),
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        })
+        .collect();
+    let out = dir.path().join("rec");
+    let rec = Recorder::start(&upstreams, RecordOptions::new(&out))
+        .await
+        .expect("recorder");
+    let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
+    let done = drive_through(&cards, &out.join("store"), &s).await;
+    assert_eq!(done.len(), 2);
+    let path = rec.journal().path().to_path_buf();
+    rec.shutdown().await;
+    net.shutdown().await;
+    let journal = read_journal(&path).expect("the recording reads");
+    let entries: Vec<Entry> = journal
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Entry(e) => Some(e.clone()),
+            Record::Other { .. } => None,
+        })
+        .collect();
+    let recorded = artifacts_sent(&entries);
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    let c = convert(&journal, &ConvertOptions::default());
+    assert!(c.unsupported.is_empty(), "{:?}\n{}", c.unsupported, c.toml);
+    assert_eq!((c.delegations, c.rules), (2, 2), "{}", c.toml);
+    assert!(
+        c.toml.contains("text = \"look it up\"") && c.toml.contains("text = \"look it up [2]\""),
+        "{}",
+        c.toml
+    );
+    let file = dir.path().join("case.toml");
+    c.write(&file).expect("write");
+    let replay_case = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+    let options = RunOptions::new(delegator());
+    let replayed = run(&[replay_case], &options).await;
+    let r = &replayed.results[0];
+    assert_eq!(
+        artifacts_sent(&r.journal),
+        recorded,
+        "{}\n{}",
+        describe(r),
+        c.toml
+    );
+    assert_eq!(r.verdict, Verdict::Pass, "{}\n{}", describe(r), c.toml);
+}

@@ -225,6 +225,7 @@ pub(crate) fn analyse(records: &[Record], files_dir: &str) -> Model {
                         dropped: None,
                         faults: Vec::new(),
                         task: None,
+                        text_as: None,
                     },
                 );
             }
@@ -421,6 +422,7 @@ pub(crate) fn analyse(records: &[Record], files_dir: &str) -> Model {
             }
         }
     }
+    keep_delegations_apart(&mut reqs, &children);
     let journal_end = last_at;
     for name in &agent_names {
         let agent = build_agent(name, &reqs, &tasks, &blobs, &children, journal_end, &mut m);
@@ -495,4 +497,59 @@ pub(super) fn todo(m: &mut Model, agent: &str, seq: u64, what: impl Into<String>
         what: what.clone(),
     });
     StepLine::Todo(seq, what)
+}
+
+/// Two delegations with the same skill and text stay two: a new send of an earlier send's skill
+/// and text is a resend of that delegation when it repeats one of its `messageId`s or when none
+/// of its sends created a task yet (a retry after an error or a lost connection); otherwise it
+/// is a new delegation, whose text becomes `<text> [n]` (n counting the delegations of that
+/// text), in its `[[delegate]]` and in its agent's rule, so that each rule answers its own
+/// delegation and the rules of the registry, which tell delegations apart by text, judge each
+/// on its own.
+pub(super) fn keep_delegations_apart(
+    reqs: &mut BTreeMap<(String, u64), ReqInfo>,
+    children: &BTreeSet<String>,
+) {
+    let mut sends: Vec<(u64, (String, u64))> = reqs
+        .iter()
+        .filter(|(_, r)| r.is_send() && r.continues().is_none())
+        .filter(|(_, r)| !r.task.as_ref().is_some_and(|(t, _)| children.contains(t)))
+        .map(|(k, r)| (r.seq, k.clone()))
+        .collect();
+    sends.sort();
+    // Per (skill, text): each delegation's messageIds and whether one of its sends made a task.
+    type Groups = Vec<(BTreeSet<String>, bool)>;
+    let mut seen: BTreeMap<(Option<String>, Option<String>), Groups> = BTreeMap::new();
+    for (_, k) in sends {
+        let Some(r) = reqs.get_mut(&k) else {
+            continue;
+        };
+        let Some(text) = r.text() else {
+            continue;
+        };
+        let mid = r.message_id().map(str::to_string).unwrap_or_default();
+        let made_task = r.task.as_ref().is_some_and(|(_, dedup)| !dedup);
+        let groups = seen.entry((r.skill(), Some(text.clone()))).or_default();
+        let same = groups
+            .iter()
+            .position(|(ids, _)| ids.contains(&mid))
+            .or_else(|| {
+                groups
+                    .last()
+                    .is_some_and(|(_, made)| !made)
+                    .then(|| groups.len() - 1)
+            });
+        let n = match same {
+            Some(i) => i,
+            None => {
+                groups.push((BTreeSet::new(), false));
+                groups.len() - 1
+            }
+        };
+        groups[n].0.insert(mid);
+        groups[n].1 |= made_task;
+        if n > 0 {
+            r.text_as = Some(format!("{text} [{}]", n + 1));
+        }
+    }
 }
