@@ -295,10 +295,19 @@ struct RecordArgs {
     /// /metadata/ssn or /parts/*/data/iban; repeatable.
     #[arg(long, value_name = "JSON_POINTER")]
     redact: Vec<a2a_harness::record::RedactPath>,
-    /// Strings (artifact parts, texts) longer than this are recorded as length + sha256 + their
-    /// first 32 bytes.
+    /// Strings longer than this are recorded as length + sha256 + their first 32 bytes, except
+    /// artifact content within --max-artifact-bytes.
     #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_INLINE_BYTES)]
     max_inline_bytes: usize,
+    /// Artifact content (text, raw and data of artifact parts) recorded whole per artifact, so
+    /// that `scenario from-journal` replays the recorded bytes (4 MiB; 0: summarise artifacts
+    /// like other strings). Beyond it the artifact is summarised and replayed as generated
+    /// content of the same length.
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_ARTIFACT_BYTES)]
+    max_artifact_bytes: u64,
+    /// Artifact content recorded whole over the whole recording (64 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_RECORDED_ARTIFACT_BYTES)]
+    max_recorded_artifact_bytes: u64,
     /// Record every string whole, however long.
     #[arg(long)]
     keep_bytes: bool,
@@ -927,6 +936,8 @@ fn record(args: RecordArgs) -> anyhow::Result<HarnessExitCode> {
     opts.redact = args.redact;
     opts.max_inline_bytes = args.max_inline_bytes;
     opts.keep_bytes = args.keep_bytes;
+    opts.max_artifact_bytes = args.max_artifact_bytes;
+    opts.max_recorded_artifact_bytes = args.max_recorded_artifact_bytes;
     opts.bounds.upstream = std::time::Duration::from_secs(args.upstream_timeout_s.max(1));
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {

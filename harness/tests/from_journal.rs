@@ -637,7 +637,8 @@ fn artifacts_sent(journal: &[Entry]) -> BTreeMap<(String, String), (u64, String)
 /// in four chunks of 1,000 (each under the journal's 4,096-byte inline bound), raw bytes with a
 /// UTF-8 sequence split across two chunks, a data value holding a `null` (TOML has none), a large
 /// data value, a small text with a media type, and one chunk of a text and a raw part. The raw
-/// and data contents are part files beside the scenario (written to `dir`).
+/// and data contents are part files beside the scenario (written to `dir`); and 9,000 raw bytes
+/// in one part, over the journal's inline bound for strings.
 fn artifact_steps(dir: &std::path::Path) -> String {
     let text: String = (0..4000)
         .map(|i| char::from(b'a' + (i * 7 % 26) as u8))
@@ -666,6 +667,10 @@ fn artifact_steps(dir: &std::path::Path) -> String {
     )
     .expect("write");
     std::fs::write(parts.join("mixed.bin"), [0u8, 1, 2, 0xff, 0xfe]).expect("write");
+    // 9,000 bytes in one part: over the journal's 4,096-byte inline bound, kept whole by
+    // `record`'s artifact budget.
+    let big_raw: Vec<u8> = (0..9000u32).map(|i| (i * 31 % 256) as u8).collect();
+    std::fs::write(parts.join("big.bin"), big_raw).expect("write");
     format!(
         r#"steps = [
   {{ do = "state", state = "TASK_STATE_WORKING" }},
@@ -675,6 +680,7 @@ fn artifact_steps(dir: &std::path::Path) -> String {
   {{ do = "artifact", artifact_id = "data-big", chunks = [[{{ data_file = "source.d/big.json" }}], [{{ text = "end" }}]] }},
   {{ do = "artifact", artifact_id = "small", parts = [{{ text = "héllo wörld", media_type = "text/plain", filename = "hi.txt" }}] }},
   {{ do = "artifact", artifact_id = "mixed", parts = [{{ text = "head" }}, {{ raw_file = "source.d/mixed.bin" }}] }},
+  {{ do = "artifact", artifact_id = "raw-9000", parts = [{{ raw_file = "source.d/big.bin", filename = "big.bin" }}] }},
   {{ do = "state", state = "TASK_STATE_COMPLETED" }},
 ]
 "#,
@@ -743,7 +749,11 @@ async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding()
         })
         .collect();
     let recorded = artifacts_sent(&entries);
-    assert_eq!(recorded.len(), 18, "six artifacts per agent: {recorded:?}");
+    assert_eq!(
+        recorded.len(),
+        21,
+        "seven artifacts per agent: {recorded:?}"
+    );
     // Convert, as `scenario from-journal --out case/case.toml` does.
     let c = convert(
         &journal,

@@ -506,7 +506,7 @@ pub(super) fn todo(m: &mut Model, agent: &str, seq: u64, what: impl Into<String>
 /// text), in its `[[delegate]]` and in its agent's rule, so that each rule answers its own
 /// delegation and the rules of the registry, which tell delegations apart by text, judge each
 /// on its own.
-pub(super) fn keep_delegations_apart(
+fn keep_delegations_apart(
     reqs: &mut BTreeMap<(String, u64), ReqInfo>,
     children: &BTreeSet<String>,
 ) {

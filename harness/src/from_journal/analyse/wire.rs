@@ -27,7 +27,7 @@ pub(super) struct ReqInfo {
     pub(super) task: Option<(String, bool)>,
     /// The text this send stands for in the scenario, when not its own: a later delegation
     /// with the same skill and text as an earlier one gets ` [n]` appended
-    /// ([`super::keep_delegations_apart`]).
+    /// (`keep_delegations_apart` in the analysis).
     pub(super) text_as: Option<String>,
 }
 
