@@ -1,15 +1,20 @@
 //! Embeds the scenario catalog (`scenarios/**/*.toml`) in the binary: generates
 //! `$OUT_DIR/builtin_catalog.rs` with one `(path, include_str!(...))` entry per file, paths
-//! relative to the workspace root (`scenarios/states/completed.toml`) so that errors name them.
+//! relative to the workspace root (`scenarios/states/completed.toml`) so that errors name them;
+//! and `BUILTIN_FILES`, the part files beside them (every file inside a `*.d` directory, such as
+//! `scenarios/recorded/case.d/artifact-1.chunk-1.part-1.bin`), as bytes.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn collect(dir: &Path, out: &mut Vec<PathBuf>, parts: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let in_parts_dir = dir.extension().is_some_and(|x| x == "d");
     for e in std::fs::read_dir(dir)? {
         let p = e?.path();
         if p.is_dir() {
-            collect(&p, out)?;
+            collect(&p, out, parts)?;
+        } else if in_parts_dir {
+            parts.push(p);
         } else if p.extension().is_some_and(|x| x == "toml") {
             out.push(p);
         }
@@ -23,8 +28,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = root.join("scenarios");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files = Vec::new();
+    let mut parts = Vec::new();
     if dir.is_dir() {
-        collect(&dir, &mut files)?;
+        collect(&dir, &mut files, &mut parts)?;
     } else {
         println!(
             "cargo:warning=no scenario catalog at {}: the binary embeds none (use --scenarios DIR)",
@@ -46,6 +52,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         writeln!(
             code,
             "    ({rel:?}, include_str!({:?})),",
+            abs.to_string_lossy()
+        )?;
+    }
+    code.push_str("];\n");
+    parts.sort();
+    code.push_str(
+        "/// The part files beside them: (path relative to the workspace root, bytes).\npub static BUILTIN_FILES: &[(&str, &[u8])] = &[\n",
+    );
+    for f in &parts {
+        println!("cargo:rerun-if-changed={}", f.display());
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let abs = f.canonicalize()?;
+        writeln!(
+            code,
+            "    ({rel:?}, include_bytes!({:?})),",
             abs.to_string_lossy()
         )?;
     }

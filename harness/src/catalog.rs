@@ -16,8 +16,26 @@ mod builtin {
 
 /// Parse one case from TOML text: the format, the rule IDs it names against the registry, and
 /// that it can run (see [`check_runnable`]). Its variants stay on it (see [`parse_cases`]).
+/// Part files are read from beside `file` on disk.
 pub fn parse_case(file: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    let s = Scenario::from_toml(file, text)?;
+    check_case(Scenario::from_toml(file, text)?)
+}
+
+/// A part file of the embedded catalog: `rel` (as a scenario writes it) beside the embedded
+/// scenario `file`.
+fn builtin_part_file(file: &Path, rel: &str) -> Result<Vec<u8>, String> {
+    let dir = file.parent().unwrap_or(Path::new(""));
+    let want = dir.join(rel);
+    let want = want.to_string_lossy().replace('\\', "/");
+    let want = want.trim_start_matches("./");
+    builtin::BUILTIN_FILES
+        .iter()
+        .find(|(p, _)| *p == want)
+        .map(|(_, b)| b.to_vec())
+        .ok_or_else(|| format!("not in the embedded catalog (looked for {want})"))
+}
+
+fn check_case(s: Scenario) -> Result<Scenario, ScenarioError> {
     check_rule_ids(&s.file, "rules", &s.rules)?;
     for v in &s.variants {
         if let Some(rules) = &v.rules {
@@ -118,7 +136,9 @@ fn check_rule_ids(file: &Path, field: &str, rules: &[String]) -> Result<(), Scen
 pub fn builtin_catalog() -> Result<Vec<Scenario>, ScenarioError> {
     let mut out: Vec<Scenario> = Vec::new();
     for (path, text) in builtin::BUILTIN {
-        for s in parse_cases(Path::new(path), text)? {
+        let file = Path::new(path);
+        let case = Scenario::from_toml_in(file, text, &mut |rel| builtin_part_file(file, rel))?;
+        for s in check_case(case)?.expand() {
             if let Some(prev) = out.iter().find(|p| p.id == s.id) {
                 return Err(ScenarioError::invalid(
                     Path::new(path),

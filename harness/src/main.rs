@@ -295,10 +295,19 @@ struct RecordArgs {
     /// /metadata/ssn or /parts/*/data/iban; repeatable.
     #[arg(long, value_name = "JSON_POINTER")]
     redact: Vec<a2a_harness::record::RedactPath>,
-    /// Strings (artifact parts, texts) longer than this are recorded as length + sha256 + their
-    /// first 32 bytes.
+    /// Strings longer than this are recorded as length + sha256 + their first 32 bytes, except
+    /// artifact content within --max-artifact-bytes.
     #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_INLINE_BYTES)]
     max_inline_bytes: usize,
+    /// Artifact content (text, raw and data of artifact parts) recorded whole per artifact, so
+    /// that `scenario from-journal` replays the recorded bytes (4 MiB; 0: summarise artifacts
+    /// like other strings). Beyond it the artifact is summarised and replayed as generated
+    /// content of the same length.
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_ARTIFACT_BYTES)]
+    max_artifact_bytes: u64,
+    /// Artifact content recorded whole over the whole recording (64 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_RECORDED_ARTIFACT_BYTES)]
+    max_recorded_artifact_bytes: u64,
     /// Record every string whole, however long.
     #[arg(long)]
     keep_bytes: bool,
@@ -702,26 +711,44 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
         }) => {
             use a2a_harness::from_journal::{ConvertOptions, convert, read_journal};
             let recorded = read_journal(&journal)?;
-            let c = convert(&recorded, &ConvertOptions { id });
+            let stem = file
+                .file_stem()
+                .map_or_else(|| "case".to_string(), |s| s.to_string_lossy().into_owned());
+            let c = convert(
+                &recorded,
+                &ConvertOptions {
+                    id,
+                    files_dir: Some(format!("{stem}.d")),
+                },
+            );
             for u in &c.unsupported {
                 writeln!(
                     std::io::stderr(),
                     "a2a-harness: from-journal: not expressible: {u}"
                 )?;
             }
-            std::fs::write(&file, &c.toml)
-                .with_context(|| format!("writing {}", file.display()))?;
+            let dir = file.parent().unwrap_or(std::path::Path::new("."));
+            c.write(&file)?;
             // The written file must load as a catalog case.
             a2a_harness::catalog::load_case(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
             writeln!(
                 out,
-                "{}: {} agents, {} rules, {} delegations, {} TODOs, {} bytes",
+                "{}: {} agents, {} rules, {} delegations, {} TODOs, {} bytes{}",
                 file.display(),
                 c.agents,
                 c.rules,
                 c.delegations,
                 c.unsupported.len(),
-                c.toml.len()
+                c.toml.len(),
+                if c.files.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", {} part files in {}",
+                        c.files.len(),
+                        dir.join(format!("{stem}.d")).display()
+                    )
+                }
             )?;
             HarnessExitCode::Success.into()
         }
@@ -909,6 +936,8 @@ fn record(args: RecordArgs) -> anyhow::Result<HarnessExitCode> {
     opts.redact = args.redact;
     opts.max_inline_bytes = args.max_inline_bytes;
     opts.keep_bytes = args.keep_bytes;
+    opts.max_artifact_bytes = args.max_artifact_bytes;
+    opts.max_recorded_artifact_bytes = args.max_recorded_artifact_bytes;
     opts.bounds.upstream = std::time::Duration::from_secs(args.upstream_timeout_s.max(1));
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
@@ -1111,6 +1140,14 @@ struct Finished {
 fn run_cases(cat: &Catalog, a: RunArgs, out: &mut impl std::io::Write) -> anyhow::Result<Ended> {
     let plan = RunPlan::new(cat, &a)?;
     let (selection, selected, known) = (&plan.selection, &plan.selected, &plan.known);
+    for s in selected {
+        for d in &s.bytes_differ {
+            eprintln!(
+                "a2a-harness: note: case {}: the recorded bytes are not replayed ({d}): the replayed artifact has the recorded length, not its bytes",
+                s.id
+            );
+        }
+    }
     let options = RunOptions {
         delegator: plan.delegator.clone(),
         seed: a.seed,

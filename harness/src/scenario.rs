@@ -50,6 +50,11 @@ pub struct Scenario {
     /// Post a forged push notification (wrong token) for each delegation once it is WORKING.
     #[serde(default)]
     pub forge_push: bool,
+    /// Artifacts of a recording that this case does not reproduce byte for byte (the journal
+    /// summarised their bytes; the agents send generated content of the same length), one
+    /// line each as `scenario from-journal` writes it: `run` prints a note for each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bytes_differ: Vec<String>,
     /// Options passed in `init`.
     #[serde(default)]
     pub options: BTreeMap<String, Value>,
@@ -475,7 +480,23 @@ impl Scenario {
     /// Parse a scenario from TOML text and check everything the format alone decides (ids,
     /// references between delegations, expected states, bounds, the network). The rule IDs it
     /// names are checked against the registry by [`crate::catalog::parse_case`].
+    ///
+    /// Part files (`text_file`, `raw_file`, `data_file` of the agents' parts) are read from
+    /// beside `file` on disk; see [`Scenario::from_toml_in`].
     pub fn from_toml(file: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        Self::from_toml_in(file, text, &mut a2a_mock_agents::script::read_beside(dir))
+    }
+
+    /// [`Scenario::from_toml`] with part files read through `read` (given the path as written,
+    /// relative to the scenario's directory): the embedded catalog reads them from the binary.
+    /// A part file that cannot be read, or whose content does not fit its kind, is an error
+    /// naming the scenario, the line, the field and the part file.
+    pub fn from_toml_in(
+        file: &Path,
+        text: &str,
+        read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+    ) -> Result<Scenario, ScenarioError> {
         let parse_error = |field: String, e: &toml::de::Error| {
             let (line, column) = e
                 .span()
@@ -495,6 +516,32 @@ impl Scenario {
         s.network
             .validate()
             .map_err(|m| ScenarioError::invalid(file, "network", m.to_string()))?;
+        if s.network.has_part_files() {
+            s.network
+                .resolve_part_files(&file.display().to_string(), text, &["network"], read)
+                .map_err(|e| match e {
+                    a2a_mock_agents::ScriptError::Parse {
+                        line,
+                        column,
+                        message,
+                        ..
+                    } => {
+                        let (field, message) = message
+                            .split_once(": ")
+                            .map_or((String::new(), message.clone()), |(f, m)| {
+                                (f.to_string(), m.to_string())
+                            });
+                        ScenarioError::Parse {
+                            file: file.to_path_buf(),
+                            line,
+                            column,
+                            field,
+                            message,
+                        }
+                    }
+                    other => ScenarioError::invalid(file, "network", other.to_string()),
+                })?;
+        }
         if s.rules.is_empty() {
             return Err(ScenarioError::invalid(
                 file,
@@ -743,6 +790,52 @@ mod tests {
         );
         assert_eq!(restart.rules, ["DLG-SEND-01"]);
         assert_eq!(restart.title, "t (killed)");
+    }
+
+    #[test]
+    fn part_files_are_read_beside_the_case_and_a_missing_one_is_named() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let text = format!(
+            "{BASE}[[network.agent.rule]]\nsteps = [\n  {{ do = \"artifact\", chunks = [[{{ raw_file = \"case.d/a.bin\" }}], [{{ text_file = \"case.d/b.txt\" }}]] }},\n]\n"
+        );
+        let file = dir.path().join("case.toml");
+        std::fs::create_dir_all(dir.path().join("case.d")).expect("mkdir");
+        std::fs::write(dir.path().join("case.d/a.bin"), [0xe2, 0x82]).expect("write");
+        let err = Scenario::from_toml(&file, &text).unwrap_err();
+        match &err {
+            ScenarioError::Parse {
+                line,
+                field,
+                message,
+                ..
+            } => {
+                assert_eq!(*line, 9, "{err}");
+                assert_eq!(
+                    field, "network.agent[0].rule[0].steps[0].chunks[1][0].text_file",
+                    "{err}"
+                );
+                assert!(message.starts_with("case.d/b.txt: "), "{err}");
+            }
+            other => panic!("{other}"),
+        }
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}:9:", file.display())),
+            "{err}"
+        );
+        std::fs::write(dir.path().join("case.d/b.txt"), "\u{20ac}").expect("write");
+        let s = Scenario::from_toml(&file, &text).unwrap_or_else(|e| panic!("{e}"));
+        match &s.network.agents[0].rules[0].steps[0] {
+            a2a_mock_agents::ScriptStep::Artifact { chunks, .. } => {
+                assert_eq!(
+                    chunks[0][0].raw_base64.as_ref().map(|b| b.0.clone()),
+                    Some(vec![0xe2, 0x82])
+                );
+                assert_eq!(chunks[1][0].text.as_deref(), Some("\u{20ac}"));
+                assert!(chunks.iter().flatten().all(|p| p.file_ref().is_none()));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -157,7 +157,7 @@ async fn recorded_cases_replay_with_the_same_agent_traffic_and_verdicts() {
             );
         }
         let file = dir.path().join(format!("{}.toml", r.id));
-        std::fs::write(&file, &c.toml).expect("write");
+        c.write(&file).expect("write");
         let mut s = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
         assert_eq!(s.id, format!("{}.replay", r.id));
         // The delegator's own configuration (`init.options`, such as a request timeout) is not
@@ -337,6 +337,7 @@ async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffi
             &journal,
             &ConvertOptions {
                 id: Some(format!("{}.recorded", s.id)),
+                ..Default::default()
             },
         );
         if s.id == "retries.429-retry-after" {
@@ -347,7 +348,7 @@ async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffi
             );
         }
         let file = dir.path().join(format!("{}.toml", s.id));
-        std::fs::write(&file, &c.toml).expect("write");
+        c.write(&file).expect("write");
         let scenario = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
         let entries: Vec<Entry> = journal
             .records
@@ -549,11 +550,12 @@ fn a_recorded_card_gives_the_agent_its_card() {
         &read_journal(&jfile).expect("reads"),
         &ConvertOptions {
             id: Some("my.case".into()),
+            ..Default::default()
         },
     );
     assert!(c.unsupported.is_empty(), "{:?}", c.unsupported);
     let file = dir.path().join("case.toml");
-    std::fs::write(&file, &c.toml).expect("write");
+    c.write(&file).expect("write");
     let s = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
     assert_eq!(s.id, "my.case");
     let a = &s.network.agents[0];
@@ -610,4 +612,293 @@ fn a_malformed_journal_line_is_an_error_naming_it() {
         "{stderr}"
     );
     assert!(!out.exists(), "nothing written on a bad journal");
+}
+
+/// The artifacts a journal shows sent in full: (agent, artifact id) -> (bytes, sha256).
+fn artifacts_sent(journal: &[Entry]) -> BTreeMap<(String, String), (u64, String)> {
+    journal
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ArtifactSent {
+                artifact_id,
+                bytes,
+                sha256,
+                ..
+            } => Some((
+                (e.agent.to_string(), artifact_id.clone()),
+                (*bytes, sha256.clone()),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The steps of an agent streaming artifacts of several sizes and part kinds: a 4,000-byte text
+/// in four chunks of 1,000 (each under the journal's 4,096-byte inline bound), raw bytes with a
+/// UTF-8 sequence split across two chunks, a data value holding a `null` (TOML has none), a large
+/// data value, a small text with a media type, and one chunk of a text and a raw part. The raw
+/// and data contents are part files beside the scenario (written to `dir`); and 9,000 raw bytes
+/// in one part, over the journal's inline bound for strings.
+fn artifact_steps(dir: &std::path::Path) -> String {
+    let text: String = (0..4000)
+        .map(|i| char::from(b'a' + (i * 7 % 26) as u8))
+        .collect();
+    let chunk = |i: usize| &text[i * 1000..(i + 1) * 1000];
+    // "€" is e2 82 ac: the first chunk ends inside it.
+    let mut first = vec![b'x'; 699];
+    first.extend([0xe2, 0x82]);
+    let mut second = vec![0xac];
+    second.extend((0..700u32).map(|i| (i % 251) as u8));
+    let parts = dir.join("source.d");
+    std::fs::create_dir_all(&parts).expect("mkdir");
+    std::fs::write(parts.join("split-1.bin"), &first).expect("write");
+    std::fs::write(parts.join("split-2.bin"), &second).expect("write");
+    std::fs::write(
+        parts.join("null.json"),
+        r#"{"ok": true, "missing": null, "list": [1, 2.5, "x", null]}"#,
+    )
+    .expect("write");
+    let big: Vec<serde_json::Value> = (0..80)
+        .map(|i| serde_json::json!({"row": i, "name": format!("item {i}")}))
+        .collect();
+    std::fs::write(
+        parts.join("big.json"),
+        serde_json::to_vec(&serde_json::json!({"rows": big})).expect("json"),
+    )
+    .expect("write");
+    std::fs::write(parts.join("mixed.bin"), [0u8, 1, 2, 0xff, 0xfe]).expect("write");
+    // 9,000 bytes in one part: over the journal's 4,096-byte inline bound, kept whole by
+    // `record`'s artifact budget.
+    let big_raw: Vec<u8> = (0..9000u32).map(|i| (i * 31 % 256) as u8).collect();
+    std::fs::write(parts.join("big.bin"), big_raw).expect("write");
+    format!(
+        r#"steps = [
+  {{ do = "state", state = "TASK_STATE_WORKING" }},
+  {{ do = "artifact", artifact_id = "text-4000", chunks = [[{{ text = "{}" }}], [{{ text = "{}" }}], [{{ text = "{}" }}], [{{ text = "{}" }}]] }},
+  {{ do = "artifact", artifact_id = "raw-split-utf8", chunks = [[{{ raw_file = "source.d/split-1.bin", media_type = "application/octet-stream" }}], [{{ raw_file = "source.d/split-2.bin" }}]] }},
+  {{ do = "artifact", artifact_id = "data-null", parts = [{{ data_file = "source.d/null.json" }}] }},
+  {{ do = "artifact", artifact_id = "data-big", chunks = [[{{ data_file = "source.d/big.json" }}], [{{ text = "end" }}]] }},
+  {{ do = "artifact", artifact_id = "small", parts = [{{ text = "héllo wörld", media_type = "text/plain", filename = "hi.txt" }}] }},
+  {{ do = "artifact", artifact_id = "mixed", parts = [{{ text = "head" }}, {{ raw_file = "source.d/mixed.bin" }}] }},
+  {{ do = "artifact", artifact_id = "raw-9000", parts = [{{ raw_file = "source.d/big.bin", filename = "big.bin" }}] }},
+  {{ do = "state", state = "TASK_STATE_COMPLETED" }},
+]
+"#,
+        chunk(0),
+        chunk(1),
+        chunk(2),
+        chunk(3)
+    )
+}
+
+/// Issue 26: bytes recorded are bytes replayed. Agents serving JSON-RPC, HTTP+JSON and gRPC
+/// stream artifacts of several sizes and part kinds through the recording proxy to the
+/// reference delegator; the recording is converted and replayed; every artifact's sha256 in the
+/// replay equals the recording's.
+#[tokio::test(flavor = "multi_thread")]
+async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding() {
+    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let steps = artifact_steps(dir.path());
+    let mut text = String::from(
+        "id = \"repro.bytes\"\ntitle = \"bytes\"\nrules = [\"DLG-ART-08\"]\n[network]\nseed = 3\n",
+    );
+    for b in ["jsonrpc", "rest", "grpc"] {
+        text.push_str(&format!(
+            "[[network.agent]]\nname = \"{b}\"\nbindings = [\"{b}\"]\n[[network.agent.skill]]\nid = \"files-{b}\"\n[[network.agent.rule]]\n{steps}"
+        ));
+    }
+    for b in ["jsonrpc", "rest", "grpc"] {
+        text.push_str(&format!(
+            "[[delegate]]\nid = \"d-{b}\"\ncapability = \"files-{b}\"\ntext = \"fetch the files over {b}\"\n"
+        ));
+    }
+    let source = dir.path().join("source.toml");
+    std::fs::write(&source, &text).expect("write");
+    let s = load_case(&source).unwrap_or_else(|e| panic!("{e}"));
+    // Record: the network behind the proxy, the reference delegator in front.
+    let net = a2a_mock_agents::Network::start(s.network.clone())
+        .await
+        .expect("network");
+    let upstreams: Vec<UpstreamSpec> = net
+        .names()
+        .map(|n| UpstreamSpec {
+            url: net.card_url(n).expect("card url"),
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        })
+        .collect();
+    let out = dir.path().join("rec");
+    let rec = Recorder::start(&upstreams, RecordOptions::new(&out))
+        .await
+        .expect("recorder");
+    let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
+    let done = drive_through(&cards, &out.join("store"), &s).await;
+    let path = rec.journal().path().to_path_buf();
+    rec.shutdown().await;
+    net.shutdown().await;
+    for (d, v) in &done {
+        assert_eq!(v["state"], "COMPLETED", "{d} through the proxy: {v}");
+    }
+    let journal = read_journal(&path).expect("the recording reads");
+    let entries: Vec<Entry> = journal
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Entry(e) => Some(e.clone()),
+            Record::Other { .. } => None,
+        })
+        .collect();
+    let recorded = artifacts_sent(&entries);
+    assert_eq!(
+        recorded.len(),
+        21,
+        "seven artifacts per agent: {recorded:?}"
+    );
+    // Convert, as `scenario from-journal --out case/case.toml` does.
+    let c = convert(
+        &journal,
+        &ConvertOptions {
+            id: Some("repro.bytes.recorded".into()),
+            files_dir: Some("case.d".into()),
+        },
+    );
+    assert!(c.unsupported.is_empty(), "{:?}\n{}", c.unsupported, c.toml);
+    assert!(
+        !c.toml.contains("\nbytes_differ = [") && !c.toml.contains("do = \"artifacts\""),
+        "no artifact is generated content:\n{}",
+        c.toml
+    );
+    assert!(
+        c.files.iter().any(|(p, _)| p.ends_with(".bin"))
+            && c.files.iter().any(|(p, _)| p.ends_with(".txt"))
+            && c.files.iter().any(|(p, _)| p.ends_with(".json")),
+        "long parts go to files: {:?}",
+        c.files.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    let case_dir = dir.path().join("case");
+    std::fs::create_dir_all(&case_dir).expect("mkdir");
+    let file = case_dir.join("case.toml");
+    c.write(&file).expect("write");
+    let replay_case = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+    let mut options = RunOptions::new(delegator());
+    options.jobs = 1;
+    let replayed = run(&[replay_case], &options).await;
+    let r = &replayed.results[0];
+    let now = artifacts_sent(&r.journal);
+    let mut pairs = Vec::new();
+    let mut problems = Vec::new();
+    for (key, (bytes, sha)) in &recorded {
+        match now.get(key) {
+            Some((b, h)) if b == bytes && h == sha => {
+                pairs.push(format!("{}/{}: {bytes} bytes {sha} = {h}", key.0, key.1))
+            }
+            other => problems.push(format!(
+                "{}/{}: recorded {bytes} bytes {sha}, replayed {other:?}",
+                key.0, key.1
+            )),
+        }
+    }
+    eprintln!("sha256 pairs (recording = replay):\n{}", pairs.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{}\n{}\n{}",
+        problems.join("\n"),
+        describe(r),
+        c.toml
+    );
+    assert_eq!(r.verdict, Verdict::Pass, "{}\n{}", describe(r), c.toml);
+}
+
+/// Issue 26: two delegations with the same text to the same agent stay two: two `[[delegate]]`
+/// entries and two rules, each answering its own delegation as recorded (the second text gets
+/// ` [2]`), and the replay delivers each artifact with its recorded sha256.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_delegations_with_the_same_text_stay_two() {
+    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = r#"id = "repro.same-text"
+title = "same text"
+rules = ["DLG-ART-08"]
+[network]
+seed = 5
+[[network.agent]]
+name = "svc"
+[[network.agent.skill]]
+id = "lookup"
+[[network.agent.rule]]
+times = 1
+steps = [
+  { do = "artifact", artifact_id = "first", parts = [{ text = "the first answer" }] },
+  { do = "state", state = "TASK_STATE_COMPLETED" },
+]
+[[network.agent.rule]]
+steps = [
+  { do = "artifact", artifact_id = "second", parts = [{ raw = "the second answer, longer" }] },
+  { do = "state", state = "TASK_STATE_COMPLETED" },
+]
+[[delegate]]
+id = "a"
+capability = "lookup"
+text = "look it up"
+[[delegate]]
+id = "b"
+capability = "lookup"
+text = "look it up"
+"#;
+    let source = dir.path().join("source.toml");
+    std::fs::write(&source, text).expect("write");
+    let s = load_case(&source).unwrap_or_else(|e| panic!("{e}"));
+    let net = a2a_mock_agents::Network::start(s.network.clone())
+        .await
+        .expect("network");
+    let upstreams: Vec<UpstreamSpec> = net
+        .names()
+        .map(|n| UpstreamSpec {
+            url: net.card_url(n).expect("card url"),
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        })
+        .collect();
+    let out = dir.path().join("rec");
+    let rec = Recorder::start(&upstreams, RecordOptions::new(&out))
+        .await
+        .expect("recorder");
+    let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
+    let done = drive_through(&cards, &out.join("store"), &s).await;
+    assert_eq!(done.len(), 2);
+    let path = rec.journal().path().to_path_buf();
+    rec.shutdown().await;
+    net.shutdown().await;
+    let journal = read_journal(&path).expect("the recording reads");
+    let entries: Vec<Entry> = journal
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Entry(e) => Some(e.clone()),
+            Record::Other { .. } => None,
+        })
+        .collect();
+    let recorded = artifacts_sent(&entries);
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    let c = convert(&journal, &ConvertOptions::default());
+    assert!(c.unsupported.is_empty(), "{:?}\n{}", c.unsupported, c.toml);
+    assert_eq!((c.delegations, c.rules), (2, 2), "{}", c.toml);
+    assert!(
+        c.toml.contains("text = \"look it up\"") && c.toml.contains("text = \"look it up [2]\""),
+        "{}",
+        c.toml
+    );
+    let file = dir.path().join("case.toml");
+    c.write(&file).expect("write");
+    let replay_case = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+    let options = RunOptions::new(delegator());
+    let replayed = run(&[replay_case], &options).await;
+    let r = &replayed.results[0];
+    assert_eq!(
+        artifacts_sent(&r.journal),
+        recorded,
+        "{}\n{}",
+        describe(r),
+        c.toml
+    );
+    assert_eq!(r.verdict, Verdict::Pass, "{}\n{}", describe(r), c.toml);
 }

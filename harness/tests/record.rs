@@ -497,6 +497,8 @@ steps = [
     let mut opts = RecordOptions::new(tmp.path());
     opts.keep_in_memory = 10_000;
     opts.redact = vec!["/metadata/ssn".parse().expect("pointer")];
+    // Artifact content is kept whole up to this bound; the 6,000-byte part is over it.
+    opts.max_artifact_bytes = 5000;
     let rec = Recorder::start(&upstreams, opts).await.expect("recorder");
     let (hook, mut pushes) = webhook().await;
     let url = format!("http://{}/a2a", rec.agents()[0].listen);
@@ -603,7 +605,8 @@ steps = [
             .pointer("/configuration/taskPushNotificationConfig/url"),
         Some(&json!(hook))
     );
-    // Artifact parts over the inline limit: length + sha256 + first bytes.
+    // Artifact parts over the inline limit and the artifact bound: length + sha256 + first
+    // bytes.
     assert!(
         recorded.iter().any(|e| serde_json::to_string(e)
             .unwrap_or_default()

@@ -191,6 +191,7 @@ async fn round_trip(order: &str, delegations: &[(&str, bool)]) {
         &journal,
         &ConvertOptions {
             id: Some(id.clone()),
+            ..Default::default()
         },
     );
     assert!(
@@ -201,7 +202,7 @@ async fn round_trip(order: &str, delegations: &[(&str, bool)]) {
         std::fs::read_to_string(&path).unwrap_or_default()
     );
     let file = dir.path().join("case.toml");
-    std::fs::write(&file, &c.toml).expect("write");
+    c.write(&file).expect("write");
     let scenario = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
     eprintln!(
         "scenario {id}: {} bytes, {} agent(s), rules {:?}, {} delegation(s)",

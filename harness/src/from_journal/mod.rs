@@ -105,6 +105,9 @@ impl std::fmt::Display for Unsupported {
 pub struct ConvertOptions {
     /// The case id (default: `recorded.<file stem>`, or `<case id>.replay` for a report case).
     pub id: Option<String>,
+    /// The directory of part files, relative to the scenario (default `<case id>.d`; the CLI
+    /// gives `<stem of --out>.d`).
+    pub files_dir: Option<String>,
 }
 
 /// A journal as read: its records and where it came from.
@@ -131,6 +134,26 @@ pub struct Conversion {
     pub delegations: usize,
     /// Rules across all agents.
     pub rules: usize,
+    /// Part files to write beside the scenario: (path relative to the scenario's directory,
+    /// bytes). Recorded artifact bytes too long for the TOML.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl Conversion {
+    /// Write the scenario to `file` and its part files beside it ([`Conversion::files`],
+    /// directories made as needed); the error names the file that could not be written.
+    pub fn write(&self, file: &Path) -> Result<(), FromJournalError> {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let io = |file: PathBuf| move |source| FromJournalError::Io { file, source };
+        for (rel, bytes) in &self.files {
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(io(parent.to_path_buf()))?;
+            }
+            std::fs::write(&path, bytes).map_err(io(path.clone()))?;
+        }
+        std::fs::write(file, &self.toml).map_err(io(file.to_path_buf()))
+    }
 }
 
 /// Read a journal: JSON lines of entries, or a report case file (`{"journal": [...], ...}`).
@@ -260,9 +283,14 @@ fn record_of(v: Value) -> Result<Record, String> {
 /// Write the scenario for a journal.
 pub fn convert(journal: &RecordedJournal, options: &ConvertOptions) -> Conversion {
     let id = options.id.clone().unwrap_or_else(|| default_id(journal));
-    let model = analyse::analyse(&journal.records);
+    let files_dir = options
+        .files_dir
+        .clone()
+        .unwrap_or_else(|| format!("{id}.d"));
+    let model = analyse::analyse(&journal.records, &files_dir);
     let toml = render::render(&model, journal, &id);
     Conversion {
+        files: model.files.clone(),
         toml,
         unsupported: model.unsupported.clone(),
         agents: model.agents.len(),

@@ -28,8 +28,9 @@ pub(crate) fn render(m: &Model, journal: &RecordedJournal, id: &str) -> String {
     for line in [
         "# A recording shows one run: these agents do what the recorded ones did, matched to the",
         "# requests that triggered them. A journal holds no response headers but Retry-After, nor",
-        "# the bytes of long strings it summarised, nor timing below 10 ms: large or summarised",
-        "# artifacts are generated content of the same length and media type (different bytes; the",
+        "# the bytes of long strings it summarised, nor timing below 10 ms. Artifact bytes the journal",
+        "# kept are replayed byte for byte (long parts in files beside this one); summarised ones are",
+        "# generated content of the same length and media type (listed in `bytes_differ`; the",
         "# recorded sha256 is in a comment). Comments name the journal seq each rule and step came",
         "# from; `# TODO (seq N)` marks what could not be written. Edit freely.",
     ] {
@@ -50,6 +51,23 @@ pub(crate) fn render(m: &Model, journal: &RecordedJournal, id: &str) -> String {
         let _ = writeln!(w, "  {}, # {}", string(rule), comment(why));
     }
     let _ = writeln!(w, "]");
+    if !m.generated.is_empty() {
+        let _ = writeln!(
+            w,
+            "# The journal summarised these artifacts' bytes: the replay sends generated content of the"
+        );
+        let _ = writeln!(
+            w,
+            "# recorded length (record with a larger --max-artifact-bytes to keep them); `run` says so."
+        );
+        let _ = writeln!(w, "bytes_differ = [");
+        let mut g = m.generated.clone();
+        g.sort();
+        for (_, what) in &g {
+            let _ = writeln!(w, "  {},", string(what));
+        }
+        let _ = writeln!(w, "]");
+    }
     let span_ms = m.span_us / 1000;
     let timeout = (span_ms * 2 + 10_000).clamp(30_000, 600_000);
     let _ = writeln!(

@@ -198,6 +198,7 @@ impl Draft {
             crash: self.crash,
             memory_bound_mib: self.memory_bound_mib,
             forge_push: self.forge_push,
+            bytes_differ: Vec::new(),
             options: self.options,
             extensions: self.extensions,
             card_signatures_required: None,

@@ -686,6 +686,7 @@ mod tests {
         let r = Redactor {
             paths: Vec::new(),
             max_inline_bytes: None,
+            artifacts: None,
         };
         let e = request_event(1, &d, "POST", "/a2a?A2A-Version=1.0", &h, &r);
         match e {

@@ -25,7 +25,7 @@ mod tasks;
 
 pub use card::{rewrite_card, rewrite_url};
 pub use proxy::{Bounds, PUSH_PREFIX};
-pub use redact::{BadRedactPath, RedactPath, Redactor};
+pub use redact::{ArtifactBudget, BadRedactPath, RedactPath, Redactor};
 pub use sink::{JournalSink, SinkError};
 
 use a2a_mock_agents::{AgentName, Event};
@@ -43,6 +43,13 @@ pub const JOURNAL_FILE: &str = "journal.jsonl";
 
 /// Default of `--max-inline-bytes`.
 pub const DEFAULT_MAX_INLINE_BYTES: usize = 4096;
+
+/// Default of `--max-artifact-bytes`: artifact content kept whole per artifact (4 MiB).
+pub const DEFAULT_MAX_ARTIFACT_BYTES: u64 = 4 << 20;
+
+/// Default of `--max-recorded-artifact-bytes`: artifact content kept whole per recording
+/// (64 MiB).
+pub const DEFAULT_MAX_RECORDED_ARTIFACT_BYTES: u64 = 64 << 20;
 
 /// One upstream to proxy.
 #[derive(Debug, Clone)]
@@ -64,6 +71,12 @@ pub struct RecordOptions {
     pub max_inline_bytes: usize,
     /// Keep every string whole (ignore `max_inline_bytes`).
     pub keep_bytes: bool,
+    /// Artifact content (the `text`, `raw` and `data` of artifact parts) kept whole per artifact
+    /// despite `max_inline_bytes`, so that `scenario from-journal` replays the recorded bytes
+    /// (0: artifacts are summarised like other strings).
+    pub max_artifact_bytes: u64,
+    /// Artifact content kept whole over the recording; beyond it artifacts are summarised.
+    pub max_recorded_artifact_bytes: u64,
     /// Entries kept in memory for [`JournalSink::wait_for`] (0 for none).
     pub keep_in_memory: usize,
     /// Time bounds.
@@ -78,6 +91,8 @@ impl RecordOptions {
             redact: Vec::new(),
             max_inline_bytes: DEFAULT_MAX_INLINE_BYTES,
             keep_bytes: false,
+            max_artifact_bytes: DEFAULT_MAX_ARTIFACT_BYTES,
+            max_recorded_artifact_bytes: DEFAULT_MAX_RECORDED_ARTIFACT_BYTES,
             keep_in_memory: 0,
             bounds: Bounds {
                 connect: Duration::from_secs(10),
@@ -193,6 +208,9 @@ impl Recorder {
         let redactor = Redactor {
             paths: opts.redact.clone(),
             max_inline_bytes: (!opts.keep_bytes).then_some(opts.max_inline_bytes),
+            artifacts: (opts.max_artifact_bytes > 0 && opts.max_recorded_artifact_bytes > 0).then(
+                || ArtifactBudget::new(opts.max_artifact_bytes, opts.max_recorded_artifact_bytes),
+            ),
         };
         let (tx, rx) = watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();

@@ -47,6 +47,127 @@ pub struct Redactor {
     pub paths: Vec<RedactPath>,
     /// Strings longer than this are summarised (`None`: kept whole, `--keep-bytes`).
     pub max_inline_bytes: Option<usize>,
+    /// Artifact content kept whole despite `max_inline_bytes`, within these bounds (`None`:
+    /// artifact content is summarised like any other string).
+    pub artifacts: Option<ArtifactBudget>,
+}
+
+/// How much artifact content a recording keeps whole (the bytes a repro needs): the `text`,
+/// `raw` and `data` of the parts of every `artifact` and `artifacts` member of a payload, up
+/// to `per_artifact` bytes per artifact id (counted over all its chunks and every payload
+/// that repeats it) and `total` bytes over the whole recording. Beyond them an artifact's
+/// strings are summarised as before. Shared by the clones of one recording's [`Redactor`].
+#[derive(Debug, Clone)]
+pub struct ArtifactBudget {
+    /// Bytes kept per artifact id.
+    pub per_artifact: u64,
+    /// Bytes kept over the recording.
+    pub total: u64,
+    used: std::sync::Arc<std::sync::Mutex<(u64, BTreeMap<String, u64>)>>,
+}
+
+impl ArtifactBudget {
+    /// A budget of `per_artifact` bytes per artifact id and `total` bytes in all.
+    pub fn new(per_artifact: u64, total: u64) -> Self {
+        ArtifactBudget {
+            per_artifact,
+            total,
+            used: Default::default(),
+        }
+    }
+
+    /// Take `n` bytes for artifact `id`, if both bounds allow.
+    fn admit(&self, id: &str, n: u64) -> bool {
+        let mut g = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        let (total, per) = &mut *g;
+        let mine = per.get(id).copied().unwrap_or(0);
+        if mine + n > self.per_artifact || *total + n > self.total {
+            return false;
+        }
+        *total += n;
+        per.insert(id.to_string(), mine + n);
+        true
+    }
+}
+
+/// The content bytes of an artifact's parts (text and base64 raw as written, data as JSON).
+fn artifact_content_bytes(a: &Value) -> u64 {
+    a.get("parts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            ["text", "raw", "data"]
+                .iter()
+                .filter_map(|k| p.get(*k))
+                .map(|v| match v {
+                    Value::String(s) => s.len() as u64,
+                    other => serde_json::to_vec(other).map_or(0, |b| b.len() as u64),
+                })
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// An artifact object: its part contents kept whole when the budget admits them, every other
+/// string summarised.
+fn keep_artifact(a: &Value, max: usize, b: &ArtifactBudget) -> Value {
+    let id = a.get("artifactId").and_then(Value::as_str).unwrap_or("");
+    if !b.admit(id, artifact_content_bytes(a)) {
+        return summarise(a, max);
+    }
+    let Value::Object(o) = a else {
+        return summarise(a, max);
+    };
+    let mut out = serde_json::Map::new();
+    for (k, x) in o {
+        let v = match (k.as_str(), x) {
+            ("parts", Value::Array(parts)) => Value::Array(
+                parts
+                    .iter()
+                    .map(|p| match p {
+                        Value::Object(po) => Value::Object(
+                            po.iter()
+                                .map(|(pk, px)| {
+                                    let kept = matches!(pk.as_str(), "text" | "raw" | "data");
+                                    (
+                                        pk.clone(),
+                                        if kept { px.clone() } else { summarise(px, max) },
+                                    )
+                                })
+                                .collect(),
+                        ),
+                        other => summarise(other, max),
+                    })
+                    .collect(),
+            ),
+            _ => summarise(x, max),
+        };
+        out.insert(k.clone(), v);
+    }
+    Value::Object(out)
+}
+
+/// [`summarise`], except the artifacts a budget admits.
+fn summarise_keeping(v: &Value, max: usize, b: &ArtifactBudget) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| {
+                    let out = match (k.as_str(), x) {
+                        ("artifact", Value::Object(_)) => keep_artifact(x, max, b),
+                        ("artifacts", Value::Array(list)) => {
+                            Value::Array(list.iter().map(|a| keep_artifact(a, max, b)).collect())
+                        }
+                        _ => summarise_keeping(x, max, b),
+                    };
+                    (k.clone(), out)
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|x| summarise_keeping(x, max, b)).collect()),
+        _ => summarise(v, max),
+    }
 }
 
 /// Is this header a credential (its value never written)?
@@ -137,9 +258,10 @@ impl Redactor {
         for p in &self.paths {
             redact_everywhere(&mut v, &p.0);
         }
-        match self.max_inline_bytes {
-            Some(max) => summarise(&v, max),
-            None => v,
+        match (self.max_inline_bytes, &self.artifacts) {
+            (Some(max), Some(b)) => summarise_keeping(&v, max, b),
+            (Some(max), None) => summarise(&v, max),
+            (None, _) => v,
         }
     }
 }
@@ -244,6 +366,7 @@ mod tests {
         let r = Redactor {
             paths: vec!["/parts/*/data/ssn".parse().unwrap()],
             max_inline_bytes: Some(12),
+            artifacts: None,
         };
         let v = json!({
             "configuration": {"taskPushNotificationConfig": {"url": "http://h/x", "token": "tok-1",
@@ -259,6 +382,67 @@ mod tests {
         assert!(out.contains(r#"starts \"0123456789ab\""#), "{out}");
         assert!(out.contains("http://h/x"));
         assert!("no-slash".parse::<RedactPath>().is_err());
+    }
+
+    #[test]
+    fn artifact_content_is_kept_within_its_budget_and_nothing_else_is() {
+        let r = Redactor {
+            paths: vec!["/artifact/parts/*/metadata/secret".parse().unwrap()],
+            max_inline_bytes: Some(12),
+            artifacts: Some(ArtifactBudget::new(40, 60)),
+        };
+        let long = "0123456789".repeat(3);
+        let update = |id: &str| {
+            json!({"artifactUpdate": {"artifact": {"artifactId": id, "name": long,
+                "parts": [{"text": long, "metadata": {"secret": "s3cr3t", "note": long}}]}},
+                "message": {"parts": [{"text": long}]}})
+        };
+        let out = r.payload(&update("a1"));
+        let a = &out["artifactUpdate"]["artifact"];
+        assert_eq!(a["parts"][0]["text"], long.as_str(), "{out}");
+        assert_eq!(a["parts"][0]["metadata"]["secret"], REDACTED, "{out}");
+        for other in [
+            &a["name"],
+            &a["parts"][0]["metadata"]["note"],
+            &out["message"]["parts"][0]["text"],
+        ] {
+            assert!(
+                other
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("<30 bytes, sha256 ")),
+                "{out}"
+            );
+        }
+        // 30 more bytes of a1 pass its 40: summarised; a2 fits its own bound but not the total
+        // after one more.
+        let again = r.payload(&update("a1"));
+        assert!(
+            again["artifactUpdate"]["artifact"]["parts"][0]["text"]
+                .as_str()
+                .is_some_and(|s| s.starts_with('<')),
+            "{again}"
+        );
+        let a2 = r.payload(&update("a2"));
+        assert_eq!(
+            a2["artifactUpdate"]["artifact"]["parts"][0]["text"],
+            long.as_str()
+        );
+        let a3 = r.payload(&update("a3"));
+        assert!(
+            a3["artifactUpdate"]["artifact"]["parts"][0]["text"]
+                .as_str()
+                .is_some_and(|s| s.starts_with('<')),
+            "{a3}"
+        );
+        // A task's artifacts list counts too.
+        let r = Redactor {
+            paths: Vec::new(),
+            max_inline_bytes: Some(8),
+            artifacts: Some(ArtifactBudget::new(1000, 1000)),
+        };
+        let t = r.payload(&json!({"artifacts": [{"artifactId": "x", "parts": [{"raw": long}, {"data": {"k": long}}]}]}));
+        assert_eq!(t["artifacts"][0]["parts"][0]["raw"], long.as_str());
+        assert_eq!(t["artifacts"][0]["parts"][1]["data"]["k"], long.as_str());
     }
 
     #[test]

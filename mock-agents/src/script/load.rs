@@ -111,7 +111,7 @@ fn find<'a, 'i>(
 }
 
 /// The line and column of the deepest value of `path` that exists in the TOML text.
-fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
+pub(super) fn locate(text: &str, path: &[Seg]) -> (usize, usize) {
     let Ok(root) = toml::de::DeTable::parse(text) else {
         return (1, 1);
     };
@@ -220,13 +220,17 @@ impl NetworkSpec {
         self
     }
 
-    /// Load a network from a TOML file.
+    /// Load a network from a TOML file, with its part files (`text_file`, `raw_file`,
+    /// `data_file`) read from beside it ([`NetworkSpec::resolve_part_files`]).
     pub fn load(path: &Path) -> Result<Self, ScriptError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io {
             file: file.clone(),
             source,
         })?;
-        Self::from_toml(&file, &text)
+        let mut spec = Self::from_toml(&file, &text)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        spec.resolve_part_files(&file, &text, &[], &mut super::read_beside(dir))?;
+        Ok(spec)
     }
 }

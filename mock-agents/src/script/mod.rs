@@ -1222,10 +1222,12 @@ fn half() -> f64 {
     0.5
 }
 
+mod files;
 mod load;
 mod parts;
 mod validate;
 
+pub use files::read_beside;
 pub use parts::{Base64Bytes, PartSpec};
 
 pub use load::{ScriptError, line_col, toml_error};

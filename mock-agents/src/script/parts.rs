@@ -5,8 +5,16 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// One literal part: exactly one of `text`, `raw`, `raw_base64`, `url`, `data`, plus optional
-/// `filename`, `media_type` and `metadata` (checked when the script loads).
+/// One literal part: exactly one of `text`, `raw`, `raw_base64`, `url`, `data`, `text_file`,
+/// `raw_file`, `data_file`, plus optional `filename`, `media_type` and `metadata` (checked when
+/// the script loads).
+///
+/// The `*_file` fields name a file beside the script (a path relative to the script's
+/// directory, such as `case.d/artifact-1.chunk-1.part-1.bin`; no `..`, not absolute) whose
+/// bytes are the part's content: UTF-8 text, raw bytes, or one JSON value. They are read when
+/// the script loads ([`crate::NetworkSpec::resolve_part_files`]) and become `text`,
+/// `raw_base64` or `data`; `scenario from-journal` writes them for recorded bytes too long to
+/// sit in the TOML.
 ///
 /// ```toml
 /// parts = [
@@ -35,6 +43,16 @@ pub struct PartSpec {
     /// A `data` part holding this value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
+    /// A `text` part whose text is this file's content (UTF-8), relative to the script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_file: Option<String>,
+    /// A `raw` part whose bytes are this file's content, relative to the script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_file: Option<String>,
+    /// A `data` part whose value is this file's content (one JSON value), relative to the
+    /// script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_file: Option<String>,
     /// The part's `filename`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename: Option<String>,
@@ -99,6 +117,17 @@ impl PartSpec {
         self
     }
 
+    /// The `*_file` field set, if any: (field name, path).
+    pub fn file_ref(&self) -> Option<(&'static str, &str)> {
+        [
+            ("text_file", &self.text_file),
+            ("raw_file", &self.raw_file),
+            ("data_file", &self.data_file),
+        ]
+        .into_iter()
+        .find_map(|(k, v)| v.as_deref().map(|p| (k, p)))
+    }
+
     /// How many content fields are set (a valid part has exactly one).
     pub(crate) fn contents(&self) -> usize {
         [
@@ -107,6 +136,9 @@ impl PartSpec {
             self.raw_base64.is_some(),
             self.url.is_some(),
             self.data.is_some(),
+            self.text_file.is_some(),
+            self.raw_file.is_some(),
+            self.data_file.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -114,7 +146,8 @@ impl PartSpec {
     }
 
     /// The protocol part. A part with no content (which validation rejects) becomes an empty
-    /// text part; with several, the first in field order wins.
+    /// text part; with several, the first in field order wins; a `*_file` not resolved
+    /// ([`crate::NetworkSpec::resolve_part_files`]) becomes a text part naming the file.
     pub(crate) fn to_part(&self) -> a2a_protocol::Part {
         let mut p = if let Some(t) = &self.text {
             a2a_protocol::Part::text(t.clone())
@@ -126,6 +159,13 @@ impl PartSpec {
             a2a_protocol::Part::url(u.clone())
         } else if let Some(d) = &self.data {
             a2a_protocol::Part::data(d.clone())
+        } else if let Some(f) = self
+            .text_file
+            .as_ref()
+            .or(self.raw_file.as_ref())
+            .or(self.data_file.as_ref())
+        {
+            a2a_protocol::Part::text(format!("<unresolved part file {f}>"))
         } else {
             a2a_protocol::Part::text(String::new())
         };

@@ -421,7 +421,9 @@ pub enum Problem {
     #[error("{0} must not be empty")]
     Empty(&'static str),
     /// A literal part has no content or more than one.
-    #[error("a part needs exactly one of `text`, `raw`, `raw_base64`, `url`, `data`")]
+    #[error(
+        "a part needs exactly one of `text`, `raw`, `raw_base64`, `url`, `data`, `text_file`, `raw_file`, `data_file`"
+    )]
     PartContent,
     /// A binding is listed twice.
     #[error("binding {0:?} is listed twice")]

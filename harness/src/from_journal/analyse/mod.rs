@@ -21,8 +21,10 @@ use delegations::*;
 use task::*;
 use wire::*;
 
-/// Artifacts up to this many bytes (and whose bytes the journal kept) are written literally;
-/// larger ones become generated content of the same length.
+/// An artifact whose bytes the journal kept is written as literal parts, byte for byte: a part
+/// up to this many bytes in the TOML, a longer one (or a `data` value TOML cannot hold, such
+/// as one with a `null`) in a file beside it (`<case>.d/artifact-N.chunk-C.part-P.bin`).
+/// Generated content of the same length stands in only where the journal summarised the bytes.
 pub const LITERAL_MAX_BYTES: u64 = 512;
 
 /// Gaps shorter than this between an agent's events are processing noise, not delays.
@@ -146,10 +148,19 @@ pub(crate) struct Model {
     pub first_seq: u64,
     /// Tasks with something a correct delegator may rightly reject, and what.
     pub doubtful: BTreeMap<String, String>,
+    /// The directory of part files, relative to the scenario (`case.d`).
+    pub files_dir: String,
+    /// Part files to write beside the scenario: (path relative to the scenario, bytes).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Artifacts with part files so far (numbers their files).
+    pub file_artifacts: u32,
+    /// Artifacts written as generated content (the journal summarised their bytes): (seq,
+    /// what: the artifact and its recorded length and sha256), for `bytes_differ`.
+    pub generated: Vec<(u64, String)>,
 }
 
 /// Build the model.
-pub(crate) fn analyse(records: &[Record]) -> Model {
+pub(crate) fn analyse(records: &[Record], files_dir: &str) -> Model {
     let entries: Vec<&Entry> = records
         .iter()
         .filter_map(|r| match r {
@@ -162,6 +173,7 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
     let mut m = Model {
         span_us: last_at.saturating_sub(first_at),
         entries: records.len(),
+        files_dir: files_dir.to_string(),
         ..Default::default()
     };
     // Agents in order of appearance.
@@ -213,6 +225,7 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
                         dropped: None,
                         faults: Vec::new(),
                         task: None,
+                        text_as: None,
                     },
                 );
             }
@@ -409,6 +422,7 @@ pub(crate) fn analyse(records: &[Record]) -> Model {
             }
         }
     }
+    keep_delegations_apart(&mut reqs, &children);
     let journal_end = last_at;
     for name in &agent_names {
         let agent = build_agent(name, &reqs, &tasks, &blobs, &children, journal_end, &mut m);
@@ -483,4 +497,59 @@ pub(super) fn todo(m: &mut Model, agent: &str, seq: u64, what: impl Into<String>
         what: what.clone(),
     });
     StepLine::Todo(seq, what)
+}
+
+/// Two delegations with the same skill and text stay two: a new send of an earlier send's skill
+/// and text is a resend of that delegation when it repeats one of its `messageId`s or when none
+/// of its sends created a task yet (a retry after an error or a lost connection); otherwise it
+/// is a new delegation, whose text becomes `<text> [n]` (n counting the delegations of that
+/// text), in its `[[delegate]]` and in its agent's rule, so that each rule answers its own
+/// delegation and the rules of the registry, which tell delegations apart by text, judge each
+/// on its own.
+fn keep_delegations_apart(
+    reqs: &mut BTreeMap<(String, u64), ReqInfo>,
+    children: &BTreeSet<String>,
+) {
+    let mut sends: Vec<(u64, (String, u64))> = reqs
+        .iter()
+        .filter(|(_, r)| r.is_send() && r.continues().is_none())
+        .filter(|(_, r)| !r.task.as_ref().is_some_and(|(t, _)| children.contains(t)))
+        .map(|(k, r)| (r.seq, k.clone()))
+        .collect();
+    sends.sort();
+    // Per (skill, text): each delegation's messageIds and whether one of its sends made a task.
+    type Groups = Vec<(BTreeSet<String>, bool)>;
+    let mut seen: BTreeMap<(Option<String>, Option<String>), Groups> = BTreeMap::new();
+    for (_, k) in sends {
+        let Some(r) = reqs.get_mut(&k) else {
+            continue;
+        };
+        let Some(text) = r.text() else {
+            continue;
+        };
+        let mid = r.message_id().map(str::to_string).unwrap_or_default();
+        let made_task = r.task.as_ref().is_some_and(|(_, dedup)| !dedup);
+        let groups = seen.entry((r.skill(), Some(text.clone()))).or_default();
+        let same = groups
+            .iter()
+            .position(|(ids, _)| ids.contains(&mid))
+            .or_else(|| {
+                groups
+                    .last()
+                    .is_some_and(|(_, made)| !made)
+                    .then(|| groups.len() - 1)
+            });
+        let n = match same {
+            Some(i) => i,
+            None => {
+                groups.push((BTreeSet::new(), false));
+                groups.len() - 1
+            }
+        };
+        groups[n].0.insert(mid);
+        groups[n].1 |= made_task;
+        if n > 0 {
+            r.text_as = Some(format!("{text} [{}]", n + 1));
+        }
+    }
 }

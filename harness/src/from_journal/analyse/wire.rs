@@ -25,6 +25,10 @@ pub(super) struct ReqInfo {
     pub(super) faults: Vec<String>,
     /// The task it created or was deduplicated to: (task id, dedup).
     pub(super) task: Option<(String, bool)>,
+    /// The text this send stands for in the scenario, when not its own: a later delegation
+    /// with the same skill and text as an earlier one gets ` [n]` appended
+    /// (`keep_delegations_apart` in the analysis).
+    pub(super) text_as: Option<String>,
 }
 
 impl ReqInfo {
@@ -55,7 +59,9 @@ impl ReqInfo {
 
     /// The text of the message: its first text part.
     pub(super) fn text(&self) -> Option<String> {
-        self.message().and_then(first_text)
+        self.text_as
+            .clone()
+            .or_else(|| self.message().and_then(first_text))
     }
 
     pub(super) fn skill(&self) -> Option<String> {
