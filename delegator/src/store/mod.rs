@@ -347,7 +347,8 @@ pub struct DlqEntry {
     pub resubmitted_as: Option<String>,
 }
 
-/// The store interface. Each method is one transaction.
+/// The store interface. Each write is atomic and durable when it returns (a group commit may
+/// hold several writes in one transaction; see [`SqliteStore`]).
 ///
 /// The store is also the outbox of `done` lines: every write of a record in a final state
 /// ([`insert`](Self::insert), [`save`](Self::save), [`dead_letter`](Self::dead_letter)) marks it
@@ -419,9 +420,9 @@ impl StoreHandle {
     /// on the blocking pool.
     async fn write(&self, op: WriteOp) -> Result<(), StoreError> {
         match self.inner.submit(op) {
-            Ok(pending) => pending
-                .await
-                .map_err(|_| StoreError::Join("the store writer stopped before answering".into()))?,
+            Ok(pending) => pending.await.map_err(|_| {
+                StoreError::Join("the store writer stopped before answering".into())
+            })?,
             Err(op) => self.run(move |s| op.apply_blocking(s)).await,
         }
     }

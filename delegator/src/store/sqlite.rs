@@ -320,7 +320,6 @@ impl SqliteStore {
         // unfinished transaction when it is dropped.
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
-
 }
 
 impl Drop for SqliteStore {
@@ -399,9 +398,7 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(WriteOp, WriteReply)>, stats:
             .collect();
     } else {
         stats.batches.fetch_add(1, Ordering::SeqCst);
-        stats
-            .writes
-            .fetch_add(batch.len() as u64, Ordering::SeqCst);
+        stats.writes.fetch_add(batch.len() as u64, Ordering::SeqCst);
     }
     for ((_, reply), r) in batch.into_iter().zip(results) {
         reply.send(r);
@@ -1174,7 +1171,10 @@ mod tests {
             pending.try_recv(),
             Err(tokio::sync::oneshot::error::TryRecvError::Empty)
         ));
-        assert!(s.get("a").unwrap().is_none(), "not visible before its commit");
+        assert!(
+            s.get("a").unwrap().is_none(),
+            "not visible before its commit"
+        );
         drop(release);
         pending.blocking_recv().unwrap().unwrap();
         assert!(s.get("a").unwrap().is_some(), "visible once answered");
