@@ -502,7 +502,7 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 }
 
 fn write_record(tx: &Connection, r: &DelegationRecord) -> Result<(), StoreError> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO delegations (id, parent_id, request_json, agent_url, rpc_url,
             protocol_version, skill, instructions, inputs_json, message_ids_json, task_id,
             context_id, state, reason, budget_usd, budget_share, spend_usd, deadline, depth,
@@ -527,108 +527,105 @@ fn write_record(tx: &Connection, r: &DelegationRecord) -> Result<(), StoreError>
             final_message=excluded.final_message, priority=excluded.priority,
             updated_at=excluded.updated_at, terminal_at=excluded.terminal_at, dlq=excluded.dlq,
             unreported=excluded.unreported",
-        params![
-            r.id,
-            r.parent_id,
-            json(&r.request),
-            r.agent_url,
-            r.rpc_url,
-            r.protocol_version,
-            r.skill,
-            r.request.text,
-            json(&r.request.inputs),
-            json(&r.message_ids),
-            r.task_id,
-            r.context_id,
-            r.state.as_str(),
-            r.reason,
-            r.budget_usd,
-            r.budget_share,
-            r.spend_usd,
-            r.deadline,
-            r.depth,
-            json(&r.chain),
-            r.refine_of,
-            json(&r.reference_task_ids),
-            r.streaming,
-            json(&r.push_token_sha256),
-            r.attempts,
-            r.last_error,
-            r.error_code,
-            r.final_message,
-            r.priority,
-            r.created_at,
-            r.updated_at,
-            r.terminal_at,
-            r.dlq,
-            // Every write of a final state owes its `done` until `mark_reported`.
-            r.state.is_final(),
-        ],
-    )?;
-    tx.execute(
-        "DELETE FROM input_rounds WHERE delegation_id = ?1",
-        params![r.id],
-    )?;
+    )?
+    .execute(params![
+        r.id,
+        r.parent_id,
+        json(&r.request),
+        r.agent_url,
+        r.rpc_url,
+        r.protocol_version,
+        r.skill,
+        r.request.text,
+        json(&r.request.inputs),
+        json(&r.message_ids),
+        r.task_id,
+        r.context_id,
+        r.state.as_str(),
+        r.reason,
+        r.budget_usd,
+        r.budget_share,
+        r.spend_usd,
+        r.deadline,
+        r.depth,
+        json(&r.chain),
+        r.refine_of,
+        json(&r.reference_task_ids),
+        r.streaming,
+        json(&r.push_token_sha256),
+        r.attempts,
+        r.last_error,
+        r.error_code,
+        r.final_message,
+        r.priority,
+        r.created_at,
+        r.updated_at,
+        r.terminal_at,
+        r.dlq,
+        // Every write of a final state owes its `done` until `mark_reported`.
+        r.state.is_final(),
+    ])?;
+    tx.prepare_cached("DELETE FROM input_rounds WHERE delegation_id = ?1")?
+        .execute(params![r.id])?;
     for q in &r.input_rounds {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO input_rounds (delegation_id, round, kind, question, question_message_id,
                 answer, source, answer_message_id, asked_at, answered_at, sent_at)
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-            params![
-                r.id,
-                q.round,
-                q.kind.as_str(),
-                q.question,
-                q.question_message_id,
-                q.answer,
-                q.source,
-                q.answer_message_id,
-                q.asked_at.as_deref().unwrap_or_default(),
-                q.answered_at,
-                q.sent_at
-            ],
-        )?;
+        )?
+        .execute(params![
+            r.id,
+            q.round,
+            q.kind.as_str(),
+            q.question,
+            q.question_message_id,
+            q.answer,
+            q.source,
+            q.answer_message_id,
+            q.asked_at.as_deref().unwrap_or_default(),
+            q.answered_at,
+            q.sent_at
+        ])?;
     }
-    tx.execute(
-        "DELETE FROM artifacts WHERE delegation_id = ?1",
-        params![r.id],
-    )?;
+    tx.prepare_cached("DELETE FROM artifacts WHERE delegation_id = ?1")?
+        .execute(params![r.id])?;
     for a in &r.artifacts {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO artifacts (delegation_id, artifact_id, name, media_type, bytes, sha256,
                 path, agent_url, skill, task_id, committed)
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-            params![
-                r.id,
-                a.artifact_id,
-                a.name,
-                a.media_type,
-                a.bytes as i64,
-                a.sha256,
-                a.path,
-                a.agent_url,
-                a.skill,
-                a.task_id,
-                a.committed
-            ],
-        )?;
+        )?
+        .execute(params![
+            r.id,
+            a.artifact_id,
+            a.name,
+            a.media_type,
+            a.bytes as i64,
+            a.sha256,
+            a.path,
+            a.agent_url,
+            a.skill,
+            a.task_id,
+            a.committed
+        ])?;
     }
-    tx.execute("DELETE FROM errors WHERE delegation_id = ?1", params![r.id])?;
+    tx.prepare_cached("DELETE FROM errors WHERE delegation_id = ?1")?
+        .execute(params![r.id])?;
     for (seq, e) in r.errors.iter().enumerate() {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO errors (delegation_id, seq, at, op, code, http_status, transient, message)
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-            params![
-                r.id,
-                seq as i64,
-                e.at,
-                e.op,
-                e.code,
-                e.http_status,
-                e.transient,
-                e.message
-            ],
-        )?;
+        )?
+        .execute(params![
+            r.id,
+            seq as i64,
+            e.at,
+            e.op,
+            e.code,
+            e.http_status,
+            e.transient,
+            e.message
+        ])?;
     }
     Ok(())
 }
