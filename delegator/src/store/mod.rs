@@ -75,11 +75,11 @@ pub enum StoreError {
 #[derive(Debug, Clone)]
 pub enum WriteOp {
     /// [`DelegationStore::insert`].
-    Insert(DelegationRecord),
+    Insert(Box<DelegationRecord>),
     /// [`DelegationStore::save`].
-    Save(DelegationRecord),
+    Save(Box<DelegationRecord>),
     /// [`DelegationStore::dead_letter`].
-    DeadLetter(DelegationRecord, DlqEntry),
+    DeadLetter(Box<DelegationRecord>, Box<DlqEntry>),
     /// [`DelegationStore::mark_reported`].
     MarkReported(String),
     /// [`DelegationStore::dlq_mark_resubmitted`].
@@ -429,12 +429,12 @@ impl StoreHandle {
 
     /// See [`DelegationStore::insert`].
     pub async fn insert(&self, rec: DelegationRecord) -> Result<(), StoreError> {
-        self.write(WriteOp::Insert(rec)).await
+        self.write(WriteOp::Insert(Box::new(rec))).await
     }
 
     /// See [`DelegationStore::save`].
     pub async fn save(&self, rec: DelegationRecord) -> Result<(), StoreError> {
-        self.write(WriteOp::Save(rec)).await
+        self.write(WriteOp::Save(Box::new(rec))).await
     }
 
     /// See [`DelegationStore::dead_letter`].
@@ -443,7 +443,8 @@ impl StoreHandle {
         rec: DelegationRecord,
         entry: DlqEntry,
     ) -> Result<(), StoreError> {
-        self.write(WriteOp::DeadLetter(rec, entry)).await
+        self.write(WriteOp::DeadLetter(Box::new(rec), Box::new(entry)))
+            .await
     }
 
     /// See [`DelegationStore::get`].

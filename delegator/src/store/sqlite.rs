@@ -850,15 +850,18 @@ fn query_records(
 
 impl DelegationStore for SqliteStore {
     fn insert(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
-        self.write_blocking(WriteOp::Insert(rec.clone()))
+        self.write_blocking(WriteOp::Insert(Box::new(rec.clone())))
     }
 
     fn save(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
-        self.write_blocking(WriteOp::Save(rec.clone()))
+        self.write_blocking(WriteOp::Save(Box::new(rec.clone())))
     }
 
     fn dead_letter(&self, rec: &DelegationRecord, e: &DlqEntry) -> Result<(), StoreError> {
-        self.write_blocking(WriteOp::DeadLetter(rec.clone(), e.clone()))
+        self.write_blocking(WriteOp::DeadLetter(
+            Box::new(rec.clone()),
+            Box::new(e.clone()),
+        ))
     }
 
     fn submit(&self, op: WriteOp) -> Result<super::PendingWrite, WriteOp> {
@@ -1121,13 +1124,16 @@ mod tests {
         let before = s.group_commit_stats();
         let mut pending = Vec::new();
         for i in 0..20 {
-            pending.push(s.submit(WriteOp::Insert(sample(&format!("b{i}")))).unwrap());
+            pending.push(
+                s.submit(WriteOp::Insert(Box::new(sample(&format!("b{i}")))))
+                    .unwrap(),
+            );
         }
-        let dup = s.submit(WriteOp::Insert(sample("a"))).unwrap();
+        let dup = s.submit(WriteOp::Insert(Box::new(sample("a")))).unwrap();
         let unknown = s.submit(WriteOp::MarkReported("zz".into())).unwrap();
         let mut done = sample("c");
         done.state = DelegationState::Completed;
-        let last = s.submit(WriteOp::Insert(done)).unwrap();
+        let last = s.submit(WriteOp::Insert(Box::new(done))).unwrap();
         drop(release);
         for p in pending {
             p.blocking_recv().unwrap().unwrap();
@@ -1162,7 +1168,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = SqliteStore::open_dir(dir.path()).unwrap();
         let release = hold_writer(&s);
-        let mut pending = s.submit(WriteOp::Insert(sample("a"))).unwrap();
+        let mut pending = s.submit(WriteOp::Insert(Box::new(sample("a")))).unwrap();
         // The writer is held: the write is queued, not committed, and not answered.
         assert!(matches!(
             pending.try_recv(),
