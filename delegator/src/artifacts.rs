@@ -809,14 +809,20 @@ impl Reassembler {
     }
 
     /// Write out every buffer and bring the hashes up to date; with `fsync`, sync every file
-    /// (all off the async workers).
+    /// (all off the async workers). The files are drained and synced concurrently, so that
+    /// their fsyncs can share the file system's journal commits instead of waiting in turn; the
+    /// caller gets control back only once every one is done.
     async fn flush_all(&mut self, fsync: bool) -> Result<(), ArtifactError> {
-        for a in &mut self.artifacts {
+        let drains = self.artifacts.iter_mut().map(|a| async move {
             if let Some(sink) = a.file.as_mut() {
                 a.hasher = sink.drain(fsync).await.map_err(|e| io_err(&a.path, e))?;
             }
-        }
-        Ok(())
+            Ok::<(), ArtifactError>(())
+        });
+        futures::future::join_all(drains)
+            .await
+            .into_iter()
+            .collect()
     }
 
     fn record(a: &Assembling, prov: &Provenance, path: &Path, committed: bool) -> ArtifactRecord {

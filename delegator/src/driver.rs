@@ -12,6 +12,7 @@
 use crate::bugs::Bugs;
 use crate::bugs::CrashPoint;
 use crate::engine::{Engine, EngineConfig, EngineError, Event, Options};
+use crate::request::RequestExt;
 use crate::store::StoreHandle;
 use a2a_driver_contract::{
     AgentStatus, Answer, Cancel, Credential, Delegate, DriverErrorCode, ErrorReply, Escalate,
@@ -369,6 +370,54 @@ async fn handle(e: &Engine, msg: ToDelegator) -> Option<FromDelegator> {
     }
 }
 
+/// The most `delegate` requests admitted at once before the driver waits for them.
+const MAX_ADMITTING: usize = 4096;
+
+/// `delegate` requests being admitted concurrently.
+///
+/// Admission (validation, routing, the durable insert before the first send) of independent
+/// delegations overlaps, so that their inserts share group commits instead of each waiting for its
+/// own fsync in turn. Requests are still handled in order where order can matter: a `delegate`
+/// whose id is being admitted, one that refines another (`refine_of`), and every other request
+/// (`answer`, `credential`, `cancel`, `snapshot`, EOF) first wait for every earlier admission.
+#[derive(Default)]
+struct Admissions {
+    tasks: tokio::task::JoinSet<()>,
+    ids: std::collections::HashSet<String>,
+}
+
+impl Admissions {
+    /// May `req` be admitted alongside the admissions under way? Not when it is malformed: its
+    /// `error` is then written in order, before anything about later requests.
+    fn may_overlap(&self, req: &Delegate) -> bool {
+        req.refine_of.is_none() && !self.ids.contains(&req.id) && req.validate().is_ok()
+    }
+
+    /// Admit `req` in its own task; a refusal of the request itself is written as `error`.
+    async fn spawn(&mut self, e: Engine, req: Delegate, out: mpsc::UnboundedSender<FromDelegator>) {
+        if self.ids.len() >= MAX_ADMITTING {
+            self.wait_all().await;
+        }
+        self.ids.insert(req.id.clone());
+        self.tasks.spawn(async move {
+            let id = req.id.clone();
+            if let Err(err) = e.delegate(req).await {
+                let _ = out.send(engine_error(Some(&id), &err).into());
+            }
+        });
+    }
+
+    /// Wait until every admission under way has finished.
+    async fn wait_all(&mut self) {
+        while let Some(r) = self.tasks.join_next().await {
+            if let Err(e) = r {
+                tracing::error!("admission task failed: {e}");
+            }
+        }
+        self.ids.clear();
+    }
+}
+
 /// Write each message as one line and flush it. Once a `done` line is flushed, its delegation
 /// id goes to `written`, so that the store marks it reported (the outbox): a `done` is marked
 /// only after it really reached stdout, and one lost to a crash is reported again after the
@@ -389,13 +438,25 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     Ok(())
 }
 
-/// Mark each written `done` reported in the store, in the order written.
+/// Mark each written `done` reported in the store. The ids written meanwhile are marked
+/// together (they share a group commit); each group after the one before it.
 async fn mark_reported(store: StoreHandle, mut written: mpsc::UnboundedReceiver<String>) {
-    while let Some(id) = written.recv().await {
-        if let Err(e) = store.mark_reported(&id).await {
-            // Still unreported: the `done` is reported again after a restart (harmless).
-            tracing::warn!(delegation = %id, "store: marking done reported: {e}");
+    let mut group = tokio::task::JoinSet::new();
+    while let Some(first) = written.recv().await {
+        let mut next = Some(first);
+        while let Some(id) = next.take() {
+            let store = store.clone();
+            group.spawn(async move {
+                if let Err(e) = store.mark_reported(&id).await {
+                    // Still unreported: the `done` is reported again after a restart (harmless).
+                    tracing::warn!(delegation = %id, "store: marking done reported: {e}");
+                }
+            });
+            if group.len() < MAX_ADMITTING {
+                next = written.try_recv().ok();
+            }
         }
+        while group.join_next().await.is_some() {}
     }
 }
 
@@ -412,6 +473,7 @@ where
     let mut marker: Option<tokio::task::JoinHandle<()>> = None;
     let mut engine: Option<Engine> = None;
     let mut forwarder: Option<Forwarder> = None;
+    let mut admitting = Admissions::default();
     let send = |m: FromDelegator| {
         let _ = out_tx.send(m);
     };
@@ -459,7 +521,12 @@ where
             continue;
         }
         match decode_message(&env) {
+            Ok(ToDelegator::Delegate(req)) if admitting.may_overlap(&req) => {
+                admitting.spawn(e.clone(), req, out_tx.clone()).await;
+            }
             Ok(msg) => {
+                // Anything else sees every earlier `delegate` admitted (handled in order).
+                admitting.wait_all().await;
                 if let Some(reply) = handle(e, msg).await {
                     send(reply);
                 }
@@ -467,6 +534,7 @@ where
             Err(reply) => send(reply.into()),
         }
     }
+    admitting.wait_all().await;
     // EOF: finish open work (each delegation is bounded by its deadline), then flush.
     if let Some(e) = &engine {
         e.wait_idle().await;

@@ -2,13 +2,15 @@
 //! It holds no secret (DLG-SECRET-01): no scoped credential, push tokens only as sha256.
 //!
 //! [`DelegationStore`] is the interface; [`SqliteStore`] (rusqlite, bundled SQLite, WAL,
-//! `synchronous=FULL`, versioned migrations) is the default. Every method is one transaction, so
-//! a crash leaves each record as it was before or after a change, never half-changed. The
-//! methods block: async callers run them on the blocking pool (see [`StoreHandle`]).
+//! `synchronous=FULL`, versioned migrations, group commit) is the default. Every write is atomic
+//! (its own savepoint inside the batch's transaction), so a crash leaves each record as it was
+//! before or after a change, never half-changed; a write returns only once the transaction that
+//! holds it is committed and fsynced. The methods block: async callers queue writes with
+//! [`DelegationStore::submit`] and run reads on the blocking pool (see [`StoreHandle`]).
 
 mod sqlite;
 
-pub use sqlite::SqliteStore;
+pub use sqlite::{GroupCommitStats, SqliteStore};
 
 use crate::request::DelegationRequest;
 use serde::{Deserialize, Serialize};
@@ -63,6 +65,68 @@ pub enum StoreError {
     /// A blocking store task panicked or was cancelled.
     #[error("store task failed: {0}")]
     Join(String),
+    /// The transaction of the batch that held this write failed to commit: nothing of it is
+    /// durable.
+    #[error("group commit failed: {0}")]
+    Commit(String),
+}
+
+/// A write, owned, as it is queued for a group commit ([`DelegationStore::submit`]).
+#[derive(Debug, Clone)]
+pub enum WriteOp {
+    /// [`DelegationStore::insert`].
+    Insert(Box<DelegationRecord>),
+    /// [`DelegationStore::save`].
+    Save(Box<DelegationRecord>),
+    /// [`DelegationStore::dead_letter`].
+    DeadLetter(Box<DelegationRecord>, Box<DlqEntry>),
+    /// [`DelegationStore::mark_reported`].
+    MarkReported(String),
+    /// [`DelegationStore::dlq_mark_resubmitted`].
+    DlqMarkResubmitted {
+        /// The dead-lettered delegation.
+        id: String,
+        /// The delegation that resubmitted it.
+        new_id: String,
+    },
+}
+
+impl WriteOp {
+    /// Run the write through a store's blocking methods.
+    pub fn apply_blocking(&self, store: &dyn DelegationStore) -> Result<(), StoreError> {
+        match self {
+            WriteOp::Insert(r) => store.insert(r),
+            WriteOp::Save(r) => store.save(r),
+            WriteOp::DeadLetter(r, e) => store.dead_letter(r, e),
+            WriteOp::MarkReported(id) => store.mark_reported(id),
+            WriteOp::DlqMarkResubmitted { id, new_id } => store.dlq_mark_resubmitted(id, new_id),
+        }
+    }
+}
+
+/// The answer to a queued write: `Ok` once the batch holding it is committed and durable.
+pub type PendingWrite = tokio::sync::oneshot::Receiver<Result<(), StoreError>>;
+
+/// Where a queued write's result goes: a blocked thread or an async task.
+pub(crate) enum WriteReply {
+    /// A thread blocked in a [`DelegationStore`] method.
+    Blocking(std::sync::mpsc::SyncSender<Result<(), StoreError>>),
+    /// A task awaiting a [`PendingWrite`].
+    Async(tokio::sync::oneshot::Sender<Result<(), StoreError>>),
+}
+
+impl WriteReply {
+    /// Deliver the result (a waiter that is gone is no error: the write stands).
+    pub(crate) fn send(self, r: Result<(), StoreError>) {
+        match self {
+            WriteReply::Blocking(tx) => {
+                let _ = tx.send(r);
+            }
+            WriteReply::Async(tx) => {
+                let _ = tx.send(r);
+            }
+        }
+    }
 }
 
 /// The mirror of an A2A task state (the contract's [`DelegationState`] knows nothing of A2A
@@ -283,7 +347,8 @@ pub struct DlqEntry {
     pub resubmitted_as: Option<String>,
 }
 
-/// The store interface. Each method is one transaction.
+/// The store interface. Each write is atomic and durable when it returns (a group commit may
+/// hold several writes in one transaction; see [`SqliteStore`]).
 ///
 /// The store is also the outbox of `done` lines: every write of a record in a final state
 /// ([`insert`](Self::insert), [`save`](Self::save), [`dead_letter`](Self::dead_letter)) marks it
@@ -315,6 +380,13 @@ pub trait DelegationStore: Send + Sync {
     fn dlq_list(&self) -> Result<Vec<DlqEntry>, StoreError>;
     /// Note that a dead-lettered delegation was resubmitted as `new_id`.
     fn dlq_mark_resubmitted(&self, id: &str, new_id: &str) -> Result<(), StoreError>;
+    /// Queue a write without blocking a thread: the receiver gets its result once the
+    /// transaction holding it is committed (durable), exactly what the blocking method would
+    /// have returned. `Err(op)`: this store has no queue; the caller runs `op` through the
+    /// blocking methods ([`WriteOp::apply_blocking`]). The default has no queue.
+    fn submit(&self, op: WriteOp) -> Result<PendingWrite, WriteOp> {
+        Err(op)
+    }
 }
 
 /// An async handle that runs store calls on the blocking pool.
@@ -344,14 +416,25 @@ impl StoreHandle {
             .map_err(|e| StoreError::Join(e.to_string()))?
     }
 
+    /// Queue a write (group commit) and wait until it is durable; stores without a queue run it
+    /// on the blocking pool.
+    async fn write(&self, op: WriteOp) -> Result<(), StoreError> {
+        match self.inner.submit(op) {
+            Ok(pending) => pending.await.map_err(|_| {
+                StoreError::Join("the store writer stopped before answering".into())
+            })?,
+            Err(op) => self.run(move |s| op.apply_blocking(s)).await,
+        }
+    }
+
     /// See [`DelegationStore::insert`].
     pub async fn insert(&self, rec: DelegationRecord) -> Result<(), StoreError> {
-        self.run(move |s| s.insert(&rec)).await
+        self.write(WriteOp::Insert(Box::new(rec))).await
     }
 
     /// See [`DelegationStore::save`].
     pub async fn save(&self, rec: DelegationRecord) -> Result<(), StoreError> {
-        self.run(move |s| s.save(&rec)).await
+        self.write(WriteOp::Save(Box::new(rec))).await
     }
 
     /// See [`DelegationStore::dead_letter`].
@@ -360,7 +443,8 @@ impl StoreHandle {
         rec: DelegationRecord,
         entry: DlqEntry,
     ) -> Result<(), StoreError> {
-        self.run(move |s| s.dead_letter(&rec, &entry)).await
+        self.write(WriteOp::DeadLetter(Box::new(rec), Box::new(entry)))
+            .await
     }
 
     /// See [`DelegationStore::get`].
@@ -381,8 +465,7 @@ impl StoreHandle {
 
     /// See [`DelegationStore::mark_reported`].
     pub async fn mark_reported(&self, id: &str) -> Result<(), StoreError> {
-        let id = id.to_string();
-        self.run(move |s| s.mark_reported(&id)).await
+        self.write(WriteOp::MarkReported(id.to_string())).await
     }
 
     /// See [`DelegationStore::open_delegations`].

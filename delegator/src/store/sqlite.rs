@@ -13,9 +13,11 @@ use super::{
     ArtifactRecord, DelegationRecord, DelegationState, DelegationStore, DlqEntry, EscalationKind,
     InputRound, RecordError, StoreError,
 };
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use super::{WriteOp, WriteReply};
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 
 /// Schema migrations; index `i` upgrades version `i` to `i + 1`. Only ever append: a store
 /// written by an older version is migrated forward on open.
@@ -178,10 +180,62 @@ fn hash_push_tokens(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The SQLite store. One connection behind a mutex; callers on an async runtime go through
-/// [`super::StoreHandle`], which runs each call on the blocking pool.
+/// The most writes one group commit takes from the queue (the rest wait for the next batch).
+const MAX_BATCH: usize = 1024;
+
+/// The SQLite store: one **writer thread** that owns the writing connection and commits in
+/// groups, and one reading connection behind a mutex (WAL lets it read while the writer writes).
+///
+/// Group commit: every write ([`WriteOp`]) is queued to the writer; the writer takes whatever is
+/// queued (up to [`MAX_BATCH`]), applies each write in its own savepoint inside one
+/// `BEGIN IMMEDIATE` transaction (a write that fails, say a duplicate insert, is rolled back
+/// alone and fails alone), commits once (with `synchronous=FULL`, one WAL fsync for the whole
+/// batch), and only then answers every waiter. A write is acknowledged only once the commit of
+/// the batch that holds it has returned, so "durable before the first send" holds exactly as with
+/// one transaction per write; writes that arrive during a commit's fsync form the next batch.
+/// Callers on an async runtime go through [`super::StoreHandle`], which queues writes without
+/// holding a thread ([`DelegationStore::submit`]) and runs reads on the blocking pool.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    queue: Option<mpsc::Sender<Job>>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    stats: Arc<GroupStats>,
+}
+
+/// One queued write and where its result goes.
+struct Job {
+    op: Work,
+    reply: WriteReply,
+}
+
+/// What the writer thread does with a job.
+enum Work {
+    Write(WriteOp),
+    /// Test hook: run a closure on the writer's connection, between batches.
+    #[cfg(test)]
+    Inspect(Box<dyn FnOnce(&Connection) + Send>),
+}
+
+/// Counters of the writer thread.
+#[derive(Debug, Default)]
+struct GroupStats {
+    /// Writes queued so far.
+    queued: AtomicU64,
+    /// Batches committed (one transaction, one fsync each).
+    batches: AtomicU64,
+    /// Writes applied in those batches.
+    writes: AtomicU64,
+}
+
+/// Group-commit counters: how many batches the writer committed and how many writes they held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupCommitStats {
+    /// Writes queued so far (including those not committed yet).
+    pub queued: u64,
+    /// Transactions committed (one fsync each).
+    pub batches: u64,
+    /// Writes those transactions held.
+    pub writes: u64,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -205,17 +259,55 @@ impl SqliteStore {
 
     /// Open (creating if needed) the database file at `path`.
     pub fn open_file(path: &Path) -> Result<Self, StoreError> {
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.pragma_update(None, "secure_delete", "ON")?;
-        let store = SqliteStore {
-            conn: Mutex::new(conn),
-        };
-        store.migrate()?;
-        Ok(store)
+        let mut writer = open_connection(path)?;
+        migrate(&mut writer)?;
+        // The reader opens after the migration, so it never sees an older schema.
+        let reader = open_connection(path)?;
+        let (queue, rx) = mpsc::channel::<Job>();
+        let stats = Arc::new(GroupStats::default());
+        let thread_stats = stats.clone();
+        let writer = std::thread::Builder::new()
+            .name("store-writer".into())
+            .spawn(move || writer_loop(writer, rx, &thread_stats))
+            .map_err(|e| StoreError::Io {
+                path: path.display().to_string(),
+                message: format!("starting the store writer thread: {e}"),
+            })?;
+        Ok(SqliteStore {
+            conn: Mutex::new(reader),
+            queue: Some(queue),
+            writer: Some(writer),
+            stats,
+        })
+    }
+
+    /// How many batches the writer thread committed and how many writes they held.
+    pub fn group_commit_stats(&self) -> GroupCommitStats {
+        GroupCommitStats {
+            queued: self.stats.queued.load(Ordering::SeqCst),
+            batches: self.stats.batches.load(Ordering::SeqCst),
+            writes: self.stats.writes.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Queue a job for the writer thread.
+    fn enqueue(&self, op: Work, reply: WriteReply) -> Result<(), StoreError> {
+        let queue = self
+            .queue
+            .as_ref()
+            .ok_or_else(|| StoreError::Join("the store writer has stopped".into()))?;
+        self.stats.queued.fetch_add(1, Ordering::SeqCst);
+        queue
+            .send(Job { op, reply })
+            .map_err(|_| StoreError::Join("the store writer has stopped".into()))
+    }
+
+    /// Queue a write and block until the batch holding it is committed.
+    fn write_blocking(&self, op: WriteOp) -> Result<(), StoreError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.enqueue(Work::Write(op), WriteReply::Blocking(tx))?;
+        rx.recv()
+            .map_err(|_| StoreError::Join("the store writer stopped before answering".into()))?
     }
 
     /// The schema version this program writes.
@@ -228,42 +320,189 @@ impl SqliteStore {
         // unfinished transaction when it is dropped.
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
 
-    fn migrate(&self) -> Result<(), StoreError> {
-        let mut conn = self.lock();
-        let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let supported = Self::schema_version();
-        if current > supported {
-            return Err(StoreError::TooNew {
-                found: current,
-                supported,
-            });
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer once it has committed what is queued; joining it
+        // closes its connection before the store is gone (a reopen sees every write).
+        self.queue.take();
+        if let Some(w) = self.writer.take() {
+            let _ = w.join();
         }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-            let tx = conn.transaction()?;
-            tx.execute_batch(sql)?;
-            if i + 1 == NO_SECRETS_VERSION {
-                hash_push_tokens(&tx)?;
-            }
-            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-            tx.commit()?;
-        }
-        if (current as usize) < NO_SECRETS_VERSION && current > 0 {
-            // An older store held secrets: rebuild the file and empty the WAL so that no old
-            // page keeps them.
-            conn.execute_batch("VACUUM")?;
-            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        }
-        Ok(())
     }
+}
+
+/// Open one connection with the store's settings.
+fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "secure_delete", "ON")?;
+    Ok(conn)
+}
+
+/// The writer thread: take whatever is queued, apply it in one transaction, commit (one fsync),
+/// answer every waiter; until the queue is closed.
+fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>, stats: &GroupStats) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = Vec::new();
+        let mut next = Some(first);
+        while let Some(job) = next.take() {
+            match job.op {
+                Work::Write(op) => batch.push((op, job.reply)),
+                #[cfg(test)]
+                Work::Inspect(f) => {
+                    // Between batches: commit what was taken before it, then run it.
+                    commit_batch(&mut conn, std::mem::take(&mut batch), stats);
+                    f(&conn);
+                    job.reply.send(Ok(()));
+                }
+            }
+            if batch.len() < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        commit_batch(&mut conn, batch, stats);
+    }
+}
+
+/// Apply `batch` in one transaction, each write in its own savepoint, commit once, then answer.
+fn commit_batch(conn: &mut Connection, batch: Vec<(WriteOp, WriteReply)>, stats: &GroupStats) {
+    if batch.is_empty() {
+        return;
+    }
+    let mut results: Vec<Result<(), StoreError>> = Vec::with_capacity(batch.len());
+    let outcome = (|| -> Result<(), rusqlite::Error> {
+        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (op, _) in &batch {
+            let mut sp = tx.savepoint()?;
+            let r = apply(&sp, op);
+            if r.is_ok() {
+                sp.commit()?;
+            } else {
+                sp.rollback()?;
+            }
+            results.push(r);
+        }
+        tx.commit()
+    })();
+    if let Err(e) = outcome {
+        // Nothing of this batch is durable: every write in it fails, with the commit's error.
+        let message = e.to_string();
+        results = batch
+            .iter()
+            .map(|_| Err(StoreError::Commit(message.clone())))
+            .collect();
+    } else {
+        stats.batches.fetch_add(1, Ordering::SeqCst);
+        stats.writes.fetch_add(batch.len() as u64, Ordering::SeqCst);
+    }
+    for ((_, reply), r) in batch.into_iter().zip(results) {
+        reply.send(r);
+    }
+}
+
+/// One write, inside the batch's transaction.
+fn apply(conn: &Connection, op: &WriteOp) -> Result<(), StoreError> {
+    match op {
+        WriteOp::Insert(rec) => {
+            let exists: Option<i64> = conn
+                .query_row(
+                    "SELECT 1 FROM delegations WHERE id = ?1",
+                    params![rec.id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if exists.is_some() {
+                return Err(StoreError::Duplicate(rec.id.clone()));
+            }
+            write_record(conn, rec)
+        }
+        WriteOp::Save(rec) => write_record(conn, rec),
+        WriteOp::DeadLetter(rec, e) => {
+            write_record(conn, rec)?;
+            conn.execute(
+                "INSERT INTO dlq (delegation_id, at, request_json, errors_json,
+                    partial_artifacts_json, chain_json, task_id, agent_url, resubmitted_as)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)
+                 ON CONFLICT(delegation_id) DO UPDATE SET at=excluded.at,
+                    request_json=excluded.request_json, errors_json=excluded.errors_json,
+                    partial_artifacts_json=excluded.partial_artifacts_json,
+                    chain_json=excluded.chain_json, task_id=excluded.task_id,
+                    agent_url=excluded.agent_url, resubmitted_as=NULL",
+                params![
+                    e.delegation_id,
+                    e.at,
+                    json(&e.request),
+                    json(&e.errors),
+                    json(&e.partial_artifacts),
+                    json(&e.chain),
+                    e.task_id,
+                    e.agent_url,
+                    e.resubmitted_as
+                ],
+            )?;
+            Ok(())
+        }
+        WriteOp::MarkReported(id) => {
+            let n = conn.execute(
+                "UPDATE delegations SET unreported = 0 WHERE id = ?1",
+                params![id],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound(id.clone()));
+            }
+            Ok(())
+        }
+        WriteOp::DlqMarkResubmitted { id, new_id } => {
+            let n = conn.execute(
+                "UPDATE dlq SET resubmitted_as = ?2 WHERE delegation_id = ?1",
+                params![id, new_id],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound(id.clone()));
+            }
+            Ok(())
+        }
+    }
+}
+
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let supported = SqliteStore::schema_version();
+    if current > supported {
+        return Err(StoreError::TooNew {
+            found: current,
+            supported,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        if i + 1 == NO_SECRETS_VERSION {
+            hash_push_tokens(&tx)?;
+        }
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    if (current as usize) < NO_SECRETS_VERSION && current > 0 {
+        // An older store held secrets: rebuild the file and empty the WAL so that no old
+        // page keeps them.
+        conn.execute_batch("VACUUM")?;
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    }
+    Ok(())
 }
 
 fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
 }
 
-fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<(), StoreError> {
-    tx.execute(
+fn write_record(tx: &Connection, r: &DelegationRecord) -> Result<(), StoreError> {
+    tx.prepare_cached(
         "INSERT INTO delegations (id, parent_id, request_json, agent_url, rpc_url,
             protocol_version, skill, instructions, inputs_json, message_ids_json, task_id,
             context_id, state, reason, budget_usd, budget_share, spend_usd, deadline, depth,
@@ -288,108 +527,105 @@ fn write_record(tx: &rusqlite::Transaction<'_>, r: &DelegationRecord) -> Result<
             final_message=excluded.final_message, priority=excluded.priority,
             updated_at=excluded.updated_at, terminal_at=excluded.terminal_at, dlq=excluded.dlq,
             unreported=excluded.unreported",
-        params![
-            r.id,
-            r.parent_id,
-            json(&r.request),
-            r.agent_url,
-            r.rpc_url,
-            r.protocol_version,
-            r.skill,
-            r.request.text,
-            json(&r.request.inputs),
-            json(&r.message_ids),
-            r.task_id,
-            r.context_id,
-            r.state.as_str(),
-            r.reason,
-            r.budget_usd,
-            r.budget_share,
-            r.spend_usd,
-            r.deadline,
-            r.depth,
-            json(&r.chain),
-            r.refine_of,
-            json(&r.reference_task_ids),
-            r.streaming,
-            json(&r.push_token_sha256),
-            r.attempts,
-            r.last_error,
-            r.error_code,
-            r.final_message,
-            r.priority,
-            r.created_at,
-            r.updated_at,
-            r.terminal_at,
-            r.dlq,
-            // Every write of a final state owes its `done` until `mark_reported`.
-            r.state.is_final(),
-        ],
-    )?;
-    tx.execute(
-        "DELETE FROM input_rounds WHERE delegation_id = ?1",
-        params![r.id],
-    )?;
+    )?
+    .execute(params![
+        r.id,
+        r.parent_id,
+        json(&r.request),
+        r.agent_url,
+        r.rpc_url,
+        r.protocol_version,
+        r.skill,
+        r.request.text,
+        json(&r.request.inputs),
+        json(&r.message_ids),
+        r.task_id,
+        r.context_id,
+        r.state.as_str(),
+        r.reason,
+        r.budget_usd,
+        r.budget_share,
+        r.spend_usd,
+        r.deadline,
+        r.depth,
+        json(&r.chain),
+        r.refine_of,
+        json(&r.reference_task_ids),
+        r.streaming,
+        json(&r.push_token_sha256),
+        r.attempts,
+        r.last_error,
+        r.error_code,
+        r.final_message,
+        r.priority,
+        r.created_at,
+        r.updated_at,
+        r.terminal_at,
+        r.dlq,
+        // Every write of a final state owes its `done` until `mark_reported`.
+        r.state.is_final(),
+    ])?;
+    tx.prepare_cached("DELETE FROM input_rounds WHERE delegation_id = ?1")?
+        .execute(params![r.id])?;
     for q in &r.input_rounds {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO input_rounds (delegation_id, round, kind, question, question_message_id,
                 answer, source, answer_message_id, asked_at, answered_at, sent_at)
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-            params![
-                r.id,
-                q.round,
-                q.kind.as_str(),
-                q.question,
-                q.question_message_id,
-                q.answer,
-                q.source,
-                q.answer_message_id,
-                q.asked_at.as_deref().unwrap_or_default(),
-                q.answered_at,
-                q.sent_at
-            ],
-        )?;
+        )?
+        .execute(params![
+            r.id,
+            q.round,
+            q.kind.as_str(),
+            q.question,
+            q.question_message_id,
+            q.answer,
+            q.source,
+            q.answer_message_id,
+            q.asked_at.as_deref().unwrap_or_default(),
+            q.answered_at,
+            q.sent_at
+        ])?;
     }
-    tx.execute(
-        "DELETE FROM artifacts WHERE delegation_id = ?1",
-        params![r.id],
-    )?;
+    tx.prepare_cached("DELETE FROM artifacts WHERE delegation_id = ?1")?
+        .execute(params![r.id])?;
     for a in &r.artifacts {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO artifacts (delegation_id, artifact_id, name, media_type, bytes, sha256,
                 path, agent_url, skill, task_id, committed)
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
-            params![
-                r.id,
-                a.artifact_id,
-                a.name,
-                a.media_type,
-                a.bytes as i64,
-                a.sha256,
-                a.path,
-                a.agent_url,
-                a.skill,
-                a.task_id,
-                a.committed
-            ],
-        )?;
+        )?
+        .execute(params![
+            r.id,
+            a.artifact_id,
+            a.name,
+            a.media_type,
+            a.bytes as i64,
+            a.sha256,
+            a.path,
+            a.agent_url,
+            a.skill,
+            a.task_id,
+            a.committed
+        ])?;
     }
-    tx.execute("DELETE FROM errors WHERE delegation_id = ?1", params![r.id])?;
+    tx.prepare_cached("DELETE FROM errors WHERE delegation_id = ?1")?
+        .execute(params![r.id])?;
     for (seq, e) in r.errors.iter().enumerate() {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO errors (delegation_id, seq, at, op, code, http_status, transient, message)
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-            params![
-                r.id,
-                seq as i64,
-                e.at,
-                e.op,
-                e.code,
-                e.http_status,
-                e.transient,
-                e.message
-            ],
-        )?;
+        )?
+        .execute(params![
+            r.id,
+            seq as i64,
+            e.at,
+            e.op,
+            e.code,
+            e.http_status,
+            e.transient,
+            e.message
+        ])?;
     }
     Ok(())
 }
@@ -614,58 +850,31 @@ fn query_records(
 
 impl DelegationStore for SqliteStore {
     fn insert(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
-        let mut conn = self.lock();
-        let tx = conn.transaction()?;
-        let exists: Option<i64> = tx
-            .query_row(
-                "SELECT 1 FROM delegations WHERE id = ?1",
-                params![rec.id],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if exists.is_some() {
-            return Err(StoreError::Duplicate(rec.id.clone()));
-        }
-        write_record(&tx, rec)?;
-        tx.commit()?;
-        Ok(())
+        self.write_blocking(WriteOp::Insert(Box::new(rec.clone())))
     }
 
     fn save(&self, rec: &DelegationRecord) -> Result<(), StoreError> {
-        let mut conn = self.lock();
-        let tx = conn.transaction()?;
-        write_record(&tx, rec)?;
-        tx.commit()?;
-        Ok(())
+        self.write_blocking(WriteOp::Save(Box::new(rec.clone())))
     }
 
     fn dead_letter(&self, rec: &DelegationRecord, e: &DlqEntry) -> Result<(), StoreError> {
-        let mut conn = self.lock();
-        let tx = conn.transaction()?;
-        write_record(&tx, rec)?;
-        tx.execute(
-            "INSERT INTO dlq (delegation_id, at, request_json, errors_json, partial_artifacts_json,
-                chain_json, task_id, agent_url, resubmitted_as)
-             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)
-             ON CONFLICT(delegation_id) DO UPDATE SET at=excluded.at,
-                request_json=excluded.request_json, errors_json=excluded.errors_json,
-                partial_artifacts_json=excluded.partial_artifacts_json,
-                chain_json=excluded.chain_json, task_id=excluded.task_id,
-                agent_url=excluded.agent_url, resubmitted_as=NULL",
-            params![
-                e.delegation_id,
-                e.at,
-                json(&e.request),
-                json(&e.errors),
-                json(&e.partial_artifacts),
-                json(&e.chain),
-                e.task_id,
-                e.agent_url,
-                e.resubmitted_as
-            ],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.write_blocking(WriteOp::DeadLetter(
+            Box::new(rec.clone()),
+            Box::new(e.clone()),
+        ))
+    }
+
+    fn submit(&self, op: WriteOp) -> Result<super::PendingWrite, WriteOp> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        match self.enqueue(Work::Write(op), WriteReply::Async(tx)) {
+            Ok(()) => Ok(rx),
+            Err(e) => {
+                // The writer is gone: answer through the same receiver.
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let _ = tx.send(Err(e));
+                Ok(rx)
+            }
+        }
     }
 
     fn get(&self, id: &str) -> Result<Option<DelegationRecord>, StoreError> {
@@ -700,15 +909,7 @@ impl DelegationStore for SqliteStore {
     }
 
     fn mark_reported(&self, id: &str) -> Result<(), StoreError> {
-        let conn = self.lock();
-        let n = conn.execute(
-            "UPDATE delegations SET unreported = 0 WHERE id = ?1",
-            params![id],
-        )?;
-        if n == 0 {
-            return Err(StoreError::NotFound(id.to_string()));
-        }
-        Ok(())
+        self.write_blocking(WriteOp::MarkReported(id.to_string()))
     }
 
     fn dlq_list(&self) -> Result<Vec<DlqEntry>, StoreError> {
@@ -753,15 +954,10 @@ impl DelegationStore for SqliteStore {
     }
 
     fn dlq_mark_resubmitted(&self, id: &str, new_id: &str) -> Result<(), StoreError> {
-        let conn = self.lock();
-        let n = conn.execute(
-            "UPDATE dlq SET resubmitted_as = ?2 WHERE delegation_id = ?1",
-            params![id, new_id],
-        )?;
-        if n == 0 {
-            return Err(StoreError::NotFound(id.to_string()));
-        }
-        Ok(())
+        self.write_blocking(WriteOp::DlqMarkResubmitted {
+            id: id.to_string(),
+            new_id: new_id.to_string(),
+        })
     }
 }
 
@@ -878,19 +1074,139 @@ mod tests {
         }
         let s = SqliteStore::open_dir(dir.path()).unwrap();
         assert!(s.get("a").unwrap().is_some());
-        let conn = s.lock();
-        let v: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
+        let settings = |conn: &Connection| -> (i64, String, i64) {
+            (
+                conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+                    .unwrap(),
+                conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                    .unwrap(),
+                conn.query_row("PRAGMA synchronous", [], |r| r.get(0))
+                    .unwrap(),
+            )
+        };
+        let want = (SqliteStore::schema_version(), "wal".to_string(), 2);
+        assert_eq!(settings(&s.lock()), want, "reader: WAL, synchronous=FULL");
+        let (tx, rx) = mpsc::sync_channel(1);
+        on_writer(&s, move |c| {
+            let _ = tx.send(settings(c));
+        });
+        assert_eq!(rx.recv().unwrap(), want, "writer: WAL, synchronous=FULL");
+    }
+
+    /// Run `f` on the writer thread's connection, between batches, and wait for it.
+    fn on_writer(s: &SqliteStore, f: impl FnOnce(&Connection) + Send + 'static) {
+        let (tx, rx) = mpsc::sync_channel(1);
+        s.enqueue(Work::Inspect(Box::new(f)), WriteReply::Blocking(tx))
             .unwrap();
-        assert_eq!(v, SqliteStore::schema_version());
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(mode, "wal");
-        let sync: i64 = conn
-            .query_row("PRAGMA synchronous", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(sync, 2, "synchronous=FULL");
+        rx.recv().unwrap().unwrap();
+    }
+
+    /// Hold the writer thread until the returned sender is dropped (bounded: 30 s).
+    fn hold_writer(s: &SqliteStore) -> mpsc::Sender<()> {
+        let (release, held) = mpsc::channel::<()>();
+        let (tx, _rx) = mpsc::sync_channel(1);
+        s.enqueue(
+            Work::Inspect(Box::new(move |_| {
+                let _ = held.recv_timeout(std::time::Duration::from_secs(30));
+            })),
+            WriteReply::Blocking(tx),
+        )
+        .unwrap();
+        release
+    }
+
+    #[test]
+    fn writes_queued_together_commit_in_one_batch_and_fail_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        s.insert(&sample("a")).unwrap();
+        let release = hold_writer(&s);
+        let before = s.group_commit_stats();
+        let mut pending = Vec::new();
+        for i in 0..20 {
+            pending.push(
+                s.submit(WriteOp::Insert(Box::new(sample(&format!("b{i}")))))
+                    .unwrap(),
+            );
+        }
+        let dup = s.submit(WriteOp::Insert(Box::new(sample("a")))).unwrap();
+        let unknown = s.submit(WriteOp::MarkReported("zz".into())).unwrap();
+        let mut done = sample("c");
+        done.state = DelegationState::Completed;
+        let last = s.submit(WriteOp::Insert(Box::new(done))).unwrap();
+        drop(release);
+        for p in pending {
+            p.blocking_recv().unwrap().unwrap();
+        }
+        assert!(matches!(
+            dup.blocking_recv().unwrap(),
+            Err(StoreError::Duplicate(_))
+        ));
+        assert!(matches!(
+            unknown.blocking_recv().unwrap(),
+            Err(StoreError::NotFound(_))
+        ));
+        last.blocking_recv().unwrap().unwrap();
+        let after = s.group_commit_stats();
+        assert_eq!(after.batches - before.batches, 1, "one transaction for all");
+        assert_eq!(after.writes - before.writes, 23);
+        // The failed writes changed nothing; the others are all there, and durable: a reopen
+        // (a fresh writer and reader) sees them.
+        drop(s);
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        assert_eq!(s.list().unwrap().len(), 22);
+        assert_eq!(
+            s.get("a").unwrap().unwrap().state,
+            DelegationState::Sending,
+            "the duplicate insert changed nothing"
+        );
+        assert_eq!(s.unreported().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_write_is_answered_only_after_its_batch_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open_dir(dir.path()).unwrap();
+        let release = hold_writer(&s);
+        let mut pending = s.submit(WriteOp::Insert(Box::new(sample("a")))).unwrap();
+        // The writer is held: the write is queued, not committed, and not answered.
+        assert!(matches!(
+            pending.try_recv(),
+            Err(tokio::sync::oneshot::error::TryRecvError::Empty)
+        ));
+        assert!(
+            s.get("a").unwrap().is_none(),
+            "not visible before its commit"
+        );
+        drop(release);
+        pending.blocking_recv().unwrap().unwrap();
+        assert!(s.get("a").unwrap().is_some(), "visible once answered");
+    }
+
+    #[test]
+    fn many_threads_writing_at_once_share_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = std::sync::Arc::new(SqliteStore::open_dir(dir.path()).unwrap());
+        let release = hold_writer(&s);
+        let threads: Vec<_> = (0..16)
+            .map(|i| {
+                let s = s.clone();
+                std::thread::spawn(move || s.insert(&sample(&format!("t{i}"))))
+            })
+            .collect();
+        // Release once every thread has queued its write (bounded wait on the counter).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while s.group_commit_stats().queued < 17 && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        drop(release);
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        let st = s.group_commit_stats();
+        assert_eq!(st.writes, 16);
+        assert_eq!(st.batches, 1, "16 blocked writers, one commit");
+        assert_eq!(s.list().unwrap().len(), 16);
     }
 
     #[test]
