@@ -38,43 +38,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     files.sort();
-    let mut code = String::from(
-        "/// The embedded catalog: (path relative to the workspace root, file text).\npub static BUILTIN: &[(&str, &str)] = &[\n",
-    );
-    for f in &files {
-        println!("cargo:rerun-if-changed={}", f.display());
-        let rel = f
-            .strip_prefix(&root)
-            .unwrap_or(f)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let abs = f.canonicalize()?;
-        writeln!(
-            code,
-            "    ({rel:?}, include_str!({:?})),",
-            abs.to_string_lossy()
-        )?;
-    }
-    code.push_str("];\n");
     parts.sort();
-    code.push_str(
-        "/// The part files beside them: (path relative to the workspace root, bytes).\npub static BUILTIN_FILES: &[(&str, &[u8])] = &[\n",
-    );
-    for f in &parts {
-        println!("cargo:rerun-if-changed={}", f.display());
-        let rel = f
-            .strip_prefix(&root)
-            .unwrap_or(f)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let abs = f.canonicalize()?;
-        writeln!(
-            code,
-            "    ({rel:?}, include_bytes!({:?})),",
-            abs.to_string_lossy()
-        )?;
+    let mut code = String::new();
+    for (doc, name, ty, include, list) in [
+        (
+            "The embedded catalog: (path relative to the workspace root, file text).",
+            "BUILTIN",
+            "&str",
+            "include_str",
+            &files,
+        ),
+        (
+            "The part files beside them: (path relative to the workspace root, bytes).",
+            "BUILTIN_FILES",
+            "&[u8]",
+            "include_bytes",
+            &parts,
+        ),
+    ] {
+        writeln!(code, "/// {doc}\npub static {name}: &[(&str, {ty})] = &[")?;
+        for f in list {
+            println!("cargo:rerun-if-changed={}", f.display());
+            let rel = f
+                .strip_prefix(&root)
+                .unwrap_or(f)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let abs = f.canonicalize()?;
+            writeln!(
+                code,
+                "    ({rel:?}, {include}!({:?})),",
+                abs.to_string_lossy()
+            )?;
+        }
+        code.push_str("];\n");
     }
-    code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR")?).join("builtin_catalog.rs");
     std::fs::write(out, code)?;
     Ok(())

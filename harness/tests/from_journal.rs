@@ -10,6 +10,7 @@ use a2a_harness::catalog::{CaseGlob, load_case, load_catalog, select};
 use a2a_harness::from_journal::{
     ConvertOptions, LITERAL_MAX_BYTES, Record, RecordedJournal, convert, read_journal,
 };
+use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
 use a2a_harness::run::{RunOptions, run};
 use a2a_harness::runner::{CaseResult, Verdict};
 use a2a_mock_agents::{Entry, Event};
@@ -199,6 +200,33 @@ async fn recorded_cases_replay_with_the_same_agent_traffic_and_verdicts() {
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 
+/// Record a case: its network behind the recording proxies, the reference delegator driven
+/// through them; the journal's path (under `out`) and the `done` lines by delegation id.
+async fn record_case(
+    s: &a2a_harness::scenario::Scenario,
+    out: &std::path::Path,
+) -> (std::path::PathBuf, BTreeMap<String, serde_json::Value>) {
+    let net = a2a_mock_agents::Network::start(s.network.clone())
+        .await
+        .expect("network");
+    let upstreams: Vec<UpstreamSpec> = net
+        .names()
+        .map(|n| UpstreamSpec {
+            url: net.card_url(n).expect("card url"),
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        })
+        .collect();
+    let rec = Recorder::start(&upstreams, RecordOptions::new(out))
+        .await
+        .expect("recorder");
+    let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
+    let done = drive_through(&cards, &out.join("store"), s).await;
+    let path = rec.journal().path().to_path_buf();
+    rec.shutdown().await;
+    net.shutdown().await;
+    (path, done)
+}
+
 /// The reference delegator driven through the recording proxies (`cards`) with the case's
 /// delegations, as the harness would start it; the `done` lines by delegation id.
 async fn drive_through(
@@ -300,7 +328,6 @@ fn agent_side_seen_through_a_proxy(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffic() {
-    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
     let catalog = load_catalog(&common::root().join("scenarios")).expect("catalog loads");
     let cases = select(
         &catalog,
@@ -312,25 +339,8 @@ async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffi
     let mut recorded = Vec::new();
     for s in &cases {
         // Record: the case's network behind the proxy, the reference delegator in front.
-        let net = a2a_mock_agents::Network::start(s.network.clone())
-            .await
-            .expect("network");
-        let upstreams: Vec<UpstreamSpec> = net
-            .names()
-            .map(|n| UpstreamSpec {
-                url: net.card_url(n).expect("card url"),
-                listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-            })
-            .collect();
         let out = dir.path().join(&s.id);
-        let rec = Recorder::start(&upstreams, RecordOptions::new(&out))
-            .await
-            .expect("recorder");
-        let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
-        let done = drive_through(&cards, &out.join("store"), s).await;
-        let path = rec.journal().path().to_path_buf();
-        rec.shutdown().await;
-        net.shutdown().await;
+        let (path, done) = record_case(s, &out).await;
         // Convert the recording, as `scenario from-journal` does.
         let journal = read_journal(&path).expect("the recording reads");
         let c = convert(
@@ -697,7 +707,6 @@ fn artifact_steps(dir: &std::path::Path) -> String {
 /// replay equals the recording's.
 #[tokio::test(flavor = "multi_thread")]
 async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding() {
-    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
     let dir = tempfile::tempdir().expect("temp dir");
     let steps = artifact_steps(dir.path());
     let mut text = String::from(
@@ -717,25 +726,8 @@ async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding()
     std::fs::write(&source, &text).expect("write");
     let s = load_case(&source).unwrap_or_else(|e| panic!("{e}"));
     // Record: the network behind the proxy, the reference delegator in front.
-    let net = a2a_mock_agents::Network::start(s.network.clone())
-        .await
-        .expect("network");
-    let upstreams: Vec<UpstreamSpec> = net
-        .names()
-        .map(|n| UpstreamSpec {
-            url: net.card_url(n).expect("card url"),
-            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-        })
-        .collect();
     let out = dir.path().join("rec");
-    let rec = Recorder::start(&upstreams, RecordOptions::new(&out))
-        .await
-        .expect("recorder");
-    let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
-    let done = drive_through(&cards, &out.join("store"), &s).await;
-    let path = rec.journal().path().to_path_buf();
-    rec.shutdown().await;
-    net.shutdown().await;
+    let (path, done) = record_case(&s, &out).await;
     for (d, v) in &done {
         assert_eq!(v["state"], "COMPLETED", "{d} through the proxy: {v}");
     }
@@ -814,7 +806,6 @@ async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding()
 /// ` [2]`), and the replay delivers each artifact with its recorded sha256.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_delegations_with_the_same_text_stay_two() {
-    use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
     let dir = tempfile::tempdir().expect("temp dir");
     let text = r#"id = "repro.same-text"
 title = "same text"
@@ -848,26 +839,9 @@ text = "look it up"
     let source = dir.path().join("source.toml");
     std::fs::write(&source, text).expect("write");
     let s = load_case(&source).unwrap_or_else(|e| panic!("{e}"));
-    let net = a2a_mock_agents::Network::start(s.network.clone())
-        .await
-        .expect("network");
-    let upstreams: Vec<UpstreamSpec> = net
-        .names()
-        .map(|n| UpstreamSpec {
-            url: net.card_url(n).expect("card url"),
-            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-        })
-        .collect();
     let out = dir.path().join("rec");
-    let rec = Recorder::start(&upstreams, RecordOptions::new(&out))
-        .await
-        .expect("recorder");
-    let cards: Vec<String> = rec.agents().iter().map(|a| a.card_url()).collect();
-    let done = drive_through(&cards, &out.join("store"), &s).await;
+    let (path, done) = record_case(&s, &out).await;
     assert_eq!(done.len(), 2);
-    let path = rec.journal().path().to_path_buf();
-    rec.shutdown().await;
-    net.shutdown().await;
     let journal = read_journal(&path).expect("the recording reads");
     let entries: Vec<Entry> = journal
         .records
