@@ -360,14 +360,7 @@ async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffi
         let file = dir.path().join(format!("{}.toml", s.id));
         c.write(&file).expect("write");
         let scenario = load_case(&file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
-        let entries: Vec<Entry> = journal
-            .records
-            .iter()
-            .filter_map(|r| match r {
-                Record::Entry(e) => Some(e.clone()),
-                Record::Other { .. } => None,
-            })
-            .collect();
+        let entries: Vec<Entry> = journal.entries().cloned().collect();
         recorded.push((s.id.clone(), done, entries, c.toml));
         scenarios.push(scenario);
     }
@@ -732,14 +725,7 @@ async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding()
         assert_eq!(v["state"], "COMPLETED", "{d} through the proxy: {v}");
     }
     let journal = read_journal(&path).expect("the recording reads");
-    let entries: Vec<Entry> = journal
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Entry(e) => Some(e.clone()),
-            Record::Other { .. } => None,
-        })
-        .collect();
+    let entries: Vec<Entry> = journal.entries().cloned().collect();
     let recorded = artifacts_sent(&entries);
     assert_eq!(
         recorded.len(),
@@ -843,14 +829,7 @@ text = "look it up"
     let (path, done) = record_case(&s, &out).await;
     assert_eq!(done.len(), 2);
     let journal = read_journal(&path).expect("the recording reads");
-    let entries: Vec<Entry> = journal
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Entry(e) => Some(e.clone()),
-            Record::Other { .. } => None,
-        })
-        .collect();
+    let entries: Vec<Entry> = journal.entries().cloned().collect();
     let recorded = artifacts_sent(&entries);
     assert_eq!(recorded.len(), 2, "{recorded:?}");
     let c = convert(&journal, &ConvertOptions::default());

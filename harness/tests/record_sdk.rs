@@ -15,7 +15,7 @@ mod sdk_agent;
 use a2a_driver_contract::process::{DelegatorOutput, DelegatorProcess, init_message};
 use a2a_driver_contract::{Delegate, InitOptions, ToDelegator};
 use a2a_harness::catalog::load_case;
-use a2a_harness::from_journal::{ConvertOptions, Record, convert, read_journal};
+use a2a_harness::from_journal::{ConvertOptions, convert, read_journal};
 use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
 use a2a_harness::run::{RunOptions, run};
 use a2a_harness::runner::Verdict;
@@ -212,14 +212,7 @@ async fn round_trip(order: &str, delegations: &[(&str, bool)]) {
         scenario.delegations.len()
     );
     assert_eq!(scenario.delegations.len(), delegations.len(), "{}", c.toml);
-    let recorded: Vec<Entry> = journal
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Entry(e) => Some(e.clone()),
-            Record::Other { .. } => None,
-        })
-        .collect();
+    let recorded: Vec<Entry> = journal.entries().cloned().collect();
 
     let replayed = run(
         std::slice::from_ref(&scenario),

@@ -121,6 +121,21 @@ pub struct RecordedJournal {
     pub records: Vec<Record>,
 }
 
+impl RecordedJournal {
+    /// The mock-format entries among the records, in order (lines of another shape left out).
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        entries_of(&self.records)
+    }
+}
+
+/// The mock-format entries among `records`, in order.
+pub(crate) fn entries_of(records: &[Record]) -> impl Iterator<Item = &Entry> {
+    records.iter().filter_map(|r| match r {
+        Record::Entry(e) => Some(e),
+        Record::Other { .. } => None,
+    })
+}
+
 /// The scenario written from a journal.
 #[derive(Debug, Clone)]
 pub struct Conversion {

@@ -161,13 +161,7 @@ pub(crate) struct Model {
 
 /// Build the model.
 pub(crate) fn analyse(records: &[Record], files_dir: &str) -> Model {
-    let entries: Vec<&Entry> = records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Entry(e) => Some(e),
-            Record::Other { .. } => None,
-        })
-        .collect();
+    let entries: Vec<&Entry> = super::entries_of(records).collect();
     let first_at = entries.iter().map(|e| e.at_us).min().unwrap_or(0);
     let last_at = entries.iter().map(|e| e.at_us).max().unwrap_or(0);
     let mut m = Model {
