@@ -608,7 +608,7 @@ impl Reassembler {
         let append = append && !self.bugs.has(Bug::IgnoreAppend);
         let idx = if append {
             match self.index_of(&artifact_id) {
-                Some(_) if self.bugs.has(Bug::KeepLastChunkOnly) && last_chunk => {
+                Some(_) if last_chunk && self.bugs.has(Bug::KeepLastChunkOnly) => {
                     self.start(&artifact_id, &name).await?
                 }
                 Some(i) => {

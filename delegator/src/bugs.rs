@@ -149,9 +149,54 @@ impl Bugs {
     }
 
     /// True when `bug` is planted (always false without the `planted-bugs` feature).
+    ///
+    /// Every place whose behaviour a bug changes asks this, and asks it only where the behaviour
+    /// would differ (after the conditions that make the bug matter), so that the [`site_trace`]
+    /// of a run without bugs tells which bugs that run could have shown.
     #[inline]
     pub fn has(self, bug: Bug) -> bool {
+        #[cfg(feature = "planted-bugs")]
+        site_trace::reached(bug);
         cfg!(feature = "planted-bugs") && self.0 & bug.bit() != 0
+    }
+}
+
+/// Which planted bugs' sites a run reached (feature `planted-bugs` only).
+///
+/// `a2a-delegator drive --trace-bug-sites FILE` appends to `FILE` the name of each bug the first
+/// time the process asks [`Bugs::has`] about it, planted or not. A bug whose site a run never
+/// reaches cannot change that run: the harness's self-test runs each bug only in the cases whose
+/// reference run reached its site.
+#[cfg(feature = "planted-bugs")]
+pub mod site_trace {
+    use super::Bug;
+    use std::io::Write;
+    use std::path::PathBuf;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    static FILE: OnceLock<PathBuf> = OnceLock::new();
+    static REACHED: AtomicU32 = AtomicU32::new(0);
+
+    /// Append reached sites to `path` from now on (the first call wins).
+    pub fn write_to(path: PathBuf) {
+        let _ = FILE.set(path);
+    }
+
+    pub(super) fn reached(bug: Bug) {
+        let bit = bug.bit();
+        if REACHED.fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+            return;
+        }
+        let Some(path) = FILE.get() else { return };
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| writeln!(f, "{}", bug.name()));
+        if let Err(e) = written {
+            eprintln!("--trace-bug-sites {}: {e}", path.display());
+        }
     }
 }
 

@@ -36,8 +36,8 @@ pub struct UrlPolicy {
     /// `None`: no list given (any http(s) origin); `Some`: only these (ASCII serialisation,
     /// `http://127.0.0.1:4100`; a default port is omitted, as the URL standard writes it).
     origins: Option<Vec<String>>,
-    /// Planted bug `fetch-any-url`: no check at all.
-    any: bool,
+    /// Planted bugs: `fetch-any-url` lets every url through.
+    bugs: Bugs,
 }
 
 impl UrlPolicy {
@@ -68,13 +68,13 @@ impl UrlPolicy {
         }
         Ok(UrlPolicy {
             origins: Some(out),
-            any: false,
+            bugs: Bugs::none(),
         })
     }
 
     /// With planted bugs: `fetch-any-url` turns every check off.
     pub fn with_bugs(mut self, bugs: Bugs) -> Self {
-        self.any = bugs.has(Bug::FetchAnyUrl);
+        self.bugs = bugs;
         self
     }
 
@@ -86,9 +86,14 @@ impl UrlPolicy {
     }
 
     fn check_url(&self, u: &Url) -> Result<(), UrlRefused> {
-        if self.any {
-            return Ok(());
+        match self.refusal(u) {
+            // The planted bug `fetch-any-url` is asked only about a url the checks refuse.
+            Err(_) if self.bugs.has(Bug::FetchAnyUrl) => Ok(()),
+            checked => checked,
         }
+    }
+
+    fn refusal(&self, u: &Url) -> Result<(), UrlRefused> {
         if !matches!(u.scheme(), "http" | "https") {
             return Err(UrlRefused::Scheme(u.scheme().to_string()));
         }
@@ -167,12 +172,13 @@ const NAIVE_FILE_CAP: u64 = 64 * 1024;
 /// http(s) (the normal fetch handles it). Only `127.0.0.0/8` hosts are ever connected to: the
 /// catalog's `ftp:` urls name the trap on `127.0.0.9`.
 pub(crate) async fn open_other_scheme(bugs: Bugs, url: &str) -> Result<Option<Vec<u8>>, String> {
-    if !bugs.has(Bug::FetchAnyUrl) {
-        return Ok(None);
-    }
     let Ok(u) = Url::parse(url) else {
         return Ok(None);
     };
+    // The bug is asked only about a url of another scheme.
+    if matches!(u.scheme(), "http" | "https") || !bugs.has(Bug::FetchAnyUrl) {
+        return Ok(None);
+    }
     match u.scheme() {
         "data" => {
             use base64::Engine;

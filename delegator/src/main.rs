@@ -53,6 +53,11 @@ enum Cmd {
         #[cfg(feature = "planted-bugs")]
         #[arg(long = "bug", hide = true)]
         bugs: Vec<String>,
+        /// Append the name of every planted bug whose site the run reaches to this file (test
+        /// builds with the `planted-bugs` feature only).
+        #[cfg(feature = "planted-bugs")]
+        #[arg(long = "trace-bug-sites", hide = true)]
+        trace_bug_sites: Option<PathBuf>,
     },
     /// Run one delegation and print its events as JSON lines; escalations are answered from
     /// stdin, one line each.
@@ -194,7 +199,14 @@ async fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
         #[cfg(feature = "planted-bugs")]
-        Cmd::Drive { store, bugs } => {
+        Cmd::Drive {
+            store,
+            bugs,
+            trace_bug_sites,
+        } => {
+            if let Some(path) = trace_bug_sites {
+                a2a_delegator::bugs::site_trace::write_to(path);
+            }
             let mut set = Bugs::none();
             for b in &bugs {
                 let bug = a2a_delegator::bugs::Bug::parse(b).with_context(|| {

@@ -22,10 +22,21 @@ pub fn card_problem(
     now: i64,
     bugs: Bugs,
 ) -> Option<String> {
-    let policy = policy?;
+    let problem = signature_problem(card, policy?, now, bugs)?;
+    // The planted bug `skip-card-signature` is asked only about a card that would be refused.
     if bugs.has(Bug::SkipCardSignature) {
         return None;
     }
+    Some(problem)
+}
+
+/// Why `card` fails `policy`'s signature requirements at `now`, or `None` when it meets them.
+fn signature_problem(
+    card: &Value,
+    policy: &CardSignaturePolicy,
+    now: i64,
+    bugs: Bugs,
+) -> Option<String> {
     let signed = card
         .get("signatures")
         .and_then(Value::as_array)

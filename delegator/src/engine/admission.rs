@@ -100,7 +100,11 @@ impl Engine {
             request: req.clone(),
         };
         // Limits: refuse before anything is sent.
-        if let Some(reason) = self.limit_violation(&rec, now, share) {
+        let violation = self
+            .limit_violation(&rec, now, share)
+            // The planted bug `no-limit-checks` is asked only about a delegation they refuse.
+            .filter(|_| !self.inner.cfg.bugs.has(Bug::NoLimitChecks));
+        if let Some(reason) = violation {
             return self.refuse(rec, reason).await;
         }
         if req.children.is_some() {
@@ -148,9 +152,6 @@ impl Engine {
         share: f64,
     ) -> Option<String> {
         let cfg = &self.inner.cfg;
-        if cfg.bugs.has(Bug::NoLimitChecks) {
-            return None;
-        }
         let deadline = parse_rfc3339(&rec.deadline).unwrap_or(now);
         if deadline <= now {
             return Some(format!("deadline {} has already passed", rec.deadline));

@@ -22,7 +22,6 @@ import os
 import socket
 import sys
 import urllib.parse
-import urllib.request
 import uuid
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -45,6 +44,8 @@ def write(obj):
 
 def card_for(capability):
     """The first agent card advertising `capability`: (rpc url, card)."""
+    import urllib.request  # only send-no-read reads cards: the other modes start without it
+
     for url in init.get("agents", []):
         try:
             with urllib.request.urlopen(url, timeout=2) as r:

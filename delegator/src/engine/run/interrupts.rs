@@ -234,7 +234,10 @@ impl Run {
         let mut next_read = first_read;
         loop {
             tokio::select! {
-                _ = tokio::time::sleep_until(self.deadline), if !self.bugs.has(Bug::NoLocalDeadline) => {
+                _ = tokio::time::sleep_until(self.deadline), if !self.deadline_ignored => {
+                    if !self.deadline_applies() {
+                        continue;
+                    }
                     self.inner.set_pending(&self.rec.id, None);
                     return Err(self.on_deadline("local deadline reached while waiting for the caller").await);
                 }

@@ -148,6 +148,9 @@ struct Run {
     /// after a restart an auth round still open is escalated again).
     scoped_credential: Option<String>,
     pending_push_hint: bool,
+    /// Set once the local deadline has fired and been ignored (planted bug `no-local-deadline`
+    /// only): its timer stays off from then on.
+    deadline_ignored: bool,
     bugs: Bugs,
 }
 
@@ -189,6 +192,7 @@ impl Run {
             problems: Vec::new(),
             scoped_credential: None,
             pending_push_hint: false,
+            deadline_ignored: false,
             bugs,
         }
     }

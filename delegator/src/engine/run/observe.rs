@@ -167,7 +167,10 @@ impl Run {
                     // The agent did not close the stream after the final state: fine.
                     return Next::Finish(pending_final.take().unwrap_or_else(|| Final::new(DelegationState::Failed, "stream ended")));
                 }
-                _ = tokio::time::sleep_until(self.deadline), if pending_final.is_none() && !self.bugs.has(Bug::NoLocalDeadline) => {
+                _ = tokio::time::sleep_until(self.deadline), if pending_final.is_none() && !self.deadline_ignored => {
+                    if !self.deadline_applies() {
+                        continue;
+                    }
                     return self.on_deadline("local deadline reached").await;
                 }
                 c = self.ctl.recv(), if pending_final.is_none() => match c {

@@ -91,7 +91,7 @@ impl Run {
         }
         msg.context_id = self.rec.context_id.clone();
         msg.reference_task_ids = self.rec.reference_task_ids.clone();
-        if self.bugs.has(Bug::MessageTerminalTask) && self.rec.refine_of.is_some() {
+        if self.rec.refine_of.is_some() && self.bugs.has(Bug::MessageTerminalTask) {
             msg.task_id = self.rec.reference_task_ids.first().cloned();
         }
         let mut config = SendMessageConfiguration {
