@@ -73,7 +73,7 @@ pub fn read_index(from: &Path) -> anyhow::Result<a2a_driver_contract::report::Ru
     serde_json::from_str(&text).with_context(|| format!("{} is not a run index", file.display()))
 }
 
-/// `report merge`: the shard reports `dirs` combined into `dir` ([`report::merge`]), what
+/// `report merge`: the shard reports `dirs` combined into `dir` ([`report::merge()`]), what
 /// broke and the counts on `out`; exit 1 when some case failed.
 pub fn merge(
     dirs: &[PathBuf],
