@@ -3,9 +3,9 @@
 //! Failing, completing without the bad artifact, refining, or (for a protocol error)
 //! recovering byte-exact from a fresh `GetTask` are all correct.
 //!
-//! - [`artifacts`]: DLG-ART-05, -06, -07 (a wrong media type, an oversize artifact, a schema
+//! - `artifacts`: DLG-ART-05, -06, -07 (a wrong media type, an oversize artifact, a schema
 //!   violation);
-//! - [`protocol_error`]: DLG-ART-09 (an agent's protocol error is never committed as a result);
+//! - `protocol_error`: DLG-ART-09 (an agent's protocol error is never committed as a result);
 //! - here: what both read from the scenario (the agents' scripts) and the byte-exact check of
 //!   a recovered result.
 
