@@ -29,7 +29,7 @@ use writer::{GroupStats, Job, Work, writer_loop};
 /// groups, and one reading connection behind a mutex (WAL lets it read while the writer writes).
 ///
 /// Group commit: every write ([`WriteOp`]) is queued to the writer; the writer takes whatever is
-/// queued (up to [`MAX_BATCH`]), applies each write in its own savepoint inside one
+/// queued (up to `MAX_BATCH`, 1,024), applies each write in its own savepoint inside one
 /// `BEGIN IMMEDIATE` transaction (a write that fails, say a duplicate insert, is rolled back
 /// alone and fails alone), commits once (with `synchronous=FULL`, one WAL fsync for the whole
 /// batch), and only then answers every waiter. A write is acknowledged only once the commit of
