@@ -7,8 +7,8 @@
 //! the output is not a terminal or `NO_COLOR` is set (and keep them with `CLICOLOR_FORCE`).
 //! Rendering is separate from writing so that the text is testable.
 
-use a2a_harness::catalog::{CaseGlob, known_failing_matches};
-use a2a_harness::runner::{CaseResult, Verdict};
+use crate::catalog::{CaseGlob, known_failing_matches};
+use crate::runner::{CaseResult, Verdict};
 use anstyle::{AnsiColor, Style};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -322,17 +322,17 @@ pub fn closing(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use a2a_harness::runner::RuleVerdict;
+    use crate::runner::RuleVerdict;
 
     fn result(id: &str, verdict: Verdict, ms: u64) -> CaseResult {
-        let s = a2a_harness::catalog::parse_case(
+        let s = crate::catalog::parse_case(
             Path::new("t.toml"),
             &format!(
                 "id = \"{id}\"\ntitle = \"t\"\nrules = [\"DLG-STATE-01\"]\n[network]\n[[network.agent]]\nname = \"a\"\n"
             ),
         )
         .unwrap();
-        let cfg = a2a_harness::runner::RunSettings {
+        let cfg = crate::runner::RunSettings {
             delegator: "my-delegator --driver".into(),
             seed: 7,
             work_dir: "/nowhere".into(),
@@ -355,7 +355,7 @@ mod tests {
         let mut r = result("states.completed", Verdict::Fail, 1234);
         r.rules.push(RuleVerdict {
             id: "DLG-STATE-01".into(),
-            level: a2a_harness::rules::Level::Must,
+            level: crate::rules::Level::Must,
             verdict: Verdict::Fail,
             expected: Some("COMPLETED".into()),
             observed: Some("FAILED".into()),

@@ -1,0 +1,162 @@
+//! The writer thread of the SQLite store: group commit (whatever is queued, each write in its
+//! own savepoint inside one transaction, one commit, then every waiter answered).
+
+use super::rows::{json, write_record};
+use crate::store::{StoreError, WriteOp, WriteReply};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+
+/// The most writes one group commit takes from the queue (the rest wait for the next batch).
+pub(super) const MAX_BATCH: usize = 1024;
+
+/// One queued write and where its result goes.
+pub(super) struct Job {
+    pub(super) op: Work,
+    pub(super) reply: WriteReply,
+}
+
+/// What the writer thread does with a job.
+pub(super) enum Work {
+    Write(WriteOp),
+    /// Test hook: run a closure on the writer's connection, between batches.
+    #[cfg(test)]
+    Inspect(Box<dyn FnOnce(&Connection) + Send>),
+}
+
+/// Counters of the writer thread.
+#[derive(Debug, Default)]
+pub(super) struct GroupStats {
+    /// Writes queued so far.
+    pub(super) queued: AtomicU64,
+    /// Batches committed (one transaction, one fsync each).
+    pub(super) batches: AtomicU64,
+    /// Writes applied in those batches.
+    pub(super) writes: AtomicU64,
+}
+
+/// The writer thread: take whatever is queued, apply it in one transaction, commit (one fsync),
+/// answer every waiter; until the queue is closed.
+pub(super) fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>, stats: &GroupStats) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = Vec::new();
+        let mut next = Some(first);
+        while let Some(job) = next.take() {
+            match job.op {
+                Work::Write(op) => batch.push((op, job.reply)),
+                #[cfg(test)]
+                Work::Inspect(f) => {
+                    // Between batches: commit what was taken before it, then run it.
+                    commit_batch(&mut conn, std::mem::take(&mut batch), stats);
+                    f(&conn);
+                    job.reply.send(Ok(()));
+                }
+            }
+            if batch.len() < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        commit_batch(&mut conn, batch, stats);
+    }
+}
+
+/// Apply `batch` in one transaction, each write in its own savepoint, commit once, then answer.
+fn commit_batch(conn: &mut Connection, batch: Vec<(WriteOp, WriteReply)>, stats: &GroupStats) {
+    if batch.is_empty() {
+        return;
+    }
+    let mut results: Vec<Result<(), StoreError>> = Vec::with_capacity(batch.len());
+    let outcome = (|| -> Result<(), rusqlite::Error> {
+        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (op, _) in &batch {
+            let mut sp = tx.savepoint()?;
+            let r = apply(&sp, op);
+            if r.is_ok() {
+                sp.commit()?;
+            } else {
+                sp.rollback()?;
+            }
+            results.push(r);
+        }
+        tx.commit()
+    })();
+    if let Err(e) = outcome {
+        // Nothing of this batch is durable: every write in it fails, with the commit's error.
+        let message = e.to_string();
+        results = batch
+            .iter()
+            .map(|_| Err(StoreError::Commit(message.clone())))
+            .collect();
+    } else {
+        stats.batches.fetch_add(1, Ordering::SeqCst);
+        stats.writes.fetch_add(batch.len() as u64, Ordering::SeqCst);
+    }
+    for ((_, reply), r) in batch.into_iter().zip(results) {
+        reply.send(r);
+    }
+}
+
+/// One write, inside the batch's transaction.
+fn apply(conn: &Connection, op: &WriteOp) -> Result<(), StoreError> {
+    match op {
+        WriteOp::Insert(rec) => {
+            let exists: Option<i64> = conn
+                .query_row(
+                    "SELECT 1 FROM delegations WHERE id = ?1",
+                    params![rec.id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if exists.is_some() {
+                return Err(StoreError::Duplicate(rec.id.clone()));
+            }
+            write_record(conn, rec)
+        }
+        WriteOp::Save(rec) => write_record(conn, rec),
+        WriteOp::DeadLetter(rec, e) => {
+            write_record(conn, rec)?;
+            conn.execute(
+                "INSERT INTO dlq (delegation_id, at, request_json, errors_json,
+                    partial_artifacts_json, chain_json, task_id, agent_url, resubmitted_as)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)
+                 ON CONFLICT(delegation_id) DO UPDATE SET at=excluded.at,
+                    request_json=excluded.request_json, errors_json=excluded.errors_json,
+                    partial_artifacts_json=excluded.partial_artifacts_json,
+                    chain_json=excluded.chain_json, task_id=excluded.task_id,
+                    agent_url=excluded.agent_url, resubmitted_as=NULL",
+                params![
+                    e.delegation_id,
+                    e.at,
+                    json(&e.request),
+                    json(&e.errors),
+                    json(&e.partial_artifacts),
+                    json(&e.chain),
+                    e.task_id,
+                    e.agent_url,
+                    e.resubmitted_as
+                ],
+            )?;
+            Ok(())
+        }
+        WriteOp::MarkReported(id) => {
+            let n = conn.execute(
+                "UPDATE delegations SET unreported = 0 WHERE id = ?1",
+                params![id],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound(id.clone()));
+            }
+            Ok(())
+        }
+        WriteOp::DlqMarkResubmitted { id, new_id } => {
+            let n = conn.execute(
+                "UPDATE dlq SET resubmitted_as = ?2 WHERE delegation_id = ?1",
+                params![id, new_id],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound(id.clone()));
+            }
+            Ok(())
+        }
+    }
+}
