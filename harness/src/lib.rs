@@ -26,13 +26,11 @@
 //! - [`from_journal`]: `a2a-harness scenario from-journal` (a recorded journal to a scenario);
 //! - [`report`]: `index.json`, `cases/*.json`, `junit.xml`, `summary.md`, `index.html`;
 //! - [`explain`](mod@explain): what `a2a-harness rules` and `a2a-harness explain` print;
-//! - [`cli`]: the commands of the `a2a-harness` binary as library functions;
 //! - [`console`]: what `a2a-harness run` prints as it runs.
 
 #![warn(missing_docs)]
 
 pub mod catalog;
-pub mod cli;
 pub mod console;
 pub mod determinism;
 pub mod explain;

@@ -2,20 +2,23 @@
 //!
 //! What is left in this file is the command line only: the clap definitions (every option,
 //! its `--help` text and the exit-code paragraphs), the conversion of the parsed arguments
-//! into the settings of the library's commands, the dispatch to them, and the mapping of
-//! their end to the process exit code (errors printed as `a2a-harness: ...`, exit 2). What
-//! each command checks, runs, writes and prints is in the library, [`a2a_harness::cli`] (one
-//! module per command or group of commands) and [`a2a_harness::console`] (the live console
-//! of `run`), so that it can be called and tested without the binary.
+//! into the settings of the commands, the dispatch to them, and the mapping of their end to
+//! the process exit code (errors printed as `a2a-harness: ...`, exit 2). What each command
+//! checks, runs, writes and prints is in [`cli`] (one module per command or group of commands,
+//! the binary's edge: `anyhow` errors whose text is what the binary prints), over the library's
+//! tools; the live console of `run` is the library's [`a2a_harness::console`].
 
 use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::{CaseGlob, Partition, Selection};
-use a2a_harness::cli::{self, Ended};
 use a2a_harness::delegator_process::shell_quote;
 use clap::{Parser, Subcommand};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+mod cli;
+
+use cli::Ended;
 
 /// The exit codes, [`HarnessExitCode`] (`a2a_driver_contract`), as `--help` shows them.
 const EXIT_HELP: &str = "EXIT CODES: 0 every MUST passed (NON-STRICT, XFAIL and UNSUPPORTED do not fail the run); 1 a failure (FAIL, UNKNOWN or XPASS; reports are written); 2 bad usage or configuration, nothing judged; 130 interrupted (Ctrl-C): a partial report marked incomplete is written.";

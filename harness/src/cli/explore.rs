@@ -1,12 +1,12 @@
 //! `a2a-harness explore`: options checked (delegator, topic, durations, `--out`) before
 //! anything runs; findings print as they come; Ctrl-C or SIGTERM stops exploring or shrinking
-//! and writes what there is ([`crate::explore`]).
+//! and writes what there is ([`a2a_harness::explore`]).
 
 use super::reports::report_dir;
 use super::{Ended, check_delegator, default_delegator};
-use crate::catalog::CaseGlob;
-use crate::rules::registry;
-use crate::run::default_jobs;
+use a2a_harness::catalog::CaseGlob;
+use a2a_harness::rules::registry;
+use a2a_harness::run::default_jobs;
 use a2a_driver_contract::HarnessExitCode;
 use anyhow::Context;
 use std::io::Write as _;
@@ -25,7 +25,7 @@ pub struct ExploreSettings {
     pub runs: Option<u64>,
     /// The first seed.
     pub seed: u64,
-    /// Aim every scenario at one rule family ([`crate::generate::Topic`]).
+    /// Aim every scenario at one rule family ([`a2a_harness::generate::Topic`]).
     pub topic: Option<String>,
     /// The report directory (`None`: `reports/explore-<timestamp>`).
     pub out: Option<PathBuf>,
@@ -51,8 +51,8 @@ pub fn shrink_rule_globs(values: &[String]) -> anyhow::Result<Vec<CaseGlob>> {
     let ids: Vec<&str> = registry()
         .iter()
         .map(|r| r.id)
-        .chain(crate::invariants::INVARIANTS.iter().map(|i| i.id))
-        .chain([crate::report::CONTRACT])
+        .chain(a2a_harness::invariants::INVARIANTS.iter().map(|i| i.id))
+        .chain([a2a_harness::report::CONTRACT])
         .collect();
     values
         .iter()
@@ -71,7 +71,7 @@ pub fn shrink_rule_globs(values: &[String]) -> anyhow::Result<Vec<CaseGlob>> {
 /// `explore`: generated scenarios until the time or the runs are used up, each finding
 /// shrunk; the reports, then the summary on `out`; exit 1 when something was found.
 pub fn explore(a: ExploreSettings, out: &mut impl std::io::Write) -> anyhow::Result<Ended> {
-    use crate::explore::{self as ex, ExploreOptions, parse_duration};
+    use a2a_harness::explore::{self as ex, ExploreOptions, parse_duration};
     let delegator = match a.delegator {
         Some(d) => d,
         None => default_delegator()?,
@@ -80,7 +80,7 @@ pub fn explore(a: ExploreSettings, out: &mut impl std::io::Write) -> anyhow::Res
     let topic = a
         .topic
         .as_deref()
-        .map(str::parse::<crate::generate::Topic>)
+        .map(str::parse::<a2a_harness::generate::Topic>)
         .transpose()
         .context("--topic")?;
     let shrink_rules = shrink_rule_globs(&a.shrink_rule)?;

@@ -1,7 +1,8 @@
-//! The commands of the `a2a-harness` binary as library functions: what each command checks
-//! before anything runs, how it runs, what it writes and prints, and the exit code it ends
-//! with. The binary (`src/main.rs`) only parses its arguments with clap, turns them into the
-//! settings of these functions and maps their [`Ended`] to the process exit code.
+//! The commands of the `a2a-harness` binary: what each command checks before anything runs, how
+//! it runs, what it writes and prints, and the exit code it ends with, over the library's tools
+//! (a library caller uses those: `a2a_harness::run`, `explore`, `sweep`, `report`...). `main.rs`
+//! only parses the arguments with clap, turns them into the settings of these functions and
+//! maps their [`Ended`] to the process exit code.
 //!
 //! This is the binary's edge: errors are [`anyhow::Error`]s whose text is what the binary
 //! prints after `a2a-harness: ` (exit 2, [`HarnessExitCode::Usage`]).
@@ -24,8 +25,8 @@ pub mod reports;
 pub mod run;
 pub mod sweep;
 
-use crate::catalog::{Catalog, CatalogSources, load_sources};
-use crate::delegator_process::{resolve_program, shell_quote, split_command};
+use a2a_harness::catalog::{Catalog, CatalogSources, load_sources};
+use a2a_harness::delegator_process::{resolve_program, shell_quote, split_command};
 use a2a_driver_contract::HarnessExitCode;
 use anyhow::Context;
 use std::io::Write as _;
