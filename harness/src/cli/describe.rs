@@ -2,9 +2,9 @@
 //! `rules`, `explain` and `schema`.
 
 use super::reports::read_index;
+use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::Selection;
 use a2a_harness::scenario::Scenario;
-use a2a_driver_contract::HarnessExitCode;
 use std::path::Path;
 
 /// `list`: one line per selected case (id, title, rules).
@@ -28,7 +28,11 @@ pub fn rules(
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<HarnessExitCode> {
     let index = from.map(read_index).transpose()?;
-    write!(out, "{}", a2a_harness::explain::rules_text(cat, index.as_ref()))?;
+    write!(
+        out,
+        "{}",
+        a2a_harness::explain::rules_text(cat, index.as_ref())
+    )?;
     Ok(HarnessExitCode::Success)
 }
 

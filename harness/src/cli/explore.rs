@@ -4,10 +4,10 @@
 
 use super::reports::report_dir;
 use super::{Ended, check_delegator, default_delegator};
+use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::CaseGlob;
 use a2a_harness::rules::registry;
 use a2a_harness::run::default_jobs;
-use a2a_driver_contract::HarnessExitCode;
 use anyhow::Context;
 use std::io::Write as _;
 use std::path::PathBuf;

@@ -25,9 +25,9 @@ pub mod reports;
 pub mod run;
 pub mod sweep;
 
+use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::{Catalog, CatalogSources, load_sources};
 use a2a_harness::delegator_process::{resolve_program, shell_quote, split_command};
-use a2a_driver_contract::HarnessExitCode;
 use anyhow::Context;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

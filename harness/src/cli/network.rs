@@ -2,8 +2,8 @@
 //! one case, for reproducing by hand) and `record` (recording proxies in front of real
 //! upstream agents).
 
-use a2a_harness::scenario::Scenario;
 use a2a_driver_contract::HarnessExitCode;
+use a2a_harness::scenario::Scenario;
 use anyhow::Context;
 use std::io::Write as _;
 use std::net::SocketAddr;

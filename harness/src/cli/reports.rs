@@ -1,8 +1,8 @@
 //! Report directories on the command line: making `--out` ready before anything runs,
 //! reading the `index.json` that `--report` names, and `a2a-harness report merge`.
 
-use a2a_harness::report;
 use a2a_driver_contract::HarnessExitCode;
+use a2a_harness::report;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 

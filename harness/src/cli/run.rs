@@ -5,13 +5,13 @@
 
 use super::reports::report_dir;
 use super::{Ended, check_delegator, default_delegator};
+use a2a_driver_contract::HarnessExitCode;
 use a2a_harness::catalog::{CaseGlob, Catalog, Selection, read_known_failing, stale_known_failing};
 use a2a_harness::console;
 use a2a_harness::report;
 use a2a_harness::run::{RunOptions, default_jobs, run_with_progress};
 use a2a_harness::runner::CaseResult;
 use a2a_harness::scenario::Scenario;
-use a2a_driver_contract::HarnessExitCode;
 use anyhow::Context;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
