@@ -151,7 +151,7 @@ impl Bugs {
     /// True when `bug` is planted (always false without the `planted-bugs` feature).
     ///
     /// Every place whose behaviour a bug changes asks this, and asks it only where the behaviour
-    /// would differ (after the conditions that make the bug matter), so that the [`site_trace`]
+    /// would differ (after the conditions that make the bug matter), so that the `site_trace`
     /// of a run without bugs tells which bugs that run could have shown.
     #[inline]
     pub fn has(self, bug: Bug) -> bool {

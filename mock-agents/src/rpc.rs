@@ -626,7 +626,7 @@ pub(crate) fn tenant_of(v: &Value) -> Option<String> {
 }
 
 /// The params journaled for a request whose body was cut off by the client (see
-/// [`BodyError::Cut`]); rules about what a delegator sends skip it.
+/// `BodyError::Cut`); rules about what a delegator sends skip it.
 pub const CUT_BODY: &str =
     "<body cut off: the client closed or reset the connection before its end>";
 

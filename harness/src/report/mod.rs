@@ -1,10 +1,10 @@
 //! Reports, one module per output: `index.json` ([`index`], the contract's [`RunIndex`], schema
 //! `docs/report-schema/index.schema.json`, described in `reports/README.md`), `cases/<id>.json`,
-//! `journals/<id>.html` and `index.html` ([`html`], with per-case sequence diagrams), `junit.xml`
-//! ([`junit`]), `summary.md` ([`summary`]), the rules-broken roll-up all of them open with
-//! ([`rules_broken`]), the A2A client compatibility section ([`compatibility`]: a verdict per
-//! client requirement of the specification), and reading reports back and merging shards
-//! ([`merge`]).
+//! `journals/<id>.html` and `index.html` ([`html`](mod@html), with per-case sequence diagrams),
+//! `junit.xml` ([`junit`](mod@junit)), `summary.md` ([`summary`](mod@summary)), the rules-broken
+//! roll-up all of them open with ([`rules_broken`](mod@rules_broken)), the A2A client
+//! compatibility section ([`compatibility`](mod@compatibility): a verdict per client requirement
+//! of the specification), and reading reports back and merging shards ([`merge`](mod@merge)).
 //!
 //! Every writer renders from a [`RunIndex`] and the case results, the data a report directory
 //! holds, so a run and `a2a-harness report merge` share one rendering path.

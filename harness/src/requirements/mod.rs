@@ -6,7 +6,7 @@
 //!
 //! This table is the one definition: `a2a-harness explain C-19`, `a2a-harness rules` (the spec
 //! coverage at a glance), the compatibility section of every report
-//! ([`crate::report::compatibility`]) and `docs/a2a-client-requirements.md` ([`doc`]) all read it.
+//! ([`crate::report::compatibility`](mod@crate::report::compatibility)) and `docs/a2a-client-requirements.md` ([`doc`]) all read it.
 
 pub mod doc;
 mod table;

@@ -653,7 +653,7 @@ pub(super) fn artifact_truth<'a>(
     truth
 }
 
-/// The units of work (delegations, fan-out children; see [`works`]) the case needs at an agent
+/// The units of work (delegations, fan-out children; see `works`) the case needs at an agent
 /// (not refused by design, not declined with `unsupported`) for which the delegator never sent a
 /// request to any agent: the case's purpose was not exercised.
 pub fn unsent_work(ev: &Evidence) -> Vec<String> {
