@@ -1,5 +1,5 @@
 //! Test support shared by the Rust tests that talk to the official Python SDK agent
-//! (`interop/sdk_agent.py`): `delegator/tests/interop_sdk.rs` and
+//! (`interop/sdk_agent.py`): `delegator/tests/suite/interop_sdk.rs` and
 //! `harness/tests/record_sdk.rs` include it with `#[path]`.
 //!
 //! Without `.venv` (or without grpcio in it) [`SdkAgent::start`] returns `None` after printing

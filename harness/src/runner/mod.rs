@@ -81,7 +81,10 @@ pub(crate) const WEBHOOK_BASE: &str = "http://127.0.0.1:0";
 /// The delegator's own credential (`init.credential`); it must never reach an agent.
 pub(crate) const OWN_CREDENTIAL: &str = "Bearer delegator-own-secret-never-forward";
 
-/// The longest wait for `init_ok` (the case deadline may end it sooner).
-pub(crate) const INIT_WAIT: Duration = Duration::from_secs(15);
+/// The longest wait for `init_ok` (a case's `timeout_ms` may end it sooner). Generous: a
+/// delegator in an interpreted language imports its SDK first (about a CPU-second for the Python
+/// SDK), which on a loaded CI machine has taken more than 15 s. The case's own bound starts
+/// again at `init_ok`, so a slow start leaves the case its whole time.
+pub(crate) const INIT_WAIT: Duration = Duration::from_secs(30);
 /// A write to the delegator's stdin blocked this long at the end of the case is a contract break.
 pub(crate) const STDIN_STALL: Duration = Duration::from_secs(1);

@@ -73,6 +73,11 @@ impl<'a> CaseRun<'a> {
                         // Scenario deadlines count from here, when delegations can start: a
                         // delegator slow to start on a loaded machine does not eat into them.
                         self.facts.start = time::OffsetDateTime::now_utc();
+                        // So does the case's own bound: an interpreter that took seconds to
+                        // import its SDK gets the whole `timeout_ms` for the case's work.
+                        self.deadline = self.deadline.max(
+                            tokio::time::Instant::now() + Duration::from_millis(self.s.timeout_ms),
+                        );
                         self.facts.started_at_us =
                             Some(self.facts.network_started.elapsed().as_micros() as u64);
                         self.memory_baseline_kib = self.proc.group_rss_kib();

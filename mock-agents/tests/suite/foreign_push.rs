@@ -2,7 +2,7 @@
 //! this agent) is not this network's traffic: answered 404, never journaled. Found by
 //! `a2a-harness run --check-determinism`: such strays made two runs of a case differ.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::Event;
 use common::*;

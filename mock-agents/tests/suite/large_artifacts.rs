@@ -2,7 +2,7 @@
 //! and what `GetTask` returns once the task completed (the mock keeps no chunk bodies and
 //! regenerates them), are byte-exact against the journal's length and sha256.
 
-mod common;
+use crate::common;
 use a2a_mock_agents::Network;
 use a2a_protocol::Method;
 use common::*;

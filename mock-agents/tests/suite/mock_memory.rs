@@ -3,7 +3,7 @@
 //! while a 256 MiB artifact streams. Alone in its test binary so no other test's allocations
 //! count; nothing here is timed.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::Duration;
 

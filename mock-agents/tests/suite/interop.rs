@@ -16,7 +16,7 @@
 //!
 //! Needs the project's Python environment: `bash scripts/setup-python.sh`.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Event, Journal, Network, NetworkSpec};
 use common::*;
@@ -280,11 +280,13 @@ async fn the_python_sdk_client_works_against_a_well_behaved_mock() {
           { do = "artifacts", count = 1, chunks = 2, chunk_bytes = 4096, content = "raw", media_type = "application/octet-stream" },
           { do = "state", state = "TASK_STATE_COMPLETED", message = "done" },
         ]
+        # The answer comes after four SDK processes (get, list, cancel, subscribe) have run: on
+        # a loaded machine that took longer than the step's default 30 s wait.
         [[agent.rule]]
         when = { text_contains = "hold" }
         steps = [
           { do = "state", state = "TASK_STATE_WORKING" },
-          { do = "input_required", question = "Go on?" },
+          { do = "input_required", question = "Go on?", timeout_ms = 180000 },
           { do = "artifacts", count = 1, chunks = 4, chunk_bytes = 1500 },
           { do = "state", state = "TASK_STATE_COMPLETED" },
         ]

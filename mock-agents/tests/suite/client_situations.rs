@@ -4,7 +4,7 @@
 //! AUTH_REQUIRED and a second auth round with another credential. Per binding where the
 //! binding has the notion.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Event, EventKind, Fault, MockAgent, Step, TimestampStyle};
 use a2a_protocol::conformance::{DeviationKind, ObjectType, conformance};

@@ -2,7 +2,7 @@
 //! binding's errors (unknown path, wrong method, bad JSON, version, oversize, unserved), faults
 //! in their HTTP meaning, hostile streams, and the journal's binding field.
 
-mod common;
+use crate::common;
 use a2a_mock_agents::{Event, Fault, MockAgent, Network};
 use a2a_protocol::{Binding, Method};
 use common::*;

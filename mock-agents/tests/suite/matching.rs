@@ -1,7 +1,7 @@
 //! Rule selection: the message-id, context, task-presence, metadata and reference matchers,
 //! longest-prefix-first and explicit priority, from TOML and from the builder.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{MockAgent, NetworkSpec, Step};
 use a2a_protocol::Method;

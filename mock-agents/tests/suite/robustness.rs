@@ -2,7 +2,7 @@
 //! are refused without being buffered, the journal is bounded, and the same seed gives the same
 //! journal apart from timings.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Event, Network, NetworkSpec};
 use common::*;

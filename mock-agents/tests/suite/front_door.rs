@@ -3,7 +3,7 @@
 //! front of the extended card (or every request), opaque ids, and what the journal records of
 //! each (the refused requests included).
 
-mod common;
+use crate::common;
 use a2a_mock_agents::{Event, IdStyle, MockAgent, Network, SecurityScope};
 use a2a_protocol::grpc::{from_pb, pb, to_pb};
 use a2a_protocol::{Binding, Method};

@@ -2,7 +2,7 @@
 //! subsystem: sending and routing, limits, interrupts (input and auth), retries and faults,
 //! push, artifact reassembly, hostile agents, 0.3 peers.
 
-mod support;
+use crate::support;
 
 use a2a_delegator::EscalationKind;
 use a2a_delegator::engine::{Done, EngineConfig, Event, Options};

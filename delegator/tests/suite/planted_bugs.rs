@@ -2,7 +2,7 @@
 
 #![cfg(feature = "planted-bugs")]
 
-mod support;
+use crate::support;
 
 use a2a_delegator::bugs::{Bug, Bugs};
 use a2a_delegator::engine::{EngineConfig, Options};

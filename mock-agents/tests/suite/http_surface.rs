@@ -1,7 +1,7 @@
 //! The HTTP surface of a mock agent around the JSON-RPC methods: which paths answer, what
 //! other paths get, content types, JSON-RPC ids and notifications, and card caching.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Event, MockAgent};
 use common::*;

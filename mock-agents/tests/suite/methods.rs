@@ -2,7 +2,7 @@
 //! GetTask/ListTasks, push configs and delivery, SubscribeToTask, terminal-state rules,
 //! cancel behaviours and messageId deduplication.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Event, MockAgent, Step};
 use a2a_protocol::TaskState;

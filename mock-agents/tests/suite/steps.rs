@@ -1,7 +1,7 @@
 //! Every script step kind but `delegate` (see `delegation.rs`), driven by a real HTTP client,
 //! asserting on the response and the journal.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Event, MockAgent, StateStep, Step};
 use a2a_protocol::TaskState;

@@ -3,7 +3,7 @@
 //! verified by `Network::verify`, by `Network::finish` and on drop (with an expected-vs-matched
 //! report; not while already panicking).
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{
     AgentSpec, MockAgent, Network, NetworkSpec, Problem, ScriptStep, Step, Times, ValidationError,

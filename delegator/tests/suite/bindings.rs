@@ -3,7 +3,7 @@
 //! card order and by the `bindings` option, fallback when an advertised binding is not served,
 //! and a visible failure when none works. Tests wait on events and journals, never on sleeps.
 
-mod support;
+use crate::support;
 
 use a2a_delegator::client::{ClientError, Endpoint, RpcClient};
 use a2a_delegator::engine::{EngineConfig, Options};

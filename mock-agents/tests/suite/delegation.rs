@@ -1,7 +1,7 @@
 //! Sub-delegation and `x-deleg` limits: the `delegate` step propagates limits down a chain,
 //! loops, depth over the limit, past deadlines and malformed limits are rejected with a reason.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::Event;
 use common::*;

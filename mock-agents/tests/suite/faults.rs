@@ -1,7 +1,7 @@
 //! Every fault (per rule and queued per method) and every wire mutation, driven by a real HTTP
 //! client, asserting on what the client saw and on the journal.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Event, Fault, MockAgent};
 use a2a_protocol::{Method, TaskState};

@@ -1,7 +1,7 @@
 //! The driver contract, tested on the binary exactly as the harness uses it: every line the
 //! delegator writes must validate against `docs/driver-schema/<type>.json`.
 
-mod support;
+use crate::support;
 
 use a2a_mock_agents::Step;
 use a2a_protocol::{Method, TaskState};

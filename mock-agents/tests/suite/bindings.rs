@@ -2,7 +2,7 @@
 //! and the builder's `bindings`, their validation, and the binding-neutral journal: the same
 //! steps over JSON-RPC, HTTP+JSON and gRPC journal the same events but for the `binding` field.
 
-mod common;
+use crate::common;
 use a2a_mock_agents::{Entry, Event, MockAgent, Network, NetworkSpec};
 use a2a_protocol::{Binding, Method};
 use common::*;

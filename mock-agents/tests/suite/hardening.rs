@@ -2,7 +2,7 @@
 //! timeout, slow bodies after the body timeout, connections past the cap wait unaccepted, and a
 //! normal client is served quickly while hundreds of half-open connections exist.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Event, MockAgent};
 use common::*;

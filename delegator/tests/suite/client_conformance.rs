@@ -5,7 +5,7 @@
 //! Every situation is made by the mock agents; tests wait on events and journals, never on
 //! sleeps.
 
-mod support;
+use crate::support;
 
 use a2a_delegator::EscalationKind;
 use a2a_delegator::engine::{EngineConfig, Options};

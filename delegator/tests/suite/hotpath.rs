@@ -9,7 +9,7 @@
 //! the agent's name and the task's number, so a probe network with the same seed and agent name
 //! tells them before the real script is written.
 
-mod support;
+use crate::support;
 
 use a2a_delegator::engine::EngineConfig;
 use a2a_delegator::store::DelegationState;

@@ -2,7 +2,7 @@
 //! with `recovering: true`, and check that no delegation is lost, no intent creates a second task
 //! (the mock agents deduplicate `messageId`), and artifacts are byte-exact.
 
-mod support;
+use crate::support;
 
 use a2a_delegator::policy::message_id;
 use a2a_mock_agents::{Fault, MockAgent, Network, Step};

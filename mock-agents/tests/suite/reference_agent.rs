@@ -3,7 +3,7 @@
 //! every other JSON-RPC method (get, list, cancel, subscribe, push-config CRUD and delivery, the
 //! extended card). Each row prints what came back over the wire (`--nocapture` shows it).
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{Network, NetworkSpec};
 use axum::http::HeaderMap;

@@ -3,7 +3,7 @@
 //! statuses with `ErrorInfo`, version metadata, malformed protobuf, wrong content type, unknown
 //! RPCs, oversize messages, faults in their gRPC meaning, hostile streams, and the journal.
 
-mod common;
+use crate::common;
 use a2a_mock_agents::{Event, Fault, MockAgent, Network};
 use a2a_protocol::grpc::pb;
 use a2a_protocol::{Binding, Method};

@@ -6,9 +6,9 @@
 //! Without `.venv` (or without grpcio in it) these tests skip with a message; with `CI` set they
 //! fail instead (run `bash scripts/setup-python.sh`).
 
-#[path = "../../interop/sdk_agent.rs"]
+#[path = "../../../interop/sdk_agent.rs"]
 mod sdk_agent;
-mod support;
+use crate::support;
 
 use a2a_delegator::engine::{EngineConfig, Options};
 use a2a_delegator::store::DelegationState;

@@ -2,7 +2,7 @@
 //! `filename`, `mediaType` and `metadata`, in reply messages, status messages and artifacts
 //! (whole and chunked), from TOML and from the builder; malformed parts are located.
 
-mod common;
+use crate::common;
 
 use a2a_mock_agents::{MockAgent, NetworkSpec, PartSpec, Step};
 use a2a_protocol::TaskState;
