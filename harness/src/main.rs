@@ -5,12 +5,26 @@
 //! into the settings of the commands, the dispatch to them, and the mapping of their end to
 //! the process exit code (errors printed as `a2a-harness: ...`, exit 2). What each command
 //! checks, runs, writes and prints is in [`cli`] (one module per command or group of commands,
-//! the binary's edge: `anyhow` errors whose text is what the binary prints), over the library's
-//! tools; the live console of `run` is the library's [`a2a_harness::console`].
+//! the binary's edge: `anyhow` errors whose text is what the binary prints), over the library
+//! crates' tools; the live console of `run` is [`a2a_harness_core::console`].
+//!
+//! This package holds the binary and nothing else, and that is why so little is left here:
+//! everything a run needs is in `a2a-harness-core`; the tools only some commands use are crates
+//! beside it (`a2a-harness-explore` for `explore`, `a2a-harness-record` for `record` and
+//! `scenario from-journal`, `a2a-journal-diff` for `journal diff`), which depend on core. A
+//! library target in this package would have to be core (the tool crates and the integration
+//! tests need it) while the binary needs the tool crates: a package cycle, which Cargo forbids.
+//! So the binary is its own package, a thin command line: clap definitions and dispatch,
+//! `anyhow` at the edge.
+
+// The doc comments below are clap's `--help` text, whose placeholders (`reports/<timestamp>`,
+// `found/<rule>-<seed>.toml`) are meant for a terminal, not HTML. Rustdoc documents this binary
+// now that no library of the same name hides it; the help text stays as users read it.
+#![allow(rustdoc::invalid_html_tags)]
 
 use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::catalog::{CaseGlob, Partition, Selection};
-use a2a_harness::delegator_process::shell_quote;
+use a2a_harness_core::catalog::{CaseGlob, Partition, Selection};
+use a2a_harness_core::delegator_process::shell_quote;
 use clap::{Parser, Subcommand};
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -164,7 +178,7 @@ enum Cmd {
     /// of that run each was actually evaluated; then the A2A client requirements at a glance.
     ///
     /// Example: a2a-harness rules --report reports/20260101-120000
-    #[command(after_help = a2a_harness::explain::GROUPING)]
+    #[command(after_help = a2a_harness_core::explain::GROUPING)]
     Rules {
         /// A report directory (or its index.json) whose per-rule evaluated counts to show.
         #[arg(long)]
@@ -289,19 +303,19 @@ struct RecordArgs {
     /// `*` (any key or index), matched from the root and from every nested value, such as
     /// /metadata/ssn or /parts/*/data/iban; repeatable.
     #[arg(long, value_name = "JSON_POINTER")]
-    redact: Vec<a2a_harness::record::RedactPath>,
+    redact: Vec<a2a_harness_record::record::RedactPath>,
     /// Strings longer than this are recorded as length + sha256 + their first 32 bytes, except
     /// artifact content within --max-artifact-bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_INLINE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness_record::record::DEFAULT_MAX_INLINE_BYTES)]
     max_inline_bytes: usize,
     /// Artifact content (text, raw and data of artifact parts) recorded whole per artifact, so
     /// that `scenario from-journal` replays the recorded bytes (4 MiB; 0: summarise artifacts
     /// like other strings). Beyond it the artifact is summarised and replayed as generated
     /// content of the same length.
-    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_ARTIFACT_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness_record::record::DEFAULT_MAX_ARTIFACT_BYTES)]
     max_artifact_bytes: u64,
     /// Artifact content recorded whole over the whole recording (64 MiB).
-    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness::record::DEFAULT_MAX_RECORDED_ARTIFACT_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = a2a_harness_record::record::DEFAULT_MAX_RECORDED_ARTIFACT_BYTES)]
     max_recorded_artifact_bytes: u64,
     /// Record every string whole, however long.
     #[arg(long)]
@@ -358,7 +372,7 @@ enum JournalCmd {
 fn journal_diff_help() -> String {
     format!(
         "WHAT IS COMPARED: both journals are put in a canonical form first. {}\n\nEXIT CODES: 0 identical modulo ids, ports and timing; 1 different (the first difference is printed, with the entries before it and the seq of each side); 2 bad input (an unreadable file, a line that is no journal entry: the file and line are named).",
-        a2a_harness::journal_diff::IGNORED
+        a2a_journal_diff::IGNORED
     )
 }
 
@@ -439,7 +453,7 @@ struct RunArgs {
     crash_sweep: bool,
     /// With --crash-sweep: at most N positions per case; a longer case is sampled with --seed
     /// (first and last position always included).
-    #[arg(long, value_name = "N", requires = "crash_sweep", default_value_t = a2a_harness::sweep::DEFAULT_SWEEP_MAX, value_parser = clap::value_parser!(u64).range(2..))]
+    #[arg(long, value_name = "N", requires = "crash_sweep", default_value_t = a2a_harness_core::sweep::DEFAULT_SWEEP_MAX, value_parser = clap::value_parser!(u64).range(2..))]
     sweep_max: u64,
     /// Run each selected case with its crash replaced by a SIGKILL when journal entry K is
     /// recorded (one crash-sweep position; its repro line), reported as `<case id>@event<K>`.
@@ -486,7 +500,7 @@ struct ExploreArgs {
     jobs: Option<usize>,
     /// A shrinking candidate counts as failing only if it fails the rule in every one of N
     /// runs; the final scenario is confirmed the same way.
-    #[arg(long, value_name = "N", default_value_t = a2a_harness::explore::DEFAULT_CONFIRM)]
+    #[arg(long, value_name = "N", default_value_t = a2a_harness_explore::explore::DEFAULT_CONFIRM)]
     confirm: u32,
     /// The baseline delegator: a shrinking candidate counts only if it passes there (without
     /// the finding), so shrinking never ends in a scenario every delegator fails.
@@ -540,7 +554,7 @@ fn main() -> ExitCode {
 
 impl CatalogArgs {
     /// The catalog of `--scenarios` and `--no-builtin` ([`cli::load_catalog`]).
-    fn load(&self) -> anyhow::Result<a2a_harness::catalog::Catalog> {
+    fn load(&self) -> anyhow::Result<a2a_harness_core::catalog::Catalog> {
         cli::load_catalog(&self.scenarios, self.no_builtin)
     }
 }

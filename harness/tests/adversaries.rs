@@ -5,10 +5,10 @@
 
 mod common;
 
-use a2a_harness::catalog::load_catalog;
-use a2a_harness::run::{RunOptions, run};
-use a2a_harness::runner::Verdict;
-use a2a_harness::scenario::Scenario;
+use a2a_harness_core::catalog::load_catalog;
+use a2a_harness_core::run::{RunOptions, run};
+use a2a_harness_core::runner::Verdict;
+use a2a_harness_core::scenario::Scenario;
 
 /// Every catalog case, its bound cut to a few seconds: an adversary needs no time to do nothing,
 /// and the verdicts must not depend on running out of it.

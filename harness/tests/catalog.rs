@@ -2,11 +2,11 @@
 
 mod common;
 
-use a2a_harness::catalog::{load_catalog, parse_case};
-use a2a_harness::rules::registry;
-use a2a_harness::run::passes;
-use a2a_harness::runner::{RunSettings, Verdict, run_case};
-use a2a_harness::scenario::Scenario;
+use a2a_harness_core::catalog::{load_catalog, parse_case};
+use a2a_harness_core::rules::registry;
+use a2a_harness_core::run::passes;
+use a2a_harness_core::runner::{RunSettings, Verdict, run_case};
+use a2a_harness_core::scenario::Scenario;
 use a2a_protocol::Binding;
 use std::path::Path;
 
@@ -175,7 +175,7 @@ fn reference_delegator_passes_every_case_over_every_binding() {
 /// Depth: every MUST rule is judged (PASS, FAIL or NON-STRICT, not merely listed) in at least
 /// three catalog cases, every SHOULD in at least two; a case counts once whatever the bindings
 /// it ran over. The catalog README's situation matrix shows how those cases differ.
-fn assert_depth(results: &[a2a_harness::runner::CaseResult]) {
+fn assert_depth(results: &[a2a_harness_core::runner::CaseResult]) {
     let mut judged: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
         Default::default();
     for r in results {
@@ -193,8 +193,8 @@ fn assert_depth(results: &[a2a_harness::runner::CaseResult]) {
         .iter()
         .filter_map(|r| {
             let need = match r.level {
-                a2a_harness::rules::Level::Must => 3,
-                a2a_harness::rules::Level::Should => 2,
+                a2a_harness_core::rules::Level::Must => 3,
+                a2a_harness_core::rules::Level::Should => 2,
                 _ => return None,
             };
             let n = judged.get(r.id).map_or(0, |c| c.len());
@@ -221,14 +221,14 @@ fn committed_scenario_schema_is_generated_from_the_types() {
             .expect("valid JSON");
     assert_eq!(
         committed,
-        a2a_harness::scenario::json_schema(),
+        a2a_harness_core::scenario::json_schema(),
         "scenarios/scenario.schema.json is stale: regenerate it with `a2a-harness schema > scenarios/scenario.schema.json`"
     );
 }
 
 #[test]
 fn every_catalog_file_validates_against_the_schema() {
-    let schema = a2a_harness::scenario::json_schema();
+    let schema = a2a_harness_core::scenario::json_schema();
     let validator = jsonschema::validator_for(&schema).expect("the generated schema compiles");
     let mut files = Vec::new();
     let mut stack = vec![common::root().join("scenarios")];

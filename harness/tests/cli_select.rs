@@ -164,7 +164,7 @@ fn rules_explain_and_the_report_agree_on_counts() {
         .success();
     let index: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("index.json")).unwrap()).unwrap();
-    let always: Vec<&str> = a2a_harness::rules::registry()
+    let always: Vec<&str> = a2a_harness_core::rules::registry()
         .iter()
         .filter(|r| r.always || r.check.is_none())
         .map(|r| r.id)

@@ -4,9 +4,9 @@
 
 mod common;
 
-use a2a_harness::catalog::{CaseGlob, load_catalog, select};
-use a2a_harness::runner::{CaseResult, CrashRecord, RunSettings, Verdict, run_case};
-use a2a_harness::scenario::CrashTrigger;
+use a2a_harness_core::catalog::{CaseGlob, load_catalog, select};
+use a2a_harness_core::runner::{CaseResult, CrashRecord, RunSettings, Verdict, run_case};
+use a2a_harness_core::scenario::CrashTrigger;
 use a2a_mock_agents::{Entry, Event};
 
 async fn run(case: &str, seed: u64) -> CaseResult {

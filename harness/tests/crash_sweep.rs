@@ -4,9 +4,9 @@
 
 mod common;
 
-use a2a_harness::catalog::{CaseGlob, load_catalog, select};
-use a2a_harness::runner::{CaseResult, Verdict};
-use a2a_harness::sweep::{SweepOptions, SweepReport, crash_sweep};
+use a2a_harness_core::catalog::{CaseGlob, load_catalog, select};
+use a2a_harness_core::runner::{CaseResult, Verdict};
+use a2a_harness_core::sweep::{SweepOptions, SweepReport, crash_sweep};
 use std::process::Command;
 
 /// Positions per case: every position of the recovery cases (their journals are shorter), so
@@ -150,7 +150,7 @@ fn no_recovery_breaks_a_recovery_rule_at_some_position_and_its_repro_reproduces_
             .map(|r| (&r.id, r.verdict, broken_ids(r)))
             .collect::<Vec<_>>()
     );
-    let summary = a2a_harness::sweep::summary_text(&report);
+    let summary = a2a_harness_core::sweep::summary_text(&report);
     assert!(summary.contains(&broken[0].id), "{summary}");
     // The printed repro reruns that one position and breaks the same rule.
     let r = broken[0];
@@ -201,7 +201,12 @@ fn at_event(cases: &str, k: u64) -> (Vec<CaseResult>, tempfile::TempDir) {
         .build()
         .unwrap();
     let k = std::num::NonZeroU64::new(k).unwrap();
-    let results = rt.block_on(a2a_harness::sweep::run_at_event(&selected, k, &o, |_| {}));
+    let results = rt.block_on(a2a_harness_core::sweep::run_at_event(
+        &selected,
+        k,
+        &o,
+        |_| {},
+    ));
     (results, work)
 }
 

@@ -8,7 +8,7 @@
 
 mod common;
 
-use a2a_harness::catalog::{load_catalog, read_known_failing};
+use a2a_harness_core::catalog::{load_catalog, read_known_failing};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

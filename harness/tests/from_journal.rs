@@ -6,13 +6,13 @@
 
 mod common;
 
-use a2a_harness::catalog::{CaseGlob, load_case, load_catalog, select};
-use a2a_harness::from_journal::{
+use a2a_harness_core::catalog::{CaseGlob, load_case, load_catalog, select};
+use a2a_harness_core::run::{RunOptions, run};
+use a2a_harness_core::runner::{CaseResult, Verdict};
+use a2a_harness_record::from_journal::{
     ConvertOptions, LITERAL_MAX_BYTES, Record, RecordedJournal, convert, read_journal,
 };
-use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
-use a2a_harness::run::{RunOptions, run};
-use a2a_harness::runner::{CaseResult, Verdict};
+use a2a_harness_record::record::{RecordOptions, Recorder, UpstreamSpec};
 use a2a_mock_agents::{Entry, Event};
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -203,7 +203,7 @@ async fn recorded_cases_replay_with_the_same_agent_traffic_and_verdicts() {
 /// Record a case: its network behind the recording proxies, the reference delegator driven
 /// through them; the journal's path (under `out`) and the `done` lines by delegation id.
 async fn record_case(
-    s: &a2a_harness::scenario::Scenario,
+    s: &a2a_harness_core::scenario::Scenario,
     out: &std::path::Path,
 ) -> (std::path::PathBuf, BTreeMap<String, serde_json::Value>) {
     let net = a2a_mock_agents::Network::start(s.network.clone())
@@ -232,7 +232,7 @@ async fn record_case(
 async fn drive_through(
     cards: &[String],
     store: &std::path::Path,
-    s: &a2a_harness::scenario::Scenario,
+    s: &a2a_harness_core::scenario::Scenario,
 ) -> BTreeMap<String, serde_json::Value> {
     use a2a_driver_contract::process::{DelegatorOutput, DelegatorProcess, init_message};
     use a2a_driver_contract::{Delegate, InitOptions, ToDelegator};

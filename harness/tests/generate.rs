@@ -1,4 +1,4 @@
-//! The scenario generator of `explore` (`a2a_harness::generate`): deterministic, every scenario
+//! The scenario generator of `explore` (`a2a_harness_explore::generate`): deterministic, every scenario
 //! loads back through the catalog loader, the reference delegator passes what it generates (its
 //! rules and the history invariants), and
 //! every planted bug is caught by a generated scenario within a bounded number of seeds.
@@ -11,11 +11,11 @@
 
 mod common;
 
-use a2a_harness::catalog::parse_case;
-use a2a_harness::generate::{Topic, generate, to_toml};
-use a2a_harness::run::{RunOptions, run};
-use a2a_harness::runner::{CaseResult, Verdict};
-use a2a_harness::scenario::Scenario;
+use a2a_harness_core::catalog::parse_case;
+use a2a_harness_core::run::{RunOptions, run};
+use a2a_harness_core::runner::{CaseResult, Verdict};
+use a2a_harness_core::scenario::Scenario;
+use a2a_harness_explore::generate::{Topic, generate, to_toml};
 use std::path::Path;
 use std::time::Instant;
 
@@ -58,12 +58,12 @@ fn the_same_seed_gives_the_same_scenario() {
 /// that scripted 100 MB it never sent).
 #[test]
 fn every_generated_scenario_fits_explores_byte_bound() {
-    let bound = a2a_harness::explore::ExploreOptions::new("unused", "unused").max_bytes;
+    let bound = a2a_harness_explore::explore::ExploreOptions::new("unused", "unused").max_bytes;
     let topics = std::iter::once(None).chain(Topic::ALL.iter().map(|t| Some(*t)));
     for topic in topics {
         for seed in 0..1000 {
             let s = generate(seed, topic);
-            let bytes = a2a_harness::explore::scripted_bytes(&s);
+            let bytes = a2a_harness_explore::explore::scripted_bytes(&s);
             assert!(
                 bytes <= bound,
                 "seed {seed} ({topic:?}): {bytes} bytes over {bound}: {}",
@@ -135,7 +135,7 @@ fn the_reference_delegator_passes_generated_scenarios() {
     let mut results = run_all(&format!("{} drive", delegator.display()), &scenarios);
     // The history invariants judge every generated run too (as explore does).
     for (s, r) in scenarios.iter().zip(results.iter_mut()) {
-        a2a_harness::invariants::apply(s, r);
+        a2a_harness_core::invariants::apply(s, r);
     }
     let mut bad = Vec::new();
     let mut unknown = 0;

@@ -3,9 +3,9 @@
 
 mod common;
 
-use a2a_harness::catalog::{CaseGlob, load_catalog, select};
-use a2a_harness::delegator_process::shell_quote;
-use a2a_harness::runner::{CaseResult, RunSettings, Verdict, run_case};
+use a2a_harness_core::catalog::{CaseGlob, load_catalog, select};
+use a2a_harness_core::delegator_process::shell_quote;
+use a2a_harness_core::runner::{CaseResult, RunSettings, Verdict, run_case};
 
 async fn run(case: &str, delegator: String) -> CaseResult {
     let cat = load_catalog(&common::root().join("scenarios")).expect("catalog loads");

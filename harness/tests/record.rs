@@ -1,4 +1,4 @@
-//! The recording proxy (`a2a-harness record`, `a2a_harness::record`): the reference delegator
+//! The recording proxy (`a2a-harness record`, `a2a_harness_record::record`): the reference delegator
 //! driven through it against mock networks (catalog cases over JSON-RPC, HTTP+JSON and gRPC)
 //! gets the same result as a direct run, and the proxy's journal shows the same methods, states
 //! and artifact bytes as the mock's own; streams pass through as they arrive; secrets never
@@ -8,7 +8,7 @@ mod common;
 
 use a2a_driver_contract::process::{DelegatorOutput, DelegatorProcess, init_message};
 use a2a_driver_contract::{Delegate, InitOptions, ToDelegator};
-use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
+use a2a_harness_record::record::{RecordOptions, Recorder, UpstreamSpec};
 use a2a_mock_agents::{Entry, Event, MOCK_PEER_HEADER, Network, NetworkSpec};
 use a2a_protocol::Binding;
 use serde_json::{Value, json};
@@ -24,8 +24,8 @@ fn any_port() -> std::net::SocketAddr {
     std::net::SocketAddr::from(([127, 0, 0, 1], 0))
 }
 
-fn case(id: &str) -> a2a_harness::scenario::Scenario {
-    a2a_harness::catalog::builtin_catalog()
+fn case(id: &str) -> a2a_harness_core::scenario::Scenario {
+    a2a_harness_core::catalog::builtin_catalog()
         .expect("catalog")
         .into_iter()
         .find(|s| s.id == id)
@@ -117,7 +117,7 @@ fn outcome(done: &Value) -> Value {
     json!({"state": done["state"], "artifacts": arts})
 }
 
-fn delegations_of(s: &a2a_harness::scenario::Scenario) -> Vec<Delegate> {
+fn delegations_of(s: &a2a_harness_core::scenario::Scenario) -> Vec<Delegate> {
     s.delegations
         .iter()
         .map(|d| {
@@ -182,7 +182,7 @@ fn read_journal(path: &Path) -> Vec<Entry> {
 
 /// Run `s` directly and through the proxy (on a second network of the same seed): the same
 /// outcome, and a recording that agrees with the mock's journal.
-async fn direct_and_recorded(s: &a2a_harness::scenario::Scenario, binding: Binding) {
+async fn direct_and_recorded(s: &a2a_harness_core::scenario::Scenario, binding: Binding) {
     let tmp = tempfile::tempdir().expect("tmp");
     let delegations = delegations_of(s);
 
@@ -251,7 +251,7 @@ async fn direct_and_recorded(s: &a2a_harness::scenario::Scenario, binding: Bindi
 
 /// Run `s` directly and through the proxy: the same outcome for every delegation; the
 /// recording and the proxied network's own journal.
-async fn same_outcome(s: &a2a_harness::scenario::Scenario) -> (Vec<Entry>, Vec<Entry>) {
+async fn same_outcome(s: &a2a_harness_core::scenario::Scenario) -> (Vec<Entry>, Vec<Entry>) {
     let tmp = tempfile::tempdir().expect("tmp");
     let delegations = delegations_of(s);
     let direct_net = Network::start(s.network.clone()).await.expect("network");
@@ -547,7 +547,10 @@ steps = [
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    assert!(given.contains(a2a_harness::record::PUSH_PREFIX), "{given}");
+    assert!(
+        given.contains(a2a_harness_record::record::PUSH_PREFIX),
+        "{given}"
+    );
     assert!(
         rec.journal()
             .wait_for(WAIT, |es| es.iter().any(|e| matches!(&e.event,
@@ -593,7 +596,7 @@ steps = [
         seen += 1;
     }
     assert_eq!(seen, 1, "one journal file");
-    let recorded = read_journal(&tmp.path().join(a2a_harness::record::JOURNAL_FILE));
+    let recorded = read_journal(&tmp.path().join(a2a_harness_record::record::JOURNAL_FILE));
     let req = recorded
         .iter()
         .find_map(|e| e.event.clone().into_request())
@@ -970,7 +973,7 @@ steps = [{ do = "state", state = "TASK_STATE_COMPLETED" }]
             .as_str()
             .is_some_and(|u| u.starts_with(&format!(
                 "http://{proxy}{}",
-                a2a_harness::record::PUSH_PREFIX
+                a2a_harness_record::record::PUSH_PREFIX
             ))),
         "{:?}",
         at_agent.params
@@ -1052,7 +1055,7 @@ async fn the_record_command_prints_its_card_urls_and_stops_on_sigterm() {
         rest.last().is_some_and(|l| l.starts_with("2 entries in ")),
         "{rest:?}"
     );
-    let recorded = read_journal(&tmp.path().join(a2a_harness::record::JOURNAL_FILE));
+    let recorded = read_journal(&tmp.path().join(a2a_harness_record::record::JOURNAL_FILE));
     assert!(
         matches!(&recorded[0].event, Event::Request { path, .. } if path == "/.well-known/agent-card.json")
     );

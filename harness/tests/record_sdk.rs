@@ -14,11 +14,11 @@ mod sdk_agent;
 
 use a2a_driver_contract::process::{DelegatorOutput, DelegatorProcess, init_message};
 use a2a_driver_contract::{Delegate, InitOptions, ToDelegator};
-use a2a_harness::catalog::load_case;
-use a2a_harness::from_journal::{ConvertOptions, convert, read_journal};
-use a2a_harness::record::{RecordOptions, Recorder, UpstreamSpec};
-use a2a_harness::run::{RunOptions, run};
-use a2a_harness::runner::Verdict;
+use a2a_harness_core::catalog::load_case;
+use a2a_harness_core::run::{RunOptions, run};
+use a2a_harness_core::runner::Verdict;
+use a2a_harness_record::from_journal::{ConvertOptions, convert, read_journal};
+use a2a_harness_record::record::{RecordOptions, Recorder, UpstreamSpec};
 use a2a_mock_agents::{Entry, Event};
 use sdk_agent::SdkAgent;
 use serde_json::Value;

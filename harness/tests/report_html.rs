@@ -9,7 +9,7 @@
 mod common;
 mod report_support;
 
-use a2a_harness::runner::Verdict;
+use a2a_harness_core::runner::Verdict;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -6,8 +6,8 @@
 mod common;
 mod report_support;
 
-use a2a_harness::catalog::CaseGlob;
-use a2a_harness::runner::{Verdict, apply_known_failing};
+use a2a_harness_core::catalog::CaseGlob;
+use a2a_harness_core::runner::{Verdict, apply_known_failing};
 use std::path::Path;
 use std::process::Command;
 
@@ -55,9 +55,9 @@ fn junit_is_valid_ant_junit_and_says_what_each_verdict_means() {
         [Verdict::Fail, Verdict::XFail, Verdict::Pass, Verdict::XPass]
     );
     let dir = work.path().join("report");
-    a2a_harness::report::write_all(
+    a2a_harness_core::report::write_all(
         &dir,
-        &a2a_harness::report::ReportRun {
+        &a2a_harness_core::report::ReportRun {
             delegator: &delegator,
             seed: 1,
             wall_ms: 2500,

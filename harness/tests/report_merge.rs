@@ -6,8 +6,8 @@ mod common;
 mod report_support;
 
 use a2a_driver_contract::report::RunIndex;
-use a2a_harness::report::{ReportRun, write_all};
-use a2a_harness::runner::CaseResult;
+use a2a_harness_core::report::{ReportRun, write_all};
+use a2a_harness_core::runner::CaseResult;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -134,7 +134,7 @@ fn merged_shards_report_what_one_run_of_their_union_does() {
     assert_eq!(compat(&m), compat(&u));
     let levels = |i: &RunIndex| i.compatibility.as_ref().map(|c| c.levels.clone());
     assert_eq!(levels(&m), levels(&u));
-    let line = a2a_harness::report::compatibility_line(m.compatibility.as_ref().unwrap());
+    let line = a2a_harness_core::report::compatibility_line(m.compatibility.as_ref().unwrap());
     assert!(
         said.contains(&line),
         "merge prints the A2A client line: {said}"

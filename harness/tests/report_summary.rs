@@ -4,10 +4,10 @@
 //! the A2A client compatibility they make; and the INCOMPLETE mark in every output of an
 //! interrupted run.
 
-use a2a_harness::report::{
+use a2a_harness_core::report::{
     ReportRun, coverage, html, junit, rules_broken_text, run_index, summary,
 };
-use a2a_harness::runner::CaseResult;
+use a2a_harness_core::runner::CaseResult;
 use serde_json::{Value, json};
 
 fn entry(seq: u64, agent: &str, event: Value) -> Value {
@@ -168,8 +168,8 @@ fn summary_opens_with_the_rules_broken_and_shows_every_verdict() {
         "compatibility_lines",
         format!(
             "{}\n{}",
-            a2a_harness::report::compatibility_line(c),
-            a2a_harness::report::compatibility_note(c)
+            a2a_harness_core::report::compatibility_line(c),
+            a2a_harness_core::report::compatibility_note(c)
         )
     );
     let row = |id: &str| c.requirements.iter().find(|r| r.id == id).unwrap();

@@ -1,13 +1,13 @@
-//! The library run loop (`a2a_harness::run`): parallel jobs, repeats, known-failing lists and
+//! The library run loop (`a2a_harness_core::run`): parallel jobs, repeats, known-failing lists and
 //! a result for every job, against the reference delegator.
 
 mod common;
 
-use a2a_harness::catalog::{CaseGlob, load_catalog, select};
-use a2a_harness::run::{Job, RunOptions, run, run_jobs};
-use a2a_harness::runner::{RunSettings, Verdict};
+use a2a_harness_core::catalog::{CaseGlob, load_catalog, select};
+use a2a_harness_core::run::{Job, RunOptions, run, run_jobs};
+use a2a_harness_core::runner::{RunSettings, Verdict};
 
-fn cases(pattern: &str) -> Vec<a2a_harness::scenario::Scenario> {
+fn cases(pattern: &str) -> Vec<a2a_harness_core::scenario::Scenario> {
     let cat = load_catalog(&common::root().join("scenarios")).expect("catalog loads");
     select(&cat, &CaseGlob::new(pattern).unwrap())
 }
@@ -54,7 +54,7 @@ async fn a_known_failing_case_that_passes_fails_the_run() {
     let mut options = RunOptions::new(delegator());
     options.known_failing = vec![CaseGlob::new("states.*").unwrap()];
     let mut seen = Vec::new();
-    let report = a2a_harness::run::run_with_progress(&cases, &options, |p| {
+    let report = a2a_harness_core::run::run_with_progress(&cases, &options, |p| {
         seen.push((p.result.id.clone(), p.done, p.total))
     })
     .await;

@@ -11,9 +11,9 @@
 
 mod common;
 
-use a2a_harness::catalog::load_catalog;
-use a2a_harness::run::{Job, run_jobs};
-use a2a_harness::runner::RunSettings;
+use a2a_harness_core::catalog::load_catalog;
+use a2a_harness_core::run::{Job, run_jobs};
+use a2a_harness_core::runner::RunSettings;
 use a2a_mock_agents::{Event, Network};
 use reqwest::Url;
 use serde_json::Value;
@@ -73,7 +73,7 @@ fn urls_in(v: &Value, out: &mut Vec<String>) {
 fn run_on_loopback(
     prefixes: &[&str],
     commands: &[&str],
-) -> (Vec<a2a_harness::runner::CaseResult>, usize) {
+) -> (Vec<a2a_harness_core::runner::CaseResult>, usize) {
     let delegator = common::delegator();
     let cases: Vec<_> = load_catalog(&common::root().join("scenarios"))
         .expect("catalog loads")

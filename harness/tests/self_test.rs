@@ -7,10 +7,10 @@
 
 mod common;
 
-use a2a_harness::catalog::load_catalog;
-use a2a_harness::run::{Job, run_jobs};
-use a2a_harness::runner::{RunSettings, Verdict};
-use a2a_harness::scenario::Scenario;
+use a2a_harness_core::catalog::load_catalog;
+use a2a_harness_core::run::{Job, run_jobs};
+use a2a_harness_core::runner::{RunSettings, Verdict};
+use a2a_harness_core::scenario::Scenario;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

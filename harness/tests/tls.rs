@@ -4,18 +4,18 @@
 
 mod common;
 
-use a2a_harness::catalog::{CaseGlob, load_catalog, select};
-use a2a_harness::run::{RunOptions, run};
-use a2a_harness::runner::Verdict;
+use a2a_harness_core::catalog::{CaseGlob, load_catalog, select};
+use a2a_harness_core::run::{RunOptions, run};
+use a2a_harness_core::runner::Verdict;
 use a2a_mock_agents::Event;
 use a2a_protocol::Binding;
 
-fn cases(pattern: &str) -> Vec<a2a_harness::scenario::Scenario> {
+fn cases(pattern: &str) -> Vec<a2a_harness_core::scenario::Scenario> {
     let cat = load_catalog(&common::root().join("scenarios")).expect("catalog loads");
     select(&cat, &CaseGlob::new(pattern).unwrap())
 }
 
-fn tls_outcomes(r: &a2a_harness::runner::CaseResult, agent: &str) -> Vec<String> {
+fn tls_outcomes(r: &a2a_harness_core::runner::CaseResult, agent: &str) -> Vec<String> {
     r.journal
         .iter()
         .filter(|e| e.agent == agent)

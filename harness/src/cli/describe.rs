@@ -3,8 +3,8 @@
 
 use super::reports::read_index;
 use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::catalog::Selection;
-use a2a_harness::scenario::Scenario;
+use a2a_harness_core::catalog::Selection;
+use a2a_harness_core::scenario::Scenario;
 use std::path::Path;
 
 /// `list`: one line per selected case (id, title, rules).
@@ -21,7 +21,7 @@ pub fn list(
 
 /// `rules`: the rules grouped by source, each with how many catalog cases list it, and with
 /// `--report`, in how many cases of that run it was evaluated; the A2A client requirements at a
-/// glance last ([`a2a_harness::explain::rules_text`]).
+/// glance last ([`a2a_harness_core::explain::rules_text`]).
 pub fn rules(
     cat: &[Scenario],
     from: Option<&Path>,
@@ -31,13 +31,13 @@ pub fn rules(
     write!(
         out,
         "{}",
-        a2a_harness::explain::rules_text(cat, index.as_ref())
+        a2a_harness_core::explain::rules_text(cat, index.as_ref())
     )?;
     Ok(HarnessExitCode::Success)
 }
 
 /// `explain`: a rule, a history invariant, an A2A client requirement (`C-19`) or a case
-/// ([`a2a_harness::explain::explain_text`]).
+/// ([`a2a_harness_core::explain::explain_text`]).
 pub fn explain(
     cat: &[Scenario],
     what: &str,
@@ -46,18 +46,21 @@ pub fn explain(
 ) -> anyhow::Result<HarnessExitCode> {
     let index = from.map(read_index).transpose()?;
     let shown = from.map(|p| p.display().to_string()).unwrap_or_default();
-    let text =
-        a2a_harness::explain::explain_text(cat, what, index.as_ref().map(|i| (i, shown.as_str())))?;
+    let text = a2a_harness_core::explain::explain_text(
+        cat,
+        what,
+        index.as_ref().map(|i| (i, shown.as_str())),
+    )?;
     write!(out, "{text}")?;
     Ok(HarnessExitCode::Success)
 }
 
-/// `schema`: the JSON Schema of the scenario format ([`a2a_harness::scenario::json_schema`]).
+/// `schema`: the JSON Schema of the scenario format ([`a2a_harness_core::scenario::json_schema`]).
 pub fn schema(out: &mut impl std::io::Write) -> anyhow::Result<HarnessExitCode> {
     writeln!(
         out,
         "{}",
-        serde_json::to_string_pretty(&a2a_harness::scenario::json_schema())?
+        serde_json::to_string_pretty(&a2a_harness_core::scenario::json_schema())?
     )?;
     Ok(HarnessExitCode::Success)
 }

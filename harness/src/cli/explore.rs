@@ -1,13 +1,13 @@
 //! `a2a-harness explore`: options checked (delegator, topic, durations, `--out`) before
 //! anything runs; findings print as they come; Ctrl-C or SIGTERM stops exploring or shrinking
-//! and writes what there is ([`a2a_harness::explore`]).
+//! and writes what there is ([`a2a_harness_explore::explore`]).
 
 use super::reports::report_dir;
 use super::{Ended, check_delegator, default_delegator};
 use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::catalog::CaseGlob;
-use a2a_harness::rules::registry;
-use a2a_harness::run::default_jobs;
+use a2a_harness_core::catalog::CaseGlob;
+use a2a_harness_core::rules::registry;
+use a2a_harness_core::run::default_jobs;
 use anyhow::Context;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ pub struct ExploreSettings {
     pub runs: Option<u64>,
     /// The first seed.
     pub seed: u64,
-    /// Aim every scenario at one rule family ([`a2a_harness::generate::Topic`]).
+    /// Aim every scenario at one rule family ([`a2a_harness_explore::generate::Topic`]).
     pub topic: Option<String>,
     /// The report directory (`None`: `reports/explore-<timestamp>`).
     pub out: Option<PathBuf>,
@@ -51,8 +51,12 @@ pub fn shrink_rule_globs(values: &[String]) -> anyhow::Result<Vec<CaseGlob>> {
     let ids: Vec<&str> = registry()
         .iter()
         .map(|r| r.id)
-        .chain(a2a_harness::invariants::INVARIANTS.iter().map(|i| i.id))
-        .chain([a2a_harness::report::CONTRACT])
+        .chain(
+            a2a_harness_core::invariants::INVARIANTS
+                .iter()
+                .map(|i| i.id),
+        )
+        .chain([a2a_harness_core::report::CONTRACT])
         .collect();
     values
         .iter()
@@ -71,7 +75,7 @@ pub fn shrink_rule_globs(values: &[String]) -> anyhow::Result<Vec<CaseGlob>> {
 /// `explore`: generated scenarios until the time or the runs are used up, each finding
 /// shrunk; the reports, then the summary on `out`; exit 1 when something was found.
 pub fn explore(a: ExploreSettings, out: &mut impl std::io::Write) -> anyhow::Result<Ended> {
-    use a2a_harness::explore::{self as ex, ExploreOptions, parse_duration};
+    use a2a_harness_explore::explore::{self as ex, ExploreOptions, parse_duration};
     let delegator = match a.delegator {
         Some(d) => d,
         None => default_delegator()?,
@@ -80,7 +84,7 @@ pub fn explore(a: ExploreSettings, out: &mut impl std::io::Write) -> anyhow::Res
     let topic = a
         .topic
         .as_deref()
-        .map(str::parse::<a2a_harness::generate::Topic>)
+        .map(str::parse::<a2a_harness_explore::generate::Topic>)
         .transpose()
         .context("--topic")?;
     let shrink_rules = shrink_rule_globs(&a.shrink_rule)?;

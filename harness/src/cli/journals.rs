@@ -13,7 +13,7 @@ pub fn diff(
     case: Option<&str>,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<HarnessExitCode> {
-    use a2a_harness::journal_diff::{compare, load_journal};
+    use a2a_journal_diff::{compare, load_journal};
     let load = |p: &Path| load_journal(p, case.filter(|_| p.is_dir()));
     let (ja, jb) = (load(a)?, load(b)?);
     match compare(&ja, &jb) {
@@ -43,7 +43,7 @@ pub fn from_journal(
     id: Option<String>,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<HarnessExitCode> {
-    use a2a_harness::from_journal::{ConvertOptions, convert, read_journal};
+    use a2a_harness_record::from_journal::{ConvertOptions, convert, read_journal};
     let recorded = read_journal(journal)?;
     let stem = file
         .file_stem()
@@ -63,7 +63,7 @@ pub fn from_journal(
     }
     let dir = file.parent().unwrap_or(Path::new("."));
     c.write(file)?;
-    a2a_harness::catalog::load_case(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    a2a_harness_core::catalog::load_case(file).map_err(|e| anyhow::anyhow!("{e}"))?;
     writeln!(
         out,
         "{}: {} agents, {} rules, {} delegations, {} TODOs, {} bytes{}",

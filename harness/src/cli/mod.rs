@@ -1,8 +1,9 @@
 //! The commands of the `a2a-harness` binary: what each command checks before anything runs, how
-//! it runs, what it writes and prints, and the exit code it ends with, over the library's tools
-//! (a library caller uses those: `a2a_harness::run`, `explore`, `sweep`, `report`...). `main.rs`
-//! only parses the arguments with clap, turns them into the settings of these functions and
-//! maps their [`Ended`] to the process exit code.
+//! it runs, what it writes and prints, and the exit code it ends with, over the library crates'
+//! tools (a library caller uses those: `a2a_harness_core::{run, sweep, report}`,
+//! `a2a_harness_explore::explore`, `a2a_harness_record::record`, `a2a_journal_diff`...).
+//! `main.rs` only parses the arguments with clap, turns them into the settings of these
+//! functions and maps their [`Ended`] to the process exit code.
 //!
 //! This is the binary's edge: errors are [`anyhow::Error`]s whose text is what the binary
 //! prints after `a2a-harness: ` (exit 2, [`HarnessExitCode::Usage`]).
@@ -26,8 +27,8 @@ pub mod run;
 pub mod sweep;
 
 use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::catalog::{Catalog, CatalogSources, load_sources};
-use a2a_harness::delegator_process::{resolve_program, shell_quote, split_command};
+use a2a_harness_core::catalog::{Catalog, CatalogSources, load_sources};
+use a2a_harness_core::delegator_process::{resolve_program, shell_quote, split_command};
 use anyhow::Context;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

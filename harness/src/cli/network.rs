@@ -3,7 +3,7 @@
 //! upstream agents).
 
 use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::scenario::Scenario;
+use a2a_harness_core::scenario::Scenario;
 use anyhow::Context;
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -79,7 +79,7 @@ pub struct RecordSettings {
     /// The output directory (the journal is `DIR/journal.jsonl`).
     pub out: PathBuf,
     /// Payload paths redacted in every recorded body.
-    pub redact: Vec<a2a_harness::record::RedactPath>,
+    pub redact: Vec<a2a_harness_record::record::RedactPath>,
     /// Strings longer than this are recorded as length + sha256 + their first bytes.
     pub max_inline_bytes: usize,
     /// Artifact content recorded whole per artifact.
@@ -98,10 +98,10 @@ impl RecordSettings {
     pub fn options(
         self,
     ) -> anyhow::Result<(
-        Vec<a2a_harness::record::UpstreamSpec>,
-        a2a_harness::record::RecordOptions,
+        Vec<a2a_harness_record::record::UpstreamSpec>,
+        a2a_harness_record::record::RecordOptions,
     )> {
-        use a2a_harness::record::{RecordOptions, UpstreamSpec};
+        use a2a_harness_record::record::{RecordOptions, UpstreamSpec};
         if self.listen.len() > self.upstream.len() {
             anyhow::bail!(
                 "{} --listen addresses for {} --upstream URLs: give at most one each",
@@ -133,7 +133,7 @@ impl RecordSettings {
 /// `record`: the recording proxies until Ctrl-C or SIGTERM; their card URLs on stdout first,
 /// the number of entries written last.
 pub fn record(settings: RecordSettings) -> anyhow::Result<HarnessExitCode> {
-    use a2a_harness::record::Recorder;
+    use a2a_harness_record::record::Recorder;
     let (upstreams, opts) = settings.options()?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {

@@ -2,7 +2,7 @@
 //! reading the `index.json` that `--report` names, and `a2a-harness report merge`.
 
 use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::report;
+use a2a_harness_core::report;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 

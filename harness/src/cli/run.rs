@@ -1,17 +1,19 @@
 //! `a2a-harness run`: everything is checked (selection, known-failing file, delegator,
-//! `--out`) before the first case starts; results print as they come ([`a2a_harness::console`]);
+//! `--out`) before the first case starts; results print as they come ([`a2a_harness_core::console`]);
 //! Ctrl-C stops the run, writes a partial report marked incomplete and removes the temporary
 //! directories. `--crash-sweep` and `--crash-at-event` go to [`super::sweep`].
 
 use super::reports::report_dir;
 use super::{Ended, check_delegator, default_delegator};
 use a2a_driver_contract::HarnessExitCode;
-use a2a_harness::catalog::{CaseGlob, Catalog, Selection, read_known_failing, stale_known_failing};
-use a2a_harness::console;
-use a2a_harness::report;
-use a2a_harness::run::{RunOptions, default_jobs, run_with_progress};
-use a2a_harness::runner::CaseResult;
-use a2a_harness::scenario::Scenario;
+use a2a_harness_core::catalog::{
+    CaseGlob, Catalog, Selection, read_known_failing, stale_known_failing,
+};
+use a2a_harness_core::console;
+use a2a_harness_core::report;
+use a2a_harness_core::run::{RunOptions, default_jobs, run_with_progress};
+use a2a_harness_core::runner::CaseResult;
+use a2a_harness_core::scenario::Scenario;
 use anyhow::Context;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -196,7 +198,7 @@ fn run_cases(
         check_determinism: a.check_determinism,
         invariants: a.invariants,
     };
-    let per_repeat = a2a_harness::run::passes(selected, &options.bindings).len();
+    let per_repeat = a2a_harness_core::run::passes(selected, &options.bindings).len();
     if per_repeat == 0 {
         anyhow::bail!(
             "no case matching {} has a meaning over {} (see each case's `bindings`)",

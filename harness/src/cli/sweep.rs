@@ -1,14 +1,14 @@
 //! `run --crash-sweep` and `run --crash-at-event K`: the console side of
-//! [`a2a_harness::sweep`], with the same checks before anything runs, the same live console,
+//! [`a2a_harness_core::sweep`], with the same checks before anything runs, the same live console,
 //! reports and exit code as `run` ([`super::run`](mod@super::run)).
 
 use super::Ended;
 use super::run::{Finished, RunPlan, RunSettings};
-use a2a_harness::catalog::Catalog;
-use a2a_harness::console;
-use a2a_harness::run::default_jobs;
-use a2a_harness::runner::CaseResult;
-use a2a_harness::sweep::{self, SweepOptions};
+use a2a_harness_core::catalog::Catalog;
+use a2a_harness_core::console;
+use a2a_harness_core::run::default_jobs;
+use a2a_harness_core::runner::CaseResult;
+use a2a_harness_core::sweep::{self, SweepOptions};
 use anyhow::Context;
 use std::cell::RefCell;
 use std::num::NonZeroU64;

@@ -5,10 +5,10 @@
 #![allow(dead_code)]
 
 use super::common;
-use a2a_harness::catalog::load_catalog;
-use a2a_harness::run::{Job, run_jobs};
-use a2a_harness::runner::{CaseResult, RunSettings};
-use a2a_harness::scenario::Scenario;
+use a2a_harness_core::catalog::load_catalog;
+use a2a_harness_core::run::{Job, run_jobs};
+use a2a_harness_core::runner::{CaseResult, RunSettings};
+use a2a_harness_core::scenario::Scenario;
 use std::path::Path;
 
 /// Cases the planted bug fails (DLG-ART-01/02 on their artifacts).
@@ -85,9 +85,9 @@ pub fn write_failing_run(ids: &[&str], dir: &Path) -> Vec<CaseResult> {
     let results = run_lists(&[ids], &delegator, work.path())
         .pop()
         .unwrap_or_default();
-    a2a_harness::report::write_all(
+    a2a_harness_core::report::write_all(
         dir,
-        &a2a_harness::report::ReportRun {
+        &a2a_harness_core::report::ReportRun {
             delegator: &delegator,
             seed: 1,
             wall_ms: 1234,

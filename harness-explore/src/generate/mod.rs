@@ -16,7 +16,7 @@
 //! before `max_retries`): a correct delegator that chose another correct path fails nothing.
 //!
 //! ```
-//! use a2a_harness::generate::{Topic, generate, to_toml};
+//! use a2a_harness_explore::generate::{Topic, generate, to_toml};
 //! let s = generate(7, Some(Topic::Art));
 //! assert_eq!(s.id, "explore.art.7");
 //! let text = to_toml(&s).unwrap();
@@ -28,7 +28,7 @@ mod situations;
 mod steps;
 mod toml_out;
 
-use crate::scenario::Scenario;
+use a2a_harness_core::scenario::Scenario;
 use draft::Draft;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -348,7 +348,7 @@ mod tests {
         for seed in 0..400 {
             listed.extend(generate(seed, None).rules);
         }
-        let registry = crate::rules::registry();
+        let registry = a2a_harness_core::rules::registry();
         let unreachable: Vec<&str> = NOT_GENERATED.iter().map(|(id, _)| *id).collect();
         let missing: Vec<&str> = registry
             .iter()

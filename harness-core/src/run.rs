@@ -3,8 +3,8 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use a2a_harness::catalog::load_catalog;
-//! use a2a_harness::run::{RunOptions, run};
+//! use a2a_harness_core::catalog::load_catalog;
+//! use a2a_harness_core::run::{RunOptions, run};
 //!
 //! let cases = load_catalog(std::path::Path::new("scenarios"))?;
 //! let report = run(&cases, &RunOptions::new("a2a-delegator drive")).await;

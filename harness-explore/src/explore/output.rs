@@ -2,7 +2,7 @@
 //! console summary.
 
 use super::{ExploreOptions, ExploreSummary, FoundRule, StoppedBy, shrink};
-use crate::scenario::Scenario;
+use a2a_harness_core::scenario::Scenario;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -346,15 +346,16 @@ pub fn summary_markdown(s: &ExploreSummary) -> String {
         "| rule | level | listed | judged | PASS | FAIL | NON-STRICT | not judged | why never judged |"
     );
     let _ = writeln!(m, "|---|---|---|---|---|---|---|---|---|");
-    let levels: std::collections::BTreeMap<&str, crate::rules::Level> = crate::rules::registry()
-        .iter()
-        .map(|r| (r.id, r.level))
-        .chain(
-            crate::invariants::INVARIANTS
-                .iter()
-                .map(|i| (i.id, i.level)),
-        )
-        .collect();
+    let levels: std::collections::BTreeMap<&str, a2a_harness_core::rules::Level> =
+        a2a_harness_core::rules::registry()
+            .iter()
+            .map(|r| (r.id, r.level))
+            .chain(
+                a2a_harness_core::invariants::INVARIANTS
+                    .iter()
+                    .map(|i| (i.id, i.level)),
+            )
+            .collect();
     for (id, c) in &s.coverage {
         let _ = writeln!(
             m,
@@ -405,12 +406,13 @@ mod tests {
 
     #[test]
     fn every_catalog_case_written_as_toml_loads_back_the_same() {
-        let cases = crate::catalog::builtin_catalog().unwrap();
+        let cases = a2a_harness_core::catalog::builtin_catalog().unwrap();
         assert!(cases.len() > 50);
         for s in cases {
             for text in [scenario_toml(&s).unwrap(), scenario_toml_full(&s).unwrap()] {
-                let back = crate::catalog::parse_case(std::path::Path::new("x.toml"), &text)
-                    .unwrap_or_else(|e| panic!("{}: {e}\n{text}", s.id));
+                let back =
+                    a2a_harness_core::catalog::parse_case(std::path::Path::new("x.toml"), &text)
+                        .unwrap_or_else(|e| panic!("{}: {e}\n{text}", s.id));
                 assert_eq!(
                     serde_json::to_value(&back).unwrap(),
                     serde_json::to_value(&s).unwrap(),

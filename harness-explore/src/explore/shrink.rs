@@ -32,7 +32,7 @@
 //! scenario so far is returned (every accepted step was a confirmed failure), marked as cut
 //! short.
 
-use crate::scenario::Scenario;
+use a2a_harness_core::scenario::Scenario;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -754,7 +754,7 @@ chunks = 6
 "#;
 
     fn big() -> Scenario {
-        crate::catalog::parse_case(Path::new("big.toml"), BIG).unwrap()
+        a2a_harness_core::catalog::parse_case(Path::new("big.toml"), BIG).unwrap()
     }
 
     fn valid(s: &Scenario) -> bool {

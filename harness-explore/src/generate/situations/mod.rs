@@ -20,8 +20,8 @@ mod wire;
 use super::Topic;
 use super::draft::{Draft, MAX_AGENTS, skill_spec};
 use super::steps::{Shapes, Work, artifacts, pick, shape, state, state_full, wait, work};
-use crate::scenario::{Answer, Cancel, Child, Crash, CrashTrigger, Delegation};
 use a2a_driver_contract::{EscalationKind, Outcome};
+use a2a_harness_core::scenario::{Answer, Cancel, Child, Crash, CrashTrigger, Delegation};
 use a2a_mock_agents::script::{
     Binding, CancelBehaviour, CardChange, ContentKind, ExtensionSpec, Fault, Matcher, Mutation,
     OnWrongAnswer, ProtocolVersion, QueuedFault, Rule, ScriptStep, SecurityScope, SecuritySpec,

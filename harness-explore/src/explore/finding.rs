@@ -1,8 +1,8 @@
 //! The one definition of a finding, used by the exploring loop, the shrinking oracle and the
 //! report, and the per-rule counts of the coverage.
 
-use crate::report::CONTRACT;
-use crate::runner::{CaseResult, RuleVerdict, Verdict};
+use a2a_harness_core::report::CONTRACT;
+use a2a_harness_core::runner::{CaseResult, RuleVerdict, Verdict};
 use serde::Serialize;
 
 /// A finding: a rule judged FAIL or NON-STRICT (a broken MUST or SHOULD), or a case that

@@ -4,7 +4,7 @@
 //! themselves, never restated.
 
 use super::draft::blank_delegation;
-use crate::scenario::Scenario;
+use a2a_harness_core::scenario::Scenario;
 use a2a_mock_agents::script::{AgentSpec, JournalSpec, Rule, ScriptStep};
 use toml::{Table, Value};
 
@@ -19,7 +19,7 @@ pub struct ToTomlError {
 }
 
 /// The scenario as catalog TOML, fields at their defaults left out; it loads back through
-/// [`crate::catalog::parse_case`] to an equal scenario.
+/// [`a2a_harness_core::catalog::parse_case`] to an equal scenario.
 pub fn to_toml(s: &Scenario) -> Result<String, ToTomlError> {
     let err = |source| ToTomlError {
         id: s.id.clone(),
@@ -162,7 +162,8 @@ mod tests {
         assert!(!text.contains("max_body_bytes"), "{text}");
         assert!(!text.contains("header_timeout_ms"), "{text}");
         assert!(!text.contains("omit_last_chunk = false"), "{text}");
-        let back = crate::catalog::parse_case(Path::new("x.toml"), &text).expect("loads");
+        let back =
+            a2a_harness_core::catalog::parse_case(Path::new("x.toml"), &text).expect("loads");
         assert_eq!(
             serde_json::to_value(&back).ok(),
             serde_json::to_value(&s).ok(),

@@ -2,8 +2,8 @@
 //! checks that decide whether one more situation may join without changing what the others judge.
 
 use super::Topic;
-use crate::scenario::{Answer, Cancel, Crash, Delegation, Scenario};
 use a2a_driver_contract::Outcome;
+use a2a_harness_core::scenario::{Answer, Cancel, Crash, Delegation, Scenario};
 use a2a_mock_agents::script::{AgentSpec, Binding, NetworkSpec, SkillSpec};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,7 +3,7 @@
 //! the committed file equal to [`markdown`] of the built-in catalog; regenerate it with
 //!
 //! ```text
-//! UPDATE_REQUIREMENTS_DOC=1 cargo test -p a2a-harness --lib requirements::doc
+//! UPDATE_REQUIREMENTS_DOC=1 cargo test -p a2a-harness-core --lib requirements::doc
 //! ```
 
 use super::{Coverage, DOC_PATH, LEVELS, REQUIREMENTS, Requirement, SPEC, coverage_by_level};
@@ -64,7 +64,7 @@ pub fn markdown(catalog: &[Scenario]) -> String {
     let mut s = String::from("# A2A 1.0 client requirements\n\n");
     let _ = writeln!(
         s,
-        "<!-- Generated from harness/src/requirements (the table), the rule registry and the built-in catalog; do not edit by hand. Regenerate: `{}=1 cargo test -p a2a-harness --lib requirements::doc`. -->\n",
+        "<!-- Generated from harness-core/src/requirements (the table), the rule registry and the built-in catalog; do not edit by hand. Regenerate: `{}=1 cargo test -p a2a-harness-core --lib requirements::doc`. -->\n",
         super::doc::UPDATE_VAR
     );
     let _ = writeln!(
@@ -209,7 +209,7 @@ pub fn markdown(catalog: &[Scenario]) -> String {
     }
     let _ = writeln!(
         s,
-        "\nThis file is `{DOC_PATH}`; the table it is generated from is `harness/src/requirements/table.rs`."
+        "\nThis file is `{DOC_PATH}`; the table it is generated from is `harness-core/src/requirements/table.rs`."
     );
     s
 }
@@ -233,7 +233,7 @@ mod tests {
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             committed == text,
-            "{DOC_PATH} is stale: regenerate it with `{UPDATE_VAR}=1 cargo test -p a2a-harness --lib requirements::doc` and commit the result"
+            "{DOC_PATH} is stale: regenerate it with `{UPDATE_VAR}=1 cargo test -p a2a-harness-core --lib requirements::doc` and commit the result"
         );
     }
 

@@ -5,7 +5,7 @@
 //! Regenerate it with
 //!
 //! ```text
-//! UPDATE_SITUATION_MATRIX=1 cargo test -p a2a-harness --lib matrix
+//! UPDATE_SITUATION_MATRIX=1 cargo test -p a2a-harness-core --lib matrix
 //! ```
 //!
 //! The matrix reads the cases' data, so it says which situations a case sets up; whether a
@@ -222,7 +222,7 @@ mod tests {
         }
         assert!(
             committed == want,
-            "the situation matrix in {README_PATH} is stale: regenerate it with `{UPDATE_VAR}=1 cargo test -p a2a-harness --lib matrix` and commit the result"
+            "the situation matrix in {README_PATH} is stale: regenerate it with `{UPDATE_VAR}=1 cargo test -p a2a-harness-core --lib matrix` and commit the result"
         );
     }
 

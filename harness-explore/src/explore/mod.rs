@@ -25,10 +25,10 @@ pub use finding::{Finding, RuleCounts, findings, shows};
 pub use output::{found_file_name, scenario_toml, summary_markdown, summary_text};
 
 use crate::generate::{Topic, generate};
-use crate::report::CONTRACT;
-use crate::rules::{Level, registry};
-use crate::runner::{CaseResult, RunSettings, Verdict, run_case};
-use crate::scenario::Scenario;
+use a2a_harness_core::report::CONTRACT;
+use a2a_harness_core::rules::{Level, registry};
+use a2a_harness_core::runner::{CaseResult, RunSettings, Verdict, run_case};
+use a2a_harness_core::scenario::Scenario;
 use a2a_mock_agents::script::ScriptStep;
 use serde::Serialize;
 use shrink::Oracle as _;
@@ -69,7 +69,7 @@ pub struct ExploreOptions {
     pub shrink_time: Duration,
     /// Shrink (and confirm) only the findings whose rule matches one of these; the others are
     /// written as found. Empty: every finding.
-    pub shrink_rules: Vec<crate::catalog::CaseGlob>,
+    pub shrink_rules: Vec<a2a_harness_core::catalog::CaseGlob>,
     /// A generated scenario whose scripts would send more than this many bytes is not run.
     pub max_bytes: u64,
     /// A case's time bound is lowered to this when longer.
@@ -88,7 +88,7 @@ impl ExploreOptions {
             runs: None,
             time: Duration::from_secs(300),
             topic: None,
-            jobs: crate::run::default_jobs(),
+            jobs: a2a_harness_core::run::default_jobs(),
             confirm: DEFAULT_CONFIRM,
             baseline: None,
             shrink_runs: 300,
@@ -102,7 +102,7 @@ impl ExploreOptions {
 
     /// The date-free command that generates and runs the scenario of `seed` alone.
     pub fn command_for(&self, seed: u64) -> String {
-        let q = crate::delegator_process::shell_quote;
+        let q = a2a_harness_core::delegator_process::shell_quote;
         format!(
             "a2a-harness explore --delegator {} --seed {seed} --runs 1{}",
             q(&self.delegator),
@@ -327,7 +327,7 @@ fn bounded(mut s: Scenario, opts: &ExploreOptions) -> Result<Scenario, String> {
 /// The scenario written as TOML loads back as a catalog case.
 pub fn loadable(s: &Scenario) -> Result<(), String> {
     let text = output::scenario_toml_full(s).map_err(|e| e.to_string())?;
-    crate::catalog::parse_case(Path::new("candidate.toml"), &text)
+    a2a_harness_core::catalog::parse_case(Path::new("candidate.toml"), &text)
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
@@ -555,7 +555,7 @@ impl Loop {
             }
         }
         // The history invariants judge every run (explore applies them to each).
-        for inv in crate::invariants::INVARIANTS {
+        for inv in a2a_harness_core::invariants::INVARIANTS {
             self.coverage.entry(inv.id.to_string()).or_default().listed += 1;
         }
         for v in &r.rules {
@@ -587,7 +587,8 @@ impl Loop {
                 s.id,
                 f.observed
             ));
-            let level = crate::invariants::describe(&f.rule).map_or(Level::Must, |(l, _)| l);
+            let level =
+                a2a_harness_core::invariants::describe(&f.rule).map_or(Level::Must, |(l, _)| l);
             self.found.push(Found {
                 summary: FoundRule {
                     rule: f.rule,
@@ -625,7 +626,7 @@ impl Loop {
 /// `rules` (see `shrink_and_write`); `run` judges them with `--invariants`, which the repro
 /// of a `HIST-*` finding carries.
 fn add_invariants(s: &Scenario, r: &mut CaseResult) {
-    crate::invariants::apply(s, r);
+    a2a_harness_core::invariants::apply(s, r);
 }
 
 /// What [`shrink_and_write`] does to a finding before writing it.
@@ -755,16 +756,19 @@ async fn shrink_and_write(
     let name = found_file_name(&rule, f.summary.seed);
     let path = found_dir.join(&name);
     // A history invariant is judged by `run` only when asked.
-    let invariants = if crate::invariants::INVARIANTS.iter().any(|i| i.id == rule) {
+    let invariants = if a2a_harness_core::invariants::INVARIANTS
+        .iter()
+        .any(|i| i.id == rule)
+    {
         " --invariants"
     } else {
         ""
     };
     let repro = format!(
         "a2a-harness run --no-builtin --scenarios {} --seed {} --delegator {}{invariants}",
-        crate::delegator_process::shell_quote(&path.display().to_string()),
+        a2a_harness_core::delegator_process::shell_quote(&path.display().to_string()),
         f.summary.seed,
-        crate::delegator_process::shell_quote(&opts.delegator)
+        a2a_harness_core::delegator_process::shell_quote(&opts.delegator)
     );
     let text = match scenario_toml(&best) {
         Ok(t) => t,
@@ -776,7 +780,7 @@ async fn shrink_and_write(
     let header = output::header(opts, &f.summary, &repro);
     let written = std::fs::write(&path, format!("{header}{text}"))
         .map_err(|e| e.to_string())
-        .and_then(|()| crate::catalog::load_case(&path).map_err(|e| e.to_string()));
+        .and_then(|()| a2a_harness_core::catalog::load_case(&path).map_err(|e| e.to_string()));
     match written {
         Ok(_) => {
             f.summary.file = Some(PathBuf::from("found").join(name));
@@ -792,8 +796,8 @@ async fn shrink_and_write(
 /// `opts.out`.
 pub fn write_report(opts: &ExploreOptions, explored: &Explored) -> std::io::Result<()> {
     let s = &explored.summary;
-    let index = crate::report::run_index(
-        &crate::report::ReportRun {
+    let index = a2a_harness_core::report::run_index(
+        &a2a_harness_core::report::ReportRun {
             delegator: &opts.delegator,
             seed: opts.seed,
             wall_ms: s.wall_ms,
@@ -802,7 +806,7 @@ pub fn write_report(opts: &ExploreOptions, explored: &Explored) -> std::io::Resu
         &explored.listed,
         &explored.results,
     );
-    crate::report::write_report(&opts.out, &index, &explored.results)?;
+    a2a_harness_core::report::write_report(&opts.out, &index, &explored.results)?;
     std::fs::write(opts.out.join("explore.json"), serde_json::to_vec_pretty(s)?)?;
     std::fs::write(opts.out.join("explore.md"), summary_markdown(s))?;
     Ok(())
@@ -811,7 +815,7 @@ pub fn write_report(opts: &ExploreOptions, explored: &Explored) -> std::io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::RuleVerdict;
+    use a2a_harness_core::runner::RuleVerdict;
 
     fn verdict(id: &str, level: Level, verdict: Verdict, observed: &str) -> RuleVerdict {
         RuleVerdict {

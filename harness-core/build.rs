@@ -1,4 +1,5 @@
-//! Embeds the scenario catalog (`scenarios/**/*.toml`) in the binary: generates
+//! Embeds the scenario catalog (`scenarios/**/*.toml`) in this library (so in the `a2a-harness`
+//! binary, and in every other program built on it): generates
 //! `$OUT_DIR/builtin_catalog.rs` with one `(path, include_str!(...))` entry per file, paths
 //! relative to the workspace root (`scenarios/states/completed.toml`) so that errors name them;
 //! and `BUILTIN_FILES`, the part files beside them (every file inside a `*.d` directory, such as

@@ -2,8 +2,8 @@
 
 use super::shrink;
 use super::{add_invariants, shows};
-use crate::runner::{CaseResult, RunSettings, run_case};
-use crate::scenario::Scenario;
+use a2a_harness_core::runner::{CaseResult, RunSettings, run_case};
+use a2a_harness_core::scenario::Scenario;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

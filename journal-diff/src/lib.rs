@@ -1,5 +1,9 @@
-//! Comparing two network journals modulo timing, ports and ids: where two runs' traffic first
-//! differs. Used by `a2a-harness journal diff` and `a2a-harness run --check-determinism`.
+//! # a2a-journal-diff: comparing two network journals modulo timing, ports and ids
+//!
+//! Owns where two runs' traffic first differs. Used by `a2a-harness journal diff` and by
+//! `a2a-harness run --check-determinism` (the determinism check of `a2a-harness-core`). It
+//! stands alone on the journal format of `a2a_mock_agents`: it must not know scenarios, rules,
+//! runs or reports, so that any tool holding two journals can compare them.
 //!
 //! A journal is first put in a canonical form ([`normalise`]) that keeps what the delegator
 //! and the agents did and drops what timing, the operating system or a random generator
@@ -7,11 +11,13 @@
 //! ([`first_difference`]).
 //!
 //! ```
-//! use a2a_harness::journal_diff::{compare, normalise};
+//! use a2a_journal_diff::{compare, normalise};
 //! let a = normalise(&[]);
 //! assert!(compare(&[], &[]).is_none());
 //! assert!(a.lines.is_empty());
 //! ```
+
+#![warn(missing_docs)]
 
 mod load;
 mod normalise;

@@ -1,10 +1,10 @@
 //! `run --check-determinism`: every selected case runs twice with the same seed, and the two
 //! runs are compared: the case verdict, every rule's verdict and the network journals modulo
-//! ids, ports and timing ([`crate::journal_diff`]). A difference is a nondeterminism finding,
+//! ids, ports and timing ([`a2a_journal_diff`]). A difference is a nondeterminism finding,
 //! reported as a failed result `<case id>#determinism` whose notes name what differed.
 
-use crate::journal_diff::{IGNORED, compare};
 use crate::runner::{CaseResult, Verdict};
+use a2a_journal_diff::{IGNORED, compare};
 use std::collections::BTreeMap;
 
 /// The suffix of the label of a case's second run (never reported: it is folded into the
