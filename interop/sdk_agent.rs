@@ -1,6 +1,6 @@
 //! Test support shared by the Rust tests that talk to the official Python SDK agent
 //! (`interop/sdk_agent.py`): `delegator/tests/suite/interop_sdk.rs` and
-//! `harness/tests/record_sdk.rs` include it with `#[path]`.
+//! `harness/tests/suite/record_sdk.rs` include it with `#[path]`.
 //!
 //! Without `.venv` (or without grpcio in it) [`SdkAgent::start`] returns `None` after printing
 //! why (the test then skips); with `CI` set it panics instead (run

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what the report tests need, if missing: Debian's `chromium` (headless checks of
-# index.html, harness/tests/report_html.rs) and `libxml2-utils` (`xmllint`, validating junit.xml
-# against the Ant JUnit XSD, harness/tests/report_junit.rs). Idempotent and non-interactive:
+# index.html, harness/tests/suite/report_html.rs) and `libxml2-utils` (`xmllint`, validating junit.xml
+# against the Ant JUnit XSD, harness/tests/suite/report_junit.rs). Idempotent and non-interactive:
 # does nothing when both commands exist; otherwise installs the versions apt has (as root, or
 # through sudo when available). Needs no stdin (CI-safe).
 set -euo pipefail
