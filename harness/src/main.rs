@@ -415,7 +415,7 @@ struct RunArgs {
     /// Seed for every random choice; the report prints it.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Cases run in parallel (default: four per core, at most 32: cases mostly wait on timers).
+    /// Cases run in parallel (default: eight per core, at most 64: cases mostly wait on timers).
     #[arg(long)]
     jobs: Option<usize>,
     /// Run each case this many times (seeds seed, seed+1, ...); with N > 1 each result is reported as `<case id>@<seed>`.
@@ -495,7 +495,7 @@ struct ExploreArgs {
     /// Report directory (default: reports/explore-<timestamp>); checked as for `run`.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Runs at once, exploring and shrinking (default: four per core, at most 32).
+    /// Runs at once, exploring and shrinking (default: eight per core, at most 64).
     #[arg(long)]
     jobs: Option<usize>,
     /// A shrinking candidate counts as failing only if it fails the rule in every one of N

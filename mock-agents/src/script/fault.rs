@@ -99,6 +99,19 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// How long the fault's own timers hold a request (a stall, a `Retry-After`), in ms; 0 for
+    /// a fault that acts at once.
+    pub fn scripted_wait_ms(&self) -> u64 {
+        match self {
+            Fault::Stall { ms } | Fault::StallResponse { ms } => *ms,
+            Fault::HttpStatus {
+                retry_after_s: Some(s),
+                ..
+            } => s.saturating_mul(1000),
+            _ => 0,
+        }
+    }
+
     /// [`Fault::OmitFields`]: process normally, then remove these JSON pointers (each starting
     /// with `/result/`) from the answer.
     pub fn omit_fields<'a>(pointers: impl IntoIterator<Item = &'a str>) -> Fault {

@@ -39,6 +39,23 @@ pub struct Rule {
     pub steps: Vec<ScriptStep>,
 }
 
+impl Rule {
+    /// How long the rule's own timers hold the requests it answers, in ms: its steps' waits
+    /// and its fault's, the fault counted once per request it applies to (`times`, else once).
+    pub fn scripted_wait_ms(&self) -> u64 {
+        let steps = self
+            .steps
+            .iter()
+            .map(ScriptStep::scripted_wait_ms)
+            .fold(0u64, u64::saturating_add);
+        let fault = self.fault.as_ref().map_or(0, |f| {
+            f.scripted_wait_ms()
+                .saturating_mul(u64::from(self.times.unwrap_or(1)))
+        });
+        steps.saturating_add(fault)
+    }
+}
+
 /// Selects incoming requests. Every given field must match; an empty matcher matches every new
 /// send (`SendMessage` or `SendStreamingMessage` without a `taskId`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]

@@ -338,6 +338,33 @@ pub enum ScriptStep {
     },
 }
 
+impl ScriptStep {
+    /// How long the step's own timers hold the task (`wait`, `delay_ms` per event, an auth
+    /// round's `resume_after_ms`), in ms;
+    /// 0 for a step that answers at once. What a runner reads to start the slow cases first.
+    pub fn scripted_wait_ms(&self) -> u64 {
+        match self {
+            ScriptStep::Wait { ms } => *ms,
+            ScriptStep::State { delay_ms, .. } => *delay_ms,
+            ScriptStep::Artifact {
+                delay_ms, chunks, ..
+            } => delay_ms.saturating_mul(chunks.len().max(1) as u64),
+            ScriptStep::Artifacts {
+                delay_ms,
+                chunks,
+                count,
+                ..
+            } => delay_ms
+                .saturating_mul(u64::from(*chunks))
+                .saturating_mul(u64::from(*count)),
+            ScriptStep::AuthRequired {
+                resume_after_ms, ..
+            } => resume_after_ms.unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
 /// Which event a `malformed_event` step copies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
