@@ -13,6 +13,10 @@ pub struct Phase {
     pub phase: &'static str,
     /// The crash trigger whose named point lies in this phase.
     pub trigger: CrashTrigger,
+    /// The case that puts the kill in this phase, where the trigger alone does not (another
+    /// phase shares it and the case's agents make the difference); `None`: any case with the
+    /// trigger.
+    pub case: Option<&'static str>,
     /// The recovery rules a kill there puts to the test; a catalog case with this trigger lists
     /// each of them.
     pub rules: &'static [&'static str],
@@ -47,51 +51,67 @@ pub const PHASES: &[Phase] = &[
     Phase {
         phase: "(a) before the first send: acknowledged and recorded, no request processed by any agent",
         trigger: CrashTrigger::BeforeFirstSend,
+        case: None,
         rules: &["DLG-REC-01", "DLG-REC-02", "DLG-REC-05"],
     },
     Phase {
         phase: "(b) the send reached the agent, not yet processed",
         trigger: CrashTrigger::FirstRequest,
+        case: None,
         rules: &["DLG-REC-01", "DLG-REC-02", "DLG-REC-05"],
     },
     Phase {
         phase: "(b) the send was processed, its answer lost",
         trigger: CrashTrigger::IndefiniteSend,
+        case: None,
         rules: &["DLG-REC-01", "DLG-REC-02", "DLG-REC-05"],
     },
     Phase {
         phase: "(c) while streaming",
         trigger: CrashTrigger::AfterChunks,
+        case: None,
         rules: &["DLG-REC-01", "DLG-REC-03", "DLG-REC-06"],
     },
     Phase {
         phase: "(d) waiting for an input answer",
         trigger: CrashTrigger::InputRound,
+        case: None,
         rules: &["DLG-REC-01", "DLG-REC-03"],
     },
     Phase {
         phase: "(d) waiting for an auth answer",
         trigger: CrashTrigger::AuthRound,
+        case: None,
         rules: &["DLG-REC-01", "DLG-REC-03"],
     },
     Phase {
         phase: "(e) during a retry backoff",
         trigger: CrashTrigger::RetryBackoff,
+        case: None,
         rules: &["DLG-REC-01", "DLG-REC-02"],
     },
     Phase {
         phase: "(f) during cancel: CancelTask reached the agent",
         trigger: CrashTrigger::CancelRequest,
+        case: None,
+        rules: &["DLG-REC-01", "DLG-REC-03"],
+    },
+    Phase {
+        phase: "(f) during cancel: the caller's cancel reached the delegator, no CancelTask took effect (the agent drops the first)",
+        trigger: CrashTrigger::CancelRequest,
+        case: Some("recovery.crash-during-cancel-undelivered"),
         rules: &["DLG-REC-01", "DLG-REC-03"],
     },
     Phase {
         phase: "(g) the agent purged the task while the delegator was down",
         trigger: CrashTrigger::AfterChunks,
+        case: Some("recovery.purged-while-down"),
         rules: &["DLG-REC-03", "DLG-REC-04"],
     },
     Phase {
         phase: "(h) after the final state, before `done`",
         trigger: CrashTrigger::FinalState,
+        case: None,
         rules: &["DLG-REC-01", "DLG-REC-03"],
     },
 ];
@@ -140,9 +160,15 @@ mod tests {
             let with_trigger: Vec<_> = cat
                 .iter()
                 .filter(|s| s.crash.as_ref().is_some_and(|c| c.trigger == p.trigger))
+                .filter(|s| p.case.is_none_or(|id| s.id == id))
                 .collect();
             if with_trigger.is_empty() {
-                missing.push(format!("{}: no case with trigger {:?}", p.phase, p.trigger));
+                missing.push(format!(
+                    "{}: no case {}with trigger {:?}",
+                    p.phase,
+                    p.case.map(|c| format!("{c} ")).unwrap_or_default(),
+                    p.trigger
+                ));
             }
             for r in p.rules {
                 assert!(REC_RULES.contains(r), "{r} is not a recovery rule");

@@ -154,6 +154,17 @@ pub(crate) async fn pre_fault(
             {
                 resp.headers_mut().insert(header::RETRY_AFTER, v);
             }
+            // The connection ends with the error, as many servers end it: a client that reads
+            // this answer closes its side (RFC 9112 §9.6), which the journal records, so a crash
+            // can land once the client holds the error and waits (HTTP/2 drops the header).
+            resp.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            let (journal, agent, req) = (st.net.journal.clone(), st.spec.name.clone(), call.req);
+            call.ctl.on_client_close(move || {
+                journal.record(&agent, Event::ClientClosed { req });
+            });
             Some(resp)
         }
         Fault::RpcError { code, message } => {

@@ -222,6 +222,13 @@ pub enum Event {
         /// `before_processing`, `after_processing` or `mid_event`.
         phase: String,
     },
+    /// The client closed the connection of a response that asked it to (`Connection: close`,
+    /// sent with an `http_status` fault over HTTP/1.1): it had read that response (RFC 9112
+    /// §9.6). Recorded when the agent reads the client's end of stream, after its own.
+    ClientClosed {
+        /// Request number of that response.
+        req: u64,
+    },
     /// A fault was applied to a request.
     Fault {
         /// Request number.
@@ -399,6 +406,7 @@ impl Event {
             | Event::SseEvent { req, .. }
             | Event::StreamClosed { req, .. }
             | Event::ConnectionDropped { req, .. }
+            | Event::ClientClosed { req }
             | Event::Fault { req, .. } => Some(*req),
             Event::Note { req, .. } => *req,
             _ => None,

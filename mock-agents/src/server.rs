@@ -16,11 +16,29 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore, watch};
 use tower::ServiceExt;
 
+/// Called once the client has closed a connection the server asked it to close.
+type OnClientClose = Box<dyn FnOnce() + Send>;
+
+/// How long a server that half-closed a connection (see [`ConnControl::on_client_close`]) waits
+/// for the client's own close before it lets go.
+const LINGER: Duration = Duration::from_secs(10);
+
+/// At most this much is read (and discarded) from a client while waiting for its close.
+const LINGER_DRAIN_BYTES: usize = 64 * 1024;
+
+/// The report slot, whoever panicked while holding it.
+fn lock(
+    slot: &std::sync::Mutex<Option<OnClientClose>>,
+) -> std::sync::MutexGuard<'_, Option<OnClientClose>> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Per-connection control, available to handlers as a request extension.
 #[derive(Clone, Default)]
 pub struct ConnControl {
     abort: Arc<Notify>,
     reset: Arc<AtomicBool>,
+    on_client_close: Arc<std::sync::Mutex<Option<OnClientClose>>>,
 }
 
 impl ConnControl {
@@ -30,12 +48,80 @@ impl ConnControl {
         self.reset.store(true, Ordering::SeqCst);
         self.abort.notify_one();
     }
+
+    /// For a response that carries `Connection: close` over HTTP/1.1: once hyper has written
+    /// it and shuts the connection down, the server half-closes (its FIN) and keeps reading
+    /// until the client closes its side, then calls `report`. A client that receives `close`
+    /// closes the connection after reading that response (RFC 9112 §9.6), so `report` runs once
+    /// the client has read it. Not called when the client keeps the connection open longer than
+    /// [`LINGER`], nor over HTTP/2 (which has no `Connection` header).
+    pub fn on_client_close(&self, report: impl FnOnce() + Send + 'static) {
+        *lock(&self.on_client_close) = Some(Box::new(report));
+    }
 }
 
-/// A TCP stream that is closed with a reset instead of a FIN when its connection was aborted.
+/// A TCP stream that is closed with a reset instead of a FIN when its connection was aborted,
+/// and that waits for the client's close when asked to ([`ConnControl::on_client_close`]).
 struct ResettableStream {
     inner: TcpStream,
     reset: Arc<AtomicBool>,
+    on_client_close: Arc<std::sync::Mutex<Option<OnClientClose>>>,
+    /// The write half is shut and the wait for the client's close has begun, until then.
+    lingering: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Bytes read and discarded while lingering.
+    drained: usize,
+}
+
+impl ResettableStream {
+    fn new(inner: TcpStream, ctl: &ConnControl) -> Self {
+        ResettableStream {
+            inner,
+            reset: ctl.reset.clone(),
+            on_client_close: ctl.on_client_close.clone(),
+            lingering: None,
+            drained: 0,
+        }
+    }
+
+    /// The shutdown of a connection whose client is to be watched: half-close, then read until
+    /// the client's end of stream (its close: report it), an error (a reset: report it too), the
+    /// drain bound or [`LINGER`] (give up, report nothing).
+    fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.lingering.is_none() {
+            std::task::ready!(Pin::new(&mut self.inner).poll_shutdown(cx))?;
+            self.lingering = Some(Box::pin(tokio::time::sleep(LINGER)));
+        }
+        let mut scratch = [0u8; 1024];
+        loop {
+            let mut buf = ReadBuf::new(&mut scratch);
+            match Pin::new(&mut self.inner).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if !buf.filled().is_empty() => {
+                    self.drained += buf.filled().len();
+                    if self.drained > LINGER_DRAIN_BYTES {
+                        lock(&self.on_client_close).take();
+                        return Poll::Ready(Ok(()));
+                    }
+                }
+                Poll::Ready(_) => {
+                    if let Some(report) = lock(&self.on_client_close).take() {
+                        report();
+                    }
+                    return Poll::Ready(Ok(()));
+                }
+                Poll::Pending => {
+                    let gave_up = self
+                        .lingering
+                        .as_mut()
+                        .is_some_and(|t| t.as_mut().poll(cx).is_ready());
+                    if gave_up {
+                        lock(&self.on_client_close).take();
+                        return Poll::Ready(Ok(()));
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
 }
 
 impl Drop for ResettableStream {
@@ -70,6 +156,9 @@ impl AsyncWrite for ResettableStream {
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.lingering.is_some() || lock(&self.on_client_close).is_some() {
+            return self.poll_linger(cx);
+        }
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 
@@ -333,10 +422,7 @@ pub async fn serve(
             }
             let ctl = ConnControl::default();
             let abort = ctl.abort.clone();
-            let io = ResettableStream {
-                inner: stream,
-                reset: ctl.reset.clone(),
-            };
+            let io = ResettableStream::new(stream, &ctl);
             // On a TLS port: a handshake first (journaled whatever its end), or a plain client.
             let io = match &tls {
                 None => Conn::Plain(io),

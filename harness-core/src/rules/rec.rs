@@ -205,11 +205,16 @@ pub(super) fn open_tasks_reconciled_after_restart(ev: &Evidence) -> Check {
         // id may have reached the delegator and not been saved). A record without it is resolved
         // the DLG-REC-02 way: a resend with the creating `messageId` (the agent answers with this
         // very task) or `ListTasks` on its context. Both are reconciliation of this task.
+        // A `CancelTask` of the task (a caller's cancel the restarted process carries out) reads
+        // it too when its answer is the task: the agent's word on its state, as GetTask's.
         let origin = creation_of(ev.journal, t);
         let reconciled = reqs.iter().any(|o| {
             o.seq > crash
                 && (o.calls(&[Method::GetTask, Method::SubscribeToTask])
                     && o.params.get("id").and_then(Value::as_str) == Some(t.as_str())
+                    || o.calls(&[Method::CancelTask])
+                        && o.params.get("id").and_then(Value::as_str) == Some(t.as_str())
+                        && answered_with_task(ev.journal, o.req, t)
                     || o.task_id() == Some(t.as_str())
                     || origin
                         .as_ref()
@@ -256,6 +261,32 @@ fn terminal_answer_before(j: &[a2a_mock_agents::Entry], t: &str, until: u64) -> 
         Event::SseEvent { data, .. } => shows_terminal(data, t),
         _ => false,
     })
+}
+
+/// Whether request `req` was answered with task `t` and its state (no error).
+fn answered_with_task(j: &[a2a_mock_agents::Entry], req: u64, t: &str) -> bool {
+    j.iter().any(|e| match &e.event {
+        Event::Response {
+            req: r,
+            rpc_error: None,
+            body,
+            ..
+        } if *r == req => shows_task_state(body, t),
+        _ => false,
+    })
+}
+
+/// Whether `v` holds task `t` (`id`) with a `status.state`.
+fn shows_task_state(v: &Value, t: &str) -> bool {
+    match v {
+        Value::Object(m) => {
+            m.get("id").and_then(Value::as_str) == Some(t)
+                && m.get("status").and_then(|s| s.get("state")).is_some()
+                || m.values().any(|x| shows_task_state(x, t))
+        }
+        Value::Array(a) => a.iter().any(|x| shows_task_state(x, t)),
+        _ => false,
+    }
 }
 
 /// Whether `v` holds a task `t` (`id`) or a status update of it (`taskId`) whose
@@ -539,6 +570,52 @@ mod tests {
         assert!(fails(c.check(checker("DLG-REC-03"))));
         c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
         assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
+    }
+
+    #[test]
+    fn rec_03_a_cancel_answered_with_the_task_reconciles_it() {
+        let base = || {
+            let mut c = Case::new(&delegation(""));
+            c.j.send("a", "m1", "do the thing", json!({}));
+            c.j.created("a", "t1", "c1", "m1", false);
+            c.j.state("a", "t1", "TASK_STATE_WORKING");
+            c.crash = Some(3);
+            c.done("d1", "CANCELED", json!([]));
+            c
+        };
+        // Answered with the task: the agent's word on its state.
+        let mut c = base();
+        let (_, req) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        c.j.resp(
+            "a",
+            req,
+            200,
+            None,
+            json!({"result": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_CANCELED"}}}),
+        );
+        assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
+        // Refused (or unanswered): the delegator still knows nothing of the task.
+        let mut c = base();
+        let (_, req) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
+        c.j.resp(
+            "a",
+            req,
+            200,
+            Some(-32002),
+            json!({"error": {"code": -32002}}),
+        );
+        assert!(fails(c.check(checker("DLG-REC-03"))));
+        // Another task's cancel reads nothing of this one.
+        let mut c = base();
+        let (_, req) = c.j.rpc("a", "CancelTask", json!({"id": "t2"}), &[]);
+        c.j.resp(
+            "a",
+            req,
+            200,
+            None,
+            json!({"result": {"id": "t2", "status": {"state": "TASK_STATE_CANCELED"}}}),
+        );
+        assert!(fails(c.check(checker("DLG-REC-03"))));
     }
 
     #[test]

@@ -26,10 +26,12 @@
 //! wait, and a tripwire guards its far end so the kill can never land after the wait ended:
 //!
 //! - `retry_backoff`: the agent answered a send with a transient HTTP error (the `response` entry
-//!   of an `http_status` fault) and no resend has reached an agent. The kill lands
-//!   [`BACKOFF_SETTLE`] after that response was handed to the connection (the delegator has read
-//!   it and sleeps: the case asks for a backoff of a second or more); a resend arriving before
-//!   then is killed synchronously at its `request` entry and the record says the point was missed.
+//!   of an `http_status` fault, which ends its HTTP/1.1 connection with `Connection: close`) and
+//!   no resend has reached an agent. The kill lands when the delegator closes that connection
+//!   (the `client_closed` entry): a client closes it once it has read the error (RFC 9112 §9.6),
+//!   so the delegator holds the error and waits out its backoff (the case asks for one of a
+//!   second or more). A resend arriving first is killed synchronously at its `request` entry
+//!   and the record says the point was missed.
 //! - `input_round`: the agent sent INPUT_REQUIRED (its `task_state` entry) and no answer has
 //!   arrived. The kill lands when the delegator reports the question to the harness (its
 //!   `escalate` of kind input), before the harness answers; an answer reaching the agent first is
@@ -43,10 +45,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// How long after the agent's transient-error response the `retry_backoff` kill lands: time
-/// for the response to reach the delegator and be read. Backoff cases ask for a first backoff
-/// of at least a second (`Retry-After` and `retry_base_ms`), so this is well inside it.
-pub(super) const BACKOFF_SETTLE: Duration = Duration::from_millis(150);
+/// How long the harness waits for a kill whose wait has begun when the delegator's output ends
+/// first (the delegator closed its connection, and with it its stdout, by dying on its own).
+pub(super) const PENDING_KILL_WAIT: Duration = Duration::from_secs(1);
 
 /// Where the delegator was killed: the entry that fired the trigger and the last journal entry
 /// before the SIGKILL (`cases/<id>.json`, field `crash`).
@@ -79,6 +80,8 @@ enum Step {
     KillNow(String),
     /// The wait the trigger names has begun: kill inside it.
     Armed(String),
+    /// The delegator showed it is inside the wait: kill now, at the armed point.
+    KillArmed(String),
     /// The wait ended before the kill landed: kill now, the point was missed.
     Overrun(String),
 }
@@ -138,6 +141,15 @@ impl TriggerState {
 
     fn observe(&mut self, e: &Entry) -> Step {
         if let Some(task) = &self.waiting {
+            if let Event::ClientClosed { req } = &e.event
+                && self.trigger == CrashTrigger::RetryBackoff
+                && self.fault_req == Some(*req)
+            {
+                return Step::KillArmed(format!(
+                    "the delegator read it and closed the connection (Connection: close) at seq {}",
+                    e.seq
+                ));
+            }
             return match sends_message(e) {
                 Some((req, params)) => {
                     let for_task = params
@@ -287,25 +299,17 @@ pub(super) struct CrashInjector {
     trigger: CrashTrigger,
     journal: Journal,
     kill: Kill,
-    settle: Duration,
     inner: Mutex<Inner>,
     /// Notified when the kill lands, for [`CrashInjector::wait_while_pending`].
     landed: Condvar,
 }
 
 impl CrashInjector {
-    pub(super) fn new(
-        trigger: CrashTrigger,
-        k: u64,
-        journal: Journal,
-        kill: Kill,
-        settle: Duration,
-    ) -> Arc<Self> {
+    pub(super) fn new(trigger: CrashTrigger, k: u64, journal: Journal, kill: Kill) -> Arc<Self> {
         Arc::new(CrashInjector {
             trigger,
             journal,
             kill,
-            settle,
             inner: Mutex::new(Inner {
                 state: TriggerState::new(trigger, k),
                 armed: None,
@@ -341,18 +345,12 @@ impl CrashInjector {
             }
             Step::Armed(point) => {
                 g.armed = Some((e.seq, point));
-                if self.trigger == CrashTrigger::RetryBackoff {
-                    let me = self.clone();
-                    let settle = self.settle;
-                    std::thread::spawn(move || {
-                        std::thread::sleep(settle);
-                        me.kill_at_point(&format!(
-                            "killed {} ms later, in the backoff",
-                            settle.as_millis()
-                        ));
-                    });
-                }
                 false
+            }
+            Step::KillArmed(how) => {
+                let (fired, point) = g.armed.take().unwrap_or((e.seq, String::new()));
+                self.kill_locked(&mut g, fired, format!("{point}; {how}"), true);
+                true
             }
             Step::Overrun(what) => {
                 let (fired, point) = g.armed.take().unwrap_or((e.seq, String::new()));
@@ -367,7 +365,7 @@ impl CrashInjector {
         }
     }
 
-    /// Kill inside the wait the trigger names (the backoff timer, the delegator's `escalate`);
+    /// Kill inside the wait the trigger names (the delegator's `escalate`);
     /// false when the wait has not begun or the kill already happened.
     pub(super) fn kill_at_point(&self, how: &str) -> bool {
         let mut g = self.lock();
@@ -451,11 +449,7 @@ mod tests {
     }
 
     /// A journal with an injector whose kill counts calls and notes the last seq it saw.
-    fn setup(
-        trigger: CrashTrigger,
-        k: u64,
-        settle: Duration,
-    ) -> (Journal, Arc<CrashInjector>, Arc<AtomicU64>) {
+    fn setup(trigger: CrashTrigger, k: u64) -> (Journal, Arc<CrashInjector>, Arc<AtomicU64>) {
         let j = Journal::new(JournalSpec::default());
         let killed_at = Arc::new(AtomicU64::new(0));
         let (k2, j2) = (killed_at.clone(), j.clone());
@@ -466,7 +460,7 @@ mod tests {
             );
             true
         });
-        let inj = CrashInjector::new(trigger, k, j.clone(), kill, settle);
+        let inj = CrashInjector::new(trigger, k, j.clone(), kill);
         inj.arm();
         (j, inj, killed_at)
     }
@@ -494,13 +488,14 @@ mod tests {
     }
 
     #[test]
-    fn retry_backoff_arms_at_the_error_response_and_kills_inside_the_backoff() {
-        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0, Duration::from_secs(3600));
+    fn retry_backoff_arms_at_the_error_response_and_kills_when_the_delegator_closes_its_connection()
+    {
+        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0);
         let response = backoff_fault(&j);
-        // Armed synchronously at the response, not killed yet: the delegator must see the 503.
+        // Armed synchronously at the response, not killed yet: the delegator must read the 503.
         assert!(inj.pending());
         assert_eq!(killed_at.load(Ordering::SeqCst), 0);
-        // Other traffic (a card fetch) does not end the backoff.
+        // Other traffic (a card fetch, another request's connection closing) does not end it.
         j.record(
             "flaky",
             Event::Request {
@@ -515,13 +510,18 @@ mod tests {
                 envelope: None,
             },
         );
-        assert!(inj.kill_at_point("in the backoff"));
+        j.record("flaky", Event::ClientClosed { req: 2 });
+        assert!(inj.pending());
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        // The delegator closed the 503's connection: killed inside `record`, synchronously.
+        let closed = j.record("flaky", Event::ClientClosed { req: 1 });
+        assert_eq!(killed_at.load(Ordering::SeqCst), closed);
         let r = inj.record().unwrap();
-        assert_eq!(r.fired_seq, response);
-        assert_eq!(r.last_seq_before_kill, response + 1);
-        assert_eq!(killed_at.load(Ordering::SeqCst), r.last_seq_before_kill);
+        assert_eq!((r.fired_seq, r.last_seq_before_kill), (response, closed));
         assert!(r.at_named_point);
         assert!(r.point.contains("HTTP 503"), "{}", r.point);
+        assert!(r.point.contains("closed the connection"), "{}", r.point);
+        assert!(!inj.pending());
         // Once only.
         assert!(!inj.kill_at_point("again"));
         j.record("flaky", request(3, json!({})));
@@ -529,20 +529,18 @@ mod tests {
     }
 
     #[test]
-    fn retry_backoff_kill_lands_by_itself_after_the_settle_time() {
-        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0, Duration::from_millis(20));
-        let response = backoff_fault(&j);
-        let r = inj
-            .wait_while_pending(Duration::from_secs(10))
-            .expect("the settle timer killed");
-        assert_eq!((r.fired_seq, r.last_seq_before_kill), (response, response));
-        assert_eq!(killed_at.load(Ordering::SeqCst), response);
-        assert!(r.at_named_point);
+    fn a_connection_closed_before_the_error_does_not_kill() {
+        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0);
+        j.record("flaky", Event::ClientClosed { req: 1 });
+        backoff_fault(&j);
+        assert!(inj.pending());
+        assert_eq!(killed_at.load(Ordering::SeqCst), 0);
+        assert!(inj.record().is_none());
     }
 
     #[test]
     fn a_resend_before_the_backoff_kill_is_killed_synchronously_and_marked_missed() {
-        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0, Duration::from_secs(3600));
+        let (j, inj, killed_at) = setup(CrashTrigger::RetryBackoff, 0);
         let response = backoff_fault(&j);
         let resend = j.record("flaky", request(2, json!({"message": {"messageId": "m1"}})));
         // Killed inside `record`, before the agent could process the resend.
@@ -564,7 +562,7 @@ mod tests {
                 },
             )
         };
-        let (j, inj, killed_at) = setup(CrashTrigger::InputRound, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::InputRound, 0);
         assert!(!inj.kill_at_point("escalated"), "no question yet");
         let q = input(&j);
         // A send for another task is not the answer.
@@ -579,7 +577,7 @@ mod tests {
         assert_eq!(killed_at.load(Ordering::SeqCst), q + 1);
         assert!(r.at_named_point);
 
-        let (j, inj, killed_at) = setup(CrashTrigger::InputRound, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::InputRound, 0);
         let q = input(&j);
         let answer = j.record(
             "flights",
@@ -593,7 +591,7 @@ mod tests {
 
     #[test]
     fn agent_side_triggers_kill_synchronously_at_their_entry() {
-        let (j, inj, killed_at) = setup(CrashTrigger::FirstRequest, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::FirstRequest, 0);
         j.record(
             "w",
             Event::TaskPurged {
@@ -605,7 +603,7 @@ mod tests {
         let r = inj.record().unwrap();
         assert_eq!((r.fired_seq, r.last_seq_before_kill), (first, first));
 
-        let (j, inj, killed_at) = setup(CrashTrigger::AfterChunks, 2, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::AfterChunks, 2);
         let chunk = || Event::ArtifactChunk {
             task_id: "t".into(),
             artifact_id: "a".into(),
@@ -619,7 +617,7 @@ mod tests {
         assert_eq!(killed_at.load(Ordering::SeqCst), second);
         assert_eq!(inj.record().unwrap().fired_seq, second);
 
-        let (j, inj, killed_at) = setup(CrashTrigger::IndefiniteSend, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::IndefiniteSend, 0);
         let drop = j.record(
             "l",
             Event::ConnectionDropped {
@@ -667,7 +665,7 @@ mod tests {
 
     #[test]
     fn before_first_send_kills_at_the_drop_of_the_first_send_only() {
-        let (j, inj, killed_at) = setup(CrashTrigger::BeforeFirstSend, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::BeforeFirstSend, 0);
         // A card fetch or other traffic is no send; the send's own request entry is not the point.
         j.record("w", rpc(1, "GetTask", json!({"id": "x"})));
         j.record("w", dropped_before(1));
@@ -680,7 +678,7 @@ mod tests {
         assert!(r.at_named_point, "{r:?}");
 
         // A send that was not dropped reached an agent first: a later drop misses the point.
-        let (j, inj, killed_at) = setup(CrashTrigger::BeforeFirstSend, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::BeforeFirstSend, 0);
         j.record("w", request(1, json!({"message": {"messageId": "m1"}})));
         j.record("w", request(2, json!({"message": {"messageId": "m2"}})));
         let drop = j.record("w", dropped_before(2));
@@ -690,7 +688,7 @@ mod tests {
 
     #[test]
     fn cancel_request_and_final_state_kill_synchronously_at_their_entry() {
-        let (j, inj, killed_at) = setup(CrashTrigger::CancelRequest, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::CancelRequest, 0);
         j.record("w", request(1, json!({"message": {"messageId": "m1"}})));
         j.record("w", rpc(2, "GetTask", json!({"id": "t"})));
         assert_eq!(killed_at.load(Ordering::SeqCst), 0);
@@ -698,11 +696,11 @@ mod tests {
         assert_eq!(killed_at.load(Ordering::SeqCst), cancel);
         assert!(inj.record().unwrap().at_named_point);
         // The 0.3 method name too.
-        let (j, _, killed_at) = setup(CrashTrigger::CancelRequest, 0, Duration::ZERO);
+        let (j, _, killed_at) = setup(CrashTrigger::CancelRequest, 0);
         let cancel = j.record("w", rpc(1, "tasks/cancel", json!({"id": "t"})));
         assert_eq!(killed_at.load(Ordering::SeqCst), cancel);
 
-        let (j, inj, killed_at) = setup(CrashTrigger::FinalState, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::FinalState, 0);
         let state = |s: &str| Event::TaskState {
             task_id: "t".into(),
             state: s.into(),
@@ -735,7 +733,7 @@ mod tests {
                 },
             )
         };
-        let (j, inj, _) = setup(CrashTrigger::AuthRound, 0, Duration::ZERO);
+        let (j, inj, _) = setup(CrashTrigger::AuthRound, 0);
         // INPUT_REQUIRED does not arm it.
         j.record(
             "bank",
@@ -755,7 +753,7 @@ mod tests {
             "{r:?}"
         );
 
-        let (j, inj, killed_at) = setup(CrashTrigger::AuthRound, 0, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::AuthRound, 0);
         auth(&j);
         let credential = j.record(
             "bank",
@@ -767,7 +765,7 @@ mod tests {
 
     #[test]
     fn at_event_kills_synchronously_at_the_kth_entry_whatever_it_is() {
-        let (j, inj, killed_at) = setup(CrashTrigger::AtEvent, 3, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::AtEvent, 3);
         j.record("w", request(1, json!({})));
         j.record(
             "w",
@@ -794,7 +792,7 @@ mod tests {
         j.record("w", request(2, json!({})));
         assert_eq!(inj.record(), Some(r));
         // A journal that ends before seq K: no kill.
-        let (j, inj, killed_at) = setup(CrashTrigger::AtEvent, 9, Duration::ZERO);
+        let (j, inj, killed_at) = setup(CrashTrigger::AtEvent, 9);
         j.record("w", request(1, json!({})));
         assert_eq!(killed_at.load(Ordering::SeqCst), 0);
         assert!(inj.record().is_none());

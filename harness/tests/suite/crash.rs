@@ -96,6 +96,16 @@ fn check_point(r: &CaseResult, c: &CrashRecord) {
                 "{fired:?}"
             );
             assert!(!between().any(is_send), "a resend before the kill");
+            // The kill landed when the delegator closed the 503's connection, having read it.
+            let last = r
+                .journal
+                .iter()
+                .find(|e| e.seq == c.last_seq_before_kill)
+                .expect("the last entry before the kill");
+            assert!(
+                matches!(last.event, Event::ClientClosed { req } if Some(req) == fired.event.req()),
+                "{last:?}"
+            );
             // The resend came after the restart, with the same messageId.
             assert!(
                 r.journal
@@ -126,6 +136,7 @@ async fn every_trigger_kills_at_its_named_point_and_records_it() {
         "recovery.crash-before-first-send",
         "recovery.crash-during-auth-round",
         "recovery.crash-during-cancel",
+        "recovery.crash-during-cancel-undelivered",
         "recovery.crash-at-final-state",
     ] {
         let r = run(case, 4).await;
@@ -156,7 +167,7 @@ async fn every_trigger_kills_at_its_named_point_and_records_it() {
         );
         triggers.push(c.trigger);
     }
-    assert_eq!(triggers.len(), 9);
+    assert_eq!(triggers.len(), 10);
 }
 
 #[tokio::test(flavor = "multi_thread")]

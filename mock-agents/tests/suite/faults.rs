@@ -147,6 +147,53 @@ async fn http_status_faults_with_retry_after() {
     f.shutdown().await;
 }
 
+/// An `http_status` answer ends its HTTP/1.1 connection (`Connection: close`); the journal
+/// records `client_closed` once the client closed its side, not before (the `retry_backoff`
+/// crash point).
+#[tokio::test]
+async fn http_status_closes_the_connection_and_journals_the_clients_close() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let f = Fixture::toml(FAULTS, "f").await;
+    let j = f.j();
+    let authority = f
+        .url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let body = envelope("SendMessage", send_params("s503")).to_string();
+    let mut sock = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let head = format!(
+        "POST / HTTP/1.1\r\nhost: {authority}\r\na2a-version: 1.0\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    sock.write_all(head.as_bytes()).await.unwrap();
+    sock.write_all(body.as_bytes()).await.unwrap();
+    // The server half-closes after the answer: read it to its end of stream (bounded).
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), sock.read_to_end(&mut answer))
+        .await
+        .expect("the agent ends the connection after its answer")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 503"), "{answer}");
+    assert!(answer.contains("\r\nconnection: close\r\n"), "{answer}");
+    let req = reqs_with_text(j, "s503")[0];
+    let closed = |e: &[a2a_mock_agents::Entry]| {
+        e.iter()
+            .any(|e| matches!(e.event, Event::ClientClosed { req: r } if r == req))
+    };
+    // The client holds the connection open: nothing recorded yet.
+    assert!(
+        !j.with_entries(|e| closed(e)),
+        "client_closed before the client closed"
+    );
+    drop(sock);
+    wait_for(j, "client_closed", closed).await;
+    f.shutdown().await;
+}
+
 #[tokio::test]
 async fn stall_delays_processing() {
     let f = Fixture::toml(FAULTS, "f").await;

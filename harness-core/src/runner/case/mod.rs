@@ -16,7 +16,7 @@ use finish::verdict;
 use start::init_options;
 
 use super::capture::{OutputCapture, scan_everything, scan_store_at_kill};
-use super::crash::{BACKOFF_SETTLE, CrashInjector, CrashRecord};
+use super::crash::{CrashInjector, CrashRecord, PENDING_KILL_WAIT};
 use super::intake::{Intake, Received};
 use super::messages::{delegate_message, forge_push, push_target};
 use super::unacked::Unacknowledged;
@@ -406,10 +406,10 @@ impl<'a> CaseRun<'a> {
     async fn exited(&mut self) -> Next {
         if let Some(inj) = self.crash.clone().filter(|_| !self.crashed) {
             if inj.pending() {
-                // The backoff kill lands within its settle time: wait for it, bounded.
+                // A kill whose wait has begun may land just after the output ended: wait, bounded.
                 let waiting = inj.clone();
                 let _ = tokio::task::spawn_blocking(move || {
-                    waiting.wait_while_pending(BACKOFF_SETTLE * 4)
+                    waiting.wait_while_pending(PENDING_KILL_WAIT)
                 })
                 .await;
             }

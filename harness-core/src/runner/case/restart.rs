@@ -24,7 +24,6 @@ impl<'a> CaseRun<'a> {
             k,
             self.journal.clone(),
             Arc::new(move || killer.kill()),
-            BACKOFF_SETTLE,
         );
         injector.arm();
         self.crash = Some(injector);

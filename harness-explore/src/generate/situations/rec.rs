@@ -113,7 +113,10 @@ pub(super) fn crash_input_round(d: &mut Draft, rng: &mut ChaCha8Rng) {
 }
 
 pub(super) fn crash_retry_backoff(d: &mut Draft, rng: &mut ChaCha8Rng) {
-    // The kill lands 150 ms into the backoff: the first one must last a second or more.
+    // The kill lands when the delegator closes the error's connection (`Connection: close`,
+    // HTTP/1.1 only: JSON-RPC and REST); the first backoff lasts a second or more, so it lands
+    // before the resend.
+    d.only_bindings(&[Binding::JsonRpc, Binding::Rest]);
     d.option("retry_base_ms", json!(2000));
     d.option("retry_cap_ms", json!(4000));
     let skill = d.skill("summarize");

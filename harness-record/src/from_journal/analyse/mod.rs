@@ -314,6 +314,8 @@ pub(crate) fn analyse(records: &[Record], files_dir: &str) -> Model {
             Event::ForbiddenUrl { .. } | Event::TrapConnection { .. } => {}
             // The TLS layer's view of a connection: no A2A exchange to replay.
             Event::Tls { .. } => {}
+            // A connection's end after a fault's `Connection: close`: the fault says it all.
+            Event::ClientClosed { .. } => {}
         }
     }
     // What the bodies say about tasks: statuses, artifact updates, snapshots, cancels.
