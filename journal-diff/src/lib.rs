@@ -52,12 +52,14 @@ before or after the delegator finished with the delegation is timing); the `arti
 `history` of task objects in answers (a snapshot of how far the agent had got, which its task \
 life records exactly); in the answers to observations (GetTask, ListTasks, CancelTask), task \
 objects keep only their ids (when the delegator asked is timing: the states the agent went \
-through are compared in its task life); of a subscription's stream (SubscribeToTask), only the \
-first event (the task as it joined) and how the stream ended (it joins when timing says); \
+through are compared in its task life); of a subscription's stream (SubscribeToTask, or a resent message the agent deduplicated \
+to its task), only the first event (the task as it joined) and how the stream ended (it joins \
+when timing says); \
 what agents recorded after the last request of the journal (they went on alone; \
 where the case's end cut them short is timing), past the point where both journals have it; \
 and the tail of a stream the client left (`client_gone`) or that never closed, past the point \
-where both journals still agree. \
+where both journals still agree (also when one journal counts a resent request as a repeat of \
+the one before, both streams left at the same point, and the other's stream ran on). \
 Everything else is compared: methods, paths, bindings, params and bodies, states, artifact \
 chunks (flags, byte counts, sha256), faults, stream ends, push deliveries, headers.";
 
@@ -182,6 +184,17 @@ pub fn first_difference(a: &NormalisedJournal, b: &NormalisedJournal) -> Option<
                     j = skip_stream(y, j);
                     continue;
                 }
+                // One journal took an exchange for a repeat of the one before it (the same
+                // request, its stream left by the client where the earlier one was) while the
+                // other, its stream having run further, keeps it apart: skip it there.
+                if let Some(k) = skip_unrepeated(y, j, x, i) {
+                    j = k;
+                    continue;
+                }
+                if let Some(k) = skip_unrepeated(x, i, y, j) {
+                    i = k;
+                    continue;
+                }
                 let left = l.cloned();
                 let right = r.cloned();
                 let path = match (&left, &right) {
@@ -217,6 +230,40 @@ fn skip_late(lines: &[Line], mut i: usize, other: Option<&Line>) -> usize {
         i += 1;
     }
     i
+}
+
+/// The index after the exchange that starts at `at` in `lines`, when the other journal counted
+/// it as one more repeat of the exchange before it: the other's previous line stands for one
+/// more repeat than this one's and is a stream the client left, and this exchange equals the
+/// one before it up to where the earlier one's stream was left.
+fn skip_unrepeated(lines: &[Line], at: usize, other: &[Line], other_at: usize) -> Option<usize> {
+    let cur = lines.get(at)?;
+    let exchange = cur.exchange?;
+    let before = lines.get(at.checked_sub(1)?)?;
+    let previous = before.exchange.filter(|p| *p != exchange)?;
+    let theirs = other.get(other_at.checked_sub(1)?)?;
+    if before.place != cur.place || theirs.repeats <= before.repeats || !theirs.abandoned {
+        return None;
+    }
+    let this: Vec<&Line> = lines[at..]
+        .iter()
+        .take_while(|l| l.exchange == Some(exchange))
+        .collect();
+    let earlier: Vec<&Line> = lines[..at]
+        .iter()
+        .rev()
+        .take_while(|l| l.exchange == Some(previous))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let k = this
+        .iter()
+        .zip(&earlier)
+        .take_while(|(a, b)| a.same_as(b))
+        .count();
+    let left_there = earlier.get(k).is_some_and(|l| l.is_stream() && l.abandoned);
+    left_there.then_some(at + this.len())
 }
 
 /// The index after the stream lines of the exchange at `i` (`i` itself when it is no stream

@@ -474,6 +474,44 @@ pub(super) fn is_stream_entry(e: &Event) -> bool {
     matches!(e, Event::SseEvent { .. } | Event::StreamClosed { .. })
 }
 
+/// The requests (agent, request number) that resent a message the agent had already taken
+/// and deduplicated to its task (`task_created` with `dedup`): a stream they open joins the
+/// task where timing says, as a `SubscribeToTask` does.
+fn resends_joining_a_task(entries: &[Entry]) -> HashSet<(&str, u64)> {
+    let dedup: HashSet<(&str, &str)> = entries
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::TaskCreated {
+                message_id,
+                dedup: true,
+                ..
+            } => Some((e.agent.as_str(), message_id.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut order: Vec<&Entry> = entries.iter().collect();
+    order.sort_by_key(|e| e.seq);
+    let mut sent: HashSet<(&str, &str)> = HashSet::new();
+    let mut joining = HashSet::new();
+    for e in order {
+        if let Event::Request {
+            req,
+            method: Some(m),
+            params,
+            ..
+        } = &e.event
+            && (m.contains("Message") || m.starts_with("message/"))
+            && let Some(mid) = params.pointer("/message/messageId").and_then(Value::as_str)
+        {
+            let key = (e.agent.as_str(), mid);
+            if !sent.insert(key) && dedup.contains(&key) {
+                joining.insert((e.agent.as_str(), *req));
+            }
+        }
+    }
+    joining
+}
+
 /// Whether a request's answer is an observation of a task (`GetTask`, `ListTasks`,
 /// `CancelTask`, `SubscribeToTask`, or their 0.3 names), and whether it is a subscription.
 fn observation(method: Option<&str>) -> (bool, bool) {
@@ -546,6 +584,7 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
         .map(|e| e.seq)
         .max()
         .unwrap_or(0);
+    let joining = resends_joining_a_task(entries);
     for (agent, list) in threads(entries) {
         // Threads in an order timing does not decide: the agent's task-less requests first,
         // then by the thread's first request (normalised on its own), then by all its entries,
@@ -654,6 +693,13 @@ pub(super) fn normalise(entries: &[Entry]) -> NormalisedJournal {
                     _ => None,
                 };
                 let (observing, subscription) = observation(method);
+                // A resend the agent deduplicated joins its task mid-way, as a subscription.
+                let subscription = subscription
+                    || x.first().is_some_and(|e| {
+                        e.event
+                            .req()
+                            .is_some_and(|r| joining.contains(&(e.agent.as_str(), r)))
+                    });
                 // (entry, value, how many identical events in a row it stands for)
                 let mut kept: Vec<(&Entry, Value, usize)> = Vec::new();
                 for e in x {

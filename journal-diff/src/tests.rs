@@ -409,6 +409,146 @@ fn a_stream_the_client_left_is_compared_as_far_as_both_have_it() {
 }
 
 #[test]
+fn a_resent_stream_left_where_the_first_was_is_no_difference_from_one_that_ran_on() {
+    // The first stream's client died; the restarted one resent the same request. In one run it
+    // left its stream at the same point (the two exchanges count as one repeated), in the other
+    // the stream ran on to the task's end first.
+    let run = |n: u32, second_ends: &str| {
+        let mut s = Run::new(n, 40001);
+        s.task("a", "t1", "alpha");
+        for req in [9, 10] {
+            s.push(
+                "a",
+                Event::Request {
+                    req,
+                    binding: Binding::JsonRpc,
+                    http_method: "POST".into(),
+                    path: "/a2a".into(),
+                    method: Some("SendStreamingMessage".into()),
+                    rpc_id: None,
+                    params: Box::new(json!({"message": {"taskId": s.id("t1"), "messageId": "m1"}})),
+                    headers: Box::default(),
+                    envelope: None,
+                },
+            );
+            s.push(
+                "a",
+                Event::SseEvent {
+                    req,
+                    index: 0,
+                    data: json!({"n": 0}),
+                },
+            );
+            let ends = if req == 9 { "client_gone" } else { second_ends };
+            if ends == "terminal" {
+                s.push(
+                    "a",
+                    Event::SseEvent {
+                        req,
+                        index: 1,
+                        data: json!({"n": 1}),
+                    },
+                );
+            }
+            s.push(
+                "a",
+                Event::StreamClosed {
+                    req,
+                    events: 1,
+                    reason: ends.into(),
+                },
+            );
+        }
+        s.push(
+            "a",
+            Event::Request {
+                req: 11,
+                binding: Binding::JsonRpc,
+                http_method: "POST".into(),
+                path: "/a2a".into(),
+                method: Some("CancelTask".into()),
+                rpc_id: None,
+                params: Box::new(json!({"id": s.id("t1")})),
+                headers: Box::default(),
+                envelope: None,
+            },
+        );
+        s.entries
+    };
+    assert_eq!(compare(&run(1, "client_gone"), &run(2, "terminal")), None);
+    assert_eq!(compare(&run(2, "terminal"), &run(1, "client_gone")), None);
+    // Two resends that both ran on must agree.
+    assert_eq!(compare(&run(1, "terminal"), &run(2, "terminal")), None);
+    // But a second exchange that differs before any stream was left is a difference.
+    let mut other = run(2, "terminal");
+    for e in &mut other {
+        if let Event::Request {
+            req: 10, params, ..
+        } = &mut e.event
+        {
+            params["message"]["messageId"] = json!("m2");
+        }
+    }
+    assert!(compare(&run(1, "client_gone"), &other).is_some());
+}
+
+#[test]
+fn a_resend_the_agent_deduplicated_joins_its_task_as_a_subscription() {
+    // The restarted delegator resends the creating message as a stream; the agent returns the
+    // task it made. Which of its events land on that stream before the cancel is timing.
+    let run = |n: u32, events: u32, dedup: bool| {
+        let mut s = Run::new(n, 40001);
+        s.task("a", "t1", "alpha");
+        s.push(
+            "a",
+            Event::Request {
+                req: 9,
+                binding: Binding::JsonRpc,
+                http_method: "POST".into(),
+                path: "/a2a".into(),
+                method: Some("SendStreamingMessage".into()),
+                rpc_id: None,
+                params: Box::new(json!({"message": {"messageId": "m-t1", "parts": [{"text": "alpha"}], "role": "ROLE_USER"}})),
+                headers: Box::default(),
+                envelope: None,
+            },
+        );
+        let (task_id, context_id) = (s.id("t1"), s.id("ctx-t1"));
+        s.push(
+            "a",
+            Event::TaskCreated {
+                task_id: task_id.clone(),
+                context_id: context_id.clone(),
+                message_id: "m-t1".into(),
+                dedup,
+            },
+        );
+        for index in 0..events {
+            s.push(
+                "a",
+                Event::SseEvent {
+                    req: 9,
+                    index,
+                    data: json!({"result": {"n": index, "taskId": task_id}}),
+                },
+            );
+        }
+        s.push(
+            "a",
+            Event::StreamClosed {
+                req: 9,
+                events,
+                reason: "terminal".into(),
+            },
+        );
+        s.entries
+    };
+    assert_eq!(compare(&run(1, 3, true), &run(2, 2, true)), None);
+    // A stream that created nothing anew is compared to its end.
+    assert!(compare(&run(1, 3, false), &run(2, 2, false)).is_some());
+}
+
+#[test]
 fn a_difference_in_the_first_request_pairs_the_right_tasks() {
     let mut a = Run::new(1, 40001);
     a.task("a", "t1", "alpha");

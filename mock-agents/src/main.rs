@@ -99,8 +99,9 @@ enum Cmd {
     /// Start the network of FILE, print each agent's card URL, serve until Ctrl-C (or SIGTERM),
     /// then write the journal.
     ///
-    /// Prints one line per agent: `NAME<TAB>CARD_URL`. Example:
-    /// a2a-mock serve mock-agents/examples/flights.toml --journal journal.jsonl
+    /// Prints one line per agent: `NAME<TAB>CARD_URL`, then `trust roots: PATH` when agents serve
+    /// TLS. Example:
+    /// a2a-mock serve mock-agents/examples/flights.toml --journal journal.jsonl [--tls]
     Serve {
         /// The network script (TOML).
         file: PathBuf,
@@ -110,6 +111,15 @@ enum Cmd {
         /// Override the script's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Serve every agent over TLS (HTTPS; gRPC over TLS with ALPN h2), as the script's
+        /// `[network] tls = true` does: a certificate authority made for this run issues each
+        /// agent a certificate for 127.0.0.1 and localhost.
+        #[arg(long)]
+        tls: bool,
+        /// Where to write the run's certificate authority (PEM) when any agent serves TLS: the
+        /// trust root to give a client. Printed as `trust roots: PATH` before `serving`.
+        #[arg(long, default_value = "ca.pem", value_name = "PATH")]
+        ca: PathBuf,
     },
     /// Parse and validate FILE, then exit (0 when valid, 2 with the file, line and field otherwise).
     Check {
@@ -141,17 +151,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             file,
             journal,
             seed,
+            tls,
+            ca,
         } => {
             let mut spec = NetworkSpec::load(&file)?;
             if let Some(s) = seed {
                 spec.seed = s;
             }
+            spec.tls |= tls;
             let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
             rt.block_on(async move {
                 let mut stop = StopSignals::install()?;
                 let net = Network::start(spec).await?;
                 for name in net.names() {
                     println!("{name}\t{}", net.card_url(name).unwrap_or_default());
+                }
+                if let Some(pem) = net.ca_pem() {
+                    std::fs::write(&ca, pem)
+                        .with_context(|| format!("writing {}", ca.display()))?;
+                    println!("trust roots: {}", ca.display());
                 }
                 println!(
                     "serving; press Ctrl-C to stop (journal -> {})",

@@ -410,6 +410,84 @@ fn check_reports_file_line_and_field() {
     );
 }
 
+/// `serve --tls`: every card URL is HTTPS, the run's authority is written to `--ca` and named on
+/// the `trust roots:` line, and a client that trusts only that file reads a card.
+#[test]
+fn serve_tls_writes_the_authority_and_serves_https() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("roots.pem");
+    let mut child = bin()
+        .arg("serve")
+        .arg(crate_dir().join("examples/flights.toml"))
+        .arg("--journal")
+        .arg(dir.path().join("journal.jsonl"))
+        .arg("--tls")
+        .arg("--ca")
+        .arg(&ca)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a2a-mock printed its URLs");
+        if line.starts_with("serving") {
+            break;
+        }
+        lines.push(line);
+    }
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(format!("trust roots: {}", ca.display()).as_str())
+    );
+    let cards: Vec<&str> = lines[..lines.len() - 1]
+        .iter()
+        .map(|l| l.split_once('\t').expect("NAME<TAB>URL").1)
+        .collect();
+    assert_eq!(cards.len(), 3);
+    assert!(
+        cards.iter().all(|u| u.starts_with("https://127.0.0.1:")),
+        "{cards:?}"
+    );
+    let roots = a2a_mock_agents::tls::read_pem_certs(&ca).expect("the written authority");
+    let cfg = a2a_mock_agents::tls::client_config(&roots, &[b"http/1.1"]).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let card: serde_json::Value = rt.block_on(async {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .tls_backend_preconfigured(cfg)
+            .timeout(Duration::from_secs(20))
+            .build()
+            .unwrap();
+        http.get(cards[0])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    assert!(
+        card["supportedInterfaces"][0]["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://")),
+        "{card}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[test]
 fn serve_runs_the_example_until_interrupted_and_writes_the_journal() {
     let dir = tempfile::tempdir().unwrap();
