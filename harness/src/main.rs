@@ -488,8 +488,8 @@ struct ExploreArgs {
     /// The first seed: run i generates and runs its scenario with seed S+i.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Aim every scenario at one rule family: send, wire, route, state, input, auth, limit,
-    /// obs, art, retry, rec (default: families drawn with weights).
+    /// Aim every scenario at one rule family: send, wire, route (with TLS and signed cards),
+    /// state, input, auth, limit, obs, art, retry, rec (default: families drawn with weights).
     #[arg(long, value_name = "TOPIC")]
     topic: Option<String>,
     /// Report directory (default: reports/explore-<timestamp>); checked as for `run`.

@@ -47,6 +47,10 @@ pub(super) struct Draft {
     /// The case's memory allowance over the baseline at `init_ok` (DLG-ART-10), if it watches
     /// memory.
     pub memory_bound_mib: Option<u64>,
+    /// Every agent over TLS (the network's `tls`).
+    pub tls: bool,
+    /// Whether the delegator is told to require card signatures, if a situation says.
+    card_signatures_required: Option<bool>,
     serial: u32,
 }
 
@@ -71,6 +75,8 @@ impl Draft {
             titles: Vec::new(),
             extensions: Vec::new(),
             memory_bound_mib: None,
+            tls: false,
+            card_signatures_required: None,
             serial: 0,
         }
     }
@@ -120,6 +126,18 @@ impl Draft {
             _ => {
                 self.options.insert(key.to_string(), value);
             }
+        }
+    }
+
+    /// Tell the delegator to require card signatures or not; another situation that said
+    /// otherwise conflicts.
+    pub fn signatures_required(&mut self, required: bool) {
+        match self.card_signatures_required {
+            Some(r) if r != required => {
+                self.option_conflict =
+                    Some("card signatures required by one situation, not by another".into());
+            }
+            _ => self.card_signatures_required = Some(required),
         }
     }
 
@@ -189,7 +207,7 @@ impl Draft {
                 seed: self.network_seed,
                 journal: Default::default(),
                 default_bindings: None,
-                tls: false,
+                tls: self.tls,
                 agents: self.agents,
             },
             delegations: self.delegations,
@@ -201,7 +219,7 @@ impl Draft {
             bytes_differ: Vec::new(),
             options: self.options,
             extensions: self.extensions,
-            card_signatures_required: None,
+            card_signatures_required: self.card_signatures_required,
             bindings: self.bindings,
             variants: Vec::new(),
             variant_of: None,

@@ -45,9 +45,10 @@ pub enum Topic {
     Send,
     /// DLG-WIRE-*: requests that conform to the 1.0 proto, whatever the agent sends back.
     Wire,
-    /// DLG-ROUTE-* and DLG-CARD-*: routing by skill and output mode, streaming choice, 0.3
-    /// agents, bindings (a broken one among them), a card that goes stale, a skill only on the
-    /// extended card.
+    /// DLG-ROUTE-*, DLG-CARD-*, DLG-TLS-* and DLG-SIGN-*: routing by skill and output mode,
+    /// streaming choice, 0.3 agents, bindings (a broken one among them), a card that goes stale,
+    /// a skill only on the extended card, an agent whose TLS or card signature must be refused
+    /// beside a sound one.
     Route,
     /// DLG-STATE-* and DLG-CTX-*: every task state, terminal is final, unknown states,
     /// refinement in the agent's context.
@@ -110,7 +111,7 @@ impl Topic {
         match self {
             Topic::Send => &["DLG-SEND-"],
             Topic::Wire => &["DLG-WIRE-"],
-            Topic::Route => &["DLG-ROUTE-", "DLG-CARD-"],
+            Topic::Route => &["DLG-ROUTE-", "DLG-CARD-", "DLG-TLS-", "DLG-SIGN-"],
             Topic::State => &["DLG-STATE-", "DLG-CTX-"],
             Topic::Input => &["DLG-INPUT-"],
             Topic::Auth => &["DLG-AUTH-", "DLG-UNTRUSTED-", "DLG-SECRET-"],
@@ -185,35 +186,10 @@ impl FromStr for Topic {
 }
 
 /// The registry rules no generated situation plants, each with the reason (a real limit of
-/// generated cases); the catalog judges them. Only the transport-security rules (signed cards,
-/// TLS: the generated networks are plain HTTP with unsigned cards); every other rule has one (the
-/// slow ones, `DLG-CARD-03`'s stale card and `DLG-ART-10`'s large stream, included).
-pub const NOT_GENERATED: &[(&str, &str)] = &[
-    (
-        "DLG-SIGN-01",
-        "signed cards need the case-level card_signatures_required and per-agent card_signing together with an agent order that puts the untrusted card first; the catalog's security.sign-* cases cover every standing (good, altered, expired, untrusted, unsigned) and explore adds no new combination of them yet",
-    ),
-    (
-        "DLG-SIGN-02",
-        "as DLG-SIGN-01: the signed-card situations are the catalog's security.sign-* cases; no generator situation yet",
-    ),
-    (
-        "DLG-SIGN-03",
-        "as DLG-SIGN-01: the signed-card situations are the catalog's security.sign-* cases; no generator situation yet",
-    ),
-    (
-        "DLG-TLS-01",
-        "a bad certificate is a property of the network's TLS set-up (an `[agent.tls]` certificate), not of an agent's script that the draft composes; the generated networks are plain HTTP and explore has no TLS pass yet: the security.tls-* cases judge it over every binding",
-    ),
-    (
-        "DLG-TLS-02",
-        "an HTTPS card with http:// interfaces needs the network served over TLS, which the generated plain-HTTP networks are not (see DLG-TLS-01): the security.tls-http-interface* cases judge it",
-    ),
-    (
-        "DLG-TLS-03",
-        "judged on every TLS handshake; the generated networks are plain HTTP (see DLG-TLS-01): the security.tls-* cases and `run --tls` judge it",
-    ),
-];
+/// generated cases); the catalog judges them. Empty: every rule has a situation (the slow ones,
+/// `DLG-CARD-03`'s stale card and `DLG-ART-10`'s large stream, and the transport-security ones,
+/// a TLS network or signed cards beside a sound agent, included).
+pub const NOT_GENERATED: &[(&str, &str)] = &[];
 
 /// Most situations a generated scenario combines (the aimed one included).
 const MAX_SITUATIONS: u32 = 3;

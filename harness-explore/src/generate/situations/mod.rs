@@ -13,6 +13,7 @@ mod obs;
 mod rec;
 mod retry;
 mod route;
+mod security;
 mod send;
 mod state;
 mod wire;
@@ -60,10 +61,15 @@ fn of(topic: Topic) -> &'static [Situation] {
             routing,
             streaming_choice,
             v03_agent,
-            bindings,
+            grpc_only,
+            every_binding,
             stale_card,
             broken_binding,
             extended_only,
+            tls_bad_certificate,
+            signed_cards_required,
+            tls_plain_interfaces,
+            signed_cards_optional,
         ],
         Topic::State => &[
             completed,
@@ -134,6 +140,7 @@ use obs::*;
 use rec::*;
 use retry::*;
 use route::*;
+use security::*;
 use send::*;
 use state::*;
 use wire::*;

@@ -109,10 +109,15 @@ pub(super) fn v03_agent(d: &mut Draft, rng: &mut ChaCha8Rng) {
     d.titles.push("a 0.3 agent".into());
 }
 
-/// An agent on gRPC only, or on every binding in a drawn order with a patch number on its card.
-pub(super) fn bindings(d: &mut Draft, rng: &mut ChaCha8Rng) {
-    let variant = rng.random_range(0..2);
-    bindings_variant(d, rng, variant);
+/// An agent on gRPC only.
+pub(super) fn grpc_only(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    bindings_variant(d, rng, 0);
+}
+
+/// An agent on every binding in a drawn order with a patch number on its card (DLG-ROUTE-05,
+/// DLG-CARD-01): a situation of its own, so the aimed round robin reaches it.
+pub(super) fn every_binding(d: &mut Draft, rng: &mut ChaCha8Rng) {
+    bindings_variant(d, rng, 1);
 }
 
 /// An advertised binding that fails at the transport level, before the one that works
