@@ -16,6 +16,8 @@ delegation keeps the view it started with; new work takes the agent's current on
   and interfaces then replace the public card's.
 * **Required extensions** (§4.6): an agent whose card requires an extension the delegator does
   not support (``init.extensions``) is not used; the supported ones go in ``A2A-Extensions``.
+* **Signed cards** (§8.4.3, ``init.card_signatures``): a card with signatures is used only when
+  one verifies with a trusted, unexpired key; an unsigned one not when signatures are required.
 """
 
 from __future__ import annotations
@@ -77,8 +79,69 @@ def requires_auth_everywhere(card: AgentCard) -> bool:
     )
 
 
-# With init.tls_roots: only https:// interfaces are used (A2A §7.1, no plaintext fallback).
+# With init.tls_roots: only https:// interfaces are used (A2A §7.1, no plaintext fallback), and
+# gRPC channels are TLS channels that trust exactly these roots (PEM bytes).
 TLS_ONLY = False
+TLS_ROOTS_PEM: bytes | None = None
+
+# init.card_signatures, checked (signature_policy): the trusted JWKs by kid and whether a
+# signature is required; None: no policy, cards are used whatever their signatures.
+SIGNATURES: dict[str, Any] | None = None
+
+# JWS algorithms a card signature may use (never `none`, never an HMAC: the keys are public).
+SIGNING_ALGORITHMS = ['EdDSA', 'ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512',
+                      'PS256', 'PS384', 'PS512']
+
+
+def signature_policy(value: Any) -> dict[str, Any] | None:
+    """``init.card_signatures`` checked: ``{'keys': {kid: JWK}, 'required': bool}``, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError('card_signatures: must be an object')
+    jwks = value.get('trusted_keys')
+    keys = jwks.get('keys') if isinstance(jwks, dict) else None
+    if not isinstance(keys, list) or not all(isinstance(k, dict) for k in keys):
+        raise ValueError('card_signatures.trusted_keys: must be a JWKS ({"keys": [JWK, ...]})')
+    required = value.get('required', False)
+    if not isinstance(required, bool):
+        raise ValueError('card_signatures.required: must be true or false')
+    return {'keys': {k['kid']: k for k in keys if isinstance(k.get('kid'), str)},
+            'required': required}
+
+
+def signature_problem(card: AgentCard) -> str | None:
+    """Why ``card`` must not be used under ``init.card_signatures`` (A2A §8.4.3), or None.
+
+    One signature must verify (the SDK's verifier: the card without ``signatures`` and without
+    default-valued members, JCS-canonicalised) with a key of the trusted set named by its
+    ``kid`` that has not expired (a JWK ``exp`` in the past). A key the card's ``jku`` points at
+    is not trusted by that alone, so ``jku`` is not followed.
+    """
+    if SIGNATURES is None:
+        return None
+    if not card.signatures:
+        return 'the card is unsigned and signatures are required' if SIGNATURES['required'] \
+            else None
+    # PyJWT (a2a-sdk[signing]) only when a policy is given.
+    from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
+    from jwt import PyJWK
+    from jwt.exceptions import InvalidKeyError, PyJWTError
+
+    def key(kid: str | None, _jku: str | None) -> Any:
+        jwk = SIGNATURES['keys'].get(kid) if kid else None
+        if jwk is None:
+            raise InvalidKeyError(f'kid {kid!r} is not a trusted key')
+        exp = jwk.get('exp')
+        if isinstance(exp, (int, float)) and exp <= time.time():
+            raise InvalidKeyError(f'key {kid!r} has expired')
+        return PyJWK({k: v for k, v in jwk.items() if k != 'exp'}).key
+
+    try:
+        create_signature_verifier(key, SIGNING_ALGORITHMS)(card)
+    except (SignatureVerificationError, PyJWTError, ValueError) as e:
+        return f'no signature verifies with a trusted, unexpired key ({e})'
+    return None
 
 
 class CardView:
@@ -122,10 +185,17 @@ class CardView:
 
                 def channel(target: str) -> Any:
                     # One message may be as large as one SSE event: max_event_bytes.
-                    return grpc.aio.insecure_channel(target, options=[
+                    options = [
                         ('grpc.max_receive_message_length', limit),
                         ('grpc.http2.bdp_probe', 0),
-                    ])
+                    ]
+                    if TLS_ROOTS_PEM is not None:
+                        # Over TLS (ALPN h2), trusting init.tls_roots only. The SDK hands the
+                        # interface URL over as it is (`https://host:port`): gRPC wants host:port.
+                        host = target.split('://', 1)[-1].split('/', 1)[0]
+                        creds = grpc.ssl_channel_credentials(root_certificates=TLS_ROOTS_PEM)
+                        return grpc.aio.secure_channel(host, creds, options=options)
+                    return grpc.aio.insecure_channel(target, options=options)
 
                 extra['grpc_channel_factory'] = channel
             cfg = ClientConfig(
@@ -188,6 +258,13 @@ class Agent:
                 self.error = f'cannot read the card: {e}'
             else:
                 self.log(f'{self.card_url}: revalidating the card failed ({e}); keeping it')
+            return
+        problem = signature_problem(card)
+        if problem:
+            # Never used: nothing is sent to its interfaces (its card may be fetched again).
+            self.view = None
+            self.error = f'card signature: {problem}'
+            self.log(f'{self.card_url}: not used: {problem}')
             return
         self.fresh_until = time.monotonic() + freshness_s(resp.headers)
         self.etag = resp.headers.get('etag')

@@ -1011,6 +1011,8 @@ class Engine:
                 raise BadRequest('tls_roots: must be the path of a PEM file')
             try:
                 verify = ssl.create_default_context(cafile=tls_roots)
+                with open(tls_roots, 'rb') as f:
+                    cards.TLS_ROOTS_PEM = f.read()
             except (OSError, ssl.SSLError) as e:
                 raise BadRequest(f'tls_roots: {tls_roots}: {e}') from e
             cards.TLS_ONLY = True
@@ -1025,6 +1027,10 @@ class Engine:
         except ValueError as e:
             raise BadRequest(str(e)) from e
         self.fetch_http = FetchClient(origins, timeout=timeout, verify=verify)
+        try:
+            cards.SIGNATURES = cards.signature_policy(msg.get('card_signatures'))
+        except ValueError as e:
+            raise BadRequest(str(e)) from e
         extensions = msg.get('extensions') or []
         if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
             raise BadRequest('extensions: must be an array of extension URIs')
