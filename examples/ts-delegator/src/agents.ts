@@ -10,6 +10,8 @@ import {
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
 import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
+import { credentials as grpcCredentials } from "@grpc/grpc-js";
+import { Agent as UndiciAgent, setGlobalDispatcher } from "undici";
 import { mediaTypeAccepted } from "./artifacts.js";
 import { type DelegateRequest, log } from "./contract.js";
 
@@ -286,6 +288,22 @@ export async function freshView(entry: AgentEntry, timeoutMs: number): Promise<A
   return entry.view;
 }
 
+/**
+ * `init.tls_roots`, read: the PEM bytes of the only authorities trusted for `https://` agents.
+ * Set, every fetch goes through an undici `Agent` that trusts exactly them (A2A §7.2), gRPC
+ * channels are TLS channels over them, and only `https://` interfaces are used (§7.1: no
+ * plaintext fallback).
+ */
+let tlsRoots: Buffer | null = null;
+
+/** Trust exactly the authorities of this PEM file from now on (see `tlsRoots`). */
+export function setTlsRoots(pem: Buffer): void {
+  tlsRoots = pem;
+  // Node's global fetch reads its dispatcher from undici's global slot: every fetch of this
+  // process (cards, A2A calls, artifact url parts) verifies against these roots only.
+  setGlobalDispatcher(new UndiciAgent({ connect: { ca: pem } }));
+}
+
 /** The binding names this example speaks, as the SDK and the card spell them. */
 export const SPOKEN_BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"];
 
@@ -303,9 +321,8 @@ export interface Iface {
  * interfaces first (a 0.x one only when the card has no usable 1.x interface), one per binding.
  */
 export function usableInterfaces(card: AgentCard): Iface[] {
-  const all = (card.supportedInterfaces ?? [])
-    .filter((i) => SPOKEN_BINDINGS.some((b) => b.toLowerCase() === (i.protocolBinding ?? "").toLowerCase()))
-    .map((i) => ({ binding: i.protocolBinding, url: i.url, version: i.protocolVersion || "1.0", raw: i }));
+  const all = spokenInterfaces(card)
+    .filter((i) => tlsRoots === null || i.url.toLowerCase().startsWith("https://"));
   const v1 = all.filter((i) => i.version.startsWith("1"));
   const chosen = v1.length > 0 ? v1 : all;
   const seen = new Set<string>();
@@ -315,6 +332,18 @@ export function usableInterfaces(card: AgentCard): Iface[] {
     seen.add(k);
     return true;
   });
+}
+
+/** The interfaces of `card` over a binding this delegator speaks, whatever their scheme. */
+function spokenInterfaces(card: AgentCard): Iface[] {
+  return (card.supportedInterfaces ?? [])
+    .filter((i) => SPOKEN_BINDINGS.some((b) => b.toLowerCase() === (i.protocolBinding ?? "").toLowerCase()))
+    .map((i) => ({ binding: i.protocolBinding, url: i.url, version: i.protocolVersion || "1.0", raw: i }));
+}
+
+/** Whether `card` could be called but only in plaintext while TLS is required (`init.tls_roots`). */
+export function plaintextOnly(card: AgentCard): boolean {
+  return tlsRoots !== null && usableInterfaces(card).length === 0 && spokenInterfaces(card).length > 0;
 }
 
 /** The interface of `card` called first. */
@@ -332,6 +361,8 @@ export function contractBinding(b: string): string {
 export interface Passed {
   /** Agents reachable only over a binding this delegator does not speak. */
   unspoken: string[];
+  /** Agents whose card lists only plain `http://` interfaces while TLS is required. */
+  plaintext: string[];
   /** Agents whose card requires an extension this delegator does not support (`url: uris`). */
   extensions: string[];
 }
@@ -351,6 +382,10 @@ export async function route(agents: AgentEntry[], req: DelegateRequest, timeoutM
     // The resolver returns the card as JSON (repeated fields may be absent).
     const skill = (card.skills ?? []).find((s) => s.id === req.capability);
     if (!skill) continue;
+    if (plaintextOnly(card)) {
+      passed.plaintext.push(a.cardUrl);
+      continue;
+    }
     if (!firstInterface(card)) {
       passed.unspoken.push(a.cardUrl);
       continue;
@@ -459,7 +494,10 @@ export async function clientFor(card: AgentCard, iface: Iface, trace: HttpTrace)
     transports: [
       new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
       new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
-      new GrpcTransportFactory({ legacyCompat: { enabled: true } }),
+      new GrpcTransportFactory({
+        legacyCompat: { enabled: true },
+        ...(tlsRoots === null ? {} : { grpcChannelCredentials: grpcCredentials.createSsl(tlsRoots) }),
+      }),
     ],
     preferredTransports: [iface.binding.toUpperCase() as "JSONRPC"],
     cardResolver: resolver,
@@ -467,7 +505,12 @@ export async function clientFor(card: AgentCard, iface: Iface, trace: HttpTrace)
   // The factory keeps one interface per binding (the last 1.0 one when a binding has several):
   // it is given a card holding only the chosen interface, so the SDK calls exactly its URL and
   // applies exactly its tenant (A2A §8.3.2).
-  return factory.createFromAgentCard({ ...card, supportedInterfaces: [iface.raw] });
+  // The SDK's gRPC transport takes the URL as the channel target, which must be host:port:
+  // a TLS card's `https://host:port` is not a target (the credentials above make it TLS).
+  const raw = iface.binding.toUpperCase() === "GRPC"
+    ? { ...iface.raw, url: iface.raw.url.replace(/^https?:\/\//i, "").replace(/\/$/, "") }
+    : iface.raw;
+  return factory.createFromAgentCard({ ...card, supportedInterfaces: [raw] });
 }
 
 /** A2A error names of the SDK and their codes (A2A 1.0 §5.4). */

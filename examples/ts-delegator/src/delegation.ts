@@ -344,6 +344,7 @@ export class Delegation {
       if (!agent) {
         refusal = `routing: no agent advertises skill ${JSON.stringify(req.capability)} with an accepted output mode (${req.artifact_spec.mime_types.join(", ")})`;
         if (this.passed.extensions.length > 0) refusal += `; passed over for a required extension this delegator does not support: ${this.passed.extensions.join("; ")}`;
+        if (this.passed.plaintext.length > 0) refusal += `; passed over for plain http:// interfaces while TLS is required (A2A §7.1): ${this.passed.plaintext.join(", ")}`;
       }
     }
     if (refusal !== null) {
@@ -361,7 +362,7 @@ export class Delegation {
   private async routeAgent(): Promise<AgentEntry | null> {
     const req = this.rec.request;
     const timeout = this.env.options.request_timeout_ms;
-    this.passed = { unspoken: [], extensions: [] };
+    this.passed = { unspoken: [], extensions: [], plaintext: [] };
     if (this.rec.agent_url) {
       const fixed = this.env.agents.find((a) => a.cardUrl === this.rec.agent_url) ?? null;
       const view = fixed ? await freshView(fixed, timeout) : null;
@@ -1053,7 +1054,7 @@ export class Delegation {
   private ifaces: Iface[] = [];
   private ifaceIdx = 0;
   /** Agents with the skill that were passed over, and why. */
-  private passed: Passed = { unspoken: [], extensions: [] };
+  private passed: Passed = { unspoken: [], extensions: [], plaintext: [] };
   /**
    * A stream event was rejected (it lacked REQUIRED fields, A2A §5.7): the task is observed by
    * polling from then on, and the reasons are named in the outcome.

@@ -4,7 +4,8 @@
 // First: the runtime's memory settings must be in place before any module allocates or fetches.
 import "./memory.js";
 import * as readline from "node:readline";
-import { type AgentEntry, contractBinding, firstInterface, loadCard, setSupportedExtensions } from "./agents.js";
+import { type AgentEntry, contractBinding, firstInterface, loadCard, setSupportedExtensions, setTlsRoots } from "./agents.js";
+import { readFileSync } from "node:fs";
 import {
   BadRequest, childRequest, emit, log, type DelegateRequest, type Options, parseDelegate, parseOptions,
 } from "./contract.js";
@@ -50,6 +51,14 @@ async function init(msg: Record<string, unknown>): Promise<void> {
     fetchOrigins = parseFetchOrigins(msg.fetch_origins);
   } catch (e) {
     throw new BadRequest((e as Error).message);
+  }
+  if (msg.tls_roots !== undefined && msg.tls_roots !== null) {
+    if (typeof msg.tls_roots !== "string") throw new BadRequest("tls_roots: must be the path of a PEM file");
+    try {
+      setTlsRoots(readFileSync(msg.tls_roots));
+    } catch (e) {
+      throw new BadRequest(`tls_roots: ${msg.tls_roots}: ${(e as Error).message}`);
+    }
   }
   const options: Options = parseOptions(msg.options);
   const store = new Store(storeDir);
