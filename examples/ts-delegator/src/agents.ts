@@ -1,7 +1,7 @@
 // Agents: reading their cards through the SDK's card resolver, routing work to a capable agent,
 // building an SDK `Client` per delegation, and classifying what a failed call means.
 
-import type { AgentCard, AgentInterface } from "@a2a-js/sdk";
+import { type AgentCard, type AgentInterface, verifyAgentCardSignature } from "@a2a-js/sdk";
 import {
   type Client,
   ClientFactory,
@@ -212,6 +212,12 @@ async function readAgent(entry: AgentEntry, timeoutMs: number): Promise<void> {
   // The SDK's normalisation: proto-JSON cards parsed, 0.3 cards translated.
   const publicCard = resolver.normalizeAgentCard(JSON.parse(raw));
   if (!publicCard || typeof publicCard !== "object") throw new Error("the card is not a JSON object");
+  const unsigned = await signatureProblem(publicCard);
+  if (unsigned !== null) {
+    // Never used: nothing is sent to its interfaces (its card may be read again).
+    entry.view = null;
+    throw new Error(`card signature: ${unsigned}`);
+  }
   const cred = entry.credential;
   let card = publicCard;
   let extended = false;
@@ -302,6 +308,52 @@ export function setTlsRoots(pem: Buffer): void {
   // Node's global fetch reads its dispatcher from undici's global slot: every fetch of this
   // process (cards, A2A calls, artifact url parts) verifies against these roots only.
   setGlobalDispatcher(new UndiciAgent({ connect: { ca: pem } }));
+}
+
+/** `init.card_signatures`, checked: the trusted JWKs by `kid`, and whether a signature is required. */
+let signaturePolicy: { keys: Map<string, Record<string, unknown>>; required: boolean } | null = null;
+
+/** Reads `init.card_signatures` (absent: cards are used whatever their signatures). */
+export function setSignaturePolicy(value: unknown): void {
+  if (value === undefined || value === null) {
+    signaturePolicy = null;
+    return;
+  }
+  const v = value as { trusted_keys?: { keys?: unknown }; required?: unknown };
+  const keys = v.trusted_keys?.keys;
+  if (typeof value !== "object" || !Array.isArray(keys) || !keys.every((k) => typeof k === "object" && k !== null)) {
+    throw new Error('card_signatures.trusted_keys: must be a JWKS ({"keys": [JWK, ...]})');
+  }
+  if (v.required !== undefined && typeof v.required !== "boolean") throw new Error("card_signatures.required: must be true or false");
+  const byKid = new Map<string, Record<string, unknown>>();
+  for (const k of keys as Record<string, unknown>[]) if (typeof k.kid === "string") byKid.set(k.kid, k);
+  signaturePolicy = { keys: byKid, required: v.required === true };
+}
+
+/**
+ * Why `card` must not be used under `init.card_signatures` (A2A §8.4.3), or null: one signature
+ * must verify (the SDK's `verifyAgentCardSignature`: JWS over the JCS-canonicalised card without
+ * `signatures` and default-valued members) with a trusted key named by its `kid` that has not
+ * expired (a JWK `exp` in the past). The card's `jku` is not followed: a key found only there
+ * proves nothing. An unsigned card is refused only when signatures are required.
+ */
+async function signatureProblem(card: AgentCard): Promise<string | null> {
+  const policy = signaturePolicy;
+  if (policy === null) return null;
+  if ((card.signatures ?? []).length === 0) return policy.required ? "the card is unsigned and signatures are required" : null;
+  const verify = verifyAgentCardSignature(async (kid) => {
+    const jwk = policy.keys.get(kid);
+    if (!jwk) throw new Error(`kid ${JSON.stringify(kid)} is not a trusted key`);
+    if (typeof jwk.exp === "number" && jwk.exp * 1000 <= Date.now()) throw new Error(`key ${JSON.stringify(kid)} has expired`);
+    const { exp: _exp, ...key } = jwk;
+    return key as Awaited<ReturnType<Parameters<typeof verifyAgentCardSignature>[0]>>;
+  });
+  try {
+    await verify(card);
+    return null;
+  } catch (e) {
+    return `no signature verifies with a trusted, unexpired key (${(e as Error).message})`;
+  }
 }
 
 /** The binding names this example speaks, as the SDK and the card spell them. */

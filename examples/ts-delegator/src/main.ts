@@ -4,7 +4,7 @@
 // First: the runtime's memory settings must be in place before any module allocates or fetches.
 import "./memory.js";
 import * as readline from "node:readline";
-import { type AgentEntry, contractBinding, firstInterface, loadCard, setSupportedExtensions, setTlsRoots } from "./agents.js";
+import { type AgentEntry, contractBinding, firstInterface, loadCard, setSignaturePolicy, setSupportedExtensions, setTlsRoots } from "./agents.js";
 import { readFileSync } from "node:fs";
 import {
   BadRequest, childRequest, emit, log, type DelegateRequest, type Options, parseDelegate, parseOptions,
@@ -12,6 +12,12 @@ import {
 import { Delegation, type Env } from "./delegation.js";
 import { Store } from "./store.js";
 import { parseFetchOrigins } from "./artifacts.js";
+
+// Stdout carries driver-contract lines only (`emit`): whatever a library prints with
+// console.log/info/debug/warn (the SDK's signature verifier does) goes to stderr.
+for (const level of ["log", "info", "debug", "warn"] as const) {
+  console[level] = (...args: unknown[]) => console.error(...args);
+}
 
 const NAME = "a2a-ts-delegator";
 const VERSION = "0.1.0";
@@ -59,6 +65,11 @@ async function init(msg: Record<string, unknown>): Promise<void> {
     } catch (e) {
       throw new BadRequest(`tls_roots: ${msg.tls_roots}: ${(e as Error).message}`);
     }
+  }
+  try {
+    setSignaturePolicy(msg.card_signatures);
+  } catch (e) {
+    throw new BadRequest((e as Error).message);
   }
   const options: Options = parseOptions(msg.options);
   const store = new Store(storeDir);
