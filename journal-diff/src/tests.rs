@@ -166,6 +166,21 @@ fn one_task(run: u32, port: u16, polls: usize, final_state: &str, method: &str) 
     r.entries
 }
 
+/// A JSON-RPC request event to `/a2a`.
+fn a2a_request(req: u64, method: &str, params: Value) -> Event {
+    Event::Request {
+        req,
+        binding: Binding::JsonRpc,
+        http_method: "POST".into(),
+        path: "/a2a".into(),
+        method: Some(method.into()),
+        rpc_id: None,
+        params: Box::new(params),
+        headers: Box::default(),
+        envelope: None,
+    }
+}
+
 #[test]
 fn journals_that_differ_only_in_ids_ports_times_and_poll_counts_are_equal() {
     let a = one_task(
@@ -363,17 +378,11 @@ fn a_stream_the_client_left_is_compared_as_far_as_both_have_it() {
         s.task("a", "t1", "alpha");
         s.push(
             "a",
-            Event::Request {
-                req: 9,
-                binding: Binding::JsonRpc,
-                http_method: "POST".into(),
-                path: "/a2a".into(),
-                method: Some("SendStreamingMessage".into()),
-                rpc_id: None,
-                params: Box::new(json!({"message": {"taskId": s.id("t1"), "messageId": "m2"}})),
-                headers: Box::default(),
-                envelope: None,
-            },
+            a2a_request(
+                9,
+                "SendStreamingMessage",
+                json!({"message": {"taskId": s.id("t1"), "messageId": "m2"}}),
+            ),
         );
         for index in 0..events {
             s.push(
@@ -419,17 +428,11 @@ fn a_resent_stream_left_where_the_first_was_is_no_difference_from_one_that_ran_o
         for req in [9, 10] {
             s.push(
                 "a",
-                Event::Request {
+                a2a_request(
                     req,
-                    binding: Binding::JsonRpc,
-                    http_method: "POST".into(),
-                    path: "/a2a".into(),
-                    method: Some("SendStreamingMessage".into()),
-                    rpc_id: None,
-                    params: Box::new(json!({"message": {"taskId": s.id("t1"), "messageId": "m1"}})),
-                    headers: Box::default(),
-                    envelope: None,
-                },
+                    "SendStreamingMessage",
+                    json!({"message": {"taskId": s.id("t1"), "messageId": "m1"}}),
+                ),
             );
             s.push(
                 "a",
@@ -461,17 +464,7 @@ fn a_resent_stream_left_where_the_first_was_is_no_difference_from_one_that_ran_o
         }
         s.push(
             "a",
-            Event::Request {
-                req: 11,
-                binding: Binding::JsonRpc,
-                http_method: "POST".into(),
-                path: "/a2a".into(),
-                method: Some("CancelTask".into()),
-                rpc_id: None,
-                params: Box::new(json!({"id": s.id("t1")})),
-                headers: Box::default(),
-                envelope: None,
-            },
+            a2a_request(11, "CancelTask", json!({"id": s.id("t1")})),
         );
         s.entries
     };
@@ -501,17 +494,7 @@ fn a_resend_the_agent_deduplicated_joins_its_task_as_a_subscription() {
         s.task("a", "t1", "alpha");
         s.push(
             "a",
-            Event::Request {
-                req: 9,
-                binding: Binding::JsonRpc,
-                http_method: "POST".into(),
-                path: "/a2a".into(),
-                method: Some("SendStreamingMessage".into()),
-                rpc_id: None,
-                params: Box::new(json!({"message": {"messageId": "m-t1", "parts": [{"text": "alpha"}], "role": "ROLE_USER"}})),
-                headers: Box::default(),
-                envelope: None,
-            },
+            a2a_request(9, "SendStreamingMessage", json!({"message": {"messageId": "m-t1", "parts": [{"text": "alpha"}], "role": "ROLE_USER"}})),
         );
         let (task_id, context_id) = (s.id("t1"), s.id("ctx-t1"));
         s.push(

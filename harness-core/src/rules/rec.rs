@@ -559,14 +559,23 @@ mod tests {
         assert!(fails(c.check(checker("DLG-REC-02"))));
     }
 
-    #[test]
-    fn rec_03_open_task_not_reconciled() {
+    /// Task t1 of agent a, created by `m1` and taken through `states`, the delegator killed
+    /// after the last of them, and d1 reported `done` with `outcome` after the restart.
+    fn task_open_at_kill(states: &[&str], outcome: &str) -> Case {
         let mut c = Case::new(&delegation(""));
         c.j.send("a", "m1", "do the thing", json!({}));
         c.j.created("a", "t1", "c1", "m1", false);
-        c.j.state("a", "t1", "TASK_STATE_WORKING");
-        c.crash = Some(3);
-        c.done("d1", "COMPLETED", json!([]));
+        for s in states {
+            c.j.state("a", "t1", s);
+        }
+        c.crash = Some(2 + states.len() as u64);
+        c.done("d1", outcome, json!([]));
+        c
+    }
+
+    #[test]
+    fn rec_03_open_task_not_reconciled() {
+        let mut c = task_open_at_kill(&["TASK_STATE_WORKING"], "COMPLETED");
         assert!(fails(c.check(checker("DLG-REC-03"))));
         c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);
         assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
@@ -574,15 +583,7 @@ mod tests {
 
     #[test]
     fn rec_03_a_cancel_answered_with_the_task_reconciles_it() {
-        let base = || {
-            let mut c = Case::new(&delegation(""));
-            c.j.send("a", "m1", "do the thing", json!({}));
-            c.j.created("a", "t1", "c1", "m1", false);
-            c.j.state("a", "t1", "TASK_STATE_WORKING");
-            c.crash = Some(3);
-            c.done("d1", "CANCELED", json!([]));
-            c
-        };
+        let base = || task_open_at_kill(&["TASK_STATE_WORKING"], "CANCELED");
         // Answered with the task: the agent's word on its state.
         let mut c = base();
         let (_, req) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
@@ -622,16 +623,8 @@ mod tests {
     fn rec_03_a_final_state_the_delegator_never_saw_leaves_the_task_open() {
         // The agent recorded COMPLETED as the delegator died (the `final_state` crash point):
         // its record still holds the task open, so the restart must reconcile it.
-        let base = || {
-            let mut c = Case::new(&delegation(""));
-            c.j.send("a", "m1", "do the thing", json!({}));
-            c.j.created("a", "t1", "c1", "m1", false);
-            c.j.state("a", "t1", "TASK_STATE_WORKING");
-            c.j.state("a", "t1", "TASK_STATE_COMPLETED");
-            c.crash = Some(4);
-            c.done("d1", "COMPLETED", json!([]));
-            c
-        };
+        let base =
+            || task_open_at_kill(&["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"], "COMPLETED");
         let mut c = base();
         assert!(fails(c.check(checker("DLG-REC-03"))), "never read again");
         c.j.rpc("a", "GetTask", json!({"id": "t1"}), &[]);

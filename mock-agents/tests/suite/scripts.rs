@@ -410,20 +410,18 @@ fn check_reports_file_line_and_field() {
     );
 }
 
-/// `serve --tls`: every card URL is HTTPS, the run's authority is written to `--ca` and named on
-/// the `trust roots:` line, and a client that trusts only that file reads a card.
-#[test]
-fn serve_tls_writes_the_authority_and_serves_https() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("roots.pem");
+/// Start `a2a-mock serve` on the flights example with `extra` arguments, journal in `dir`; the
+/// process and the lines it printed before `serving` (read with a bound).
+fn serve_flights(
+    dir: &std::path::Path,
+    extra: &[&std::ffi::OsStr],
+) -> (std::process::Child, Vec<String>) {
     let mut child = bin()
         .arg("serve")
         .arg(crate_dir().join("examples/flights.toml"))
         .arg("--journal")
-        .arg(dir.path().join("journal.jsonl"))
-        .arg("--tls")
-        .arg("--ca")
-        .arg(&ca)
+        .arg(dir.join("journal.jsonl"))
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -447,6 +445,19 @@ fn serve_tls_writes_the_authority_and_serves_https() {
         }
         lines.push(line);
     }
+    (child, lines)
+}
+
+/// `serve --tls`: every card URL is HTTPS, the run's authority is written to `--ca` and named on
+/// the `trust roots:` line, and a client that trusts only that file reads a card.
+#[test]
+fn serve_tls_writes_the_authority_and_serves_https() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("roots.pem");
+    let (mut child, lines) = serve_flights(
+        dir.path(),
+        &["--tls".as_ref(), "--ca".as_ref(), ca.as_os_str()],
+    );
     assert_eq!(
         lines.last().map(String::as_str),
         Some(format!("trust roots: {}", ca.display()).as_str())
@@ -492,36 +503,14 @@ fn serve_tls_writes_the_authority_and_serves_https() {
 fn serve_runs_the_example_until_interrupted_and_writes_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.jsonl");
-    let mut child = bin()
-        .arg("serve")
-        .arg(crate_dir().join("examples/flights.toml"))
-        .arg("--journal")
-        .arg(&journal)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Read the card URLs as they are printed (bounded).
-    let (tx, rx) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut cards = Vec::new();
-    loop {
-        let line = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("a2a-mock printed its URLs");
-        if line.starts_with("serving") {
-            break;
-        }
-        let (name, url) = line.split_once('\t').expect("NAME<TAB>URL");
-        cards.push((name.to_string(), url.to_string()));
-    }
+    let (mut child, lines) = serve_flights(dir.path(), &[]);
+    let cards: Vec<(String, String)> = lines
+        .iter()
+        .map(|l| {
+            let (name, url) = l.split_once('\t').expect("NAME<TAB>URL");
+            (name.to_string(), url.to_string())
+        })
+        .collect();
     assert_eq!(cards.len(), 3);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
