@@ -855,3 +855,63 @@ text = "look it up"
     );
     assert_eq!(r.verdict, Verdict::Pass, "{}\n{}", describe(r), c.toml);
 }
+
+/// A case whose recorded bytes are not replayed (`bytes_differ`) says so when it runs, once per
+/// artifact, naming the case and the artifact; a case without the list says nothing of it.
+#[test]
+fn run_notes_each_artifact_whose_recorded_bytes_are_not_replayed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).expect("mkdir");
+    let case = |id: &str, differ: &str| {
+        format!(
+            r#"id = "{id}"
+title = "A recorded artifact replayed as generated content"
+rules = ["DLG-ART-04"]
+{differ}
+[network]
+seed = 7
+[[network.agent]]
+name = "svc"
+[[network.agent.skill]]
+id = "report"
+[[network.agent.rule]]
+steps = [
+  {{ do = "artifacts", count = 1, chunks = 2, chunk_bytes = 1000 }},
+  {{ do = "state", state = "TASK_STATE_COMPLETED" }},
+]
+
+[[delegate]]
+id = "d1"
+capability = "report"
+text = "Write the report ({id})"
+expect = {{ state = ["COMPLETED"] }}
+"#
+        )
+    };
+    let differ = r#"bytes_differ = ["artifact report-1 of task t-1: 2000 bytes, sha256 0f1e"]"#;
+    std::fs::write(cases.join("differ.toml"), case("recorded.differ", differ)).expect("write");
+    std::fs::write(cases.join("same.toml"), case("recorded.same", "")).expect("write");
+    let o = Command::new(common::harness())
+        .args(["run", "--no-builtin", "--jobs", "2", "--scenarios"])
+        .arg(&cases)
+        .arg("--delegator")
+        .arg(delegator())
+        .arg("--out")
+        .arg(dir.path().join("report"))
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let notes: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("the recorded bytes are not replayed"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(
+        notes[0].contains("case recorded.differ")
+            && notes[0].contains("artifact report-1 of task t-1: 2000 bytes, sha256 0f1e"),
+        "{}",
+        notes[0]
+    );
+}
