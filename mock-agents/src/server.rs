@@ -89,6 +89,7 @@ impl ResettableStream {
     fn poll_linger(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         if self.lingering.is_none() {
             std::task::ready!(Pin::new(&mut self.inner).poll_shutdown(cx))?;
+            // The bound of the wait, not the wait: the client's end of stream ends it.
             self.lingering = Some(Box::pin(tokio::time::sleep(LINGER)));
         }
         let mut scratch = [0u8; 1024];

@@ -271,41 +271,34 @@ fn answered_with_task(j: &[a2a_mock_agents::Entry], req: u64, t: &str) -> bool {
             rpc_error: None,
             body,
             ..
-        } if *r == req => shows_task_state(body, t),
+        } if *r == req => shows_state(body, t, |_| true),
         _ => false,
     })
-}
-
-/// Whether `v` holds task `t` (`id`) with a `status.state`.
-fn shows_task_state(v: &Value, t: &str) -> bool {
-    match v {
-        Value::Object(m) => {
-            m.get("id").and_then(Value::as_str) == Some(t)
-                && m.get("status").and_then(|s| s.get("state")).is_some()
-                || m.values().any(|x| shows_task_state(x, t))
-        }
-        Value::Array(a) => a.iter().any(|x| shows_task_state(x, t)),
-        _ => false,
-    }
 }
 
 /// Whether `v` holds a task `t` (`id`) or a status update of it (`taskId`) whose
 /// `status.state` is terminal.
 fn shows_terminal(v: &Value, t: &str) -> bool {
+    shows_state(v, t, |s| {
+        a2a_protocol::TaskState::parse_lenient(s).is_some_and(|s| s.is_terminal())
+    })
+}
+
+/// Whether `v` holds a task `t` (`id`) or a status update of it (`taskId`) whose
+/// `status.state` is one `accept` takes.
+fn shows_state(v: &Value, t: &str, accept: fn(&str) -> bool) -> bool {
     match v {
         Value::Object(m) => {
             let names_t = [m.get("id"), m.get("taskId")]
                 .into_iter()
                 .any(|id| id.and_then(Value::as_str) == Some(t));
-            let terminal = m
+            let state = m
                 .get("status")
                 .and_then(|s| s.get("state"))
-                .and_then(Value::as_str)
-                .and_then(a2a_protocol::TaskState::parse_lenient)
-                .is_some_and(|s| s.is_terminal());
-            (names_t && terminal) || m.values().any(|x| shows_terminal(x, t))
+                .and_then(Value::as_str);
+            (names_t && state.is_some_and(accept)) || m.values().any(|x| shows_state(x, t, accept))
         }
-        Value::Array(a) => a.iter().any(|x| shows_terminal(x, t)),
+        Value::Array(a) => a.iter().any(|x| shows_state(x, t, accept)),
         _ => false,
     }
 }
@@ -583,40 +576,25 @@ mod tests {
 
     #[test]
     fn rec_03_a_cancel_answered_with_the_task_reconciles_it() {
-        let base = || task_open_at_kill(&["TASK_STATE_WORKING"], "CANCELED");
+        // After the restart, d1's task t1 is canceled with `CancelTask` of `task`, answered
+        // with `answer` (an error code and body), or not at all.
+        let cancel = |task: &str, answer: Option<(Option<i64>, serde_json::Value)>| {
+            let mut c = task_open_at_kill(&["TASK_STATE_WORKING"], "CANCELED");
+            let (_, req) = c.j.rpc("a", "CancelTask", json!({"id": task}), &[]);
+            if let Some((error, body)) = answer {
+                c.j.resp("a", req, 200, error, body);
+            }
+            c.check(checker("DLG-REC-03"))
+        };
+        let task = |id: &str| json!({"result": {"id": id, "contextId": "c1", "status": {"state": "TASK_STATE_CANCELED"}}});
         // Answered with the task: the agent's word on its state.
-        let mut c = base();
-        let (_, req) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
-        c.j.resp(
-            "a",
-            req,
-            200,
-            None,
-            json!({"result": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_CANCELED"}}}),
-        );
-        assert_eq!(c.check(checker("DLG-REC-03")), Check::Pass);
-        // Refused (or unanswered): the delegator still knows nothing of the task.
-        let mut c = base();
-        let (_, req) = c.j.rpc("a", "CancelTask", json!({"id": "t1"}), &[]);
-        c.j.resp(
-            "a",
-            req,
-            200,
-            Some(-32002),
-            json!({"error": {"code": -32002}}),
-        );
-        assert!(fails(c.check(checker("DLG-REC-03"))));
+        assert_eq!(cancel("t1", Some((None, task("t1")))), Check::Pass);
+        // Refused or unanswered: the delegator still knows nothing of the task.
+        let refused = Some((Some(-32002), json!({"error": {"code": -32002}})));
+        assert!(fails(cancel("t1", refused)));
+        assert!(fails(cancel("t1", None)));
         // Another task's cancel reads nothing of this one.
-        let mut c = base();
-        let (_, req) = c.j.rpc("a", "CancelTask", json!({"id": "t2"}), &[]);
-        c.j.resp(
-            "a",
-            req,
-            200,
-            None,
-            json!({"result": {"id": "t2", "status": {"state": "TASK_STATE_CANCELED"}}}),
-        );
-        assert!(fails(c.check(checker("DLG-REC-03"))));
+        assert!(fails(cancel("t2", Some((None, task("t2"))))));
     }
 
     #[test]
