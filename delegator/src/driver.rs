@@ -370,8 +370,9 @@ async fn handle(e: &Engine, msg: ToDelegator) -> Option<FromDelegator> {
     }
 }
 
-/// The most `delegate` requests admitted at once before the driver waits for them.
-const MAX_ADMITTING: usize = 4096;
+/// The most `delegate` requests admitted at once: the next waits until one of them is done.
+/// A few hundred fill every group commit; more only hold memory (each admission is a task).
+const MAX_ADMITTING: usize = 256;
 
 /// `delegate` requests being admitted concurrently.
 ///
@@ -380,23 +381,32 @@ const MAX_ADMITTING: usize = 4096;
 /// own fsync in turn. Requests are still handled in order where order can matter: a `delegate`
 /// whose id is being admitted, one that refines another (`refine_of`), and every other request
 /// (`answer`, `credential`, `cancel`, `snapshot`, EOF) first wait for every earlier admission.
+/// A finished admission is reaped as soon as the next request comes (its id is free again), so
+/// neither its task nor its id outlives it for long.
 #[derive(Default)]
 struct Admissions {
-    tasks: tokio::task::JoinSet<()>,
+    /// Each admission's task; it returns its delegation id.
+    tasks: tokio::task::JoinSet<String>,
     ids: std::collections::HashSet<String>,
 }
 
 impl Admissions {
     /// May `req` be admitted alongside the admissions under way? Not when it is malformed: its
     /// `error` is then written in order, before anything about later requests.
-    fn may_overlap(&self, req: &Delegate) -> bool {
+    fn may_overlap(&mut self, req: &Delegate) -> bool {
+        while let Some(r) = self.tasks.try_join_next() {
+            self.reap(r);
+        }
         req.refine_of.is_none() && !self.ids.contains(&req.id) && req.validate().is_ok()
     }
 
     /// Admit `req` in its own task; a refusal of the request itself is written as `error`.
     async fn spawn(&mut self, e: Engine, req: Delegate, out: mpsc::UnboundedSender<FromDelegator>) {
-        if self.ids.len() >= MAX_ADMITTING {
-            self.wait_all().await;
+        while self.tasks.len() >= MAX_ADMITTING {
+            match self.tasks.join_next().await {
+                Some(r) => self.reap(r),
+                None => break,
+            }
         }
         self.ids.insert(req.id.clone());
         self.tasks.spawn(async move {
@@ -404,15 +414,25 @@ impl Admissions {
             if let Err(err) = e.delegate(req).await {
                 let _ = out.send(engine_error(Some(&id), &err).into());
             }
+            id
         });
+    }
+
+    /// A finished admission: its id may be admitted again.
+    fn reap(&mut self, r: Result<String, tokio::task::JoinError>) {
+        match r {
+            Ok(id) => {
+                self.ids.remove(&id);
+            }
+            // Its id stays taken until `wait_all`: the next request with it waits for that.
+            Err(e) => tracing::error!("admission task failed: {e}"),
+        }
     }
 
     /// Wait until every admission under way has finished.
     async fn wait_all(&mut self) {
         while let Some(r) = self.tasks.join_next().await {
-            if let Err(e) = r {
-                tracing::error!("admission task failed: {e}");
-            }
+            self.reap(r);
         }
         self.ids.clear();
     }

@@ -150,7 +150,8 @@ pub struct InitOptions {
     #[schemars(length(min = 1))]
     pub bindings: Option<Vec<BindingName>>,
     /// Any other option, such as the reference delegator's extras `max_event_bytes`,
-    /// `write_buffer_bytes`, `request_timeout_ms` and `terminal_grace_ms`.
+    /// `write_buffer_bytes`, `request_timeout_ms`, `terminal_grace_ms` and
+    /// `max_requests_per_agent`.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

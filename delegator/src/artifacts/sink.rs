@@ -63,7 +63,14 @@ pub(super) struct Sink {
     hasher: Option<Sha256>,
     writer: Option<tokio::sync::mpsc::Sender<ToWriter>>,
     buf: Vec<u8>,
+    /// A buffer filled up before: the next one is reserved whole at once. Until then buffers
+    /// start small and grow, so that a small artifact (most of them, thousands open at once)
+    /// holds about its own size, not a whole write buffer.
+    filled: bool,
 }
+
+/// The smallest buffer reserved for a sink's first bytes.
+const FIRST_BUFFER_BYTES: usize = 4096;
 
 /// The state of a sink's writer: an async task that takes blocks from the sink's queue and
 /// hashes and writes them on a blocking thread, holding that thread only while it works (an
@@ -188,6 +195,7 @@ impl Sink {
             hasher: Some(hasher),
             writer: None,
             buf: Vec::new(),
+            filled: false,
         }
     }
 
@@ -252,10 +260,16 @@ impl Sink {
     pub(super) async fn write(&mut self, bytes: &[u8], cap: usize) -> std::io::Result<()> {
         if !self.buf.is_empty() && self.buf.len() + bytes.len() > cap {
             let full = std::mem::take(&mut self.buf);
+            self.filled = true;
             self.hand(Block::Buf(full)).await?;
         }
         if self.buf.capacity() == 0 {
-            self.buf.reserve_exact(cap.max(bytes.len()));
+            let first = if self.filled {
+                cap
+            } else {
+                (bytes.len() * 4).clamp(FIRST_BUFFER_BYTES, cap.max(FIRST_BUFFER_BYTES))
+            };
+            self.buf.reserve_exact(first.max(bytes.len()));
         }
         self.buf.extend_from_slice(bytes);
         Ok(())

@@ -73,6 +73,7 @@ impl RpcClient {
         timeout: Duration,
     ) -> Result<CallResult, ClientError> {
         let (rb, id) = self.jsonrpc_build(ep, method, params, auth, false)?;
+        let _permit = self.permit(&ep.url, method, timeout).await?;
         let resp = rb
             .timeout(timeout)
             .send()
@@ -112,6 +113,7 @@ impl RpcClient {
         head_timeout: Duration,
     ) -> Result<EventStream, ClientError> {
         let (rb, id) = self.jsonrpc_build(ep, method, params, auth, true)?;
+        let permit = self.permit(&ep.url, method, head_timeout).await?;
         let resp = tokio::time::timeout(head_timeout, rb.send())
             .await
             .map_err(|_| ClientError::Transport(format!("{method}: no response head in time")))?
@@ -149,6 +151,7 @@ impl RpcClient {
                 version: ep.version,
                 rpc_id: id,
             },
+            permit,
         ))
     }
 }

@@ -37,6 +37,7 @@
 //! REQUIRED field is delivered with [`StreamItem::lacks`] naming it (the engine never applies
 //! it), and a unary result can be checked with [`CallResult::task_lacks`] ([`required`]).
 
+pub mod cap;
 mod endpoint;
 mod error;
 mod grpc;
@@ -132,6 +133,8 @@ pub struct RpcClient {
     grpc_tls: Option<crate::tls::GrpcTlsConnector>,
     /// With trust roots: plain `http://` interfaces may still be used (planted bug only).
     tls_only: bool,
+    /// HTTP requests in flight per agent ([`cap`]).
+    cap: Arc<cap::ConnectionCap>,
 }
 
 /// What a unary call returns: the 1.0 `result` and any unknown state names that were replaced.
@@ -197,6 +200,34 @@ impl RpcClient {
             channels: Arc::new(Mutex::new(HashMap::new())),
             grpc_tls,
             tls_only,
+            cap: Arc::new(cap::ConnectionCap::new(cap::DEFAULT_MAX_PER_AGENT)),
+        })
+    }
+
+    /// The same client with at most `max` HTTP requests in flight to one agent at once
+    /// ([`cap`]; the default is [`cap::DEFAULT_MAX_PER_AGENT`]).
+    pub fn with_max_per_agent(mut self, max: usize) -> Self {
+        self.cap = Arc::new(cap::ConnectionCap::new(max));
+        self
+    }
+
+    /// HTTP requests in flight to `url`'s agent now.
+    pub fn in_flight(&self, url: &str) -> usize {
+        self.cap.in_flight(url)
+    }
+
+    /// A permit to send `method` to `url` ([`cap`]), waited for at most `wait`.
+    async fn permit(
+        &self,
+        url: &str,
+        method: Method,
+        wait: Duration,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, ClientError> {
+        self.cap.acquire(url, wait).await.ok_or_else(|| {
+            ClientError::Transport(format!(
+                "{method}: none of the {} connections to {url} came free within {wait:?}",
+                self.cap.max()
+            ))
         })
     }
 

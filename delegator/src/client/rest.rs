@@ -91,6 +91,7 @@ impl RpcClient {
         timeout: Duration,
     ) -> Result<CallResult, ClientError> {
         let rb = self.rest_build(ep, method, params, auth, false, None)?;
+        let _permit = self.permit(&ep.url, method, timeout).await?;
         let resp = rb
             .timeout(timeout)
             .send()
@@ -138,6 +139,7 @@ impl RpcClient {
                     .map_err(|e| classify(&ep.url, e))
             }
         };
+        let permit = self.permit(&ep.url, method, head_timeout).await?;
         let mut resp = send(None).await?;
         if method == Method::SubscribeToTask && resp.status() == StatusCode::METHOD_NOT_ALLOWED {
             tracing::debug!("{} answered 405 to POST :subscribe; trying GET", ep.url);
@@ -168,6 +170,7 @@ impl RpcClient {
             resp,
             self.max_event_bytes,
             SseFraming::Rest,
+            permit,
         ))
     }
 }

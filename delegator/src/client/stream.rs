@@ -49,6 +49,8 @@ pub(super) struct SseSource {
     decoder: SseDecoder,
     events: VecDeque<SseEventBytes>,
     framing: SseFraming,
+    /// The agent's connection, held until the body ends ([`super::cap`]).
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// An open stream of [`StreamResponse`] events, whatever the binding. Dropping it ends the call.
@@ -77,6 +79,7 @@ impl EventStream {
         resp: reqwest::Response,
         max_event_bytes: usize,
         framing: SseFraming,
+        permit: tokio::sync::OwnedSemaphorePermit,
     ) -> Self {
         EventStream {
             source: Source::Sse(Box::new(SseSource {
@@ -84,6 +87,7 @@ impl EventStream {
                 decoder: SseDecoder::new(max_event_bytes),
                 events: VecDeque::new(),
                 framing,
+                permit: Some(permit),
             })),
             pending: VecDeque::new(),
             method,
@@ -209,6 +213,8 @@ impl EventStream {
                 }
                 Ok(None) => {
                     self.done = true;
+                    // The connection is back in the pool: the next request may have it.
+                    sse.permit = None;
                     if let Err(e) = sse.decoder.finish() {
                         self.pending
                             .push_back(Err(ClientError::AgentProtocol(format!("SSE: {e}"))));
@@ -216,6 +222,7 @@ impl EventStream {
                 }
                 Err(e) => {
                     self.done = true;
+                    sse.permit = None;
                     self.pending
                         .push_back(Err(ClientError::Transport(format!("stream dropped: {e}"))));
                 }

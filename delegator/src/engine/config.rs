@@ -46,6 +46,9 @@ pub struct Options {
     /// of the agent's card (specification §8.3.2). Given: only these, in this order; the other
     /// usable interfaces of the card are fallbacks, tried in this order too.
     pub bindings: Vec<Binding>,
+    /// HTTP requests in flight to one agent at once (each holds an HTTP/1.1 connection; a
+    /// stream until its end); more wait for one to finish (see [`crate::client::cap`]).
+    pub max_requests_per_agent: usize,
 }
 
 impl Default for Options {
@@ -64,6 +67,7 @@ impl Default for Options {
             request_timeout_ms: 30_000,
             terminal_grace_ms: 1000,
             bindings: Vec::new(),
+            max_requests_per_agent: crate::client::cap::DEFAULT_MAX_PER_AGENT,
         }
     }
 }

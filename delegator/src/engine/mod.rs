@@ -259,7 +259,8 @@ impl Engine {
             None => None,
         };
         let client = RpcClient::new(cfg.options.max_event_bytes, trust.as_ref())
-            .map_err(|e| EngineError::Internal(e.to_string()))?;
+            .map_err(|e| EngineError::Internal(e.to_string()))?
+            .with_max_per_agent(cfg.options.max_requests_per_agent);
         let policy = crate::fetch::UrlPolicy::new(&cfg.fetch_origins)
             .map_err(EngineError::BadRequest)?
             .with_bugs(cfg.bugs);

@@ -3,6 +3,7 @@
 
 mod bindings;
 mod client_conformance;
+mod connections;
 mod crash;
 mod driver;
 mod engine;

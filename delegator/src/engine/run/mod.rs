@@ -65,12 +65,12 @@ impl Engine {
             },
         );
         inner.active.fetch_add(1, Ordering::SeqCst);
-        tokio::spawn(async move {
+        let task = async move {
             let id = rec.id.clone();
             let mut run = Run::new(inner.clone(), rec, rx);
             run.push_token = push_token;
             run.agent = agent;
-            run.run(recovering).await;
+            Box::pin(run.run(recovering)).await;
             if let Some(ended) = lock(&inner.running).remove(&id)
                 && !ended.push_token_sha256.is_empty()
             {
@@ -79,7 +79,8 @@ impl Engine {
             if inner.active.fetch_sub(1, Ordering::SeqCst) == 1 {
                 inner.idle.notify_waiters();
             }
-        });
+        };
+        tokio::spawn(task);
     }
 }
 
@@ -301,7 +302,7 @@ impl Run {
         // The card may be unreachable for a while (an agent restarting with us): retry it like
         // any transient failure, then dead-letter.
         while self.agent.is_none() {
-            self.agent = self.inner.agent_for(&card_url).await;
+            self.agent = Box::pin(self.inner.agent_for(&card_url)).await;
             if self.agent.is_some() {
                 break;
             }
@@ -314,23 +315,26 @@ impl Run {
                 return self.finish(f).await;
             }
         }
+        // Each step's future is boxed while it runs: this future, which every delegation holds
+        // from admission to its end (thousands at once, most waiting for a connection to their
+        // agent), stays the size of `Run` instead of the size of its largest step (25 KiB).
         let mut next = if recovering {
-            self.recover().await
+            Box::pin(self.recover()).await
         } else {
             Next::Send
         };
         loop {
             next = match next {
-                Next::Send => self.send_initial().await,
+                Next::Send => Box::pin(self.send_initial()).await,
                 Next::Observe => {
                     if self.rec.streaming {
-                        self.resubscribe().await
+                        Box::pin(self.resubscribe()).await
                     } else {
-                        self.poll().await
+                        Box::pin(self.poll()).await
                     }
                 }
-                Next::Stream(s) => self.consume_stream(*s).await,
-                Next::Finish(f) => return self.finish(f).await,
+                Next::Stream(s) => Box::pin(self.consume_stream(*s)).await,
+                Next::Finish(f) => return Box::pin(self.finish(f)).await,
             };
         }
     }
