@@ -499,5 +499,9 @@ pub async fn serve(
         // Reap finished connections so the set stays small.
         while conns.try_join_next().is_some() {}
     }
+    // Every connection is gone (and its buffers freed) before the server's task ends, so that
+    // `Network::shutdown` returning means the network holds no more memory: an aborted task ends
+    // at its next poll.
     conns.abort_all();
+    while conns.join_next().await.is_some() {}
 }
