@@ -5,6 +5,7 @@
 //! journal, and reports (`bench.json`, `bench.md`, `bench.html`).
 
 pub mod baseline;
+pub mod plot;
 pub mod procfs;
 pub mod report;
 pub mod run;

@@ -1,6 +1,7 @@
 //! Results: `bench.json` (typed, versioned), `bench.md`, `bench.html` (inline SVG plots), the
 //! console table and `--compare`.
 
+use crate::plot::{Axis, Marker, Plot, Point, Series, Unit};
 use crate::run::RunSample;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
@@ -96,7 +97,7 @@ impl SideFigures {
 /// One side of one workload: its samples and figures.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Side {
-    /// `ceiling`, `delegator`, `python-sdk` or `reference`.
+    /// `ceiling`, `delegator`, `python-sdk`, `js-sdk` or `reference`.
     pub name: String,
     /// Every repetition verified byte-exact.
     pub verified: bool,
@@ -308,153 +309,257 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// One plotted series: name, colour, (x, y) points.
-type Series<'a> = (&'a str, &'a str, Vec<(f64, f64)>);
-
-/// A scatter/line plot as inline SVG: series of (x, y) points.
-fn svg_plot(title: &str, xlabel: &str, ylabel: &str, series: &[Series<'_>]) -> String {
-    let (w, h, l, b) = (640.0, 320.0, 60.0, 40.0);
-    let pts = series.iter().flat_map(|s| s.2.iter());
-    let xmax = pts.clone().map(|p| p.0).fold(0.0, f64::max).max(1e-9);
-    let ymax = pts.map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.1;
-    let sx = |x: f64| l + x / xmax * (w - l - 20.0);
-    let sy = |y: f64| h - b - y / ymax * (h - b - 30.0);
-    let mut o = format!(
-        "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' style='font:12px sans-serif'><text x='{}' y='16' text-anchor='middle' font-weight='bold'>{}</text><line x1='{l}' y1='{}' x2='{}' y2='{}' stroke='black'/><line x1='{l}' y1='30' x2='{l}' y2='{}' stroke='black'/><text x='{}' y='{}' text-anchor='middle'>{}</text><text x='12' y='{}' transform='rotate(-90 12 {})' text-anchor='middle'>{}</text><text x='{}' y='{}'>{}</text><text x='{}' y='{}' text-anchor='end'>{}</text>",
-        w / 2.0,
-        esc(title),
-        h - b,
-        w - 20.0,
-        h - b,
-        h - b,
-        w / 2.0,
-        h - 6.0,
-        esc(xlabel),
-        h / 2.0,
-        h / 2.0,
-        esc(ylabel),
-        l - 4.0,
-        h - b + 14.0,
-        "0",
-        w - 20.0,
-        h - b + 14.0,
-        f1(xmax),
-    );
-    let _ = write!(
-        o,
-        "<text x='{}' y='34' text-anchor='end'>{}</text>",
-        l - 4.0,
-        f1(ymax)
-    );
-    for (i, (name, color, p)) in series.iter().enumerate() {
-        let mut p = p.clone();
-        p.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let path: Vec<String> = p
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", sx(*x), sy(*y)))
-            .collect();
-        let _ = write!(
-            o,
-            "<polyline fill='none' stroke='{color}' stroke-width='2' points='{}'/>",
-            path.join(" ")
-        );
-        for (x, y) in &p {
-            let _ = write!(
-                o,
-                "<circle cx='{:.1}' cy='{:.1}' r='3' fill='{color}'/>",
-                sx(*x),
-                sy(*y)
-            );
-        }
-        let _ = write!(
-            o,
-            "<text x='{}' y='{}' fill='{color}'>{}</text>",
-            l + 10.0,
-            44.0 + 14.0 * i as f64,
-            esc(name)
-        );
-    }
-    o.push_str("</svg>");
-    o
+/// The workload families plotted: each has its own throughput plot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// `stream-*`: one delegation, throughput against the artifact size.
+    Sizes,
+    /// `parallel-*`: throughput against the number of concurrent delegations.
+    Parallel,
+    /// `scale-*`: many small delegations, throughput against their number.
+    Scale,
 }
 
-/// `bench.html`: the table and plots (throughput vs artifact size, vs parallel streams; RSS
-/// over time of the largest workload).
-pub fn html(r: &BenchReport) -> String {
-    let single: Vec<&WorkloadResult> = r
+impl Family {
+    const ALL: [Family; 3] = [Family::Sizes, Family::Parallel, Family::Scale];
+
+    fn of(name: &str) -> Option<Family> {
+        if name.starts_with("stream-") {
+            Some(Family::Sizes)
+        } else if name.starts_with("parallel-") {
+            Some(Family::Parallel)
+        } else if name.starts_with("scale-") {
+            Some(Family::Scale)
+        } else {
+            None
+        }
+    }
+
+    /// (id, title, x label, x unit, x of a workload).
+    fn axis(
+        self,
+    ) -> (
+        &'static str,
+        &'static str,
+        &'static str,
+        Unit,
+        fn(&Workload) -> f64,
+    ) {
+        match self {
+            Family::Sizes => (
+                "throughput-sizes",
+                "Throughput vs artifact size (stream-*: one delegation)",
+                "artifact bytes per delegation (log)",
+                Unit::Bytes,
+                |w| w.delegation_bytes() as f64,
+            ),
+            Family::Parallel => (
+                "throughput-parallel",
+                "Throughput vs concurrent delegations (parallel-*)",
+                "concurrent delegations (log)",
+                Unit::Count,
+                |w| f64::from(w.parallel),
+            ),
+            Family::Scale => (
+                "throughput-scale",
+                "Throughput at scale (scale-*: many small delegations)",
+                "concurrent delegations (log)",
+                Unit::Count,
+                |w| f64::from(w.parallel),
+            ),
+        }
+    }
+}
+
+/// Colour and marker of a side, the same in every plot.
+fn side_style(name: &str, i: usize) -> (&'static str, Marker) {
+    match name {
+        "ceiling" => ("#6b6b6b", Marker::Square),
+        "delegator" => ("#d62728", Marker::Circle),
+        "python-sdk" => ("#1f77b4", Marker::Triangle),
+        "js-sdk" => ("#e6850e", Marker::Diamond),
+        "reference" => ("#9467bd", Marker::TriangleDown),
+        _ => (
+            ["#17becf", "#8c564b", "#bcbd22", "#e377c2"][i % 4],
+            [Marker::TriangleDown, Marker::Diamond, Marker::Triangle][i % 3],
+        ),
+    }
+}
+
+/// The sides of a workload, in legend order: ceiling, delegator, each baseline.
+fn sides(w: &WorkloadResult) -> Vec<&Side> {
+    let mut v = vec![&w.ceiling, &w.delegator];
+    v.extend(w.baselines.iter());
+    v
+}
+
+/// A y axis for throughputs: logarithmic when they span a decade or more, else from zero.
+fn throughput_axis(values: &[f64]) -> (Axis, String) {
+    let pos: Vec<f64> = values.iter().copied().filter(|v| *v > 0.0).collect();
+    let lo = pos.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = pos.iter().copied().fold(0.0, f64::max);
+    if hi / lo >= 10.0 {
+        (Axis::log(&pos, Unit::Plain), "MB/s (log)".into())
+    } else {
+        (Axis::linear_from_zero(&pos, Unit::Plain), "MB/s".into())
+    }
+}
+
+/// The throughput plot of one family, or `None` when no workload of it ran.
+fn family_plot(r: &BenchReport, family: Family) -> Option<Plot> {
+    let (id, title, xlabel, unit, xof) = family.axis();
+    let members: Vec<&WorkloadResult> = r
         .results
         .iter()
-        .filter(|w| w.workload.parallel == 1)
+        .filter(|w| Family::of(&w.workload.name) == Some(family))
         .collect();
-    let by_size = |f: fn(&WorkloadResult) -> f64| -> Vec<(f64, f64)> {
-        single
+    if members.is_empty() {
+        return None;
+    }
+    // Lines join workloads of one part kind (text, raw, data): the variants.
+    let mut variants: Vec<String> = Vec::new();
+    for w in &members {
+        let v = format!("{} parts", part_name(w.workload.part));
+        if !variants.contains(&v) {
+            variants.push(v);
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    for w in &members {
+        for s in sides(w) {
+            if !names.contains(&s.name) {
+                names.push(s.name.clone());
+            }
+        }
+    }
+    let mut ys = Vec::new();
+    let series = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let (colour, marker) = side_style(name, i);
+            let mut lines: Vec<(usize, Vec<Point>)> =
+                (0..variants.len()).map(|v| (v, Vec::new())).collect();
+            for w in &members {
+                let Some(s) = sides(w).into_iter().find(|s| &s.name == name) else {
+                    continue;
+                };
+                if !s.verified {
+                    continue;
+                }
+                let m = &s.figures.mb_s;
+                ys.extend([m.min, m.median, m.max]);
+                let v = format!("{} parts", part_name(w.workload.part));
+                let k = variants.iter().position(|x| *x == v).unwrap_or(0);
+                lines[k].1.push(Point {
+                    x: xof(&w.workload),
+                    y: m.median,
+                    spread: Some((m.min, m.max)),
+                    title: format!(
+                        "{}: {} {} MB/s (min {}, max {})",
+                        w.workload.name,
+                        name,
+                        f1(m.median),
+                        f1(m.min),
+                        f1(m.max)
+                    ),
+                });
+            }
+            lines.retain(|l| !l.1.is_empty());
+            Series {
+                name: name.clone(),
+                colour: colour.into(),
+                marker,
+                lines,
+            }
+        })
+        .collect();
+    let xs: Vec<f64> = members.iter().map(|w| xof(&w.workload)).collect();
+    Some(Plot {
+        id: id.into(),
+        title: title.into(),
+        x: (Axis::log(&xs, unit), xlabel.into()),
+        y: throughput_axis(&ys),
+        variants,
+        series,
+    })
+}
+
+fn part_name(p: crate::workload::PartKind) -> &'static str {
+    match p {
+        crate::workload::PartKind::Text => "text",
+        crate::workload::PartKind::Raw => "raw",
+        crate::workload::PartKind::Data => "data",
+    }
+}
+
+/// The RSS-over-time plot of one workload (the delegator group and the mock, first sampled
+/// repetition), or `None` without samples.
+fn rss_plot(w: &WorkloadResult) -> Option<Plot> {
+    let s = w
+        .delegator
+        .samples
+        .iter()
+        .find(|s| !s.rss_series.is_empty())?;
+    let step = (s.rss_series.len() / 400).max(1);
+    let pts = |f: fn(&crate::procfs::Sample) -> u64| -> Vec<Point> {
+        s.rss_series
             .iter()
-            .map(|w| (w.workload.total_bytes() as f64 / 1048576.0, f(w)))
+            .step_by(step)
+            .map(|p| Point {
+                x: p.t_ms as f64 / 1000.0,
+                y: f(p) as f64 / 1024.0,
+                spread: None,
+                title: String::new(),
+            })
             .collect()
     };
-    let size_plot = svg_plot(
-        "Throughput vs artifact size (1 delegation)",
-        "artifact MiB",
-        "MB/s",
-        &[
-            (
-                "ceiling",
-                "#888",
-                by_size(|w| w.ceiling.figures.mb_s.median),
-            ),
-            (
-                "delegator",
-                "#c33",
-                by_size(|w| w.delegator.figures.mb_s.median),
-            ),
+    let d = pts(|p| p.delegator_rss_kib);
+    let m = pts(|p| p.mock_rss_kib);
+    let xs: Vec<f64> = d.iter().map(|p| p.x).collect();
+    let ys: Vec<f64> = d.iter().chain(&m).map(|p| p.y).collect();
+    Some(Plot {
+        id: format!("rss-{}", w.workload.name),
+        title: format!("RSS over time: {}", w.workload.name),
+        x: (Axis::linear_from_zero(&xs, Unit::Plain), "seconds".into()),
+        y: (Axis::linear_from_zero(&ys, Unit::Plain), "MiB".into()),
+        variants: Vec::new(),
+        series: vec![
+            Series {
+                name: "delegator group".into(),
+                colour: side_style("delegator", 0).0.into(),
+                marker: Marker::None,
+                lines: vec![(0, d)],
+            },
+            Series {
+                name: "mock (bench process)".into(),
+                colour: "#1f77b4".into(),
+                marker: Marker::None,
+                lines: vec![(0, m)],
+            },
         ],
-    );
-    let by_par = |f: fn(&WorkloadResult) -> f64| -> Vec<(f64, f64)> {
-        r.results
-            .iter()
-            .map(|w| (f64::from(w.workload.parallel), f(w)))
-            .collect()
-    };
-    let par_plot = svg_plot(
-        "Throughput vs parallel delegations",
-        "parallel delegations",
-        "MB/s (aggregate)",
-        &[
-            ("ceiling", "#888", by_par(|w| w.ceiling.figures.mb_s.median)),
-            (
-                "delegator",
-                "#c33",
-                by_par(|w| w.delegator.figures.mb_s.median),
-            ),
-        ],
-    );
+    })
+}
+
+/// `bench.html`: the table; one throughput plot per workload family (`stream-*` against the
+/// artifact size, `parallel-*` and `scale-*` against the number of delegations; log axes, each
+/// side a series with its own colour and marker, min..max whiskers); RSS over time per
+/// workload.
+pub fn html(r: &BenchReport) -> String {
+    let mut throughput = String::new();
+    for f in Family::ALL {
+        if let Some(p) = family_plot(r, f) {
+            throughput.push_str(&p.svg());
+        }
+    }
+    if throughput.is_empty() {
+        throughput.push_str("<p>No stream-*, parallel-* or scale-* workload ran.</p>");
+    }
     let mut rss_plots = String::new();
     for w in &r.results {
-        let Some(s) = w
-            .delegator
-            .samples
-            .iter()
-            .find(|s| !s.rss_series.is_empty())
-        else {
-            continue;
-        };
-        let step = (s.rss_series.len() / 400).max(1);
-        let pts = |f: fn(&crate::procfs::Sample) -> u64| -> Vec<(f64, f64)> {
-            s.rss_series
-                .iter()
-                .step_by(step)
-                .map(|p| (p.t_ms as f64 / 1000.0, f(p) as f64 / 1024.0))
-                .collect()
-        };
-        rss_plots.push_str(&svg_plot(
-            &format!("RSS over time: {}", w.workload.name),
-            "s",
-            "MiB",
-            &[
-                ("delegator group", "#c33", pts(|p| p.delegator_rss_kib)),
-                ("mock (bench process)", "#36c", pts(|p| p.mock_rss_kib)),
-            ],
-        ));
+        if let Some(p) = rss_plot(w) {
+            rss_plots.push_str(&p.svg());
+        }
     }
     let mut rows = String::new();
     for line in table(r)
@@ -468,14 +573,13 @@ pub fn html(r: &BenchReport) -> String {
         rows.push_str("</tr>\n");
     }
     format!(
-        "<!doctype html><html><head><meta charset='utf-8'><title>a2a-harness bench</title><style>body{{font-family:sans-serif;margin:2em}}td{{border:1px solid #ccc;padding:2px 6px}}table{{border-collapse:collapse}}</style></head><body><h1>a2a-harness bench</h1><p>{} · <code>{}</code> · delegator <code>{}</code> · {} cores</p><table>{}</table><h2>Plots</h2>{}{}{}</body></html>\n",
+        "<!doctype html><html><head><meta charset='utf-8'><title>a2a-harness bench</title><style>body{{font-family:sans-serif;margin:2em}}td{{border:1px solid #ccc;padding:2px 6px}}table{{border-collapse:collapse}}svg.plot{{display:block;margin:1em 0}}</style></head><body><h1>a2a-harness bench</h1><p>{} · <code>{}</code> · delegator <code>{}</code> · {} cores</p><table>{}</table><h2>Throughput</h2><p>One plot per workload family; MB/s medians over the repetitions, whiskers min..max; a side that failed verification has no point. Hover a point for its workload.</p>{}<h2>Memory over time</h2><p>Resident memory sampled every 25 ms: the delegator's process group (summed) and the bench process (the in-process mock), first repetition.</p>{}</body></html>\n",
         esc(&r.started_at),
         esc(&r.command),
         esc(&r.delegator),
         r.cores,
         rows,
-        size_plot,
-        par_plot,
+        throughput,
         rss_plots
     )
 }
