@@ -376,6 +376,8 @@ pub mod layout {
     pub const BOTTOM: f64 = 290.0;
     /// The legend's left edge.
     pub const LEGEND_X: f64 = 596.0;
+    // The legend lies between the plot area and the picture's right edge.
+    const _: () = assert!(LEGEND_X > RIGHT && LEGEND_X < WIDTH && LEFT < RIGHT && TOP < BOTTOM);
 }
 
 /// Dash patterns of the variants, in order.
@@ -717,8 +719,6 @@ mod tests {
     #[test]
     fn the_legend_is_right_of_the_plot_area() {
         use layout::*;
-        assert!(LEGEND_X > RIGHT);
-        assert!(LEGEND_X < WIDTH);
         let svg = plot(&[(1048576.0, 300.0)]).svg();
         assert!(svg.contains(&format!("<rect class='legend-box' x='{LEGEND_X}'")));
     }

@@ -289,6 +289,62 @@ pub fn table(r: &BenchReport) -> String {
     out
 }
 
+/// The baselines' own table (empty when none ran): per workload and baseline, its MB/s, its
+/// share of the ceiling's, how many times faster the delegator is, its CPU per GiB and peak
+/// RSS (its own process), its latency.
+pub fn baseline_table(r: &BenchReport) -> String {
+    if r.results.iter().all(|w| w.baselines.is_empty()) {
+        return String::new();
+    }
+    let mut out = String::from(
+        "| workload | baseline | MB/s (min..max) | / ceiling | delegator x | CPU-s/GiB | RSS MiB | p50/p99 ms |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for w in &r.results {
+        for b in &w.baselines {
+            let f = &b.figures;
+            if !b.verified {
+                let why = b
+                    .samples
+                    .iter()
+                    .flat_map(|s| s.failures.first())
+                    .next()
+                    .map_or(String::new(), |f| format!(": {f}"));
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | FAILED{} | - | - | - | - | - |",
+                    w.workload.name,
+                    b.name,
+                    why.replace('|', "/")
+                );
+                continue;
+            }
+            let c = w.ceiling.figures.mb_s.median;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} ({}..{}) | {} | {} | {} | {} | {}/{} |",
+                w.workload.name,
+                b.name,
+                f1(f.mb_s.median),
+                f1(f.mb_s.min),
+                f1(f.mb_s.max),
+                if w.ceiling.verified && c > 0.0 {
+                    f1(f.mb_s.median / c)
+                } else {
+                    "-".into()
+                },
+                w.ratio_to_baselines
+                    .get(&b.name)
+                    .map_or("-".into(), |x| f1(*x)),
+                f1(f.cpu_s_per_gib.median),
+                f1(f.peak_rss_mib.median),
+                f1(f.latency_p50_ms.median),
+                f1(f.latency_p99_ms.median),
+            );
+        }
+    }
+    out
+}
+
 /// `bench.md`.
 pub fn markdown(r: &BenchReport) -> String {
     format!(
@@ -300,7 +356,36 @@ pub fn markdown(r: &BenchReport) -> String {
         r.kernel,
         r.quick,
         table(r)
-    )
+    ) + &match baseline_table(r) {
+        t if t.is_empty() => t,
+        t => format!("\n## Baselines\n\n{t}"),
+    }
+}
+
+/// A markdown table (its `|` lines) as an HTML table, the first row as headers; without the
+/// last column when `drop_last`.
+fn html_table(md: &str, drop_last: bool) -> String {
+    let mut rows = String::from("<table>");
+    for (i, line) in md
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
+        .enumerate()
+    {
+        rows.push_str("<tr>");
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").collect();
+        let n = if drop_last {
+            cells.len().saturating_sub(1)
+        } else {
+            cells.len()
+        };
+        let tag = if i == 0 { "th" } else { "td" };
+        for c in &cells[..n] {
+            let _ = write!(rows, "<{tag}>{}</{tag}>", esc(c.trim()));
+        }
+        rows.push_str("</tr>\n");
+    }
+    rows.push_str("</table>");
+    rows
 }
 
 fn esc(s: &str) -> String {
@@ -335,40 +420,41 @@ impl Family {
         }
     }
 
-    /// (id, title, x label, x unit, x of a workload).
-    fn axis(
-        self,
-    ) -> (
-        &'static str,
-        &'static str,
-        &'static str,
-        Unit,
-        fn(&Workload) -> f64,
-    ) {
+    /// How this family's plot is drawn.
+    fn axis(self) -> FamilyAxis {
         match self {
-            Family::Sizes => (
-                "throughput-sizes",
-                "Throughput vs artifact size (stream-*: one delegation)",
-                "artifact bytes per delegation (log)",
-                Unit::Bytes,
-                |w| w.delegation_bytes() as f64,
-            ),
-            Family::Parallel => (
-                "throughput-parallel",
-                "Throughput vs concurrent delegations (parallel-*)",
-                "concurrent delegations (log)",
-                Unit::Count,
-                |w| f64::from(w.parallel),
-            ),
-            Family::Scale => (
-                "throughput-scale",
-                "Throughput at scale (scale-*: many small delegations)",
-                "concurrent delegations (log)",
-                Unit::Count,
-                |w| f64::from(w.parallel),
-            ),
+            Family::Sizes => FamilyAxis {
+                id: "throughput-sizes",
+                title: "Throughput vs artifact size (stream-*: one delegation)",
+                label: "artifact bytes per delegation (log)",
+                unit: Unit::Bytes,
+                x: |w| w.delegation_bytes() as f64,
+            },
+            Family::Parallel => FamilyAxis {
+                id: "throughput-parallel",
+                title: "Throughput vs concurrent delegations (parallel-*)",
+                label: "concurrent delegations (log)",
+                unit: Unit::Count,
+                x: |w| f64::from(w.parallel),
+            },
+            Family::Scale => FamilyAxis {
+                id: "throughput-scale",
+                title: "Throughput at scale (scale-*: many small delegations)",
+                label: "concurrent delegations (log)",
+                unit: Unit::Count,
+                x: |w| f64::from(w.parallel),
+            },
         }
     }
+}
+
+/// A family's plot: its id, title, x axis label and unit, and a workload's x.
+struct FamilyAxis {
+    id: &'static str,
+    title: &'static str,
+    label: &'static str,
+    unit: Unit,
+    x: fn(&Workload) -> f64,
 }
 
 /// Colour and marker of a side, the same in every plot.
@@ -407,7 +493,13 @@ fn throughput_axis(values: &[f64]) -> (Axis, String) {
 
 /// The throughput plot of one family, or `None` when no workload of it ran.
 fn family_plot(r: &BenchReport, family: Family) -> Option<Plot> {
-    let (id, title, xlabel, unit, xof) = family.axis();
+    let FamilyAxis {
+        id,
+        title,
+        label: xlabel,
+        unit,
+        x: xof,
+    } = family.axis();
     let members: Vec<&WorkloadResult> = r
         .results
         .iter()
@@ -561,24 +653,20 @@ pub fn html(r: &BenchReport) -> String {
             rss_plots.push_str(&p.svg());
         }
     }
-    let mut rows = String::new();
-    for line in table(r)
-        .lines()
-        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
-    {
-        rows.push_str("<tr>");
-        for c in line.trim_matches('|').split(" | ") {
-            let _ = write!(rows, "<td>{}</td>", esc(c.trim()));
-        }
-        rows.push_str("</tr>\n");
+    // The baselines have their own table: the main one without its baselines column.
+    let baselines = baseline_table(r);
+    let mut tables = html_table(&table(r), !baselines.is_empty());
+    if !baselines.is_empty() {
+        tables.push_str("<h2>Baselines</h2>");
+        tables.push_str(&html_table(&baselines, false));
     }
     format!(
-        "<!doctype html><html><head><meta charset='utf-8'><title>a2a-harness bench</title><style>body{{font-family:sans-serif;margin:2em}}td{{border:1px solid #ccc;padding:2px 6px}}table{{border-collapse:collapse}}svg.plot{{display:block;margin:1em 0}}</style></head><body><h1>a2a-harness bench</h1><p>{} · <code>{}</code> · delegator <code>{}</code> · {} cores</p><table>{}</table><h2>Throughput</h2><p>One plot per workload family; MB/s medians over the repetitions, whiskers min..max; a side that failed verification has no point. Hover a point for its workload.</p>{}<h2>Memory over time</h2><p>Resident memory sampled every 25 ms: the delegator's process group (summed) and the bench process (the in-process mock), first repetition.</p>{}</body></html>\n",
+        "<!doctype html><html><head><meta charset='utf-8'><title>a2a-harness bench</title><style>body{{font-family:sans-serif;margin:2em}}td,th{{border:1px solid #ccc;padding:2px 6px}}th{{background:#f4f4f4;font-weight:normal;text-align:left}}td:nth-child(-n+2){{white-space:nowrap}}table{{border-collapse:collapse}}svg.plot{{display:block;margin:1em 0}}</style></head><body><h1>a2a-harness bench</h1><p>{} · <code>{}</code> · delegator <code>{}</code> · {} cores</p>{}<h2>Throughput</h2><p>One plot per workload family; MB/s medians over the repetitions, whiskers min..max; a side that failed verification has no point. Hover a point for its workload.</p>{}<h2>Memory over time</h2><p>Resident memory sampled every 25 ms: the delegator's process group (summed) and the bench process (the in-process mock), first repetition.</p>{}</body></html>\n",
         esc(&r.started_at),
         esc(&r.command),
         esc(&r.delegator),
         r.cores,
-        rows,
+        tables,
         throughput,
         rss_plots
     )

@@ -340,6 +340,12 @@ fn bench_html_plots_render_one_per_family_with_legends_beside_the_data() {
         "MB/s from 15 to 1050 on a log axis: {:?}",
         ticks("throughput-sizes", "yticks")
     );
+    // The baselines have their own table; a failed one says so, its other cells empty.
+    assert!(dom.contains("<h2>Baselines</h2>"));
+    assert!(
+        dom.contains("<td>stream-64mib-raw</td><td>js-sdk</td><td>FAILED: x: artifacts differ from the source's</td><td>-</td>"),
+        "the failed baseline's row"
+    );
     let width = probe["width"].as_u64().unwrap();
     assert!(width <= WINDOW_WIDTH, "the page is {width} px wide");
 }

@@ -235,7 +235,9 @@ async fn the_js_sdk_baseline_verifies_byte_exact() {
         );
     }
     let md = std::fs::read_to_string(dir.path().join("bench.md")).unwrap();
-    assert!(md.contains("js-sdk"), "{md}");
+    assert!(md.contains("## Baselines"), "{md}");
+    assert!(md.contains("| poll-16mib-text | js-sdk | "), "{md}");
+    assert!(!md.contains("FAILED"), "{md}");
 }
 
 /// A js-sdk consumer that flips one bit of one chunk before hashing it is not verified.

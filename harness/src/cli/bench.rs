@@ -152,6 +152,10 @@ pub fn bench(a: BenchSettings) -> anyhow::Result<HarnessExitCode> {
     let rt = tokio::runtime::Runtime::new()?;
     let report = rt.block_on(a2a_benches::run_bench(&opts, |m| eprintln!("bench: {m}")))?;
     println!("{}", a2a_benches::report::table(&report));
+    let baselines = a2a_benches::report::baseline_table(&report);
+    if !baselines.is_empty() {
+        println!("baselines:\n{baselines}");
+    }
     if let Some(old) = old {
         println!(
             "compared with {}:",
