@@ -162,19 +162,19 @@ async fn sdk_consumer(
 pub enum BaselineError {
     /// The Node.js executable could not be started.
     #[error(
-        "--baseline js-sdk: cannot run {node}: {source} (install Node.js >= 20 and npm, then run `bash scripts/setup-node.sh`; or set --node / A2A_BENCH_NODE)"
+        "--baseline js-sdk: cannot run {node}: {error} (install Node.js >= 20 and npm, then run `bash scripts/setup-node.sh`; or set --node / A2A_BENCH_NODE)"
     )]
     Node {
         /// The executable tried.
         node: std::path::PathBuf,
-        /// Why it did not start.
-        source: std::io::Error,
+        /// Why it did not start (in the message, not a separate source: said once).
+        error: std::io::Error,
     },
     /// The consumer script is not there.
     #[error("--baseline js-sdk: {0} is missing")]
     Script(std::path::PathBuf),
     /// Node ran but the SDK did not load.
-    #[error("--baseline js-sdk: @a2a-js/sdk is not usable ({0}); run `bash scripts/setup-node.sh`")]
+    #[error("--baseline js-sdk: @a2a-js/sdk is not usable: {0}")]
     Sdk(String),
 }
 
@@ -188,9 +188,9 @@ pub fn check_js_sdk(node: &Path, script: &Path) -> Result<String, BaselineError>
         .arg("--check")
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|source| BaselineError::Node {
+        .map_err(|error| BaselineError::Node {
             node: node.to_path_buf(),
-            source,
+            error,
         })?;
     let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if out.status.success() && said.starts_with("@a2a-js/sdk ") {
@@ -203,8 +203,13 @@ pub fn check_js_sdk(node: &Path, script: &Path) -> Result<String, BaselineError>
         .unwrap_or("no output")
         .trim()
         .to_string();
+    let hint = if why.contains("setup-node.sh") {
+        ""
+    } else {
+        " (run `bash scripts/setup-node.sh`)"
+    };
     Err(BaselineError::Sdk(format!(
-        "{} {}: {why}",
+        "{} {}: {why}{hint}",
         node.display(),
         out.status
     )))

@@ -380,6 +380,9 @@ pub mod layout {
     const _: () = assert!(LEGEND_X > RIGHT && LEGEND_X < WIDTH && LEFT < RIGHT && TOP < BOTTOM);
 }
 
+/// Horizontal distance between the points of neighbouring series at one x, px.
+const DODGE: f64 = 5.0;
+
 /// Dash patterns of the variants, in order.
 const DASHES: [&str; 4] = ["", "7 4", "2 3", "9 3 2 3"];
 
@@ -465,14 +468,23 @@ impl Plot {
             BOTTOM - TOP,
             id = esc(&self.id)
         );
-        for s in &self.series {
+        // Series with markers are set a few pixels apart around each x, so that points and
+        // whiskers of different sides at one x do not hide each other.
+        let n = self.series.len() as f64;
+        for (i, s) in self.series.iter().enumerate() {
+            let dodge = if s.marker == Marker::None {
+                0.0
+            } else {
+                (i as f64 - (n - 1.0) / 2.0) * DODGE
+            };
+            let px = |p: (f64, f64)| self.px(p).map(|(x, y)| (x + dodge, y));
             let _ = write!(o, "<g class='series' data-series='{}'>", esc(&s.name));
             for (variant, points) in &s.lines {
                 let mut pts: Vec<&Point> = points.iter().collect();
                 pts.sort_by(|a, b| a.x.total_cmp(&b.x));
                 let path: Vec<String> = pts
                     .iter()
-                    .filter_map(|p| self.px((p.x, p.y)))
+                    .filter_map(|p| px((p.x, p.y)))
                     .map(|(x, y)| format!("{x:.1},{y:.1}"))
                     .collect();
                 if path.len() > 1 {
@@ -493,13 +505,12 @@ impl Plot {
                     continue;
                 }
                 for p in pts {
-                    let Some((x, y)) = self.px((p.x, p.y)) else {
+                    let Some((x, y)) = px((p.x, p.y)) else {
                         continue;
                     };
                     if let Some((lo, hi)) = p.spread
                         && (lo < p.y || hi > p.y)
-                        && let (Some((_, ylo)), Some((_, yhi))) =
-                            (self.px((p.x, lo)), self.px((p.x, hi)))
+                        && let (Some((_, ylo)), Some((_, yhi))) = (px((p.x, lo)), px((p.x, hi)))
                     {
                         let _ = write!(
                             o,
