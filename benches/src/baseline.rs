@@ -1,7 +1,9 @@
-//! The Python SDK baseline: `benches/python/sdk_consumer.py`, a consumer built on the official
-//! `a2a-sdk` client, reading and hashing the same responses from a fresh network of the same
-//! spec and seed; it reports its own CPU time and peak RSS (`getrusage`), the mock's are
-//! measured here.
+//! The SDK baselines: a consumer built on an official A2A SDK client — the Python one
+//! (`benches/python/sdk_consumer.py`, `a2a-sdk`) or the JavaScript one
+//! (`benches/js/sdk_consumer.mjs`, `@a2a-js/sdk`) — reading and hashing the same responses from
+//! a fresh network of the same spec and seed. Both speak one protocol (arguments
+//! `CARD_URL N PREFIX stream|send`, one JSON line out) and report their own CPU time and peak
+//! RSS; the mock's are measured here.
 
 use crate::procfs;
 use crate::run::RunSample;
@@ -37,8 +39,26 @@ struct Art {
     sha256: String,
 }
 
-/// Run the Python consumer on the workload once.
+/// Run the Python consumer (`python script ...`) on the workload once.
 pub async fn python_sdk(w: &Workload, seed: u64, python: &Path, script: &Path) -> RunSample {
+    sdk_consumer(w, seed, python, script, "py", "Python").await
+}
+
+/// Run the JavaScript consumer (`node script ...`) on the workload once.
+pub async fn js_sdk(w: &Workload, seed: u64, node: &Path, script: &Path) -> RunSample {
+    sdk_consumer(w, seed, node, script, "js", "JavaScript").await
+}
+
+/// Run an SDK consumer (`program script CARD_URL N PREFIX stream|send`) once and verify what it
+/// reports against the journal: every read byte-exact, or the run is not verified.
+async fn sdk_consumer(
+    w: &Workload,
+    seed: u64,
+    program: &Path,
+    script: &Path,
+    tag: &str,
+    language: &str,
+) -> RunSample {
     let mut s = RunSample::default();
     let net = match a2a_mock_agents::Network::start(source::network_spec(w, seed)).await {
         Ok(n) => n,
@@ -49,7 +69,7 @@ pub async fn python_sdk(w: &Workload, seed: u64, python: &Path, script: &Path) -
         }
     };
     let card = net.card_url(AGENT).unwrap_or_default();
-    let prefix = format!("bench-py-{seed:x}-{}", std::process::id());
+    let prefix = format!("bench-{tag}-{seed:x}-{}", std::process::id());
     let mode = if w.delivery == Delivery::Stream {
         "stream"
     } else {
@@ -57,7 +77,7 @@ pub async fn python_sdk(w: &Workload, seed: u64, python: &Path, script: &Path) -
     };
     let sampler = procfs::Sampler::start(None, crate::run::SAMPLE_EVERY);
     let mock0 = procfs::self_cpu_seconds();
-    let mut cmd = tokio::process::Command::new(python);
+    let mut cmd = tokio::process::Command::new(program);
     cmd.arg(script)
         .arg(&card)
         .arg(w.parallel.to_string())
@@ -79,7 +99,7 @@ pub async fn python_sdk(w: &Workload, seed: u64, python: &Path, script: &Path) -
             return s;
         }
         Ok(Err(e)) => {
-            s.failures.push(format!("{}: {e}", python.display()));
+            s.failures.push(format!("{}: {e}", program.display()));
             return s;
         }
         Ok(Ok(o)) => o,
@@ -89,7 +109,8 @@ pub async fn python_sdk(w: &Workload, seed: u64, python: &Path, script: &Path) -
         Err(e) => {
             let err = String::from_utf8_lossy(&out.stderr);
             s.failures.push(format!(
-                "the Python consumer's output is not its JSON ({e}); stderr: {}",
+                "the {language} consumer's output is not its JSON ({e}; {}); stderr: {}",
+                out.status,
                 err.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
             ));
             return s;
@@ -134,4 +155,62 @@ pub async fn python_sdk(w: &Workload, seed: u64, python: &Path, script: &Path) -
     s.verified = s.failures.is_empty() && s.completed == u64::from(w.parallel);
     s.finish_rates(&mut lat, &mut Vec::new());
     s
+}
+
+/// Why an SDK baseline cannot run (checked before anything runs).
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// The Node.js executable could not be started.
+    #[error(
+        "--baseline js-sdk: cannot run {node}: {error} (install Node.js >= 20 and npm, then run `bash scripts/setup-node.sh`; or set --node / A2A_BENCH_NODE)"
+    )]
+    Node {
+        /// The executable tried.
+        node: std::path::PathBuf,
+        /// Why it did not start (in the message, not a separate source: said once).
+        error: std::io::Error,
+    },
+    /// The consumer script is not there.
+    #[error("--baseline js-sdk: {0} is missing")]
+    Script(std::path::PathBuf),
+    /// Node ran but the SDK did not load.
+    #[error("--baseline js-sdk: @a2a-js/sdk is not usable: {0}")]
+    Sdk(String),
+}
+
+/// Check that `node script --check` loads `@a2a-js/sdk`; its answer (`@a2a-js/sdk VERSION`).
+pub fn check_js_sdk(node: &Path, script: &Path) -> Result<String, BaselineError> {
+    if !script.is_file() {
+        return Err(BaselineError::Script(script.to_path_buf()));
+    }
+    let out = std::process::Command::new(node)
+        .arg(script)
+        .arg("--check")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|error| BaselineError::Node {
+            node: node.to_path_buf(),
+            error,
+        })?;
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() && said.starts_with("@a2a-js/sdk ") {
+        return Ok(said);
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let why = err
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no output")
+        .trim()
+        .to_string();
+    let hint = if why.contains("setup-node.sh") {
+        ""
+    } else {
+        " (run `bash scripts/setup-node.sh`)"
+    };
+    Err(BaselineError::Sdk(format!(
+        "{} {}: {why}{hint}",
+        node.display(),
+        out.status
+    )))
 }

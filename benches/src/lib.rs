@@ -5,6 +5,7 @@
 //! journal, and reports (`bench.json`, `bench.md`, `bench.html`).
 
 pub mod baseline;
+pub mod plot;
 pub mod procfs;
 pub mod report;
 pub mod run;
@@ -27,6 +28,14 @@ pub enum Baseline {
         /// The consumer script (`benches/python/sdk_consumer.py`).
         script: PathBuf,
     },
+    /// The official JavaScript SDK client (`@a2a-js/sdk`, as pinned by
+    /// `examples/ts-delegator`) reading and hashing the same stream, run with this Node.js.
+    JsSdk {
+        /// The `node` executable.
+        node: PathBuf,
+        /// The consumer script (`benches/js/sdk_consumer.mjs`).
+        script: PathBuf,
+    },
     /// Another delegator command (normally the reference delegator).
     Reference(String),
 }
@@ -36,6 +45,7 @@ impl Baseline {
     pub fn name(&self) -> &'static str {
         match self {
             Baseline::PythonSdk { .. } => "python-sdk",
+            Baseline::JsSdk { .. } => "js-sdk",
             Baseline::Reference(_) => "reference",
         }
     }
@@ -156,6 +166,9 @@ pub async fn run_bench(
                     Baseline::Reference(cmd) => run::delegator(w, seed, cmd, &work).await,
                     Baseline::PythonSdk { python, script } => {
                         baseline::python_sdk(w, seed, python, script).await
+                    }
+                    Baseline::JsSdk { node, script } => {
+                        baseline::js_sdk(w, seed, node, script).await
                     }
                 };
                 base[k].push(s);

@@ -1,6 +1,7 @@
 //! Results: `bench.json` (typed, versioned), `bench.md`, `bench.html` (inline SVG plots), the
 //! console table and `--compare`.
 
+use crate::plot::{Axis, Marker, Plot, Point, Series, Unit};
 use crate::run::RunSample;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
@@ -96,7 +97,7 @@ impl SideFigures {
 /// One side of one workload: its samples and figures.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Side {
-    /// `ceiling`, `delegator`, `python-sdk` or `reference`.
+    /// `ceiling`, `delegator`, `python-sdk`, `js-sdk` or `reference`.
     pub name: String,
     /// Every repetition verified byte-exact.
     pub verified: bool,
@@ -288,6 +289,62 @@ pub fn table(r: &BenchReport) -> String {
     out
 }
 
+/// The baselines' own table (empty when none ran): per workload and baseline, its MB/s, its
+/// share of the ceiling's, how many times faster the delegator is, its CPU per GiB and peak
+/// RSS (its own process), its latency.
+pub fn baseline_table(r: &BenchReport) -> String {
+    if r.results.iter().all(|w| w.baselines.is_empty()) {
+        return String::new();
+    }
+    let mut out = String::from(
+        "| workload | baseline | MB/s (min..max) | / ceiling | delegator x | CPU-s/GiB | RSS MiB | p50/p99 ms |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for w in &r.results {
+        for b in &w.baselines {
+            let f = &b.figures;
+            if !b.verified {
+                let why = b
+                    .samples
+                    .iter()
+                    .flat_map(|s| s.failures.first())
+                    .next()
+                    .map_or(String::new(), |f| format!(": {f}"));
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | FAILED{} | - | - | - | - | - |",
+                    w.workload.name,
+                    b.name,
+                    why.replace('|', "/")
+                );
+                continue;
+            }
+            let c = w.ceiling.figures.mb_s.median;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} ({}..{}) | {} | {} | {} | {} | {}/{} |",
+                w.workload.name,
+                b.name,
+                f1(f.mb_s.median),
+                f1(f.mb_s.min),
+                f1(f.mb_s.max),
+                if w.ceiling.verified && c > 0.0 {
+                    f1(f.mb_s.median / c)
+                } else {
+                    "-".into()
+                },
+                w.ratio_to_baselines
+                    .get(&b.name)
+                    .map_or("-".into(), |x| f1(*x)),
+                f1(f.cpu_s_per_gib.median),
+                f1(f.peak_rss_mib.median),
+                f1(f.latency_p50_ms.median),
+                f1(f.latency_p99_ms.median),
+            );
+        }
+    }
+    out
+}
+
 /// `bench.md`.
 pub fn markdown(r: &BenchReport) -> String {
     format!(
@@ -299,7 +356,36 @@ pub fn markdown(r: &BenchReport) -> String {
         r.kernel,
         r.quick,
         table(r)
-    )
+    ) + &match baseline_table(r) {
+        t if t.is_empty() => t,
+        t => format!("\n## Baselines\n\n{t}"),
+    }
+}
+
+/// A markdown table (its `|` lines) as an HTML table, the first row as headers; without the
+/// last column when `drop_last`.
+fn html_table(md: &str, drop_last: bool) -> String {
+    let mut rows = String::from("<table>");
+    for (i, line) in md
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
+        .enumerate()
+    {
+        rows.push_str("<tr>");
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").collect();
+        let n = if drop_last {
+            cells.len().saturating_sub(1)
+        } else {
+            cells.len()
+        };
+        let tag = if i == 0 { "th" } else { "td" };
+        for c in &cells[..n] {
+            let _ = write!(rows, "<{tag}>{}</{tag}>", esc(c.trim()));
+        }
+        rows.push_str("</tr>\n");
+    }
+    rows.push_str("</table>");
+    rows
 }
 
 fn esc(s: &str) -> String {
@@ -308,174 +394,280 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// One plotted series: name, colour, (x, y) points.
-type Series<'a> = (&'a str, &'a str, Vec<(f64, f64)>);
-
-/// A scatter/line plot as inline SVG: series of (x, y) points.
-fn svg_plot(title: &str, xlabel: &str, ylabel: &str, series: &[Series<'_>]) -> String {
-    let (w, h, l, b) = (640.0, 320.0, 60.0, 40.0);
-    let pts = series.iter().flat_map(|s| s.2.iter());
-    let xmax = pts.clone().map(|p| p.0).fold(0.0, f64::max).max(1e-9);
-    let ymax = pts.map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.1;
-    let sx = |x: f64| l + x / xmax * (w - l - 20.0);
-    let sy = |y: f64| h - b - y / ymax * (h - b - 30.0);
-    let mut o = format!(
-        "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' style='font:12px sans-serif'><text x='{}' y='16' text-anchor='middle' font-weight='bold'>{}</text><line x1='{l}' y1='{}' x2='{}' y2='{}' stroke='black'/><line x1='{l}' y1='30' x2='{l}' y2='{}' stroke='black'/><text x='{}' y='{}' text-anchor='middle'>{}</text><text x='12' y='{}' transform='rotate(-90 12 {})' text-anchor='middle'>{}</text><text x='{}' y='{}'>{}</text><text x='{}' y='{}' text-anchor='end'>{}</text>",
-        w / 2.0,
-        esc(title),
-        h - b,
-        w - 20.0,
-        h - b,
-        h - b,
-        w / 2.0,
-        h - 6.0,
-        esc(xlabel),
-        h / 2.0,
-        h / 2.0,
-        esc(ylabel),
-        l - 4.0,
-        h - b + 14.0,
-        "0",
-        w - 20.0,
-        h - b + 14.0,
-        f1(xmax),
-    );
-    let _ = write!(
-        o,
-        "<text x='{}' y='34' text-anchor='end'>{}</text>",
-        l - 4.0,
-        f1(ymax)
-    );
-    for (i, (name, color, p)) in series.iter().enumerate() {
-        let mut p = p.clone();
-        p.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let path: Vec<String> = p
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", sx(*x), sy(*y)))
-            .collect();
-        let _ = write!(
-            o,
-            "<polyline fill='none' stroke='{color}' stroke-width='2' points='{}'/>",
-            path.join(" ")
-        );
-        for (x, y) in &p {
-            let _ = write!(
-                o,
-                "<circle cx='{:.1}' cy='{:.1}' r='3' fill='{color}'/>",
-                sx(*x),
-                sy(*y)
-            );
-        }
-        let _ = write!(
-            o,
-            "<text x='{}' y='{}' fill='{color}'>{}</text>",
-            l + 10.0,
-            44.0 + 14.0 * i as f64,
-            esc(name)
-        );
-    }
-    o.push_str("</svg>");
-    o
+/// The workload families plotted: each has its own throughput plot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// `stream-*`: one delegation, throughput against the artifact size.
+    Sizes,
+    /// `parallel-*`: throughput against the number of concurrent delegations.
+    Parallel,
+    /// `scale-*`: many small delegations, throughput against their number.
+    Scale,
 }
 
-/// `bench.html`: the table and plots (throughput vs artifact size, vs parallel streams; RSS
-/// over time of the largest workload).
-pub fn html(r: &BenchReport) -> String {
-    let single: Vec<&WorkloadResult> = r
+impl Family {
+    const ALL: [Family; 3] = [Family::Sizes, Family::Parallel, Family::Scale];
+
+    fn of(name: &str) -> Option<Family> {
+        if name.starts_with("stream-") {
+            Some(Family::Sizes)
+        } else if name.starts_with("parallel-") {
+            Some(Family::Parallel)
+        } else if name.starts_with("scale-") {
+            Some(Family::Scale)
+        } else {
+            None
+        }
+    }
+
+    /// How this family's plot is drawn.
+    fn axis(self) -> FamilyAxis {
+        match self {
+            Family::Sizes => FamilyAxis {
+                id: "throughput-sizes",
+                title: "Throughput vs artifact size (stream-*: one delegation)",
+                label: "artifact bytes per delegation (log)",
+                unit: Unit::Bytes,
+                x: |w| w.delegation_bytes() as f64,
+            },
+            Family::Parallel => FamilyAxis {
+                id: "throughput-parallel",
+                title: "Throughput vs concurrent delegations (parallel-*)",
+                label: "concurrent delegations (log)",
+                unit: Unit::Count,
+                x: |w| f64::from(w.parallel),
+            },
+            Family::Scale => FamilyAxis {
+                id: "throughput-scale",
+                title: "Throughput at scale (scale-*: many small delegations)",
+                label: "concurrent delegations (log)",
+                unit: Unit::Count,
+                x: |w| f64::from(w.parallel),
+            },
+        }
+    }
+}
+
+/// A family's plot: its id, title, x axis label and unit, and a workload's x.
+struct FamilyAxis {
+    id: &'static str,
+    title: &'static str,
+    label: &'static str,
+    unit: Unit,
+    x: fn(&Workload) -> f64,
+}
+
+/// Colour and marker of a side, the same in every plot.
+fn side_style(name: &str, i: usize) -> (&'static str, Marker) {
+    match name {
+        "ceiling" => ("#6b6b6b", Marker::Square),
+        "delegator" => ("#d62728", Marker::Circle),
+        "python-sdk" => ("#1f77b4", Marker::Triangle),
+        "js-sdk" => ("#e6850e", Marker::Diamond),
+        "reference" => ("#9467bd", Marker::TriangleDown),
+        _ => (
+            ["#17becf", "#8c564b", "#bcbd22", "#e377c2"][i % 4],
+            [Marker::TriangleDown, Marker::Diamond, Marker::Triangle][i % 3],
+        ),
+    }
+}
+
+/// The sides of a workload, in legend order: ceiling, delegator, each baseline.
+fn sides(w: &WorkloadResult) -> Vec<&Side> {
+    let mut v = vec![&w.ceiling, &w.delegator];
+    v.extend(w.baselines.iter());
+    v
+}
+
+/// A y axis for throughputs: logarithmic when they span a decade or more, else from zero.
+fn throughput_axis(values: &[f64]) -> (Axis, String) {
+    let pos: Vec<f64> = values.iter().copied().filter(|v| *v > 0.0).collect();
+    let lo = pos.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = pos.iter().copied().fold(0.0, f64::max);
+    if hi / lo >= 10.0 {
+        (Axis::log(&pos, Unit::Plain), "MB/s (log)".into())
+    } else {
+        (Axis::linear_from_zero(&pos, Unit::Plain), "MB/s".into())
+    }
+}
+
+/// The throughput plot of one family, or `None` when no workload of it ran.
+fn family_plot(r: &BenchReport, family: Family) -> Option<Plot> {
+    let FamilyAxis {
+        id,
+        title,
+        label: xlabel,
+        unit,
+        x: xof,
+    } = family.axis();
+    let members: Vec<&WorkloadResult> = r
         .results
         .iter()
-        .filter(|w| w.workload.parallel == 1)
+        .filter(|w| Family::of(&w.workload.name) == Some(family))
         .collect();
-    let by_size = |f: fn(&WorkloadResult) -> f64| -> Vec<(f64, f64)> {
-        single
+    if members.is_empty() {
+        return None;
+    }
+    // Lines join workloads of one part kind (text, raw, data): the variants.
+    let mut variants: Vec<String> = Vec::new();
+    for w in &members {
+        let v = format!("{} parts", part_name(w.workload.part));
+        if !variants.contains(&v) {
+            variants.push(v);
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    for w in &members {
+        for s in sides(w) {
+            if !names.contains(&s.name) {
+                names.push(s.name.clone());
+            }
+        }
+    }
+    let mut ys = Vec::new();
+    let series = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let (colour, marker) = side_style(name, i);
+            let mut lines: Vec<(usize, Vec<Point>)> =
+                (0..variants.len()).map(|v| (v, Vec::new())).collect();
+            for w in &members {
+                let Some(s) = sides(w).into_iter().find(|s| &s.name == name) else {
+                    continue;
+                };
+                if !s.verified {
+                    continue;
+                }
+                let m = &s.figures.mb_s;
+                ys.extend([m.min, m.median, m.max]);
+                let v = format!("{} parts", part_name(w.workload.part));
+                let k = variants.iter().position(|x| *x == v).unwrap_or(0);
+                lines[k].1.push(Point {
+                    x: xof(&w.workload),
+                    y: m.median,
+                    spread: Some((m.min, m.max)),
+                    title: format!(
+                        "{}: {} {} MB/s (min {}, max {})",
+                        w.workload.name,
+                        name,
+                        f1(m.median),
+                        f1(m.min),
+                        f1(m.max)
+                    ),
+                });
+            }
+            lines.retain(|l| !l.1.is_empty());
+            Series {
+                name: name.clone(),
+                colour: colour.into(),
+                marker,
+                lines,
+            }
+        })
+        .collect();
+    let xs: Vec<f64> = members.iter().map(|w| xof(&w.workload)).collect();
+    Some(Plot {
+        id: id.into(),
+        title: title.into(),
+        x: (Axis::log(&xs, unit), xlabel.into()),
+        y: throughput_axis(&ys),
+        variants,
+        series,
+    })
+}
+
+fn part_name(p: crate::workload::PartKind) -> &'static str {
+    match p {
+        crate::workload::PartKind::Text => "text",
+        crate::workload::PartKind::Raw => "raw",
+        crate::workload::PartKind::Data => "data",
+    }
+}
+
+/// The RSS-over-time plot of one workload (the delegator group and the mock, first sampled
+/// repetition), or `None` without samples.
+fn rss_plot(w: &WorkloadResult) -> Option<Plot> {
+    let s = w
+        .delegator
+        .samples
+        .iter()
+        .find(|s| !s.rss_series.is_empty())?;
+    let step = (s.rss_series.len() / 400).max(1);
+    let pts = |f: fn(&crate::procfs::Sample) -> u64| -> Vec<Point> {
+        s.rss_series
             .iter()
-            .map(|w| (w.workload.total_bytes() as f64 / 1048576.0, f(w)))
+            .step_by(step)
+            .map(|p| Point {
+                x: p.t_ms as f64 / 1000.0,
+                y: f(p) as f64 / 1024.0,
+                spread: None,
+                title: String::new(),
+            })
             .collect()
     };
-    let size_plot = svg_plot(
-        "Throughput vs artifact size (1 delegation)",
-        "artifact MiB",
-        "MB/s",
-        &[
-            (
-                "ceiling",
-                "#888",
-                by_size(|w| w.ceiling.figures.mb_s.median),
-            ),
-            (
-                "delegator",
-                "#c33",
-                by_size(|w| w.delegator.figures.mb_s.median),
-            ),
+    let d = pts(|p| p.delegator_rss_kib);
+    let m = pts(|p| p.mock_rss_kib);
+    let xs: Vec<f64> = d.iter().map(|p| p.x).collect();
+    let ys: Vec<f64> = d.iter().chain(&m).map(|p| p.y).collect();
+    Some(Plot {
+        id: format!("rss-{}", w.workload.name),
+        title: format!("RSS over time: {}", w.workload.name),
+        x: (Axis::linear_from_zero(&xs, Unit::Plain), "seconds".into()),
+        y: (Axis::linear_from_zero(&ys, Unit::Plain), "MiB".into()),
+        variants: Vec::new(),
+        series: vec![
+            Series {
+                name: "delegator group".into(),
+                colour: side_style("delegator", 0).0.into(),
+                marker: Marker::None,
+                lines: vec![(0, d)],
+            },
+            Series {
+                name: "mock (bench process)".into(),
+                colour: "#1f77b4".into(),
+                marker: Marker::None,
+                lines: vec![(0, m)],
+            },
         ],
-    );
-    let by_par = |f: fn(&WorkloadResult) -> f64| -> Vec<(f64, f64)> {
-        r.results
-            .iter()
-            .map(|w| (f64::from(w.workload.parallel), f(w)))
-            .collect()
-    };
-    let par_plot = svg_plot(
-        "Throughput vs parallel delegations",
-        "parallel delegations",
-        "MB/s (aggregate)",
-        &[
-            ("ceiling", "#888", by_par(|w| w.ceiling.figures.mb_s.median)),
-            (
-                "delegator",
-                "#c33",
-                by_par(|w| w.delegator.figures.mb_s.median),
-            ),
-        ],
-    );
+    })
+}
+
+/// `bench.html`: the table; one throughput plot per workload family (`stream-*` against the
+/// artifact size, `parallel-*` and `scale-*` against the number of delegations; log axes, each
+/// side a series with its own colour and marker, min..max whiskers); RSS over time per
+/// workload.
+pub fn html(r: &BenchReport) -> String {
+    let mut throughput = String::new();
+    for f in Family::ALL {
+        if let Some(p) = family_plot(r, f) {
+            throughput.push_str(&p.svg());
+        }
+    }
+    if throughput.is_empty() {
+        throughput.push_str("<p>No stream-*, parallel-* or scale-* workload ran.</p>");
+    }
     let mut rss_plots = String::new();
     for w in &r.results {
-        let Some(s) = w
-            .delegator
-            .samples
-            .iter()
-            .find(|s| !s.rss_series.is_empty())
-        else {
-            continue;
-        };
-        let step = (s.rss_series.len() / 400).max(1);
-        let pts = |f: fn(&crate::procfs::Sample) -> u64| -> Vec<(f64, f64)> {
-            s.rss_series
-                .iter()
-                .step_by(step)
-                .map(|p| (p.t_ms as f64 / 1000.0, f(p) as f64 / 1024.0))
-                .collect()
-        };
-        rss_plots.push_str(&svg_plot(
-            &format!("RSS over time: {}", w.workload.name),
-            "s",
-            "MiB",
-            &[
-                ("delegator group", "#c33", pts(|p| p.delegator_rss_kib)),
-                ("mock (bench process)", "#36c", pts(|p| p.mock_rss_kib)),
-            ],
-        ));
-    }
-    let mut rows = String::new();
-    for line in table(r)
-        .lines()
-        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
-    {
-        rows.push_str("<tr>");
-        for c in line.trim_matches('|').split(" | ") {
-            let _ = write!(rows, "<td>{}</td>", esc(c.trim()));
+        if let Some(p) = rss_plot(w) {
+            rss_plots.push_str(&p.svg());
         }
-        rows.push_str("</tr>\n");
+    }
+    // The baselines have their own table: the main one without its baselines column.
+    let baselines = baseline_table(r);
+    let mut tables = html_table(&table(r), !baselines.is_empty());
+    if !baselines.is_empty() {
+        tables.push_str("<h2>Baselines</h2>");
+        tables.push_str(&html_table(&baselines, false));
     }
     format!(
-        "<!doctype html><html><head><meta charset='utf-8'><title>a2a-harness bench</title><style>body{{font-family:sans-serif;margin:2em}}td{{border:1px solid #ccc;padding:2px 6px}}table{{border-collapse:collapse}}</style></head><body><h1>a2a-harness bench</h1><p>{} · <code>{}</code> · delegator <code>{}</code> · {} cores</p><table>{}</table><h2>Plots</h2>{}{}{}</body></html>\n",
+        "<!doctype html><html><head><meta charset='utf-8'><title>a2a-harness bench</title><style>body{{font-family:sans-serif;margin:2em}}td,th{{border:1px solid #ccc;padding:2px 6px}}th{{background:#f4f4f4;font-weight:normal;text-align:left}}td:nth-child(-n+2){{white-space:nowrap}}table{{border-collapse:collapse}}svg.plot{{display:block;margin:1em 0}}</style></head><body><h1>a2a-harness bench</h1><p>{} · <code>{}</code> · delegator <code>{}</code> · {} cores</p>{}<h2>Throughput</h2><p>One plot per workload family; MB/s medians over the repetitions, whiskers min..max; a side that failed verification has no point. Hover a point for its workload.</p>{}<h2>Memory over time</h2><p>Resident memory sampled every 25 ms: the delegator's process group (summed) and the bench process (the in-process mock), first repetition.</p>{}</body></html>\n",
         esc(&r.started_at),
         esc(&r.command),
         esc(&r.delegator),
         r.cores,
-        rows,
-        size_plot,
-        par_plot,
+        tables,
+        throughput,
         rss_plots
     )
 }

@@ -180,3 +180,133 @@ fn every_default_workload_loads() {
     assert!(all.len() >= 5);
     assert!(all.iter().any(|w| w.heavy && w.parallel >= 10_000));
 }
+
+/// `node` (or `A2A_BENCH_NODE`) and the consumer script, with the SDK checked installed.
+fn js_sdk_baseline() -> a2a_benches::Baseline {
+    let node =
+        std::env::var_os("A2A_BENCH_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
+    let script = root().join("benches/js/sdk_consumer.mjs");
+    let sdk = a2a_benches::baseline::check_js_sdk(&node, &script).unwrap_or_else(|e| {
+        panic!("{e} (scripts/test.sh runs it; it needs Node.js >= 20 and npm)")
+    });
+    assert!(sdk.starts_with("@a2a-js/sdk "), "{sdk}");
+    a2a_benches::Baseline::JsSdk { node, script }
+}
+
+/// The js-sdk baseline (the official `@a2a-js/sdk` client) verifies byte-exact over both
+/// delivery modes it speaks (a stream; a blocking send for poll) and the three part kinds, with
+/// parallel sends; it reports its own CPU and peak RSS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_js_sdk_baseline_verifies_byte_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(
+        quick(&[
+            "stream-64mib-text",
+            "stream-64mib-raw",
+            "data-16mib",
+            "poll-16mib-text",
+            "parallel-64x4mib",
+        ]),
+        reference(),
+        dir.path(),
+    );
+    o.baselines = vec![js_sdk_baseline()];
+    let r = run_bench(&o, |_| {}).await.unwrap();
+    for w in &r.results {
+        let b = &w.baselines[0];
+        assert_eq!(b.name, "js-sdk");
+        assert!(b.verified, "{}: {:?}", w.workload.name, b.samples);
+        let s = &b.samples[0];
+        assert_eq!(
+            s.completed,
+            u64::from(w.workload.parallel),
+            "{}",
+            w.workload.name
+        );
+        assert_eq!(s.bytes, w.workload.total_bytes(), "{}", w.workload.name);
+        assert!(
+            s.mb_s > 0.0 && s.cpu_s > 0.0 && s.peak_rss_mib > 1.0,
+            "{s:?}"
+        );
+        assert!(
+            w.ratio_to_baselines.contains_key("js-sdk"),
+            "{}",
+            w.workload.name
+        );
+    }
+    let md = std::fs::read_to_string(dir.path().join("bench.md")).unwrap();
+    assert!(md.contains("## Baselines"), "{md}");
+    assert!(md.contains("| poll-16mib-text | js-sdk | "), "{md}");
+    assert!(!md.contains("FAILED"), "{md}");
+}
+
+/// A js-sdk consumer that flips one bit of one chunk before hashing it is not verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupting_js_consumer_is_not_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let a2a_benches::Baseline::JsSdk { node, script } = js_sdk_baseline() else {
+        unreachable!()
+    };
+    // The real consumer, with sha256's update patched to flip a bit of the first chunk hashed.
+    let broken = dir.path().join("broken_consumer.mjs");
+    std::fs::write(
+        &broken,
+        format!(
+            r#"import {{ createHash }} from "node:crypto";
+import {{ pathToFileURL }} from "node:url";
+const H = Object.getPrototypeOf(createHash("sha256"));
+const update = H.update;
+let done = false;
+H.update = function (b, ...rest) {{
+  if (!done && b.length >= 1024) {{
+    done = true;
+    b = Buffer.from(b);
+    b[0] ^= 1;
+  }}
+  return update.call(this, b, ...rest);
+}};
+await import(pathToFileURL({script:?}).href);
+"#,
+            script = script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let mut o = opts(quick(&["stream-64mib-text"]), reference(), dir.path());
+    o.baselines = vec![a2a_benches::Baseline::JsSdk {
+        node,
+        script: broken,
+    }];
+    let r = run_bench(&o, |_| {}).await.unwrap();
+    let w = &r.results[0];
+    let b = &w.baselines[0];
+    assert!(!b.verified, "{:?}", b.samples);
+    let s = &b.samples[0];
+    assert_eq!(s.mb_s, 0.0, "an unverified run has no throughput figure");
+    assert!(
+        s.failures
+            .iter()
+            .any(|f| f.contains("artifacts differ from the source's")),
+        "{:?}",
+        s.failures
+    );
+    assert!(
+        w.ratio_to_baselines.is_empty(),
+        "no ratio to an unverified baseline"
+    );
+    assert_eq!(w.verdict, "ok", "the delegator is unaffected");
+}
+
+/// A `node` that is not there is refused up front, naming the setup script.
+#[test]
+fn a_missing_node_is_a_clear_error() {
+    let e = a2a_benches::baseline::check_js_sdk(
+        Path::new("/nonexistent/node"),
+        &root().join("benches/js/sdk_consumer.mjs"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("/nonexistent/node") && e.contains("scripts/setup-node.sh"),
+        "{e}"
+    );
+}

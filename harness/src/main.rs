@@ -245,6 +245,7 @@ enum Cmd {
     ///   a2a-harness bench --workload stream-64mib-text --repeat 5
     ///   a2a-harness bench --delegator './my-delegator --driver' --baseline reference
     ///   a2a-harness bench --baseline python-sdk --out reports/bench-new --compare reports/bench-old/bench.json
+    ///   a2a-harness bench --workload stream-64mib-text --baseline python-sdk --baseline js-sdk
     #[command(after_help = BENCH_EXIT_HELP, verbatim_doc_comment)]
     Bench {
         /// A workload file or a directory of them (*.toml).
@@ -266,13 +267,22 @@ enum Cmd {
         /// The delegator command (speaks docs/driver-protocol.md). Default: the reference delegator next to this binary.
         #[arg(long)]
         delegator: Option<String>,
-        /// Also run a baseline in the same session: `python-sdk` (the official a2a-sdk client
-        /// from the interop venv, see --python) or `reference` (the reference delegator).
-        #[arg(long, value_name = "python-sdk|reference")]
+        /// Also run baselines in the same session (repeatable, or comma-separated; each is
+        /// reported beside the others): `python-sdk` (the official a2a-sdk client from the
+        /// interop venv, see --python), `js-sdk` (the official @a2a-js/sdk client installed by
+        /// scripts/setup-node.sh, see --node) or `reference` (the reference delegator).
+        #[arg(
+            long,
+            value_name = "python-sdk|js-sdk|reference",
+            value_delimiter = ','
+        )]
         baseline: Vec<BaselineArg>,
         /// The Python interpreter for `--baseline python-sdk`.
         #[arg(long, default_value = ".venv/bin/python", env = "A2A_BENCH_PYTHON")]
         python: PathBuf,
+        /// The Node.js executable for `--baseline js-sdk` (a name is looked up on PATH).
+        #[arg(long, default_value = "node", env = "A2A_BENCH_NODE")]
+        node: PathBuf,
         /// Output directory (default: reports/bench-<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -531,6 +541,8 @@ const EXPLORE_EXIT_HELP: &str = "EXIT CODES: 0 nothing found; 1 a finding (a rul
 enum BaselineArg {
     /// The official Python SDK client.
     PythonSdk,
+    /// The official JavaScript SDK client (@a2a-js/sdk).
+    JsSdk,
     /// The reference delegator.
     Reference,
 }
@@ -627,6 +639,7 @@ impl From<BaselineArg> for cli::bench::BenchBaseline {
     fn from(b: BaselineArg) -> Self {
         match b {
             BaselineArg::PythonSdk => cli::bench::BenchBaseline::PythonSdk,
+            BaselineArg::JsSdk => cli::bench::BenchBaseline::JsSdk,
             BaselineArg::Reference => cli::bench::BenchBaseline::Reference,
         }
     }
@@ -646,6 +659,7 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
             delegator,
             baseline,
             python,
+            node,
             out,
             compare,
             seed,
@@ -658,6 +672,7 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
             delegator,
             baseline: baseline.into_iter().map(Into::into).collect(),
             python,
+            node,
             out,
             compare,
             seed,

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 pub enum BenchBaseline {
     /// The official Python SDK client (from the interop venv).
     PythonSdk,
+    /// The official JavaScript SDK client (`@a2a-js/sdk`, installed by `scripts/setup-node.sh`).
+    JsSdk,
     /// The reference delegator.
     Reference,
 }
@@ -34,6 +36,8 @@ pub struct BenchSettings {
     pub baseline: Vec<BenchBaseline>,
     /// The Python interpreter for [`BenchBaseline::PythonSdk`].
     pub python: PathBuf,
+    /// The Node.js executable for [`BenchBaseline::JsSdk`].
+    pub node: PathBuf,
     /// The output directory (`None`: `reports/bench-<timestamp>`).
     pub out: Option<PathBuf>,
     /// An earlier `bench.json` to compare with.
@@ -69,7 +73,13 @@ pub fn bench(a: BenchSettings) -> anyhow::Result<HarnessExitCode> {
     };
     check_delegator(&delegator)?;
     let mut baselines = Vec::new();
+    let mut seen = Vec::new();
     for b in &a.baseline {
+        // Each baseline once: a name is a key of the report's ratios.
+        if seen.contains(b) {
+            continue;
+        }
+        seen.push(*b);
         baselines.push(match b {
             BenchBaseline::Reference => {
                 let reference = reference.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -92,6 +102,21 @@ pub fn bench(a: BenchSettings) -> anyhow::Result<HarnessExitCode> {
                 anyhow::ensure!(script.exists(), "--baseline python-sdk: {} is missing", script.display());
                 a2a_benches::Baseline::PythonSdk {
                     python: a.python.clone(),
+                    script,
+                }
+            }
+            BenchBaseline::JsSdk => {
+                let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../benches/js/sdk_consumer.mjs");
+                let script = if script.exists() {
+                    script
+                } else {
+                    PathBuf::from("benches/js/sdk_consumer.mjs")
+                };
+                let sdk = a2a_benches::baseline::check_js_sdk(&a.node, &script)?;
+                eprintln!("bench: js-sdk baseline: {sdk} ({})", a.node.display());
+                a2a_benches::Baseline::JsSdk {
+                    node: a.node.clone(),
                     script,
                 }
             }
@@ -127,6 +152,10 @@ pub fn bench(a: BenchSettings) -> anyhow::Result<HarnessExitCode> {
     let rt = tokio::runtime::Runtime::new()?;
     let report = rt.block_on(a2a_benches::run_bench(&opts, |m| eprintln!("bench: {m}")))?;
     println!("{}", a2a_benches::report::table(&report));
+    let baselines = a2a_benches::report::baseline_table(&report);
+    if !baselines.is_empty() {
+        println!("baselines:\n{baselines}");
+    }
     if let Some(old) = old {
         println!(
             "compared with {}:",
