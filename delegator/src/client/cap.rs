@@ -10,14 +10,37 @@
 //! pool and its permit to the next request, which reuses that connection.
 //!
 //! A permit is held for the whole exchange: a unary call until its body is read, a stream until
-//! it is dropped. The wait for a permit counts against the caller's own timeout, so no wait is
-//! unbounded. gRPC calls are not capped here: each agent's channel multiplexes them over one
-//! HTTP/2 connection.
+//! it ends. No wait is unbounded: a request waits for a permit at most its own timeout, or,
+//! inside [`waiting_until`] (every delegation's run is), until that instant when it is later:
+//! waiting for a turn on the wire is no failed attempt, so a delegation queued behind thousands
+//! of others waits up to its deadline instead of failing its send at the request timeout and
+//! spending a retry. gRPC calls are not capped here: each agent's channel multiplexes them
+//! over one HTTP/2 connection.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+
+tokio::task_local! {
+    /// Until when the current task's requests may wait for a connection (see [`waiting_until`]).
+    static WAIT_UNTIL: Instant;
+}
+
+/// Run `f` with its requests allowed to wait for a connection until `until` (when that is later
+/// than a request's own timeout).
+pub async fn waiting_until<F: Future>(until: Instant, f: F) -> F::Output {
+    WAIT_UNTIL.scope(until, f).await
+}
+
+/// How long a request with this `timeout` may wait for a permit here.
+fn wait_bound(timeout: Duration) -> Duration {
+    WAIT_UNTIL
+        .try_with(|until| until.saturating_duration_since(Instant::now()))
+        .map_or(timeout, |left| left.max(timeout))
+}
 
 /// Requests in flight to one agent (origin) at once, by default.
 pub const DEFAULT_MAX_PER_AGENT: usize = 256;
@@ -43,9 +66,10 @@ impl ConnectionCap {
         self.max
     }
 
-    /// A permit for one request to `url`, waiting at most `wait` for one; `None` when none came
-    /// free in time.
+    /// A permit for one request to `url`, waiting at most `wait` for one (or, inside
+    /// [`waiting_until`], until that instant if later); `None` when none came free in time.
     pub async fn acquire(&self, url: &str, wait: Duration) -> Option<OwnedSemaphorePermit> {
+        let wait = wait_bound(wait);
         let sem = {
             let mut m = self.per_origin.lock().unwrap_or_else(|p| p.into_inner());
             m.entry(origin_of(url).to_string())
@@ -118,5 +142,48 @@ mod tests {
                 .await
                 .is_some()
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn inside_waiting_until_a_request_waits_past_its_timeout_for_its_turn() {
+        let cap = Arc::new(ConnectionCap::new(1));
+        let url = "http://127.0.0.1:1/";
+        let held = cap.acquire(url, Duration::from_secs(1)).await.unwrap();
+        let (waiter, lone) = (cap.clone(), cap.clone());
+        let until = Instant::now() + Duration::from_secs(60);
+        let queued = tokio::spawn(waiting_until(until, async move {
+            waiter
+                .acquire(url, Duration::from_millis(50))
+                .await
+                .is_some()
+        }));
+        let alone =
+            tokio::spawn(
+                async move { lone.acquire(url, Duration::from_millis(50)).await.is_some() },
+            );
+        // Far past the 50 ms timeout (the clock is paused: it jumps, nothing sleeps).
+        tokio::time::advance(Duration::from_secs(5)).await;
+        assert!(
+            !alone.await.unwrap(),
+            "outside waiting_until the timeout bounds the wait"
+        );
+        assert!(
+            !queued.is_finished(),
+            "inside it the request still waits for its turn"
+        );
+        drop(held);
+        assert!(
+            queued.await.unwrap(),
+            "and gets the connection once it is free"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_until_an_instant_already_past_leaves_the_timeout() {
+        let cap = ConnectionCap::new(1);
+        let url = "http://127.0.0.1:1/";
+        let _held = cap.acquire(url, Duration::from_secs(1)).await.unwrap();
+        let got = waiting_until(Instant::now(), cap.acquire(url, Duration::from_millis(50))).await;
+        assert!(got.is_none());
     }
 }

@@ -6,7 +6,7 @@ use crate::support;
 
 use a2a_delegator::client::{ClientError, Endpoint, RpcClient};
 use a2a_delegator::engine::{EngineConfig, Options};
-use a2a_delegator::store::DelegationState;
+use a2a_delegator::store::{DelegationState, DelegationStore};
 use a2a_mock_agents::{Event, Network, Step};
 use a2a_protocol::version::ProtocolVersion;
 use a2a_protocol::{Binding, Method, TaskState};
@@ -33,6 +33,27 @@ async fn gated_agent() -> Network {
         ],
     )
     .await
+}
+
+/// Start an engine routing to `net`'s agent `a` with these options.
+async fn engine(net: &Network, o: Options) -> EngineRun {
+    EngineRun::start(|dir| {
+        EngineConfig::new(dir, "http://127.0.0.1:1/delegator")
+            .agents(vec![card(net, "a")])
+            .options(o)
+    })
+    .await
+}
+
+/// Wait for the outcome of every delegation in `ids` (in any order); each must complete.
+async fn all_complete(h: &mut EngineRun, ids: &[String]) {
+    let mut ended = Vec::new();
+    while ended.len() < ids.len() {
+        if let a2a_delegator::engine::Event::Done(d) = h.next().await {
+            assert_eq!(d.state, DelegationState::Completed, "{d:?}");
+            ended.push(d.id);
+        }
+    }
 }
 
 /// The most `SendStreamingMessage` requests to `agent` open at once in the journal: from the
@@ -124,12 +145,7 @@ async fn delegations_past_the_cap_all_complete_with_at_most_the_cap_on_the_wire(
         terminal_grace_ms: 5_000,
         ..support::fast_options()
     };
-    let mut h = EngineRun::start(|dir| {
-        EngineConfig::new(dir, "http://127.0.0.1:1/delegator")
-            .agents(vec![card(&net, "a")])
-            .options(o)
-    })
-    .await;
+    let mut h = engine(&net, o).await;
     let ids: Vec<String> = (0..5).map(|i| format!("d{i}")).collect();
     for id in &ids {
         h.engine.delegate(support::request(id)).await.unwrap();
@@ -137,16 +153,44 @@ async fn delegations_past_the_cap_all_complete_with_at_most_the_cap_on_the_wire(
     // Two streams reach the gate; the other three wait for a connection.
     support::wait_count(&net, "a", "SendStreamingMessage", 2).await;
     net.open_gate("g");
-    let mut ended = Vec::new();
-    while ended.len() < ids.len() {
-        if let a2a_delegator::engine::Event::Done(d) = h.next().await {
-            assert_eq!(d.state, DelegationState::Completed, "{d:?}");
-            ended.push(d.id);
-        }
-    }
+    all_complete(&mut h, &ids).await;
     assert_eq!(
         support::requests(&net, "a", "SendStreamingMessage").len(),
         5
     );
     assert_eq!(most_streams_open_at_once(&net, "a"), 2);
+}
+
+#[tokio::test]
+async fn waiting_for_a_connection_past_the_request_timeout_spends_no_attempt() {
+    // Each task takes 600 ms on the agent's clock; one connection; requests time out at 200 ms.
+    let net = scripted(
+        agent("a").streaming(true),
+        vec![
+            Step::state(TaskState::Working).into(),
+            Step::wait(Duration::from_millis(600)),
+            chunk("out", "done", false, true),
+            Step::state(TaskState::Completed).into(),
+        ],
+    )
+    .await;
+    let o = Options {
+        max_requests_per_agent: 1,
+        request_timeout_ms: 200,
+        terminal_grace_ms: 5_000,
+        ..support::fast_options()
+    };
+    let mut h = engine(&net, o).await;
+    let ids = vec!["first".to_string(), "queued".to_string()];
+    for id in &ids {
+        h.engine.delegate(support::request(id)).await.unwrap();
+    }
+    all_complete(&mut h, &ids).await;
+    // The queued delegation waited its turn (over 600 ms): no failed attempt, no error.
+    for id in &ids {
+        let rec = h.store().get(id).unwrap().unwrap();
+        assert_eq!(rec.attempts, 1, "{id}: {:?}", rec.errors);
+        assert!(rec.errors.is_empty(), "{id}: {:?}", rec.errors);
+    }
+    assert_eq!(most_streams_open_at_once(&net, "a"), 1);
 }

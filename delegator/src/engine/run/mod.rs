@@ -70,7 +70,13 @@ impl Engine {
             let mut run = Run::new(inner.clone(), rec, rx);
             run.push_token = push_token;
             run.agent = agent;
-            Box::pin(run.run(recovering)).await;
+            // Its requests may wait for a connection to the agent up to its deadline.
+            let deadline = run.deadline;
+            Box::pin(crate::client::cap::waiting_until(
+                deadline,
+                run.run(recovering),
+            ))
+            .await;
             if let Some(ended) = lock(&inner.running).remove(&id)
                 && !ended.push_token_sha256.is_empty()
             {
