@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An official A2A Python SDK (a2a-sdk 1.3.0) agent serving JSON-RPC, HTTP+JSON and gRPC.
 
-Usage: .venv/bin/python interop/sdk_agent.py [--order grpc,rest,jsonrpc]
+Usage: .venv/bin/python interop/sdk_agent.py [--order grpc,rest,jsonrpc] [--artifacts one|mixed]
 
 It binds loopback port 0 twice (HTTP for the card, JSON-RPC and HTTP+JSON via uvicorn; gRPC via
 grpc.aio), then prints one JSON line on stdout:
@@ -12,7 +12,11 @@ and serves until stdin closes or it is killed. The card lists the three interfac
 (default grpc, rest, jsonrpc), protocol version 1.0, streaming on, one skill `work` producing
 `text/plain`. The executor answers every message with a task that goes WORKING, gets one text
 artifact `result` ("sdk says: <the message text>"), and COMPLETED; over a stream each step is
-an event.
+an event. With `--artifacts mixed` the task gets, after `result`, artifacts of several sizes
+and part kinds, each streamed in chunks (`append`, `lastChunk`) as `_mixed_artifacts` lists them:
+a 4,000-byte text in four chunks of 1,000; a UTF-8 text sent as raw bytes split inside a
+two-byte sequence; 9,000 raw bytes of every value; a data part; a 100,000-character text of
+multi-byte characters (160,000 bytes) in chunks of 16,384 characters.
 
 Needs `a2a-sdk[http-server,grpc]==1.3.0` and uvicorn (interop/requirements.txt).
 """
@@ -27,7 +31,7 @@ import grpc
 import uvicorn
 from starlette.applications import Starlette
 
-from a2a.helpers.proto_helpers import new_task, new_text_part
+from a2a.helpers.proto_helpers import new_data_part, new_raw_part, new_task, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.request_handlers import DefaultRequestHandlerV2, GrpcHandler
 from a2a.server.routes import (
@@ -42,8 +46,51 @@ from a2a.types import a2a_pb2, a2a_pb2_grpc
 BINDINGS = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "GRPC"}
 
 
+def _chunks(data, size):
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def _mixed_artifacts() -> list[tuple[str, list[list]]]:
+    """(artifact id, chunks of parts) of `--artifacts mixed`, the same for every task."""
+    text_4000 = "".join(f"line {i:04d} of the four-thousand-byte text\n" for i in range(100))
+    text_4000 = (text_4000 * 2)[:4000]
+    utf8 = "naïve café, Ünïcödé ✓".encode()
+    cut = utf8.index("ï".encode()) + 1  # inside the two bytes of ï
+    raw_9000 = bytes((i * 31) % 256 for i in range(9000))
+    big = ("ünïcödé ✓ " * 10000)[:100000]
+    return [
+        ("text-4000", [[new_text_part(c, media_type="text/plain")] for c in _chunks(text_4000, 1000)]),
+        (
+            "raw-split-utf8",
+            [
+                [new_raw_part(utf8[:cut], media_type="text/plain; charset=utf-8")],
+                [new_raw_part(utf8[cut:])],
+            ],
+        ),
+        (
+            "raw-9000",
+            [[new_raw_part(raw_9000, media_type="application/octet-stream", filename="big.bin")]],
+        ),
+        (
+            "data",
+            [
+                [
+                    new_data_part(
+                        {"answer": "sdk", "items": ["ü", True, None], "nested": {"k": "v"}},
+                        media_type="application/json",
+                    )
+                ]
+            ],
+        ),
+        ("text-100k", [[new_text_part(c, media_type="text/plain")] for c in _chunks(big, 16384)]),
+    ]
+
+
 class ArtifactExecutor(AgentExecutor):
-    """Completes every task with one text artifact."""
+    """Completes every task with one text artifact (and, when `mixed`, those of `_mixed_artifacts`)."""
+
+    def __init__(self, mixed: bool):
+        self.mixed = mixed
 
     async def execute(self, context: RequestContext, event_queue) -> None:
         task = context.current_task or new_task(
@@ -62,6 +109,16 @@ class ArtifactExecutor(AgentExecutor):
             name="result",
             last_chunk=True,
         )
+        if self.mixed:
+            for artifact_id, chunks in _mixed_artifacts():
+                for i, parts in enumerate(chunks):
+                    await updater.add_artifact(
+                        parts,
+                        artifact_id=artifact_id,
+                        name=artifact_id,
+                        append=i > 0,
+                        last_chunk=i == len(chunks) - 1,
+                    )
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue) -> None:
@@ -103,6 +160,7 @@ def card(http_base: str, grpc_target: str, order: list[str]) -> a2a_pb2.AgentCar
 async def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--order", default="grpc,rest,jsonrpc")
+    ap.add_argument("--artifacts", choices=["one", "mixed"], default="one")
     args = ap.parse_args()
     order = [b.strip() for b in args.order.split(",") if b.strip()]
     if not order or any(b not in BINDINGS for b in order):
@@ -121,7 +179,7 @@ async def main() -> int:
 
     agent_card = card(http_base, grpc_target, order)
     handler = DefaultRequestHandlerV2(
-        agent_executor=ArtifactExecutor(),
+        agent_executor=ArtifactExecutor(args.artifacts == "mixed"),
         task_store=InMemoryTaskStore(),
         agent_card=agent_card,
     )

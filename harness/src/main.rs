@@ -222,8 +222,9 @@ enum Cmd {
     /// journal in the mock network's format (DIR/journal.jsonl), for `scenario from-journal`.
     ///
     /// Point the delegator at the printed card URLs. The proxy serves each upstream's card with
-    /// its own address in the interface URLs and forwards every other call unchanged (JSON-RPC,
-    /// HTTP+JSON, gRPC; streams pass through as they arrive). One documented change: a push
+    /// its own addresses in the interface URLs (an interface at another plain origin, such as
+    /// gRPC on a port of its own, gets a listen address of its own) and forwards every other
+    /// call unchanged (JSON-RPC, HTTP+JSON, gRPC; streams pass through as they arrive). One documented change: a push
     /// webhook URL the delegator gives an upstream is replaced by a relay URL of the proxy,
     /// which records each notification and forwards it to the delegator's webhook. Credentials
     /// (Authorization, Cookie, X-API-Key-like headers), push tokens and the --redact paths are
@@ -303,7 +304,9 @@ struct RecordArgs {
     #[arg(long, value_name = "URL", required = true)]
     upstream: Vec<String>,
     /// Where to listen for the upstream of the same position (default 127.0.0.1:0, any free
-    /// port; the bound address is printed); repeatable.
+    /// port; the bound address is printed); repeatable. Each further origin the upstream's
+    /// card names (a gRPC interface on a port of its own) gets a free port on the same IP,
+    /// printed too and journaled under the same agent.
     #[arg(long, value_name = "ADDR")]
     listen: Vec<std::net::SocketAddr>,
     /// Output directory: the journal is written to DIR/journal.jsonl.
@@ -361,11 +364,16 @@ enum JournalCmd {
     /// Print where two journals first differ, modulo ids, ports and timing (or that they are
     /// identical modulo those).
     ///
-    /// A and B are each a JSON-lines journal (`a2a-harness serve --journal FILE`), a case
-    /// result (`cases/<id>.json` of a report: its `journal` field), or a report directory with
-    /// `--case ID`.
+    /// A and B are each a JSON-lines journal (`a2a-harness serve --journal FILE`, `a2a-harness
+    /// record`), a case result (`cases/<id>.json` of a report: its `journal` field), or a report
+    /// directory with `--case ID`.
+    ///
+    /// With --agent-behaviour only what the agents did is compared: the check that the replay
+    /// of a recording (`scenario from-journal`, then `run`) is the recorded agent.
     ///
     /// Example: a2a-harness journal diff reports/passing reports/failing --case states.completed
+    ///
+    /// Example: a2a-harness journal diff --agent-behaviour rec/journal.jsonl reports/replay --case recorded.case
     #[command(after_help = journal_diff_help())]
     Diff {
         /// The first journal.
@@ -375,14 +383,20 @@ enum JournalCmd {
         /// The case whose journal to take from a report directory (A, B or both).
         #[arg(long, value_name = "ID")]
         case: Option<String>,
+        /// Compare only what the agents did (task lives, artifacts byte for byte, the kind and
+        /// status of each answer), not the delegator's requests nor how answers were
+        /// serialised; see AGENT BEHAVIOUR below.
+        #[arg(long)]
+        agent_behaviour: bool,
     },
 }
 
 /// What `journal diff` ignores, and its exit codes.
 fn journal_diff_help() -> String {
     format!(
-        "WHAT IS COMPARED: both journals are put in a canonical form first. {}\n\nEXIT CODES: 0 identical modulo ids, ports and timing; 1 different (the first difference is printed, with the entries before it and the seq of each side); 2 bad input (an unreadable file, a line that is no journal entry: the file and line are named).",
-        a2a_journal_diff::IGNORED
+        "WHAT IS COMPARED: both journals are put in a canonical form first. {}\n\nAGENT BEHAVIOUR (--agent-behaviour): {}\n\nEXIT CODES: 0 identical modulo ids, ports and timing (with --agent-behaviour: no difference in agent behaviour); 1 different (the first difference is printed, with the entries before it and the seq of each side; without --agent-behaviour, whether the agents' behaviour differs too); 2 bad input (an unreadable file, a line that is no journal entry: the file and line are named).",
+        a2a_journal_diff::IGNORED,
+        a2a_journal_diff::AGENT_BEHAVIOUR
     )
 }
 
@@ -685,9 +699,12 @@ fn run(cli: Cli) -> anyhow::Result<Ended> {
         Cmd::Report(ReportCmd::Merge { dirs, out: dir }) => {
             cli::reports::merge(&dirs, &dir, &mut out)?.into()
         }
-        Cmd::Journal(JournalCmd::Diff { a, b, case }) => {
-            cli::journals::diff(&a, &b, case.as_deref(), &mut out)?.into()
-        }
+        Cmd::Journal(JournalCmd::Diff {
+            a,
+            b,
+            case,
+            agent_behaviour,
+        }) => cli::journals::diff(&a, &b, case.as_deref(), agent_behaviour, &mut out)?.into(),
         Cmd::Scenario(ScenarioCmd::FromJournal {
             journal,
             out: file,

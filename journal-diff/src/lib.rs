@@ -291,6 +291,274 @@ pub fn compare(a: &[Entry], b: &[Entry]) -> Option<Difference> {
     first_difference(&normalise(a), &normalise(b))
 }
 
+/// What [`compare_agent_behaviour`] (`journal diff --agent-behaviour`) compares, on top of
+/// what [`IGNORED`] leaves out.
+pub const AGENT_BEHAVIOUR: &str = "\
+Only what the agents did, not what the delegator sent nor how each side serialised it. \
+Compared: each task's life (creation, states in order, artifact chunks with their append/\
+lastChunk flags and byte counts, each artifact's total bytes and sha256; an artifact known \
+only whole, as a recorder knows one read back with the final task, counts as one chunk), \
+deduplicated resends, push notifications, blobs served; of each answer its HTTP status, \
+JSON-RPC error code, gRPC status and Retry-After and what kind of answer it was (a task and \
+its state, a message, a status update and its state, an artifact update with its artifact id \
+and flags, an error code); dropped connections and how streams ended, as an observer can tell \
+(a final or interrupted state, a gRPC status, a reset, otherwise closed: who hung up first \
+after the last event is timing). Left out: the delegator's requests; the answers to its reads \
+of a task (GetTask, SubscribeToTask, ListTasks: whether and when it reads is its choice; their \
+errors count); notes; the mock's own account of an injected fault (its effect is compared) \
+and of the client closing; an event a reset cut in half (the client never had it); answer \
+bodies beyond their kind (field order, optional fields such as timestamps or a repeated \
+artifact name, content compared as bytes and sha256); a card's body (the mock journals only \
+its version); ids (each agent's tasks are compared in an order of their own lines); how many \
+times in a row an identical line came. Use it to compare a recording (`a2a-harness record`) \
+with the replay of the scenario made from it.";
+
+/// Compare what the agents did only (see [`AGENT_BEHAVIOUR`]): the first difference of two
+/// journals' [`agent_behaviour`]; `None` when the agents behaved the same.
+pub fn compare_agent_behaviour(a: &[Entry], b: &[Entry]) -> Option<Difference> {
+    first_difference(
+        &agent_behaviour(&normalise(a)),
+        &agent_behaviour(&normalise(b)),
+    )
+}
+
+/// The lines of a normalised journal that say what the agents did (see [`AGENT_BEHAVIOUR`]):
+/// each line reduced, a run of identical lines in one place counted once, ids anonymous and
+/// each agent's tasks in an order of their own lines (which request came first is the
+/// delegator's side).
+pub fn agent_behaviour(j: &NormalisedJournal) -> NormalisedJournal {
+    // Threads: the consecutive lines of one agent and task (or of no task).
+    let mut threads: Vec<(String, Vec<Line>)> = Vec::new();
+    for l in &j.lines {
+        let thread = l.place.rsplit_once(", ").map_or(&*l.place, |(t, _)| t);
+        match threads.last_mut() {
+            Some((t, lines)) if t == thread => lines.push(l.clone()),
+            _ => threads.push((thread.to_string(), vec![l.clone()])),
+        }
+    }
+    let mut out: Vec<(String, bool, String, Vec<Line>)> = Vec::new();
+    for (thread, lines) in threads {
+        let agent = thread
+            .rsplit_once(", ")
+            .map_or(thread.as_str(), |(a, _)| a)
+            .to_string();
+        let has_task = !thread.ends_with(", no task");
+        let lines = behaviour_lines(&lines);
+        let key: String = lines
+            .iter()
+            .map(|l| format!("{} {}\n", l.place, l.value))
+            .collect();
+        out.push((agent, has_task, key, lines));
+    }
+    // Stable: the normalised order of agents and of their task-less threads stays.
+    out.sort_by(|a, b| {
+        (&a.0, a.1).cmp(&(&b.0, b.1)).then_with(|| {
+            if a.1 {
+                a.2.cmp(&b.2)
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+    });
+    NormalisedJournal {
+        lines: out.into_iter().flat_map(|(_, _, _, l)| l).collect(),
+    }
+}
+
+/// One thread's lines reduced to the agent's behaviour: the delegator's requests, notes, the
+/// mock's account of its faults and the client's closing left out; an event cut by a reset
+/// (the client never had it whole) and the recorder's second account of a reset dropped;
+/// stream ends said as an observer can tell them; ids anonymous; runs counted once.
+fn behaviour_lines(lines: &[Line]) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::new();
+    // The exchanges that read a task (GetTask, SubscribeToTask, ListTasks): whether and when
+    // the delegator reads is its own choice, so of their answers only errors count.
+    let mut reading: Option<usize> = None;
+    for l in lines {
+        if l.value.get("event").and_then(Value::as_str) == Some("request") {
+            let method = l.value.get("method").and_then(Value::as_str);
+            reading = (method != Some("CancelTask")
+                && method != Some("tasks/cancel")
+                && normalise::observation(method).0)
+                .then_some(l.exchange)
+                .flatten();
+        }
+        if reading.is_some() && l.exchange == reading && !is_error(&l.value) {
+            continue;
+        }
+        // The mock journals the event it cut in half before its reset; a client (and so a
+        // recording) never had that event.
+        if l.value.get("kind").and_then(Value::as_str) == Some("reset_after")
+            && let Some(last) = out.last()
+            && last.exchange == l.exchange
+            && last.value.get("event").and_then(Value::as_str) == Some("sse_event")
+        {
+            out.pop();
+        }
+        let Some(value) = behaviour_value(&l.value) else {
+            continue;
+        };
+        let event = value.get("event").and_then(Value::as_str).unwrap_or("");
+        // An artifact known only whole (a recorder that saw it in a task read back, not
+        // streamed) is one whole chunk, as the mock journals an artifact it sends at once.
+        if event == "artifact_sent"
+            && !out.iter().any(|p| {
+                p.value.get("event").and_then(Value::as_str) == Some("artifact_chunk")
+                    && p.value.get("artifact_id") == value.get("artifact_id")
+            })
+        {
+            out.push(Line {
+                place: anonymous_ids(&l.place),
+                value: serde_json::json!({
+                    "event": "artifact_chunk",
+                    "task_id": value.get("task_id"),
+                    "artifact_id": value.get("artifact_id"),
+                    "append": false,
+                    "last_chunk": true,
+                    "bytes": value.get("bytes"),
+                }),
+                ..l.clone()
+            });
+        }
+        if event == "stream_closed"
+            && value.get("reason").and_then(Value::as_str) == Some("reset")
+            && out.last().is_some_and(|p| {
+                p.exchange == l.exchange
+                    && p.value.get("event").and_then(Value::as_str) == Some("connection_dropped")
+            })
+        {
+            continue;
+        }
+        let line = Line {
+            place: anonymous_ids(&l.place),
+            value,
+            ..l.clone()
+        };
+        match out.last_mut() {
+            Some(last) if last.same_as(&line) => last.repeats += line.repeats,
+            _ => out.push(line),
+        }
+    }
+    out
+}
+
+/// An answer that is an error: an HTTP status of 400 or more, a JSON-RPC error, a gRPC status
+/// other than OK, a dropped connection, a reset stream.
+fn is_error(v: &Value) -> bool {
+    let status = v.get("status").and_then(Value::as_u64).unwrap_or(0);
+    let grpc = v.get("grpc_status").and_then(Value::as_u64).unwrap_or(0);
+    let reason = v.get("reason").and_then(Value::as_str).unwrap_or("");
+    status >= 400
+        || grpc != 0
+        || v.get("rpc_error").is_some_and(|e| !e.is_null())
+        || v.get("event").and_then(Value::as_str) == Some("connection_dropped")
+        || reason == "upstream_reset"
+        || reason.starts_with("grpc_status")
+}
+
+/// Placeholders of ids (`<task#2>`) without their number (`<task>`).
+fn anonymous_ids(s: &str) -> String {
+    static PLACEHOLDER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"<([a-z_]+)#[0-9]+>").expect("a valid pattern")
+    });
+    PLACEHOLDER.replace_all(s, "<$1>").into_owned()
+}
+
+/// A line's value reduced to the agent's behaviour; `None` when it says nothing of it.
+fn behaviour_value(v: &Value) -> Option<Value> {
+    let reduced = match v.get("event").and_then(Value::as_str)? {
+        "note" | "request" | "fault" | "client_closed" => return None,
+        "response" => {
+            let mut m = serde_json::Map::new();
+            for k in [
+                "event",
+                "status",
+                "rpc_error",
+                "grpc_status",
+                "retry_after_s",
+            ] {
+                if let Some(x) = v.get(k) {
+                    m.insert(k.into(), x.clone());
+                }
+            }
+            if let Some(kind) = v.get("body").and_then(answer_kind) {
+                m.insert("answer".into(), kind);
+            }
+            Value::Object(m)
+        }
+        "sse_event" => {
+            let mut m = serde_json::Map::new();
+            m.insert("event".into(), "sse_event".into());
+            if let Some(kind) = v.get("data").and_then(answer_kind) {
+                m.insert("answer".into(), kind);
+            }
+            Value::Object(m)
+        }
+        "stream_closed" => {
+            // What an observer of the stream can tell: a final or interrupted state, a gRPC
+            // status, a reset; any other end (the agent's or the client's: who hung up first
+            // after the last event is timing) is a close.
+            let reason = v.get("reason").and_then(Value::as_str).unwrap_or("");
+            let said = match reason {
+                "terminal" | "interrupted" => reason,
+                "upstream_reset" => "reset",
+                r if r.starts_with("grpc_status") => r,
+                _ => "closed",
+            };
+            serde_json::json!({ "event": "stream_closed", "reason": said })
+        }
+        _ => v.clone(),
+    };
+    let text = anonymous_ids(&reduced.to_string());
+    serde_json::from_str(&text).ok().or(Some(reduced))
+}
+
+/// What kind of answer a body (or an SSE event's data) is, for [`AGENT_BEHAVIOUR`]: `None` for
+/// no body, a card or what the mock journals of one.
+fn answer_kind(body: &Value) -> Option<Value> {
+    let state = |t: &Value| t.pointer("/status/state").cloned().unwrap_or(Value::Null);
+    // A text body (an error page, a stream's placeholder) says nothing the status does not.
+    let Value::Object(m) = body else {
+        return None;
+    };
+    if let Some(r) = m.get("result") {
+        return answer_kind(r).or(Some(Value::Null));
+    }
+    if let Some(e) = m.get("error") {
+        return Some(serde_json::json!({ "error": e.get("code").cloned().unwrap_or(Value::Null) }));
+    }
+    Some(if let Some(t) = m.get("task") {
+        serde_json::json!({ "task": state(t) })
+    } else if m.contains_key("message") || m.contains_key("messageId") {
+        serde_json::json!("message")
+    } else if let Some(u) = m.get("statusUpdate") {
+        serde_json::json!({ "statusUpdate": state(u) })
+    } else if let Some(u) = m.get("artifactUpdate") {
+        serde_json::json!({ "artifactUpdate": {
+            "artifactId": u.pointer("/artifact/artifactId").cloned().unwrap_or(Value::Null),
+            "append": u.get("append").and_then(Value::as_bool).unwrap_or(false),
+            "lastChunk": u.get("lastChunk").and_then(Value::as_bool).unwrap_or(false),
+        }})
+    } else if let Some(list) = m.get("tasks").and_then(Value::as_array) {
+        serde_json::json!({ "tasks": list.len() })
+    } else if m.contains_key("id") && (m.contains_key("status") || m.contains_key("contextId")) {
+        serde_json::json!({ "task": state(body) })
+    } else if [
+        "card_version",
+        "skills",
+        "supportedInterfaces",
+        "capabilities",
+    ]
+    .iter()
+    .any(|k| m.contains_key(*k))
+    {
+        return None;
+    } else {
+        // Anything else (a push config, a problem document): its keys.
+        Value::Array(m.keys().map(|k| Value::String(k.clone())).collect())
+    })
+}
+
 /// The JSON path of the first difference of two values (keys in order).
 fn value_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
     let join = |k: &str| {

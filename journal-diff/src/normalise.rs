@@ -514,7 +514,7 @@ fn resends_joining_a_task(entries: &[Entry]) -> HashSet<(&str, u64)> {
 
 /// Whether a request's answer is an observation of a task (`GetTask`, `ListTasks`,
 /// `CancelTask`, `SubscribeToTask`, or their 0.3 names), and whether it is a subscription.
-fn observation(method: Option<&str>) -> (bool, bool) {
+pub(super) fn observation(method: Option<&str>) -> (bool, bool) {
     match method {
         Some("SubscribeToTask" | "tasks/resubscribe") => (true, true),
         Some(

@@ -642,3 +642,116 @@ fn another_loopback_address_keeps_its_address_and_loses_its_port() {
     let c = forbidden("http://127.0.0.1:39563/trap/t1-1");
     assert!(compare(&a, &c).is_some());
 }
+
+/// Two tasks of one agent: `texts` are the texts sent (in order) and `shas` the sha256 of the
+/// artifact each task gets; `note` adds a recorder-like note.
+fn two_tasks(run: u32, texts: [&str; 2], shas: [&str; 2], note: bool) -> Vec<Entry> {
+    let mut r = Run::new(run, 40000 + run as u16);
+    if note {
+        r.push(
+            "a",
+            Event::Note {
+                req: None,
+                text: "recorded by a proxy".into(),
+            },
+        );
+    }
+    for (i, (text, sha)) in texts.iter().zip(shas).enumerate() {
+        let t = format!("t{i}");
+        r.task("a", &t, text);
+        r.state("a", &t, "TASK_STATE_WORKING");
+        r.artifact("a", &t, sha);
+        r.state("a", &t, "TASK_STATE_COMPLETED");
+    }
+    r.entries
+}
+
+#[test]
+fn agent_behaviour_leaves_out_the_delegators_side_and_the_order_of_tasks() {
+    // A recording (a note, one text) and a replay (another text for the second delegation,
+    // which the normalised order puts first): the agents did the same.
+    let rec = two_tasks(1, ["look it up", "look it up"], ["aaa", "bbb"], true);
+    let replay = two_tasks(2, ["look it up", "look it up [2]"], ["aaa", "bbb"], false);
+    assert!(
+        compare(&rec, &replay).is_some(),
+        "the full comparison sees the texts"
+    );
+    assert_eq!(compare_agent_behaviour(&rec, &replay), None);
+    // Polls: how many, and the states they read, are the delegator's timing.
+    let a = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
+    let b = one_task(2, 40002, 4, "TASK_STATE_COMPLETED", "GetTask");
+    assert_eq!(compare_agent_behaviour(&a, &b), None);
+}
+
+#[test]
+fn agent_behaviour_sees_other_bytes_other_states_and_other_errors() {
+    let rec = two_tasks(1, ["x", "y"], ["aaa", "bbb"], false);
+    // Another artifact.
+    let bytes = two_tasks(2, ["x", "y"], ["aaa", "ccc"], false);
+    let d = compare_agent_behaviour(&rec, &bytes).expect("the sha256 differs");
+    assert_eq!(d.path.as_deref(), Some("sha256"), "{d}");
+    // Another final state.
+    let a = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
+    let b = one_task(2, 40002, 1, "TASK_STATE_FAILED", "GetTask");
+    assert!(compare_agent_behaviour(&a, &b).is_some());
+    // An error answer where the recording had a task.
+    let mut err = Run::new(3, 40003);
+    err.call(
+        "a",
+        "SendMessage",
+        json!({"message": {"messageId": "m"}}),
+        json!(null),
+    );
+    if let Some(Event::Response {
+        status, rpc_error, ..
+    }) = err.entries.last_mut().map(|e| &mut e.event)
+    {
+        *status = 200;
+        *rpc_error = Some(-32001);
+    }
+    let mut ok = Run::new(4, 40004);
+    ok.call(
+        "a",
+        "SendMessage",
+        json!({"message": {"messageId": "m"}}),
+        json!({"message": {"messageId": "r", "role": "ROLE_AGENT", "parts": []}}),
+    );
+    let d = compare_agent_behaviour(&ok.entries, &err.entries).expect("an error is behaviour");
+    assert!(d.to_string().contains("rpc_error"), "{d}");
+}
+
+#[test]
+fn agent_behaviour_compares_chunk_boundaries_and_takes_a_whole_artifact_as_one_chunk() {
+    let chunked = |sizes: &[u64]| {
+        let mut r = Run::new(1, 40001);
+        r.task("a", "t", "go");
+        let task_id = r.id("t");
+        for (i, n) in sizes.iter().enumerate() {
+            r.push(
+                "a",
+                Event::ArtifactChunk {
+                    task_id: task_id.clone(),
+                    artifact_id: "artifact-1".into(),
+                    append: i > 0,
+                    last_chunk: i + 1 == sizes.len(),
+                    bytes: *n,
+                },
+            );
+        }
+        r.artifact("a", "t", "abc");
+        r.state("a", "t", "TASK_STATE_COMPLETED");
+        r.entries
+    };
+    // The same bytes cut elsewhere: a UTF-8 sequence split across chunks, say.
+    assert!(compare_agent_behaviour(&chunked(&[30, 50]), &chunked(&[31, 49])).is_some());
+    // Known only whole (a recorder that read the final task) is one chunk of it.
+    let mut whole = Run::new(2, 40002);
+    whole.task("a", "t", "go");
+    whole.artifact("a", "t", "abc");
+    whole.state("a", "t", "TASK_STATE_COMPLETED");
+    assert_eq!(
+        compare_agent_behaviour(&whole.entries, &chunked(&[80])),
+        None
+    );
+    assert!(compare_agent_behaviour(&whole.entries, &chunked(&[40, 40])).is_some());
+}

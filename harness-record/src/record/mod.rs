@@ -1,7 +1,9 @@
 //! `a2a-harness record`: an A2A-aware recording proxy.
 //!
-//! Each upstream agent gets a listen address. The proxy serves the upstream's agent card with
-//! its interface URLs pointing at itself and forwards every other call unchanged (JSON-RPC,
+//! Each upstream agent gets a listen address, and each further origin its card's interfaces
+//! name (a gRPC interface on a port of its own) one more on the same IP. The proxy serves the
+//! upstream's agent card with its interface URLs pointing at itself and forwards every other
+//! call unchanged (JSON-RPC,
 //! HTTP+JSON, gRPC over HTTP/2 prior knowledge; unary and streaming; bodies streamed through as
 //! they arrive), while it writes the traffic to one journal in the mock network's format
 //! (`a2a_mock_agents::Entry` JSON lines, `journal.jsonl` in the output directory), each entry
@@ -10,7 +12,8 @@
 //! notification and forwards it to the delegator's webhook (answers naming the relay get the
 //! delegator's URL back).
 //!
-//! Module map: `proxy` (accept loop, card, forwarding, push relay), `exchange` (decoding
+//! Module map: `proxy` (accept loop, card, forwarding, push relay), `origins` (an agent's
+//! origins and their listen addresses), `exchange` (decoding
 //! requests and answers per binding into entries), `tasks` (the agent-side entries derived
 //! from tasks and updates), `body` (pass-through bodies), `card` (URL substitution), `redact`
 //! (credentials, push tokens, `--redact` paths, long strings), `sink` (the journal file).
@@ -18,12 +21,13 @@
 mod body;
 mod card;
 mod exchange;
+mod origins;
 mod proxy;
 pub mod redact;
 mod sink;
 mod tasks;
 
-pub use card::{rewrite_card, rewrite_url};
+pub use card::{interface_urls, plain_origin, rewrite_card, rewrite_url};
 pub use proxy::{Bounds, PUSH_PREFIX};
 pub use redact::{ArtifactBudget, BadRedactPath, RedactPath, Redactor};
 pub use sink::{JournalSink, SinkError};
@@ -31,12 +35,14 @@ pub use sink::{JournalSink, SinkError};
 use a2a_mock_agents::{AgentName, Event};
 use a2a_protocol::AGENT_CARD_PATH;
 use exchange::Recording;
+use origins::Origins;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tokio_util::task::TaskTracker;
 
 /// The journal's file name inside the output directory.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
@@ -147,6 +153,10 @@ pub struct ProxiedAgent {
     pub upstream: String,
     /// Where the proxy listens.
     pub listen: SocketAddr,
+    /// The further origins of the card read at start (`host:port`, such as a gRPC interface's
+    /// own port) and where the proxy listens for each; a card read later may add more (the
+    /// journal notes each).
+    pub origins: Vec<(String, SocketAddr)>,
 }
 
 impl ProxiedAgent {
@@ -161,7 +171,7 @@ pub struct Recorder {
     agents: Vec<ProxiedAgent>,
     sink: JournalSink,
     shutdown: watch::Sender<bool>,
-    tasks: tokio::task::JoinSet<()>,
+    tasks: TaskTracker,
 }
 
 /// The `host:port` of an upstream URL (plain HTTP; the origin or the card URL).
@@ -213,7 +223,7 @@ impl Recorder {
             ),
         };
         let (tx, rx) = watch::channel(false);
-        let mut tasks = tokio::task::JoinSet::new();
+        let tasks = TaskTracker::new();
         let mut agents: Vec<ProxiedAgent> = Vec::new();
         for (upstream, listen) in parsed {
             let listener =
@@ -251,17 +261,19 @@ impl Recorder {
                 redactor: redactor.clone(),
                 tracker: Mutex::new(tasks::TaskTracker::default()),
             });
+            let origins = Arc::new(Origins::new(&upstream, bound, tasks.clone(), rx.clone()));
             let p = Arc::new(proxy::Proxy {
                 rec: rec.clone(),
                 upstream: upstream.clone(),
                 own: bound.to_string(),
-                rest_prefixes: Mutex::new(vec![String::new()]),
+                rest_prefixes: Arc::new(Mutex::new(vec![String::new()])),
+                origins: origins.clone(),
                 webhooks: Mutex::new(Vec::new()),
                 bounds: opts.bounds,
             });
             match card {
                 Ok(mut c) => {
-                    rewrite_card(&mut c, &upstream, &bound.to_string());
+                    p.proxy_card(&mut c);
                     p.learn_card(&c);
                 }
                 Err(e) => {
@@ -276,6 +288,7 @@ impl Recorder {
                 name,
                 upstream,
                 listen: bound,
+                origins: origins.all().into_iter().skip(1).collect(),
             });
         }
         Ok(Recorder {
@@ -297,9 +310,10 @@ impl Recorder {
     }
 
     /// Stop accepting and close every connection. Every entry is already on disk.
-    pub async fn shutdown(mut self) {
+    pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);
-        while self.tasks.join_next().await.is_some() {}
+        self.tasks.close();
+        self.tasks.wait().await;
     }
 }
 

@@ -2,11 +2,12 @@
 //! port), the card (URLs rewritten), every other call forwarded, and the push-notification relay.
 
 use super::body::{BoxError, ProxyBody, TapBody};
-use super::card::rewrite_card;
+use super::card::{interface_urls, rewrite_card};
 use super::exchange::{
     Decoded, MAX_DECODED_BYTES, Observer, Recording, decode_request, request_event,
     single_grpc_message,
 };
+use super::origins::Origins;
 use a2a_mock_agents::Event;
 use a2a_protocol::grpc::Rpc;
 use a2a_protocol::{AGENT_CARD_PATH, Binding, Method};
@@ -39,16 +40,19 @@ pub struct Bounds {
     pub request_body: Duration,
 }
 
-/// One proxied upstream.
+/// The proxy of one origin of an upstream agent.
 pub struct Proxy {
-    /// The journal and the task tracker.
+    /// The journal and the task tracker (one per agent, shared by its origins' proxies).
     pub rec: Arc<Recording>,
-    /// The upstream's `host:port`.
+    /// The upstream origin's `host:port`.
     pub upstream: String,
     /// The proxy's own `host:port`.
     pub own: String,
-    /// Paths of the card's HTTP+JSON interfaces (the route prefixes), from the last card seen.
-    pub rest_prefixes: Mutex<Vec<String>>,
+    /// Paths of the card's HTTP+JSON interfaces (the route prefixes), from the last card seen
+    /// (shared by the agent's origins).
+    pub rest_prefixes: Arc<Mutex<Vec<String>>>,
+    /// The agent's origins and their listen addresses (shared by the agent's origins).
+    pub origins: Arc<Origins>,
     /// The delegator's webhook URLs, by relay index.
     pub webhooks: Mutex<Vec<String>>,
     /// Bounds.
@@ -301,7 +305,7 @@ impl Proxy {
     /// Rewrite an answer result the delegator sees (the extended card, push configs).
     fn rewrite_result(&self, m: Option<Method>, result: &mut Value) {
         if m == Some(Method::GetExtendedAgentCard) {
-            rewrite_card(result, &self.upstream, &self.own);
+            self.proxy_card(result);
         } else {
             self.restore_webhooks(result);
         }
@@ -360,9 +364,12 @@ impl Proxy {
             Ok(b) => b,
             Err(e) => return self.unreachable(n, &format!("reading the card: {e}")),
         };
+        // The card as served is journaled (with the proxy's addresses): `scenario from-journal`
+        // gives the replayed agent its skills, capabilities and interface order.
+        let mut journaled = Value::Null;
         let out = match serde_json::from_slice::<Value>(&bytes) {
             Ok(mut card) if aparts.status.is_success() => {
-                let others = rewrite_card(&mut card, &self.upstream, &self.own);
+                let others = self.proxy_card(&mut card);
                 if !others.is_empty() {
                     self.rec.note(
                         Some(n),
@@ -373,7 +380,9 @@ impl Proxy {
                     );
                 }
                 self.learn_card(&card);
-                serde_json::to_vec(&card).unwrap_or(bytes)
+                let out = serde_json::to_vec(&card).unwrap_or(bytes);
+                journaled = self.rec.redactor.payload(&card);
+                out
             }
             Ok(_) => bytes,
             Err(e) => {
@@ -392,12 +401,43 @@ impl Proxy {
             status: aparts.status.as_u16(),
             rpc_error: None,
             grpc_status: None,
-            body: Value::Null,
+            body: journaled,
         });
         let mut resp = Response::new(ProxyBody::full(out));
         *resp.status_mut() = aparts.status;
         copy_headers(&aparts.headers, resp.headers_mut());
         resp
+    }
+
+    /// Make `card` point at the proxy: a listener (and its proxy) for each plain origin of its
+    /// interfaces not proxied yet, then every interface URL at a proxied origin rewritten to
+    /// its listen address; returns the interface URLs left alone (TLS, or no address to bind).
+    pub fn proxy_card(&self, card: &mut Value) -> Vec<String> {
+        let (opened, failed) = self.origins.open(&interface_urls(card));
+        for f in failed {
+            self.rec.note(None, f);
+        }
+        for o in opened {
+            self.rec.note(
+                None,
+                format!(
+                    "the card's interfaces at {} are proxied at {}",
+                    o.upstream, o.addr
+                ),
+            );
+            let p = Arc::new(Proxy {
+                rec: self.rec.clone(),
+                upstream: o.upstream,
+                own: o.addr.to_string(),
+                rest_prefixes: self.rest_prefixes.clone(),
+                origins: self.origins.clone(),
+                webhooks: Mutex::new(Vec::new()),
+                bounds: self.bounds,
+            });
+            let shutdown = self.origins.shutdown.clone();
+            self.origins.tasks.spawn(serve(p, o.listener, shutdown));
+        }
+        rewrite_card(card, |a| self.origins.route(a))
     }
 
     /// Remember the card's HTTP+JSON route prefixes (as rewritten: paths are unchanged).

@@ -4,7 +4,8 @@
 //!
 //! What a recording cannot know: states the delegator never observed (a blocking `SendMessage`
 //! shows only the state it returns with; a stream shows every one), and chunks of an artifact
-//! the delegator fetched only by polling (its `artifact_sent` then comes from the final task).
+//! the delegator fetched only by polling (the final task gives its `artifact_sent`, journaled
+//! before the final state).
 
 use a2a_mock_agents::Event;
 use a2a_protocol::Part;
@@ -116,10 +117,9 @@ impl TaskTracker {
             });
         }
         let state = t.get("status").and_then(|s| str_at(s, "state"));
-        if let Some(state) = state {
-            self.set_state(id, state, out);
-        }
-        // A final task's artifacts that no stream delivered: their truth from the task.
+        // A final task's artifacts that no stream delivered: their truth from the task (no
+        // chunk: how the agent made them is unknown), before the final state (the agent made
+        // them before it finished, as the mock journals a task it completes with artifacts).
         if state.is_some_and(is_terminal) {
             for a in t
                 .get("artifacts")
@@ -148,6 +148,9 @@ impl TaskTracker {
                     sha256: hex::encode(h.finalize()),
                 });
             }
+        }
+        if let Some(state) = state {
+            self.set_state(id, state, out);
         }
     }
 
@@ -233,5 +236,26 @@ mod tests {
         );
         assert_eq!(ev.len(), 1, "{ev:?}");
         assert!(t.observe(&json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}}), None).is_empty());
+    }
+
+    #[test]
+    fn a_polled_task_gives_its_artifacts_before_its_final_state() {
+        let mut t = TaskTracker::default();
+        t.observe(
+            &json!({"task": {"id": "t2", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}),
+            Some("m2"),
+        );
+        let ev = t.observe(
+            &json!({"id": "t2", "status": {"state": "TASK_STATE_COMPLETED"},
+                "artifacts": [{"artifactId": "b", "parts": [{"text": "hello"}]}]}),
+            None,
+        );
+        assert!(
+            matches!(&ev[..], [
+                Event::ArtifactSent { bytes: 5, .. },
+                Event::TaskState { state, .. },
+            ] if state == "TASK_STATE_COMPLETED"),
+            "{ev:?}"
+        );
     }
 }

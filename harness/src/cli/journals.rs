@@ -6,29 +6,57 @@ use std::io::Write as _;
 use std::path::Path;
 
 /// `journal diff`: the first difference of two journals, exit 1 when there is one. `case`
-/// names the journal inside a report directory; a file is a journal itself.
+/// names the journal inside a report directory; a file is a journal itself. With
+/// `agent_behaviour` only what the agents did is compared; without it, a difference is followed
+/// by whether the agents' behaviour differs too.
 pub fn diff(
     a: &Path,
     b: &Path,
     case: Option<&str>,
+    agent_behaviour: bool,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<HarnessExitCode> {
-    use a2a_journal_diff::{compare, load_journal};
+    use a2a_journal_diff::{compare, compare_agent_behaviour, load_journal};
     let load = |p: &Path| load_journal(p, case.filter(|_| p.is_dir()));
     let (ja, jb) = (load(a)?, load(b)?);
+    let counts = format!("{} and {} entries", ja.len(), jb.len());
+    if agent_behaviour {
+        return Ok(match compare_agent_behaviour(&ja, &jb) {
+            None => {
+                writeln!(out, "no difference in agent behaviour ({counts})")?;
+                HarnessExitCode::Success
+            }
+            Some(d) => {
+                writeln!(
+                    out,
+                    "A: {}\nB: {}\nthe agents' behaviour differs ({counts}):",
+                    a.display(),
+                    b.display()
+                )?;
+                write!(out, "{d}")?;
+                HarnessExitCode::Failure
+            }
+        });
+    }
     match compare(&ja, &jb) {
         None => {
-            writeln!(
-                out,
-                "identical modulo ids, ports and timing ({} and {} entries)",
-                ja.len(),
-                jb.len()
-            )?;
+            writeln!(out, "identical modulo ids, ports and timing ({counts})")?;
             Ok(HarnessExitCode::Success)
         }
         Some(d) => {
             writeln!(out, "A: {}\nB: {}", a.display(), b.display())?;
             write!(out, "{d}")?;
+            if compare_agent_behaviour(&ja, &jb).is_none() {
+                writeln!(
+                    out,
+                    "no difference in agent behaviour, though (--agent-behaviour compares only that)"
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "the agents' behaviour differs too (--agent-behaviour shows where)"
+                )?;
+            }
             Ok(HarnessExitCode::Failure)
         }
     }

@@ -149,6 +149,13 @@ pub fn record(settings: RecordSettings) -> anyhow::Result<HarnessExitCode> {
                 a.card_url(),
                 a.upstream
             )?;
+            for (origin, listen) in &a.origins {
+                writeln!(
+                    out,
+                    "{}\t{listen}\t(upstream {origin}: a further origin of its card)",
+                    a.name
+                )?;
+            }
         }
         writeln!(
             out,

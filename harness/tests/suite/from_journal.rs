@@ -176,6 +176,7 @@ async fn recorded_cases_replay_with_the_same_agent_traffic_and_verdicts() {
             .iter()
             .find(|x| x.id == format!("{}.replay", orig.id))
             .expect("every converted case ran");
+        agent_behaviour_kept(&orig.id, &orig.journal, &replay.journal, &mut problems);
         let (was, now) = (agent_side(&orig.journal), agent_side(&replay.journal));
         if was != now {
             problems.push(format!(
@@ -374,6 +375,7 @@ async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffi
             .iter()
             .find(|r| r.id == format!("{id}.recorded"))
             .expect("every converted case ran");
+        agent_behaviour_kept(id, entries, &replay.journal, &mut problems);
         let (was, now) = (
             agent_side_seen_through_a_proxy(entries, entries),
             agent_side_seen_through_a_proxy(entries, &replay.journal),
@@ -403,6 +405,21 @@ async fn a_journal_recorded_through_the_proxy_replays_with_the_same_agent_traffi
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Issue 26: `journal diff --agent-behaviour RECORDING REPLAY` finds no difference (the
+/// replayed agents did what the recorded ones did); the first difference otherwise.
+fn agent_behaviour_kept(
+    id: &str,
+    recorded: &[Entry],
+    replayed: &[Entry],
+    problems: &mut Vec<String>,
+) {
+    if let Some(d) = a2a_journal_diff::compare_agent_behaviour(recorded, replayed) {
+        problems.push(format!(
+            "{id}: the agents' behaviour differs in the replay\n{d}"
+        ));
+    }
 }
 
 /// A small journal in the mock network's format, as JSON lines.
@@ -777,6 +794,7 @@ async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding()
         }
     }
     eprintln!("sha256 pairs (recording = replay):\n{}", pairs.join("\n"));
+    agent_behaviour_kept("repro.bytes", &entries, &r.journal, &mut problems);
     assert!(
         problems.is_empty(),
         "{}\n{}\n{}",
@@ -846,6 +864,9 @@ text = "look it up"
     let options = RunOptions::new(delegator());
     let replayed = run(&[replay_case], &options).await;
     let r = &replayed.results[0];
+    let mut problems = Vec::new();
+    agent_behaviour_kept("repro.same-text", &entries, &r.journal, &mut problems);
+    assert!(problems.is_empty(), "{}\n{}", problems.join("\n"), c.toml);
     assert_eq!(
         artifacts_sent(&r.journal),
         recorded,

@@ -1102,3 +1102,128 @@ fn bad_record_arguments_are_usage_errors_naming_the_value() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// A card origin that serves only `card` (for any request, one per connection), in the
+/// background; its `host:port`.
+async fn card_only_origin(card: Value) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind(any_port())
+        .await
+        .expect("bind");
+    let addr = l.local_addr().expect("addr").to_string();
+    let body = card.to_string();
+    tokio::spawn(async move {
+        // Bounded: the test fetches the card a few times at most.
+        for _ in 0..16 {
+            let Ok((mut s, _)) = l.accept().await else {
+                return;
+            };
+            let mut buf = [0u8; 4096];
+            let _ = tokio::time::timeout(WAIT, s.read(&mut buf)).await;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = s.write_all(answer.as_bytes()).await;
+        }
+    });
+    addr
+}
+
+/// Issue 26, item 4: a card whose interfaces span several origins (here the card at one origin,
+/// the JSON-RPC interface at another, as the official SDKs serve gRPC on a port of its own) gets
+/// one listen address per origin; the card served points at them, and a call to the other
+/// origin is forwarded and journaled under the agent's one name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_origin_of_a_card_gets_a_listen_address_and_is_journaled_under_the_agent() {
+    let net = Network::start(spec("[[agent]]\nname = \"worker\"\n"))
+        .await
+        .expect("network");
+    let worker_card: Value = reqwest::get(net.card_url("worker").expect("card url"))
+        .await
+        .expect("card")
+        .json()
+        .await
+        .expect("json");
+    let mut card = worker_card.clone();
+    card["name"] = json!("split");
+    let card_origin = card_only_origin(card).await;
+    let worker_origin = net
+        .base_url("worker")
+        .expect("url")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    assert_ne!(card_origin, worker_origin);
+
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut opts = RecordOptions::new(tmp.path());
+    opts.keep_in_memory = 1000;
+    let upstream = UpstreamSpec {
+        url: format!("http://{card_origin}"),
+        listen: any_port(),
+    };
+    let rec = Recorder::start(&[upstream], opts).await.expect("recorder");
+    let agent = rec.agents()[0].clone();
+    assert_eq!(agent.name, "split");
+    assert_eq!(agent.origins.len(), 1, "{agent:?}");
+    let (origin, listen) = &agent.origins[0];
+    assert_eq!(origin, &worker_origin);
+    assert_ne!(listen, &agent.listen);
+
+    // The card as served: every interface at the worker's origin now at its listen address.
+    let served: Value = reqwest::get(agent.card_url())
+        .await
+        .expect("card")
+        .json()
+        .await
+        .expect("json");
+    let urls: Vec<&str> = served["supportedInterfaces"]
+        .as_array()
+        .expect("interfaces")
+        .iter()
+        .filter_map(|i| i["url"].as_str())
+        .collect();
+    assert!(
+        !urls.is_empty() && urls.iter().all(|u| u.contains(&listen.to_string())),
+        "{urls:?}"
+    );
+    let jsonrpc = served["supportedInterfaces"]
+        .as_array()
+        .expect("interfaces")
+        .iter()
+        .find(|i| i["protocolBinding"] == "JSONRPC")
+        .and_then(|i| i["url"].as_str())
+        .expect("a JSON-RPC interface")
+        .to_string();
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m-split", "role": "ROLE_USER", "parts": [{"text": "work"}]}}});
+    let answer: Value = reqwest::Client::new()
+        .post(&jsonrpc)
+        .header("A2A-Version", "1.0")
+        .json(&send)
+        .send()
+        .await
+        .expect("send through the second listen address")
+        .json()
+        .await
+        .expect("json");
+    assert!(answer.get("result").is_some(), "{answer}");
+    let journaled = rec
+        .journal()
+        .wait_for(WAIT, |es| {
+            es.iter().any(|e| {
+                e.agent.as_str() == "split"
+                    && matches!(&e.event, Event::Request { method: Some(m), .. } if m == "SendMessage")
+            }) && es
+                .iter()
+                .any(|e| matches!(&e.event, Event::TaskCreated { .. }))
+        })
+        .await;
+    assert!(
+        journaled,
+        "the send to the other origin is journaled under the agent"
+    );
+    rec.shutdown().await;
+    net.shutdown().await;
+}

@@ -1,9 +1,14 @@
-//! The second round trip of issue 15: the official Python SDK agent (a2a-sdk 1.3.0,
-//! `interop/sdk_agent.py`) recorded through `a2a-harness record` while the reference delegator
-//! works against it, the journal converted with `scenario from-journal`, the scenario run with
-//! the reference delegator: the replay's agent side (sends, errors, task states, artifacts, in
-//! order) must match the recording, the replay must pass, and each delegation must end as it
-//! did through the proxy, with the same artifact.
+//! Record to repro with a real peer: the official Python SDK agent (a2a-sdk 1.3.0,
+//! `interop/sdk_agent.py --artifacts mixed`: artifacts of several sizes and part kinds, text,
+//! raw, data and a UTF-8 sequence split across two raw chunks, each streamed in chunks)
+//! recorded through `a2a-harness record` while the reference delegator works against it, over
+//! each binding first in its card (gRPC on a port of its own, which the recorder proxies at a
+//! listen address of its own), the journal converted with `scenario from-journal`, the scenario
+//! run with the reference delegator. The replay's agent side (sends, errors, task states,
+//! artifacts with their sha256, in order) must match the recording, the replay must pass,
+//! `journal diff` must find no difference in agent behaviour, and each delegation must end as
+//! it did through the proxy, with the same artifacts byte for byte (the sha256 pairs are
+//! printed).
 //!
 //! Without `.venv` (or without grpcio in it) these tests skip with a message; with `CI` set they
 //! fail instead (run `bash scripts/setup-python.sh`), as the other interop tests do.
@@ -20,14 +25,19 @@ use a2a_harness_core::runner::Verdict;
 use a2a_harness_record::from_journal::{ConvertOptions, convert, read_journal};
 use a2a_harness_record::record::{RecordOptions, Recorder, UpstreamSpec};
 use a2a_mock_agents::{Entry, Event};
+use a2a_protocol::Binding;
 use sdk_agent::SdkAgent;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Start the SDK agent with its card listing the bindings in `order`.
+/// The artifacts each SDK task gets with `--artifacts mixed`: `result` and five more.
+const MIXED_ARTIFACTS: usize = 6;
+
+/// Start the SDK agent with its card listing the bindings in `order` and every task getting
+/// the mixed artifacts.
 async fn sdk_agent(order: &str) -> Option<SdkAgent> {
-    SdkAgent::start(&common::root(), &["--order", order]).await
+    SdkAgent::start(&common::root(), &["--order", order, "--artifacts", "mixed"]).await
 }
 
 /// The reference delegator driven through the proxy's card URL with `delegations` (id,
@@ -70,7 +80,11 @@ async fn drive(
             Some("init_ok") => {
                 for (id, streaming) in delegations {
                     let mut m = Delegate::new(*id, "work", format!("do the work for {id}"));
-                    m.artifact_spec.mime_types = vec!["text/plain".into()];
+                    m.artifact_spec.mime_types = vec![
+                        "text/plain".into(),
+                        "application/octet-stream".into(),
+                        "application/json".into(),
+                    ];
                     m.artifact_spec.streaming_preferred = *streaming;
                     m.timeout_seconds = 30;
                     p.send(&ToDelegator::Delegate(m), deadline)
@@ -182,10 +196,36 @@ async fn round_trip(order: &str, delegations: &[(&str, bool)]) {
     drop(agent);
     for (id, d) in &done {
         assert_eq!(d["state"], "COMPLETED", "{id} through the proxy: {d}");
-        assert_eq!(shas(d).len(), 1, "{id} through the proxy: {d}");
+        assert_eq!(
+            shas(d).len(),
+            MIXED_ARTIFACTS,
+            "{id} through the proxy: {d}"
+        );
     }
 
     let journal = read_journal(&path).expect("the recording reads");
+    // The delegator took the card's first interface, and the proxy saw every send on it (gRPC
+    // included, on its own port: a send the proxy did not see would be missing here).
+    let first = match order.split(',').next() {
+        Some("grpc") => Binding::Grpc,
+        Some("rest") => Binding::Rest,
+        _ => Binding::JsonRpc,
+    };
+    let sent: Vec<Binding> = journal
+        .entries()
+        .filter_map(|e| match &e.event {
+            Event::Request {
+                binding,
+                method: Some(m),
+                ..
+            } if m.starts_with("Send") => Some(*binding),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        sent.len() >= delegations.len() && sent.iter().all(|b| *b == first),
+        "every send recorded, over {first:?}: {sent:?}"
+    );
     let id = format!("sdk.{}", order.replace(',', "-"));
     let c = convert(
         &journal,
@@ -240,6 +280,37 @@ async fn round_trip(order: &str, delegations: &[(&str, bool)]) {
         "the recording holds the SDK's artifact: {was:?}"
     );
     assert_eq!(was, now, "the agent's side differs\n{}", c.toml);
+    // The sha256 of every artifact, recorded and replayed, side by side.
+    let (a, b) = (artifacts_sent(&recorded), artifacts_sent(&replay.journal));
+    for (i, ((id, bytes, sha), (_, _, again))) in a.iter().zip(&b).enumerate() {
+        eprintln!("{order} artifact {i} {id} {bytes} bytes: recorded {sha} replayed {again}");
+    }
+    assert_eq!(
+        a, b,
+        "artifact bytes differ between the recording and the replay"
+    );
+    assert_eq!(a.len(), delegations.len() * MIXED_ARTIFACTS, "{a:?}");
+    // `journal diff --agent-behaviour RECORDING REPLAY`: the replayed agent is the recorded one.
+    let replay_file = dir.path().join("replay.jsonl");
+    let lines: Vec<String> = replay
+        .journal
+        .iter()
+        .map(|e| serde_json::to_string(e).expect("an entry serialises"))
+        .collect();
+    std::fs::write(&replay_file, lines.join("\n")).expect("write the replay's journal");
+    let o = std::process::Command::new(common::harness())
+        .args(["journal", "diff", "--agent-behaviour"])
+        .arg(&path)
+        .arg(&replay_file)
+        .output()
+        .expect("run journal diff");
+    let said = String::from_utf8_lossy(&o.stdout);
+    eprintln!("{order}: journal diff --agent-behaviour: {said}");
+    assert!(
+        o.status.success() && said.starts_with("no difference in agent behaviour"),
+        "{said}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // Each delegation ends as it did through the proxy, with the same artifact bytes.
     let outcomes: Vec<Value> = replay
         .outcomes
@@ -256,6 +327,25 @@ async fn round_trip(order: &str, delegations: &[(&str, bool)]) {
             "delegation {d} ended {v} through the proxy; the replay's outcomes: {outcomes:?}"
         );
     }
+}
+
+/// Every `artifact_sent` of a journal as (artifact id, bytes, sha256), sorted (task ids differ
+/// between a recording and its replay).
+fn artifacts_sent(journal: &[Entry]) -> Vec<(String, u64, String)> {
+    let mut out: Vec<_> = journal
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ArtifactSent {
+                artifact_id,
+                bytes,
+                sha256,
+                ..
+            } => Some((artifact_id.clone(), *bytes, sha256.clone())),
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// The artifacts' sha256 values of a `done` line or an outcome, sorted.
@@ -275,9 +365,7 @@ fn same_artifacts(a: &Value, b: &Value) -> bool {
     shas(a) == shas(b)
 }
 
-/// HTTP+JSON first: one streamed (SSE) and one polled delegation. (The SDK agent's gRPC
-/// interface listens on a port of its own, an origin one recording proxy does not cover: the
-/// proxy notes it and the delegator would reach it directly, unrecorded.)
+/// HTTP+JSON first: one streamed (SSE) and one polled delegation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sdk_agent_over_http_json_recorded_and_replayed() {
     round_trip(
@@ -291,4 +379,16 @@ async fn the_sdk_agent_over_http_json_recorded_and_replayed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sdk_agent_over_jsonrpc_recorded_and_replayed() {
     round_trip("jsonrpc,rest,grpc", &[("streamed", true)]).await;
+}
+
+/// gRPC first: the SDK agent serves gRPC on a port of its own, another origin than its card's;
+/// the recorder proxies it at a listen address of its own and journals it under the same agent.
+/// One streamed and one polled delegation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdk_agent_over_grpc_on_its_own_port_recorded_and_replayed() {
+    round_trip(
+        "grpc,rest,jsonrpc",
+        &[("streamed", true), ("polled", false)],
+    )
+    .await;
 }
