@@ -225,6 +225,48 @@ fn journal_diff_says_equal_different_or_bad_input() {
     assert!(out.contains("  B: [agent "), "{out}");
     assert!(out.contains("before it, the same in both"), "{out}");
 
+    // --agent-behaviour: a recorder's note is no behaviour of the agent; the full comparison
+    // sees it and says the agents' behaviour is the same; another case's task life is a
+    // difference.
+    let noted = dir.path().join("noted.jsonl");
+    let note = serde_json::json!({"seq": entries.len() + 1, "at_us": 1, "agent": entries[0]["agent"],
+        "event": "note", "text": "the card's interfaces at 127.0.0.1:1 are proxied at 127.0.0.1:2"});
+    std::fs::write(&noted, format!("{jsonl}{note}\n")).unwrap();
+    let (code, out, err) = journal_diff(&noted, &case_b, None);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        out.contains("no difference in agent behaviour, though"),
+        "{out}"
+    );
+    let o = run(&[
+        "journal",
+        "diff",
+        "--agent-behaviour",
+        noted.to_str().unwrap(),
+        case_b.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("no difference in agent behaviour ("),
+        "{}",
+        text(&o)
+    );
+    let o = run(&[
+        "journal",
+        "diff",
+        "--agent-behaviour",
+        case_a.to_str().unwrap(),
+        case_c.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("the agents' behaviour differs") && said.contains("task life"),
+        "{said}"
+    );
+    let (_, out, _) = journal_diff(&case_a, &case_c, None);
+    assert!(out.contains("the agents' behaviour differs too"), "{out}");
+
     // Bad input (exit 2, named on stderr): a broken line by file and line; a directory needs
     // --case; a missing file; an unknown case; a JSON file that is no journal.
     let broken = dir.path().join("broken.jsonl");
@@ -260,4 +302,8 @@ fn journal_diff_says_equal_different_or_bad_input() {
     let help = String::from_utf8_lossy(&o.stdout);
     assert!(help.contains("Ignored: entry sequence numbers"), "{help}");
     assert!(help.contains("EXIT CODES: 0 identical"), "{help}");
+    assert!(
+        help.contains("AGENT BEHAVIOUR (--agent-behaviour): Only what"),
+        "{help}"
+    );
 }
