@@ -630,6 +630,12 @@ impl Journal {
         self.spec.max_string_bytes
     }
 
+    /// Whether each generated artifact chunk a stream sends gets an `sse_event` entry
+    /// ([`JournalSpec::chunk_events`]).
+    pub fn keeps_chunk_events(&self) -> bool {
+        self.spec.chunk_events
+    }
+
     /// A copy of every kept entry.
     pub fn entries(&self) -> Vec<Entry> {
         self.lock().entries.clone()
@@ -815,6 +821,7 @@ mod tests {
         let j = Journal::new(JournalSpec {
             max_entries: 10,
             max_string_bytes: 16,
+            ..JournalSpec::default()
         });
         let long = format!("{}secret-token{}", "x".repeat(3000), "y".repeat(2000));
         let plain = j.summarise(&serde_json::json!({"text": long}));
@@ -838,6 +845,7 @@ mod tests {
         let j = Journal::new(JournalSpec {
             max_entries: 1,
             max_string_bytes: 16,
+            ..JournalSpec::default()
         });
         j.record("a", state("t0", "TASK_STATE_WORKING"));
         let seen = Arc::new(AtomicU64::new(0));

@@ -141,12 +141,16 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Bytes> {
             };
             match fast {
                 Some(mut parts) if !parts.is_empty() => {
-                    let data = crate::frames::journal_data(&s.st.net.journal, s.binding, &s.id, c);
-                    s.st.journal(Event::SseEvent {
-                        req: s.req,
-                        index: s.index,
-                        data,
-                    });
+                    // Half-sent before a reset: always journaled (the rules look for it).
+                    if s.st.net.journal.keeps_chunk_events() || s.reset_after == Some(s.index) {
+                        let data =
+                            crate::frames::journal_data(&s.st.net.journal, s.binding, &s.id, c);
+                        s.st.journal(Event::SseEvent {
+                            req: s.req,
+                            index: s.index,
+                            data,
+                        });
+                    }
                     if s.reset_after == Some(s.index) {
                         // Halved below: one piece.
                         parts.concat().into()

@@ -41,6 +41,11 @@ pub struct JournalSpec {
     pub max_entries: usize,
     /// Strings longer than this inside recorded payloads are replaced by a summary.
     pub max_string_bytes: usize,
+    /// Record an `sse_event` for each generated artifact chunk a stream sends (default true).
+    /// False keeps only the chunk's `artifact_chunk` entry (artifact, flags, size) and the
+    /// artifact's `artifact_sent`: what a benchmark verifies, at half the entries per chunk.
+    /// The rules judge streams by their events: leave it on in scenarios.
+    pub chunk_events: bool,
 }
 
 impl Default for JournalSpec {
@@ -48,6 +53,7 @@ impl Default for JournalSpec {
         JournalSpec {
             max_entries: 200_000,
             max_string_bytes: 2048,
+            chunk_events: true,
         }
     }
 }

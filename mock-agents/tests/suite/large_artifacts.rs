@@ -119,3 +119,49 @@ async fn large_artifacts_stream_and_poll_byte_exact_over_grpc() {
         .expect("GetTask");
     check_truth(&net, &tid, &task_artifacts(&t), "grpc GetTask");
 }
+
+/// `[journal] chunk_events = false` (the bench's journal): a streamed generated chunk gets its
+/// `artifact_chunk` entry and no `sse_event`; the stream's other events, the bytes and the
+/// truth stay as they are. With the default every chunk has its `sse_event`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_chunk_events_a_stream_journals_chunks_only_as_artifact_chunks() {
+    use a2a_mock_agents::Event;
+    for chunk_events in [true, false] {
+        let net = start(&format!(
+            r#"
+    seed = 3
+    [journal]
+    chunk_events = {chunk_events}
+    [[agent]]
+    name = "a"
+    [[agent.rule]]
+    steps = [
+      {{ do = "state", state = "TASK_STATE_WORKING" }},
+      {{ do = "artifacts", count = 1, chunks = 8, chunk_bytes = 3000 }},
+      {{ do = "state", state = "TASK_STATE_COMPLETED" }},
+    ]
+"#
+        ))
+        .await;
+        let http = client();
+        let url = net.rpc_url("a").expect("agent a");
+        let s = stream(&http, &url, "SendStreamingMessage", send_params("go")).await;
+        let results = s.results();
+        let tid = task_id_of(&results);
+        let arts = reassemble(&results);
+        let truth = artifacts_sent(net.journal());
+        let (bytes, sha) = truth
+            .get(&(tid.clone(), "artifact-1".to_string()))
+            .expect("artifact_sent");
+        assert_eq!((*bytes, sha), (8 * 3000, &sha256(&arts["artifact-1"])));
+        let entries = net.journal().entries();
+        let count = |f: &dyn Fn(&Event) -> bool| entries.iter().filter(|e| f(&e.event)).count();
+        let chunks = count(&|e| matches!(e, Event::ArtifactChunk { .. }));
+        let events = count(&|e| matches!(e, Event::SseEvent { .. }));
+        assert_eq!(chunks, 8, "chunk_events = {chunk_events}");
+        // The task, WORKING and COMPLETED are events either way; the chunks only by default.
+        let expected = if chunk_events { 3 + 8 } else { 3 };
+        assert_eq!(events, expected, "chunk_events = {chunk_events}: {entries:?}");
+        assert_eq!(results.len(), 3 + 8, "the client gets every event either way");
+    }
+}
