@@ -138,6 +138,7 @@ pub async fn run_bench(
     mut progress: impl FnMut(&str),
 ) -> Result<BenchReport, BenchError> {
     std::fs::create_dir_all(&opts.out).map_err(io_err(&opts.out))?;
+    run::fixed_mmap_threshold();
     let work = opts.out.join("work");
     std::fs::create_dir_all(&work).map_err(io_err(&work))?;
     let started_at = time::OffsetDateTime::now_utc()

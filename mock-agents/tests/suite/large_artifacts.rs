@@ -161,7 +161,14 @@ async fn without_chunk_events_a_stream_journals_chunks_only_as_artifact_chunks()
         assert_eq!(chunks, 8, "chunk_events = {chunk_events}");
         // The task, WORKING and COMPLETED are events either way; the chunks only by default.
         let expected = if chunk_events { 3 + 8 } else { 3 };
-        assert_eq!(events, expected, "chunk_events = {chunk_events}: {entries:?}");
-        assert_eq!(results.len(), 3 + 8, "the client gets every event either way");
+        assert_eq!(
+            events, expected,
+            "chunk_events = {chunk_events}: {entries:?}"
+        );
+        assert_eq!(
+            results.len(),
+            3 + 8,
+            "the client gets every event either way"
+        );
     }
 }
