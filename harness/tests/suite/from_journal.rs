@@ -634,25 +634,6 @@ fn a_malformed_journal_line_is_an_error_naming_it() {
     assert!(!out.exists(), "nothing written on a bad journal");
 }
 
-/// The artifacts a journal shows sent in full: (agent, artifact id) -> (bytes, sha256).
-fn artifacts_sent(journal: &[Entry]) -> BTreeMap<(String, String), (u64, String)> {
-    journal
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::ArtifactSent {
-                artifact_id,
-                bytes,
-                sha256,
-                ..
-            } => Some((
-                (e.agent.to_string(), artifact_id.clone()),
-                (*bytes, sha256.clone()),
-            )),
-            _ => None,
-        })
-        .collect()
-}
-
 /// The steps of an agent streaming artifacts of several sizes and part kinds: a 4,000-byte text
 /// in four chunks of 1,000 (each under the journal's 4,096-byte inline bound), raw bytes with a
 /// UTF-8 sequence split across two chunks, a data value holding a `null` (TOML has none), a large
@@ -743,7 +724,7 @@ async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding()
     }
     let journal = read_journal(&path).expect("the recording reads");
     let entries: Vec<Entry> = journal.entries().cloned().collect();
-    let recorded = artifacts_sent(&entries);
+    let recorded = common::artifacts_sent(&entries);
     assert_eq!(
         recorded.len(),
         21,
@@ -779,17 +760,16 @@ async fn recorded_artifact_bytes_are_replayed_byte_for_byte_over_every_binding()
     options.jobs = 1;
     let replayed = run(&[replay_case], &options).await;
     let r = &replayed.results[0];
-    let now = artifacts_sent(&r.journal);
+    let now = common::artifacts_sent(&r.journal);
     let mut pairs = Vec::new();
     let mut problems = Vec::new();
-    for (key, (bytes, sha)) in &recorded {
-        match now.get(key) {
-            Some((b, h)) if b == bytes && h == sha => {
-                pairs.push(format!("{}/{}: {bytes} bytes {sha} = {h}", key.0, key.1))
+    for (agent, id, bytes, sha) in &recorded {
+        match now.iter().find(|x| (&x.0, &x.1) == (agent, id)) {
+            Some((_, _, b, h)) if b == bytes && h == sha => {
+                pairs.push(format!("{agent}/{id}: {bytes} bytes {sha} = {h}"))
             }
             other => problems.push(format!(
-                "{}/{}: recorded {bytes} bytes {sha}, replayed {other:?}",
-                key.0, key.1
+                "{agent}/{id}: recorded {bytes} bytes {sha}, replayed {other:?}"
             )),
         }
     }
@@ -848,7 +828,7 @@ text = "look it up"
     assert_eq!(done.len(), 2);
     let journal = read_journal(&path).expect("the recording reads");
     let entries: Vec<Entry> = journal.entries().cloned().collect();
-    let recorded = artifacts_sent(&entries);
+    let recorded = common::artifacts_sent(&entries);
     assert_eq!(recorded.len(), 2, "{recorded:?}");
     let c = convert(&journal, &ConvertOptions::default());
     assert!(c.unsupported.is_empty(), "{:?}\n{}", c.unsupported, c.toml);
@@ -868,7 +848,7 @@ text = "look it up"
     agent_behaviour_kept("repro.same-text", &entries, &r.journal, &mut problems);
     assert!(problems.is_empty(), "{}\n{}", problems.join("\n"), c.toml);
     assert_eq!(
-        artifacts_sent(&r.journal),
+        common::artifacts_sent(&r.journal),
         recorded,
         "{}\n{}",
         describe(r),

@@ -281,8 +281,11 @@ async fn round_trip(order: &str, delegations: &[(&str, bool)]) {
     );
     assert_eq!(was, now, "the agent's side differs\n{}", c.toml);
     // The sha256 of every artifact, recorded and replayed, side by side.
-    let (a, b) = (artifacts_sent(&recorded), artifacts_sent(&replay.journal));
-    for (i, ((id, bytes, sha), (_, _, again))) in a.iter().zip(&b).enumerate() {
+    let (a, b) = (
+        common::artifacts_sent(&recorded),
+        common::artifacts_sent(&replay.journal),
+    );
+    for (i, ((_, id, bytes, sha), (_, _, _, again))) in a.iter().zip(&b).enumerate() {
         eprintln!("{order} artifact {i} {id} {bytes} bytes: recorded {sha} replayed {again}");
     }
     assert_eq!(
@@ -327,25 +330,6 @@ async fn round_trip(order: &str, delegations: &[(&str, bool)]) {
             "delegation {d} ended {v} through the proxy; the replay's outcomes: {outcomes:?}"
         );
     }
-}
-
-/// Every `artifact_sent` of a journal as (artifact id, bytes, sha256), sorted (task ids differ
-/// between a recording and its replay).
-fn artifacts_sent(journal: &[Entry]) -> Vec<(String, u64, String)> {
-    let mut out: Vec<_> = journal
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::ArtifactSent {
-                artifact_id,
-                bytes,
-                sha256,
-                ..
-            } => Some((artifact_id.clone(), *bytes, sha256.clone())),
-            _ => None,
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 /// The artifacts' sha256 values of a `done` line or an outcome, sorted.

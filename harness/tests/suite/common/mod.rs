@@ -34,3 +34,27 @@ pub fn delegator() -> PathBuf {
 pub fn harness() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_a2a-harness"))
 }
+
+/// Every `artifact_sent` of a journal as (agent, artifact id, bytes, sha256), sorted: what a
+/// recording and its replay must agree on (their task ids differ).
+pub fn artifacts_sent(journal: &[a2a_mock_agents::Entry]) -> Vec<(String, String, u64, String)> {
+    let mut out: Vec<_> = journal
+        .iter()
+        .filter_map(|e| match &e.event {
+            a2a_mock_agents::Event::ArtifactSent {
+                artifact_id,
+                bytes,
+                sha256,
+                ..
+            } => Some((
+                e.agent.to_string(),
+                artifact_id.clone(),
+                *bytes,
+                sha256.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out
+}
