@@ -373,7 +373,7 @@ enum JournalCmd {
     ///
     /// Example: a2a-harness journal diff reports/passing reports/failing --case states.completed
     ///
-    /// Example: a2a-harness journal diff --agent-behaviour rec/journal.jsonl reports/replay --case recorded.case
+    /// Example: a2a-harness journal diff --agent-behaviour rec/journal.jsonl reports/replay --case recorded.journal
     #[command(after_help = journal_diff_help())]
     Diff {
         /// The first journal.

@@ -309,8 +309,12 @@ errors count); notes; the mock's own account of an injected fault (its effect is
 and of the client closing; an event a reset cut in half (the client never had it); answer \
 bodies beyond their kind (field order, optional fields such as timestamps or a repeated \
 artifact name, content compared as bytes and sha256); a card's body (the mock journals only \
-its version); ids (each agent's tasks are compared in an order of their own lines); how many \
-times in a row an identical line came. Use it to compare a recording (`a2a-harness record`) \
+its version); ids, ports and contexts (each agent's tasks, and its exchanges about no task, \
+are compared in an order of their own lines: which delegation got which answer is not \
+compared, only that the agent gave the same answers); what only a mock agent journals of itself \
+(a continuation taken, its own delegations, a purge, a limit rejection, a planted URL); how many \
+times in a row an identical line came. A dropped connection is compared as before any answer or \
+inside a stream; a stream that delivered a final or interrupted state ended there. Use it to compare a recording (`a2a-harness record`) \
 with the replay of the scenario made from it.";
 
 /// Compare what the agents did only (see [`AGENT_BEHAVIOUR`]): the first difference of two
@@ -343,7 +347,10 @@ pub fn agent_behaviour(j: &NormalisedJournal) -> NormalisedJournal {
             .map_or(thread.as_str(), |(a, _)| a)
             .to_string();
         let has_task = !thread.ends_with(", no task");
-        let lines = behaviour_lines(&lines);
+        let mut lines = behaviour_lines(&lines);
+        if !has_task {
+            lines = in_order_of_their_own(lines);
+        }
         let key: String = lines
             .iter()
             .map(|l| format!("{} {}\n", l.place, l.value))
@@ -365,15 +372,41 @@ pub fn agent_behaviour(j: &NormalisedJournal) -> NormalisedJournal {
     }
 }
 
+/// The exchanges of a thread about no task (card fetches, stray calls) in an order of their
+/// reduced lines: normalise orders them by their requests, the delegator's side.
+fn in_order_of_their_own(lines: Vec<Line>) -> Vec<Line> {
+    let mut groups: Vec<Vec<Line>> = Vec::new();
+    for l in lines {
+        match groups.last_mut() {
+            Some(g) if g.first().is_some_and(|f| f.exchange == l.exchange) => g.push(l),
+            _ => groups.push(vec![l]),
+        }
+    }
+    let key = |g: &Vec<Line>| g.iter().map(|l| l.value.to_string()).collect::<Vec<_>>();
+    groups.sort_by_cached_key(key);
+    let mut merged: Vec<Line> = Vec::new();
+    for line in groups.into_iter().flatten() {
+        match merged.last_mut() {
+            Some(last) if last.same_as(&line) => last.repeats += line.repeats,
+            _ => merged.push(line),
+        }
+    }
+    merged
+}
+
 /// One thread's lines reduced to the agent's behaviour: the delegator's requests, notes, the
 /// mock's account of its faults and the client's closing left out; an event cut by a reset
 /// (the client never had it whole) and the recorder's second account of a reset dropped;
 /// stream ends said as an observer can tell them; ids anonymous; runs counted once.
 fn behaviour_lines(lines: &[Line]) -> Vec<Line> {
+    // First each line on its own (the checks below look at the line before, not at a run),
+    // then runs of identical lines merged.
     let mut out: Vec<Line> = Vec::new();
     // The exchanges that read a task (GetTask, SubscribeToTask, ListTasks): whether and when
     // the delegator reads is its own choice, so of their answers only errors count.
     let mut reading: Option<usize> = None;
+    // The last state a stream delivered, by exchange: how the stream ended, as its client saw.
+    let mut last_state: Option<(Option<usize>, String)> = None;
     for l in lines {
         if l.value.get("event").and_then(Value::as_str) == Some("request") {
             let method = l.value.get("method").and_then(Value::as_str);
@@ -389,16 +422,28 @@ fn behaviour_lines(lines: &[Line]) -> Vec<Line> {
         // The mock journals the event it cut in half before its reset; a client (and so a
         // recording) never had that event.
         if l.value.get("kind").and_then(Value::as_str) == Some("reset_after")
-            && let Some(last) = out.last()
+            && let Some(last) = out.last_mut()
             && last.exchange == l.exchange
             && last.value.get("event").and_then(Value::as_str) == Some("sse_event")
         {
-            out.pop();
+            if last.repeats > 1 {
+                last.repeats -= 1;
+            } else {
+                out.pop();
+            }
         }
-        let Some(value) = behaviour_value(&l.value) else {
+        let Some(mut value) = behaviour_value(&l.value) else {
             continue;
         };
         let event = value.get("event").and_then(Value::as_str).unwrap_or("");
+        if event == "sse_event"
+            && let Some(state) = value
+                .pointer("/answer/task")
+                .or_else(|| value.pointer("/answer/statusUpdate"))
+                .and_then(Value::as_str)
+        {
+            last_state = Some((l.exchange, state.to_string()));
+        }
         // An artifact known only whole (a recorder that saw it in a task read back, not
         // streamed) is one whole chunk, as the mock journals an artifact it sends at once.
         if event == "artifact_sent"
@@ -417,29 +462,59 @@ fn behaviour_lines(lines: &[Line]) -> Vec<Line> {
                     "last_chunk": true,
                     "bytes": value.get("bytes"),
                 }),
+                repeats: 1,
                 ..l.clone()
             });
         }
-        if event == "stream_closed"
-            && value.get("reason").and_then(Value::as_str) == Some("reset")
-            && out.last().is_some_and(|p| {
-                p.exchange == l.exchange
-                    && p.value.get("event").and_then(Value::as_str) == Some("connection_dropped")
-            })
-        {
-            continue;
+        if event == "stream_closed" {
+            let reason = value.get("reason").and_then(Value::as_str).unwrap_or("");
+            // The recorder's second account of a reset its `connection_dropped` already gave.
+            if reason == "reset"
+                && out.last().is_some_and(|p| {
+                    p.exchange == l.exchange
+                        && p.value.get("event").and_then(Value::as_str)
+                            == Some("connection_dropped")
+                })
+            {
+                continue;
+            }
+            // A stream that delivered a final or interrupted state ended there, whoever closed
+            // it then (the mock says why its script ended, a recorder what it last saw).
+            if reason == "closed"
+                && let Some((x, state)) = &last_state
+                && *x == l.exchange
+            {
+                let said = match state
+                    .trim_start_matches("TASK_STATE_")
+                    .to_ascii_lowercase()
+                    .replace('_', "-")
+                    .as_str()
+                {
+                    "completed" | "failed" | "canceled" | "cancelled" | "rejected" => {
+                        Some("terminal")
+                    }
+                    "input-required" | "auth-required" => Some("interrupted"),
+                    _ => None,
+                };
+                if let Some(said) = said {
+                    value["reason"] = said.into();
+                }
+            }
         }
-        let line = Line {
+        out.push(Line {
             place: anonymous_ids(&l.place),
             value,
             ..l.clone()
-        };
-        match out.last_mut() {
+        });
+    }
+    let mut merged: Vec<Line> = Vec::new();
+    for line in out {
+        match merged.last_mut() {
             Some(last) if last.same_as(&line) => last.repeats += line.repeats,
-            _ => out.push(line),
+            _ => merged.push(line),
         }
     }
-    out
+    merged
 }
 
 /// An answer that is an error: an HTTP status of 400 or more, a JSON-RPC error, a gRPC status
@@ -467,7 +542,20 @@ fn anonymous_ids(s: &str) -> String {
 /// A line's value reduced to the agent's behaviour; `None` when it says nothing of it.
 fn behaviour_value(v: &Value) -> Option<Value> {
     let reduced = match v.get("event").and_then(Value::as_str)? {
-        "note" | "request" | "fault" | "client_closed" => return None,
+        // Notes; the delegator's requests; the mock's account of its faults and of the client
+        // closing; what only a mock agent can journal of itself (a continuation taken, its own
+        // delegations, a purge, a limit, a URL it planted), which a recording cannot hold.
+        "note" | "request" | "fault" | "client_closed" | "continued" | "delegated"
+        | "task_purged" | "limit_rejected" | "forbidden_url" => return None,
+        "connection_dropped" => {
+            // Before any answer (however far the agent had got: its task life says) or inside
+            // a stream.
+            let phase = match v.get("phase").and_then(Value::as_str) {
+                Some("mid_event") => "mid_event",
+                _ => "before_response",
+            };
+            serde_json::json!({ "event": "connection_dropped", "phase": phase })
+        }
         "response" => {
             let mut m = serde_json::Map::new();
             for k in [
@@ -527,9 +615,23 @@ fn answer_kind(body: &Value) -> Option<Value> {
     if let Some(e) = m.get("error") {
         return Some(serde_json::json!({ "error": e.get("code").cloned().unwrap_or(Value::Null) }));
     }
+    // 0.3 results name their kind.
+    match m.get("kind").and_then(Value::as_str) {
+        Some("task") => return Some(serde_json::json!({ "task": state(body) })),
+        Some("message") => return Some(serde_json::json!("message")),
+        Some("status-update") => return Some(serde_json::json!({ "statusUpdate": state(body) })),
+        Some("artifact-update") => {
+            return Some(serde_json::json!({ "artifactUpdate": {
+                "artifactId": body.pointer("/artifact/artifactId").cloned().unwrap_or(Value::Null),
+                "append": m.get("append").and_then(Value::as_bool).unwrap_or(false),
+                "lastChunk": m.get("lastChunk").and_then(Value::as_bool).unwrap_or(false),
+            }}));
+        }
+        _ => {}
+    }
     Some(if let Some(t) = m.get("task") {
         serde_json::json!({ "task": state(t) })
-    } else if m.contains_key("message") || m.contains_key("messageId") {
+    } else if m.get("message").is_some_and(Value::is_object) || m.contains_key("messageId") {
         serde_json::json!("message")
     } else if let Some(u) = m.get("statusUpdate") {
         serde_json::json!({ "statusUpdate": state(u) })

@@ -694,7 +694,7 @@ fn agent_behaviour_sees_other_bytes_other_states_and_other_errors() {
     let a = one_task(1, 40001, 1, "TASK_STATE_COMPLETED", "GetTask");
     let b = one_task(2, 40002, 1, "TASK_STATE_FAILED", "GetTask");
     assert!(compare_agent_behaviour(&a, &b).is_some());
-    // An error answer where the recording had a task.
+    // An error answer where the recording had a message.
     let mut err = Run::new(3, 40003);
     err.call(
         "a",
@@ -754,4 +754,75 @@ fn agent_behaviour_compares_chunk_boundaries_and_takes_a_whole_artifact_as_one_c
         None
     );
     assert!(compare_agent_behaviour(&whole.entries, &chunked(&[40, 40])).is_some());
+}
+
+/// One streamed task whose stream ends with `end` (after `drop_phase`'s drop, if any).
+fn streamed(run: u32, end: &str, drop_phase: Option<&str>) -> Vec<Entry> {
+    let mut r = Run::new(run, 40000 + run as u16);
+    r.task("a", "t", "go");
+    let req = r.next_req - 1;
+    let task_id = r.id("t");
+    r.push(
+        "a",
+        Event::SseEvent {
+            req,
+            index: 0,
+            data: json!({"result": {"statusUpdate": {"taskId": task_id, "status": {"state": "TASK_STATE_COMPLETED"}}}}),
+        },
+    );
+    if let Some(phase) = drop_phase {
+        r.push(
+            "a",
+            Event::ConnectionDropped {
+                req,
+                phase: phase.into(),
+            },
+        );
+    }
+    r.push(
+        "a",
+        Event::StreamClosed {
+            req,
+            events: 1,
+            reason: end.into(),
+        },
+    );
+    r.state("a", "t", "TASK_STATE_COMPLETED");
+    r.entries
+}
+
+#[test]
+fn agent_behaviour_says_stream_ends_and_drops_as_an_observer_can_tell() {
+    // After a final state: the mock's "the script ended" and a recorder's "terminal".
+    assert_eq!(
+        compare_agent_behaviour(
+            &streamed(1, "terminal", None),
+            &streamed(2, "task_ended", None)
+        ),
+        None
+    );
+    // A drop before any answer, whatever the mock says of how far the agent had got.
+    assert_eq!(
+        compare_agent_behaviour(
+            &streamed(1, "terminal", Some("before_response")),
+            &streamed(2, "terminal", Some("after_processing"))
+        ),
+        None
+    );
+    // A drop inside a stream is not one before any answer.
+    assert!(
+        compare_agent_behaviour(
+            &streamed(1, "terminal", Some("before_response")),
+            &streamed(2, "terminal", Some("mid_event"))
+        )
+        .is_some()
+    );
+    // A gRPC status is not a clean end.
+    assert!(
+        compare_agent_behaviour(
+            &streamed(1, "terminal", None),
+            &streamed(2, "grpc_status 13", None)
+        )
+        .is_some()
+    );
 }

@@ -20,7 +20,18 @@ fn authority_of(url: &str) -> Option<(&str, &str, bool)> {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
-    (!authority.is_empty() && authority.contains(':')).then_some((authority, tail, had_scheme))
+    has_port(authority).then_some((authority, tail, had_scheme))
+}
+
+/// `host:port` or `[v6]:port` with a numeric port.
+fn has_port(authority: &str) -> bool {
+    let port = match authority.strip_prefix('[') {
+        Some(rest) => rest.split_once("]:").map(|(_, p)| p),
+        None => authority
+            .rsplit_once(':')
+            .and_then(|(host, p)| (!host.is_empty()).then_some(p)),
+    };
+    port.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The origin a plain interface URL names: the `host:port` of `http://host:port/...` or of a
@@ -148,6 +159,9 @@ mod tests {
         assert_eq!(plain_origin("https://127.0.0.1:9/a2a"), None);
         assert_eq!(plain_origin("grpc://127.0.0.1:9"), None);
         assert_eq!(plain_origin("http://host/a2a"), None);
+        assert_eq!(plain_origin("unix:/x"), None);
+        assert_eq!(plain_origin("[::1]"), None);
+        assert_eq!(plain_origin("host:"), None);
         let card = json!({
             "supportedInterfaces": [{"url": "http://a:1/x"}, {"url": "b:2"}],
             "url": "http://a:1/x"

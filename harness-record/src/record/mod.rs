@@ -225,6 +225,8 @@ impl Recorder {
         let (tx, rx) = watch::channel(false);
         let tasks = TaskTracker::new();
         let mut agents: Vec<ProxiedAgent> = Vec::new();
+        // Every listen address first: a card may name another upstream's origin.
+        let mut listeners = Vec::new();
         for (upstream, listen) in parsed {
             let listener =
                 TcpListener::bind(listen)
@@ -239,6 +241,11 @@ impl Recorder {
                     addr: listen,
                     source,
                 })?;
+            listeners.push((upstream, listener, bound));
+        }
+        let upstreams: Arc<Vec<(String, SocketAddr)>> =
+            Arc::new(listeners.iter().map(|(u, _, b)| (u.clone(), *b)).collect());
+        for (upstream, listener, bound) in listeners {
             let card = proxy::fetch_card(&upstream, opts.bounds).await;
             let base = match &card {
                 Ok(c) => c
@@ -261,14 +268,20 @@ impl Recorder {
                 redactor: redactor.clone(),
                 tracker: Mutex::new(tasks::TaskTracker::default()),
             });
-            let origins = Arc::new(Origins::new(&upstream, bound, tasks.clone(), rx.clone()));
+            let origins = Arc::new(Origins::new(
+                &upstream,
+                bound,
+                upstreams.clone(),
+                tasks.clone(),
+                rx.clone(),
+            ));
             let p = Arc::new(proxy::Proxy {
                 rec: rec.clone(),
                 upstream: upstream.clone(),
                 own: bound.to_string(),
                 rest_prefixes: Arc::new(Mutex::new(vec![String::new()])),
                 origins: origins.clone(),
-                webhooks: Mutex::new(Vec::new()),
+                webhooks: Arc::new(Mutex::new(Vec::new())),
                 bounds: opts.bounds,
             });
             match card {

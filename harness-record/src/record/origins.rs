@@ -5,9 +5,13 @@
 
 use super::card::plain_origin;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
+
+/// Further origins one agent's cards may open; past it a note says an origin is not proxied
+/// (a card that names a new port on every read opens no listener without end).
+pub const MAX_FURTHER_ORIGINS: usize = 16;
 
 /// One agent's routes (upstream origin to listen address) and what a new listener needs.
 pub struct Origins {
@@ -15,6 +19,9 @@ pub struct Origins {
     ip: IpAddr,
     /// Upstream `host:port` to the proxy's listen address, first the `--upstream` one.
     routes: Mutex<Vec<(String, SocketAddr)>>,
+    /// Every `--upstream` of the recording and its listen address: an interface at another
+    /// upstream's origin points at that upstream's proxy (journaled under that agent).
+    upstreams: Arc<Vec<(String, SocketAddr)>>,
     /// The recording's serving tasks.
     pub tasks: TaskTracker,
     /// Turns true when the recording stops.
@@ -36,12 +43,14 @@ impl Origins {
     pub fn new(
         upstream: &str,
         listen: SocketAddr,
+        upstreams: Arc<Vec<(String, SocketAddr)>>,
         tasks: TaskTracker,
         shutdown: watch::Receiver<bool>,
     ) -> Origins {
         Origins {
             ip: listen.ip(),
             routes: Mutex::new(vec![(upstream.to_string(), listen)]),
+            upstreams,
             tasks,
             shutdown,
         }
@@ -51,12 +60,15 @@ impl Origins {
         self.routes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The proxy's `host:port` for an upstream origin, if it has one.
+    /// The proxy's `host:port` for an upstream origin, if it has one (this agent's, else
+    /// another `--upstream`'s).
     pub fn route(&self, upstream: &str) -> Option<String> {
-        self.routes()
-            .iter()
-            .find(|(u, _)| u.eq_ignore_ascii_case(upstream))
-            .map(|(_, a)| a.to_string())
+        let found = |list: &[(String, SocketAddr)]| {
+            list.iter()
+                .find(|(u, _)| u.eq_ignore_ascii_case(upstream))
+                .map(|(_, a)| a.to_string())
+        };
+        found(&self.routes()).or_else(|| found(&self.upstreams))
     }
 
     /// Every route, the `--upstream` one first.
@@ -72,7 +84,16 @@ impl Origins {
         let mut failed = Vec::new();
         let mut routes = self.routes();
         for origin in urls.iter().filter_map(|u| plain_origin(u)) {
-            if routes.iter().any(|(u, _)| u.eq_ignore_ascii_case(origin)) {
+            let known = |list: &[(String, SocketAddr)]| {
+                list.iter().any(|(u, _)| u.eq_ignore_ascii_case(origin))
+            };
+            if known(&routes) || known(&self.upstreams) {
+                continue;
+            }
+            if routes.len() > MAX_FURTHER_ORIGINS {
+                failed.push(format!(
+                    "the card's origin {origin} is not proxied: this agent's cards already named {MAX_FURTHER_ORIGINS} further origins"
+                ));
                 continue;
             }
             let bound = std::net::TcpListener::bind(SocketAddr::new(self.ip, 0))

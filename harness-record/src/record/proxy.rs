@@ -53,8 +53,9 @@ pub struct Proxy {
     pub rest_prefixes: Arc<Mutex<Vec<String>>>,
     /// The agent's origins and their listen addresses (shared by the agent's origins).
     pub origins: Arc<Origins>,
-    /// The delegator's webhook URLs, by relay index.
-    pub webhooks: Mutex<Vec<String>>,
+    /// The delegator's webhook URLs, by relay index (shared by the agent's origins: a push
+    /// config made over one binding is read back over another).
+    pub webhooks: Arc<Mutex<Vec<String>>>,
     /// Bounds.
     pub bounds: Bounds,
 }
@@ -288,9 +289,13 @@ impl Proxy {
     fn restore_webhooks(&self, v: &mut Value) {
         match v {
             Value::String(s) => {
-                if let Some(i) = s
-                    .strip_prefix(&format!("http://{}{PUSH_PREFIX}", self.own))
-                    .and_then(|i| i.parse::<usize>().ok())
+                // A relay URL of any of the agent's listen addresses (a config made over one
+                // binding, read back over another).
+                let relay = self.origins.all().into_iter().find_map(|(_, addr)| {
+                    s.strip_prefix(&format!("http://{addr}{PUSH_PREFIX}"))
+                        .and_then(|i| i.parse::<usize>().ok())
+                });
+                if let Some(i) = relay
                     && let Some(orig) = lock(&self.webhooks).get(i)
                 {
                     *s = orig.clone();
@@ -413,7 +418,13 @@ impl Proxy {
     /// interfaces not proxied yet, then every interface URL at a proxied origin rewritten to
     /// its listen address; returns the interface URLs left alone (TLS, or no address to bind).
     pub fn proxy_card(&self, card: &mut Value) -> Vec<String> {
-        let (opened, failed) = self.origins.open(&interface_urls(card));
+        // A card read while the recording stops opens nothing (nothing would wait for it).
+        let stopping = *self.origins.shutdown.borrow();
+        let (opened, failed) = if stopping {
+            (Vec::new(), Vec::new())
+        } else {
+            self.origins.open(&interface_urls(card))
+        };
         for f in failed {
             self.rec.note(None, f);
         }
@@ -431,7 +442,7 @@ impl Proxy {
                 own: o.addr.to_string(),
                 rest_prefixes: self.rest_prefixes.clone(),
                 origins: self.origins.clone(),
-                webhooks: Mutex::new(Vec::new()),
+                webhooks: self.webhooks.clone(),
                 bounds: self.bounds,
             });
             let shutdown = self.origins.shutdown.clone();

@@ -16,12 +16,19 @@ pub fn diff(
     agent_behaviour: bool,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<HarnessExitCode> {
-    use a2a_journal_diff::{compare, compare_agent_behaviour, load_journal};
+    use a2a_journal_diff::{first_difference, load_journal, normalise};
     let load = |p: &Path| load_journal(p, case.filter(|_| p.is_dir()));
     let (ja, jb) = (load(a)?, load(b)?);
     let counts = format!("{} and {} entries", ja.len(), jb.len());
+    let (na, nb) = (normalise(&ja), normalise(&jb));
+    let behaviour = || {
+        first_difference(
+            &a2a_journal_diff::agent_behaviour(&na),
+            &a2a_journal_diff::agent_behaviour(&nb),
+        )
+    };
     if agent_behaviour {
-        return Ok(match compare_agent_behaviour(&ja, &jb) {
+        return Ok(match behaviour() {
             None => {
                 writeln!(out, "no difference in agent behaviour ({counts})")?;
                 HarnessExitCode::Success
@@ -38,7 +45,7 @@ pub fn diff(
             }
         });
     }
-    match compare(&ja, &jb) {
+    match first_difference(&na, &nb) {
         None => {
             writeln!(out, "identical modulo ids, ports and timing ({counts})")?;
             Ok(HarnessExitCode::Success)
@@ -46,7 +53,7 @@ pub fn diff(
         Some(d) => {
             writeln!(out, "A: {}\nB: {}", a.display(), b.display())?;
             write!(out, "{d}")?;
-            if compare_agent_behaviour(&ja, &jb).is_none() {
+            if behaviour().is_none() {
                 writeln!(
                     out,
                     "no difference in agent behaviour, though (--agent-behaviour compares only that)"

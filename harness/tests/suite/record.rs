@@ -1227,3 +1227,55 @@ async fn each_origin_of_a_card_gets_a_listen_address_and_is_journaled_under_the_
     rec.shutdown().await;
     net.shutdown().await;
 }
+
+/// An interface at another `--upstream`'s origin points at that upstream's proxy (and is
+/// journaled under that agent), not at a listen address of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interface_at_another_upstreams_origin_points_at_its_proxy() {
+    let net = Network::start(spec("[[agent]]\nname = \"worker\"\n"))
+        .await
+        .expect("network");
+    let mut card: Value = reqwest::get(net.card_url("worker").expect("card url"))
+        .await
+        .expect("card")
+        .json()
+        .await
+        .expect("json");
+    card["name"] = json!("front");
+    let card_origin = card_only_origin(card).await;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let upstreams = [
+        UpstreamSpec {
+            url: format!("http://{card_origin}"),
+            listen: any_port(),
+        },
+        UpstreamSpec {
+            url: net.base_url("worker").expect("url"),
+            listen: any_port(),
+        },
+    ];
+    let rec = Recorder::start(&upstreams, RecordOptions::new(tmp.path()))
+        .await
+        .expect("recorder");
+    let (front, worker) = (rec.agents()[0].clone(), rec.agents()[1].clone());
+    assert!(front.origins.is_empty(), "{front:?}");
+    let served: Value = reqwest::get(front.card_url())
+        .await
+        .expect("card")
+        .json()
+        .await
+        .expect("json");
+    let urls: Vec<&str> = served["supportedInterfaces"]
+        .as_array()
+        .expect("interfaces")
+        .iter()
+        .filter_map(|i| i["url"].as_str())
+        .collect();
+    assert!(
+        !urls.is_empty() && urls.iter().all(|u| u.contains(&worker.listen.to_string())),
+        "{urls:?} should point at {}",
+        worker.listen
+    );
+    rec.shutdown().await;
+    net.shutdown().await;
+}

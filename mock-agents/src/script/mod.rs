@@ -44,7 +44,8 @@ pub struct JournalSpec {
     /// Record an `sse_event` for each generated artifact chunk a stream sends (default true).
     /// False keeps only the chunk's `artifact_chunk` entry (artifact, flags, size) and the
     /// artifact's `artifact_sent`: what a benchmark verifies, at half the entries per chunk.
-    /// The rules judge streams by their events: leave it on in scenarios.
+    /// The rules judge streams by their events: leave it on in scenarios. (Chunks that take the
+    /// general path, for a 0.3 agent, a mutation or `omit_fields`, keep their `sse_event`.)
     pub chunk_events: bool,
 }
 
