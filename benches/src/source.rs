@@ -2,7 +2,7 @@
 //! the raw reader that measures the ceiling, and the journal's truth about what was sent.
 
 use crate::workload::{BindingKind, Delivery, PartKind, Workload};
-use a2a_mock_agents::script::{ContentKind, JournalSpec, SkillSpec};
+use a2a_mock_agents::script::{ContentKind, JournalDetail, JournalSpec, SkillSpec};
 use a2a_mock_agents::{AgentSpec, Entry, Event, Fault, NetworkSpec, PartSpec, Rule, ScriptStep};
 use futures::StreamExt;
 use std::collections::BTreeMap;
@@ -114,9 +114,9 @@ pub fn network_spec(w: &Workload, seed: u64) -> NetworkSpec {
             max_entries: (per_delegation * u64::from(w.parallel) * 2).clamp(200_000, 20_000_000)
                 as usize,
             max_string_bytes: 256,
-            // The truth is in `artifact_chunk` and `artifact_sent`: no `sse_event` per chunk
-            // (64 x 64 MiB: 65,536 entries fewer in the mock's memory).
-            chunk_events: false,
+            // What the bench verifies (task lives, `artifact_chunk`, `artifact_sent`) and no
+            // payloads, no `sse_event` per chunk (64 x 64 MiB: 65,536 entries fewer).
+            detail: JournalDetail::Truth,
         },
         default_bindings: None,
         tls: false,

@@ -6,7 +6,7 @@
 //! and exportable as JSON lines. A synchronous [tripwire](Journal::set_tripwire) runs inside
 //! [`Journal::record`], before the agent that recorded the event goes on (crash injection).
 
-use crate::script::{Binding, JournalSpec};
+use crate::script::{Binding, JournalDetail, JournalSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -564,8 +564,11 @@ impl Journal {
     }
 
     /// Record an event; returns its sequence number.
-    pub fn record(&self, agent: &str, event: Event) -> u64 {
+    pub fn record(&self, agent: &str, mut event: Event) -> u64 {
         let at_us = self.start.elapsed().as_micros() as u64;
+        if self.spec.detail == JournalDetail::Truth {
+            without_payloads(&mut event);
+        }
         let (seq, for_tripwire) = {
             let mut g = self.lock();
             let seq = g.next_seq;
@@ -630,10 +633,10 @@ impl Journal {
         self.spec.max_string_bytes
     }
 
-    /// Whether each generated artifact chunk a stream sends gets an `sse_event` entry
-    /// ([`JournalSpec::chunk_events`]).
-    pub fn keeps_chunk_events(&self) -> bool {
-        self.spec.chunk_events
+    /// Whether the journal keeps everything ([`JournalDetail::Full`]), or only what a benchmark
+    /// verifies.
+    pub fn is_full(&self) -> bool {
+        self.spec.detail == JournalDetail::Full
     }
 
     /// A copy of every kept entry.
@@ -730,6 +733,28 @@ fn summarise_watching(v: &Value, max: usize, watched: &[String]) -> Value {
                 .collect(),
         ),
         _ => v.clone(),
+    }
+}
+
+/// An entry as [`JournalDetail::Truth`] keeps it: no params, headers or envelope of a request,
+/// no body of an answer or stream event.
+fn without_payloads(event: &mut Event) {
+    match event {
+        Event::Request {
+            params,
+            headers,
+            envelope,
+            rpc_id,
+            ..
+        } => {
+            **params = Value::Null;
+            **headers = BTreeMap::new();
+            *envelope = None;
+            *rpc_id = None;
+        }
+        Event::Response { body, .. } => *body = Value::Null,
+        Event::SseEvent { data, .. } => *data = Value::Null,
+        _ => {}
     }
 }
 

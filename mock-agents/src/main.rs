@@ -12,7 +12,7 @@ a worked example of every step, fault and mutation is in mock-agents/README.md):
   [journal]
   max_entries = 200000              # later entries are counted, not kept
   max_string_bytes = 2048           # longer strings in recorded payloads are summarised
-  chunk_events = true               # an sse_event per generated artifact chunk (false: fewer entries)
+  detail = "full"                   # or "truth": what a benchmark verifies, without payloads
   [[agent]]
   name = "flights"                  # unique; `delegate` steps name agents
   protocol = "1.0"                  # or "0.3" (spoken through the protocol adapter)

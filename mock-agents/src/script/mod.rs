@@ -41,12 +41,8 @@ pub struct JournalSpec {
     pub max_entries: usize,
     /// Strings longer than this inside recorded payloads are replaced by a summary.
     pub max_string_bytes: usize,
-    /// Record an `sse_event` for each generated artifact chunk a stream sends (default true).
-    /// False keeps only the chunk's `artifact_chunk` entry (artifact, flags, size) and the
-    /// artifact's `artifact_sent`: what a benchmark verifies, at half the entries per chunk.
-    /// The rules judge streams by their events: leave it on in scenarios. (Chunks that take the
-    /// general path, for a 0.3 agent, a mutation or `omit_fields`, keep their `sse_event`.)
-    pub chunk_events: bool,
+    /// How much of the traffic is kept: `"full"` (the default) or `"truth"`.
+    pub detail: JournalDetail,
 }
 
 impl Default for JournalSpec {
@@ -54,9 +50,27 @@ impl Default for JournalSpec {
         JournalSpec {
             max_entries: 200_000,
             max_string_bytes: 2048,
-            chunk_events: true,
+            detail: JournalDetail::Full,
         }
     }
+}
+
+/// How much of the traffic a journal keeps (`[journal] detail`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalDetail {
+    /// Everything: what the rules judge. Scenarios use it.
+    #[default]
+    Full,
+    /// What a benchmark verifies and no more: every entry, but requests without their params,
+    /// headers or envelope, answers and stream events without their bodies, and no `sse_event`
+    /// for a generated artifact chunk a stream sends (its `artifact_chunk` stays; so does the
+    /// event a `reset_after` cuts, and every chunk on the general path: a 0.3 agent, a
+    /// mutation, `omit_fields`). Task lives, artifact sizes and sha256 are whole. Used by
+    /// `a2a-harness bench`; the rules cannot judge such a journal.
+    Truth,
 }
 
 /// Which protocol version an agent speaks: the protocol crate's one version type (`"1.0"`,

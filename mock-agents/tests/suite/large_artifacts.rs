@@ -120,18 +120,19 @@ async fn large_artifacts_stream_and_poll_byte_exact_over_grpc() {
     check_truth(&net, &tid, &task_artifacts(&t), "grpc GetTask");
 }
 
-/// `[journal] chunk_events = false` (the bench's journal): a streamed generated chunk gets its
-/// `artifact_chunk` entry and no `sse_event`; the stream's other events, the bytes and the
-/// truth stay as they are. With the default every chunk has its `sse_event`.
+/// `[journal] detail = "truth"` (the bench's journal): a streamed generated chunk gets its
+/// `artifact_chunk` entry and no `sse_event`, requests keep no params or headers and answers no
+/// body; the stream's other events, the bytes and the truth stay as they are. With the default
+/// (`"full"`) every chunk has its `sse_event` and every payload is kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_chunk_events_a_stream_journals_chunks_only_as_artifact_chunks() {
+async fn the_truth_journal_keeps_chunks_as_artifact_chunks_and_no_payloads() {
     use a2a_mock_agents::Event;
-    for chunk_events in [true, false] {
+    for detail in ["full", "truth"] {
         let net = start(&format!(
             r#"
     seed = 3
     [journal]
-    chunk_events = {chunk_events}
+    detail = "{detail}"
     [[agent]]
     name = "a"
     [[agent.rule]]
@@ -143,6 +144,7 @@ async fn without_chunk_events_a_stream_journals_chunks_only_as_artifact_chunks()
 "#
         ))
         .await;
+        let full = detail == "full";
         let http = client();
         let url = net.rpc_url("a").expect("agent a");
         let s = stream(&http, &url, "SendStreamingMessage", send_params("go")).await;
@@ -158,17 +160,35 @@ async fn without_chunk_events_a_stream_journals_chunks_only_as_artifact_chunks()
         let count = |f: &dyn Fn(&Event) -> bool| entries.iter().filter(|e| f(&e.event)).count();
         let chunks = count(&|e| matches!(e, Event::ArtifactChunk { .. }));
         let events = count(&|e| matches!(e, Event::SseEvent { .. }));
-        assert_eq!(chunks, 8, "chunk_events = {chunk_events}");
-        // The task, WORKING and COMPLETED are events either way; the chunks only by default.
-        let expected = if chunk_events { 3 + 8 } else { 3 };
+        assert_eq!(chunks, 8, "{detail}");
+        // The task, WORKING and COMPLETED are events either way; the chunks only in full.
         assert_eq!(
-            events, expected,
-            "chunk_events = {chunk_events}: {entries:?}"
+            events,
+            if full { 3 + 8 } else { 3 },
+            "{detail}: {entries:?}"
         );
         assert_eq!(
             results.len(),
             3 + 8,
             "the client gets every event either way"
+        );
+        let payloads = count(&|e| match e {
+            Event::Request {
+                params, headers, ..
+            } => !params.is_null() || !headers.is_empty(),
+            Event::SseEvent { data, .. } => !data.is_null(),
+            _ => false,
+        });
+        if full {
+            assert!(payloads > 3, "the send and three events: {entries:?}");
+        } else {
+            assert_eq!(payloads, 0, "{entries:?}");
+        }
+        assert!(
+            count(
+                &|e| matches!(e, Event::TaskCreated { message_id, .. } if !message_id.is_empty())
+            ) == 1,
+            "the task's creation names its message either way"
         );
     }
 }
