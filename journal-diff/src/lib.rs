@@ -384,8 +384,13 @@ fn in_order_of_their_own(lines: Vec<Line>) -> Vec<Line> {
     }
     let key = |g: &Vec<Line>| g.iter().map(|l| l.value.to_string()).collect::<Vec<_>>();
     groups.sort_by_cached_key(key);
+    merge_runs(groups.into_iter().flatten())
+}
+
+/// Runs of identical lines (same place and entry) as one, their repeats added up.
+fn merge_runs(lines: impl IntoIterator<Item = Line>) -> Vec<Line> {
     let mut merged: Vec<Line> = Vec::new();
-    for line in groups.into_iter().flatten() {
+    for line in lines {
         match merged.last_mut() {
             Some(last) if last.same_as(&line) => last.repeats += line.repeats,
             _ => merged.push(line),
@@ -484,16 +489,9 @@ fn behaviour_lines(lines: &[Line]) -> Vec<Line> {
                 && let Some((x, state)) = &last_state
                 && *x == l.exchange
             {
-                let said = match state
-                    .trim_start_matches("TASK_STATE_")
-                    .to_ascii_lowercase()
-                    .replace('_', "-")
-                    .as_str()
-                {
-                    "completed" | "failed" | "canceled" | "cancelled" | "rejected" => {
-                        Some("terminal")
-                    }
-                    "input-required" | "auth-required" => Some("interrupted"),
+                let said = match a2a_protocol::TaskState::parse_lenient(state) {
+                    Some(s) if s.is_terminal() => Some("terminal"),
+                    Some(s) if s.is_interrupted() => Some("interrupted"),
                     _ => None,
                 };
                 if let Some(said) = said {
@@ -507,14 +505,7 @@ fn behaviour_lines(lines: &[Line]) -> Vec<Line> {
             ..l.clone()
         });
     }
-    let mut merged: Vec<Line> = Vec::new();
-    for line in out {
-        match merged.last_mut() {
-            Some(last) if last.same_as(&line) => last.repeats += line.repeats,
-            _ => merged.push(line),
-        }
-    }
-    merged
+    merge_runs(out)
 }
 
 /// An answer that is an error: an HTTP status of 400 or more, a JSON-RPC error, a gRPC status

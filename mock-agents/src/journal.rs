@@ -618,6 +618,10 @@ impl Journal {
     /// Summarise long strings in a payload so the journal stays bounded (checking them for
     /// watched strings first).
     pub fn summarise(&self, v: &Value) -> Value {
+        if !self.is_full() {
+            // Not kept (`detail = "truth"`): not walked either.
+            return Value::Null;
+        }
         // Held, not cloned: this runs for every streamed chunk.
         let watched = self.watched.lock().unwrap_or_else(|p| p.into_inner());
         summarise_watching(v, self.spec.max_string_bytes, &watched)

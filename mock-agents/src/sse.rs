@@ -141,8 +141,7 @@ pub(crate) async fn next_frame(s: &mut StreamState) -> Option<Bytes> {
             };
             match fast {
                 Some(mut parts) if !parts.is_empty() => {
-                    // Half-sent before a reset: always journaled (the rules look for it).
-                    if s.st.net.journal.is_full() || s.reset_after == Some(s.index) {
+                    if s.st.net.journal.is_full() {
                         let data =
                             crate::frames::journal_data(&s.st.net.journal, s.binding, &s.id, c);
                         s.st.journal(Event::SseEvent {

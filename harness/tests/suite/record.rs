@@ -8,7 +8,7 @@ use crate::common;
 
 use a2a_driver_contract::process::{DelegatorOutput, DelegatorProcess, init_message};
 use a2a_driver_contract::{Delegate, InitOptions, ToDelegator};
-use a2a_harness_record::record::{RecordOptions, Recorder, UpstreamSpec};
+use a2a_harness_record::record::{RecordOptions, Recorder, UpstreamSpec, interface_urls};
 use a2a_mock_agents::{Entry, Event, MOCK_PEER_HEADER, Network, NetworkSpec};
 use a2a_protocol::Binding;
 use serde_json::{Value, json};
@@ -1103,6 +1103,16 @@ fn bad_record_arguments_are_usage_errors_naming_the_value() {
     }
 }
 
+/// GET `url`, its body as JSON.
+async fn get_json(url: &str) -> Value {
+    reqwest::get(url)
+        .await
+        .expect("GET")
+        .json()
+        .await
+        .expect("a JSON body")
+}
+
 /// A card origin that serves only `card` (for any request, one per connection), in the
 /// background; its `host:port`.
 async fn card_only_origin(card: Value) -> String {
@@ -1139,13 +1149,7 @@ async fn each_origin_of_a_card_gets_a_listen_address_and_is_journaled_under_the_
     let net = Network::start(spec("[[agent]]\nname = \"worker\"\n"))
         .await
         .expect("network");
-    let worker_card: Value = reqwest::get(net.card_url("worker").expect("card url"))
-        .await
-        .expect("card")
-        .json()
-        .await
-        .expect("json");
-    let mut card = worker_card.clone();
+    let mut card = get_json(&net.card_url("worker").expect("card url")).await;
     card["name"] = json!("split");
     let card_origin = card_only_origin(card).await;
     let worker_origin = net
@@ -1172,18 +1176,8 @@ async fn each_origin_of_a_card_gets_a_listen_address_and_is_journaled_under_the_
     assert_ne!(listen, &agent.listen);
 
     // The card as served: every interface at the worker's origin now at its listen address.
-    let served: Value = reqwest::get(agent.card_url())
-        .await
-        .expect("card")
-        .json()
-        .await
-        .expect("json");
-    let urls: Vec<&str> = served["supportedInterfaces"]
-        .as_array()
-        .expect("interfaces")
-        .iter()
-        .filter_map(|i| i["url"].as_str())
-        .collect();
+    let served = get_json(&agent.card_url()).await;
+    let urls = interface_urls(&served);
     assert!(
         !urls.is_empty() && urls.iter().all(|u| u.contains(&listen.to_string())),
         "{urls:?}"
@@ -1235,12 +1229,7 @@ async fn an_interface_at_another_upstreams_origin_points_at_its_proxy() {
     let net = Network::start(spec("[[agent]]\nname = \"worker\"\n"))
         .await
         .expect("network");
-    let mut card: Value = reqwest::get(net.card_url("worker").expect("card url"))
-        .await
-        .expect("card")
-        .json()
-        .await
-        .expect("json");
+    let mut card = get_json(&net.card_url("worker").expect("card url")).await;
     card["name"] = json!("front");
     let card_origin = card_only_origin(card).await;
     let tmp = tempfile::tempdir().expect("tmp");
@@ -1259,18 +1248,8 @@ async fn an_interface_at_another_upstreams_origin_points_at_its_proxy() {
         .expect("recorder");
     let (front, worker) = (rec.agents()[0].clone(), rec.agents()[1].clone());
     assert!(front.origins.is_empty(), "{front:?}");
-    let served: Value = reqwest::get(front.card_url())
-        .await
-        .expect("card")
-        .json()
-        .await
-        .expect("json");
-    let urls: Vec<&str> = served["supportedInterfaces"]
-        .as_array()
-        .expect("interfaces")
-        .iter()
-        .filter_map(|i| i["url"].as_str())
-        .collect();
+    let served = get_json(&front.card_url()).await;
+    let urls = interface_urls(&served);
     assert!(
         !urls.is_empty() && urls.iter().all(|u| u.contains(&worker.listen.to_string())),
         "{urls:?} should point at {}",

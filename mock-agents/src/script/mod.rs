@@ -66,10 +66,10 @@ pub enum JournalDetail {
     Full,
     /// What a benchmark verifies and no more: every entry, but requests without their params,
     /// headers or envelope, answers and stream events without their bodies, and no `sse_event`
-    /// for a generated artifact chunk a stream sends (its `artifact_chunk` stays; so does the
-    /// event a `reset_after` cuts, and every chunk on the general path: a 0.3 agent, a
-    /// mutation, `omit_fields`). Task lives, artifact sizes and sha256 are whole. Used by
-    /// `a2a-harness bench`; the rules cannot judge such a journal.
+    /// for a generated artifact chunk a stream sends (its `artifact_chunk` stays; chunks on the
+    /// general path, for a 0.3 agent, a mutation or `omit_fields`, keep a payload-less one).
+    /// Task lives, artifact sizes and sha256 are whole. Used by `a2a-harness bench`; the rules
+    /// cannot judge such a journal.
     Truth,
 }
 
