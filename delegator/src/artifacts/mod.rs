@@ -22,12 +22,14 @@ use a2a_protocol::{Artifact, Part, PartContent};
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+mod dir_sync;
 mod sink;
 
-use sink::Sink;
+pub use dir_sync::DirSync;
+use sink::{LazyFile, Open, Sink};
 
 /// The most distinct artifacts accepted per delegation.
 pub const MAX_ARTIFACTS: usize = 256;
@@ -157,7 +159,10 @@ struct Assembling {
 
 /// Reassembles the artifacts of one delegation.
 pub struct Reassembler {
-    dir: PathBuf,
+    /// The directory the files go to, with its shared directory fsyncs.
+    dir: Arc<DirSync>,
+    /// Put before each file's name: the delegation's, when delegations share the directory.
+    prefix: String,
     spec: ArtifactSpec,
     validator: Option<jsonschema::Validator>,
     buffer_bytes: usize,
@@ -173,7 +178,7 @@ pub struct Reassembler {
 impl std::fmt::Debug for Reassembler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reassembler")
-            .field("dir", &self.dir)
+            .field("dir", &self.dir.dir())
             .field("artifacts", &self.artifacts.len())
             .finish()
     }
@@ -188,14 +193,34 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> ArtifactError {
 
 impl Reassembler {
     /// A reassembler writing into `dir` (created on first use) with a write buffer of
-    /// `buffer_bytes` per open artifact (two while a write is in flight).
+    /// `buffer_bytes` per open artifact (two while a write is in flight). Each artifact's file is
+    /// `dir/<safe artifact id>.part` until commit renames it to `dir/<safe artifact id>`.
     pub fn new(dir: PathBuf, spec: &ArtifactSpec, buffer_bytes: usize, bugs: Bugs) -> Self {
+        Self::sharing(Arc::new(DirSync::new(dir)), "", spec, buffer_bytes, bugs)
+    }
+
+    /// [`Reassembler::new`] for one of many delegations writing into the same directory: the
+    /// files of delegation `delegation_id` are `<safe delegation id>~<safe artifact id>` (`~`
+    /// occurs in no safe name, so the pair is never ambiguous), and the commits of all of them
+    /// share the directory's fsyncs ([`DirSync`]).
+    pub fn sharing(
+        dir: Arc<DirSync>,
+        delegation_id: &str,
+        spec: &ArtifactSpec,
+        buffer_bytes: usize,
+        bugs: Bugs,
+    ) -> Self {
         let validator = spec
             .schema
             .as_ref()
             .and_then(|s| jsonschema::validator_for(s).ok());
         Reassembler {
             dir,
+            prefix: if delegation_id.is_empty() {
+                String::new()
+            } else {
+                format!("{}~", safe_name(delegation_id))
+            },
             spec: spec.clone(),
             validator,
             buffer_bytes: buffer_bytes.max(1024),
@@ -239,14 +264,16 @@ impl Reassembler {
         artifact_id: &str,
         name: &Option<String>,
     ) -> Result<usize, ArtifactError> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| io_err(&self.dir, e))?;
         let idx = match self.index_of(artifact_id) {
             Some(i) => i,
             None => {
                 if self.artifacts.len() >= MAX_ARTIFACTS {
                     return Err(ArtifactError::TooMany);
                 }
-                let path = self.dir.join(format!("{}.part", safe_name(artifact_id)));
+                let path =
+                    self.dir
+                        .dir()
+                        .join(format!("{}{}.part", self.prefix, safe_name(artifact_id)));
                 self.artifacts.push(Assembling {
                     id: artifact_id.to_string(),
                     name: None,
@@ -269,8 +296,10 @@ impl Reassembler {
             // Writes of the replaced content must land before the file is truncated.
             let _ = old.drain(false).await;
         }
-        let f = File::create(&a.path).map_err(|e| io_err(&a.path, e))?;
-        a.file = Some(Sink::new(f, Sha256::new()));
+        a.file = Some(Sink::new(
+            LazyFile::new(a.path.clone(), Open::Create),
+            Sha256::new(),
+        ));
         a.hasher = Sha256::new();
         a.len = 0;
         a.last_chunk = false;
@@ -324,13 +353,9 @@ impl Reassembler {
                 Some(i) => {
                     if self.artifacts[i].file.is_none() {
                         // Re-open after a commit-less flush (cannot happen in one run).
-                        let path = self.artifacts[i].path.clone();
-                        let f = std::fs::OpenOptions::new()
-                            .append(true)
-                            .open(&path)
-                            .map_err(|e| io_err(&path, e))?;
-                        let h = self.artifacts[i].hasher.clone();
-                        self.artifacts[i].file = Some(Sink::new(f, h));
+                        let a = &mut self.artifacts[i];
+                        let file = LazyFile::new(a.path.clone(), Open::Append);
+                        a.file = Some(Sink::new(file, a.hasher.clone()));
                     }
                     i
                 }
@@ -562,17 +587,35 @@ impl Reassembler {
             .collect()
     }
 
-    /// Commit: flush and sync every file, move it to its final name, return the records.
+    /// Commit: flush and sync every file, move each to its final name (all on one blocking
+    /// thread), sync the directory ([`DirSync`], shared with the other delegations writing
+    /// there), return the records.
     pub async fn commit(
         &mut self,
         prov: &Provenance,
     ) -> Result<Vec<ArtifactRecord>, ArtifactError> {
         self.flush_all(true).await?;
+        let moves: Vec<(PathBuf, PathBuf)> = self
+            .artifacts
+            .iter_mut()
+            .map(|a| {
+                a.file = None;
+                (a.path.clone(), a.path.with_extension(""))
+            })
+            .collect();
+        if !moves.is_empty() {
+            tokio::task::spawn_blocking(move || {
+                for (from, to) in &moves {
+                    std::fs::rename(from, to).map_err(|e| io_err(from, e))?;
+                }
+                Ok(())
+            })
+            .await
+            .map_err(|e| io_err(self.dir.dir(), e))??;
+        }
         let mut out = Vec::new();
         for a in &mut self.artifacts {
-            a.file = None;
             let final_path = a.path.with_extension("");
-            std::fs::rename(&a.path, &final_path).map_err(|e| io_err(&a.path, e))?;
             let mut rec = Self::record(a, prov, &final_path, true);
             if self.bugs.has(Bug::MisreportSha256) {
                 let mut h = a.hasher.clone();
@@ -582,9 +625,8 @@ impl Reassembler {
             a.path = final_path;
             out.push(rec);
         }
-        if let Ok(d) = File::open(&self.dir) {
-            let _ = d.sync_all();
-        }
+        // As before: a file system that cannot sync a directory still commits.
+        let _ = self.dir.sync().await;
         Ok(out)
     }
 }

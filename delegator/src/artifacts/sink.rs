@@ -6,6 +6,75 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::Write;
+use std::path::PathBuf;
+
+/// How a [`LazyFile`] opens its file.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Open {
+    /// Create it, or truncate what is there.
+    Create,
+    /// Append to what is there.
+    Append,
+}
+
+/// An artifact file opened on first use, on the blocking thread that first writes or syncs it:
+/// nothing touches the file system on an async worker, and a small artifact is created, written
+/// and synced in one trip.
+pub(super) struct LazyFile {
+    path: PathBuf,
+    open: Open,
+    file: Option<File>,
+}
+
+impl LazyFile {
+    /// `path`, opened as `open` says when first needed.
+    pub(super) fn new(path: PathBuf, open: Open) -> Self {
+        LazyFile {
+            path,
+            open,
+            file: None,
+        }
+    }
+
+    /// The file, opened now if it was not (blocking; its directory is created if missing).
+    fn get(&mut self) -> std::io::Result<&mut File> {
+        if self.file.is_none() {
+            let open = || match self.open {
+                Open::Create => File::create(&self.path),
+                Open::Append => std::fs::OpenOptions::new().append(true).open(&self.path),
+            };
+            let f = match open() {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if let Some(dir) = self.path.parent() {
+                        std::fs::create_dir_all(dir)?;
+                    }
+                    open()?
+                }
+                r => r?,
+            };
+            self.file = Some(f);
+        }
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("file not open"))
+    }
+
+    /// Write `blocks` in order, feeding each to `h` first: the bytes written.
+    fn write(&mut self, h: &mut Sha256, blocks: &[Block]) -> (u64, std::io::Result<()>) {
+        let mut written = 0u64;
+        for b in blocks {
+            if b.bytes().is_empty() {
+                continue;
+            }
+            h.update(b.bytes());
+            if let Err(e) = self.get().and_then(|f| f.write_all(b.bytes())) {
+                return (written, Err(e));
+            }
+            written += b.bytes().len() as u64;
+        }
+        (written, Ok(()))
+    }
+}
 
 /// What the writer writes: the write buffer, or a chunk's shared bytes as received.
 enum Block {
@@ -57,8 +126,8 @@ enum ToWriter {
 /// most one at a time) and keeps writing, so that write-back overlaps the stream. [`Sink::drain`] waits until everything is written (and synced, for a commit); rename
 /// and directory fsync are done by [`Reassembler::commit`](super::Reassembler::commit) after it.
 pub(super) struct Sink {
-    /// The file, until the writer takes it.
-    file: Option<File>,
+    /// The file (opened on first use), until the writer takes it.
+    file: Option<LazyFile>,
     /// SHA-256 of the bytes written so far, until the writer takes it.
     hasher: Option<Sha256>,
     writer: Option<tokio::sync::mpsc::Sender<ToWriter>>,
@@ -77,7 +146,7 @@ const FIRST_BUFFER_BYTES: usize = 4096;
 /// idle writer holds none, however many artifacts are open).
 struct Writer {
     /// The file and the SHA-256 of what was written to it (away while a write runs).
-    open: Option<(File, Sha256)>,
+    open: Option<(LazyFile, Sha256)>,
     /// The first error: later blocks are dropped, every drain reports it.
     failed: Option<std::io::Error>,
     /// Bytes written since the last early sync started.
@@ -109,15 +178,8 @@ impl Writer {
             return;
         };
         let job = tokio::task::spawn_blocking(move || {
-            let mut written = 0u64;
-            for b in &blocks {
-                h.update(b.bytes());
-                if let Err(e) = file.write_all(b.bytes()) {
-                    return (file, h, written, Err(e));
-                }
-                written += b.bytes().len() as u64;
-            }
-            (file, h, written, Ok(()))
+            let (written, r) = file.write(&mut h, &blocks);
+            (file, h, written, r)
         })
         .await;
         match job {
@@ -133,7 +195,12 @@ impl Writer {
         if self.failed.is_none()
             && self.unsynced >= EARLY_SYNC_BYTES
             && self.syncing.as_ref().is_none_or(|t| t.is_finished())
-            && let Some((file, _)) = &self.open
+            && let Some((
+                LazyFile {
+                    file: Some(file), ..
+                },
+                _,
+            )) = &self.open
             && let Ok(clone) = file.try_clone()
         {
             if let Some(t) = self.syncing.take() {
@@ -167,7 +234,8 @@ impl Writer {
             return (h, Err(std::io::Error::other("file not open")));
         };
         match tokio::task::spawn_blocking(move || {
-            let r = file.sync_all();
+            let mut file = file;
+            let r = file.get().and_then(|f| f.sync_all());
             (file, hh, r)
         })
         .await
@@ -188,8 +256,9 @@ impl Writer {
 }
 
 impl Sink {
-    /// A sink appending to `file`, whose bytes so far hash to `hasher`.
-    pub(super) fn new(file: File, hasher: Sha256) -> Self {
+    /// A sink writing to `file`, whose bytes so far hash to `hasher` (nothing is opened until
+    /// bytes leave the buffer or the sink is drained).
+    pub(super) fn new(file: LazyFile, hasher: Sha256) -> Self {
         Sink {
             file: Some(file),
             hasher: Some(hasher),
@@ -290,17 +359,16 @@ impl Sink {
     }
 
     /// Every byte written and hashed (and with `fsync`, synced to disk); the file stays open.
-    /// Returns the SHA-256 state of everything written.
+    /// Returns the SHA-256 state of everything written. A sink whose writer never started (a
+    /// small artifact: everything still in the buffer) is opened, written and synced in one
+    /// trip to a blocking thread.
     pub(super) async fn drain(&mut self, fsync: bool) -> std::io::Result<Sha256> {
+        if self.writer.is_none() {
+            return self.drain_here(fsync).await;
+        }
         if !self.buf.is_empty() {
             let full = std::mem::take(&mut self.buf);
             self.hand(Block::Buf(full)).await?;
-        }
-        if self.writer.is_none()
-            && !fsync
-            && let Some(h) = &self.hasher
-        {
-            return Ok(h.clone());
         }
         let tx = self.writer()?;
         let (reply, answer) = tokio::sync::oneshot::channel();
@@ -311,5 +379,31 @@ impl Sink {
             .await
             .map_err(|_| std::io::Error::other("artifact writer stopped"))?;
         r.map(|()| h)
+    }
+
+    /// [`Sink::drain`] without a writer: the buffer written and the file synced on one blocking
+    /// thread, no task started.
+    async fn drain_here(&mut self, fsync: bool) -> std::io::Result<Sha256> {
+        let (Some(mut file), Some(mut h)) = (self.file.take(), self.hasher.take()) else {
+            return Err(std::io::Error::other("file not open"));
+        };
+        if self.buf.is_empty() && !fsync {
+            let out = h.clone();
+            (self.file, self.hasher) = (Some(file), Some(h));
+            return Ok(out);
+        }
+        let buf = Block::Buf(std::mem::take(&mut self.buf));
+        let (file, h, r) = tokio::task::spawn_blocking(move || {
+            let (_, mut r) = file.write(&mut h, std::slice::from_ref(&buf));
+            if r.is_ok() && fsync {
+                r = file.get().and_then(|f| f.sync_all());
+            }
+            (file, h, r)
+        })
+        .await
+        .map_err(std::io::Error::other)?;
+        let out = h.clone();
+        (self.file, self.hasher) = (Some(file), Some(h));
+        r.map(|()| out)
     }
 }

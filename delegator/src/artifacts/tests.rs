@@ -211,3 +211,115 @@ fn safe_names_cannot_escape() {
     assert_ne!(safe_name("a/b"), safe_name("ab"));
     assert_eq!(safe_name("").len(), 12);
 }
+
+#[tokio::test]
+async fn delegations_sharing_a_directory_keep_their_files_apart() {
+    // The same artifact id in two delegations (and ids built to look like a prefix) never
+    // name the same file; both commit into the one directory and its fsyncs are shared.
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let shared = Arc::new(DirSync::new(dir.path().join("artifacts")));
+    let mut recs = Vec::new();
+    for (delegation, artifact, body) in [
+        ("d1", "a", "first"),
+        ("d2", "a", "second"),
+        ("d1~a", "x", "third"),
+        ("d", "1~a", "fourth"),
+    ] {
+        let mut r = Reassembler::sharing(
+            shared.clone(),
+            delegation,
+            &spec(&["*/*"], 100),
+            1024,
+            Bugs::none(),
+        );
+        r.apply_chunk(&http, art(artifact, vec![Part::text(body)]), false, true)
+            .await
+            .unwrap();
+        recs.push((r.commit(&prov()).await.unwrap().remove(0), body));
+    }
+    let mut paths: Vec<&str> = recs.iter().map(|(r, _)| r.path.as_str()).collect();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths.len(), 4, "{paths:?}");
+    for (rec, body) in &recs {
+        let p = Path::new(&rec.path);
+        assert_eq!(p.parent().unwrap(), dir.path().join("artifacts"));
+        assert_eq!(std::fs::read(p).unwrap(), body.as_bytes());
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("artifacts"))
+            .unwrap()
+            .count(),
+        4
+    );
+}
+
+#[tokio::test]
+async fn a_small_artifact_touches_the_disk_only_when_drained() {
+    // Chunks that fit the write buffer open nothing; the commit creates, writes and syncs the
+    // file (one trip), and an artifact with no bytes still gets its (empty) file.
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let mut r = Reassembler::new(
+        dir.path().join("new"),
+        &spec(&["*/*"], 100),
+        1024,
+        Bugs::none(),
+    );
+    r.apply_chunk(&http, art("a", vec![Part::text("ab")]), false, false)
+        .await
+        .unwrap();
+    r.apply_chunk(&http, art("a", vec![Part::text("cd")]), true, true)
+        .await
+        .unwrap();
+    r.apply_chunk(&http, art("empty", vec![]), false, true)
+        .await
+        .unwrap();
+    assert!(
+        !dir.path().join("new").exists(),
+        "nothing written before the drain"
+    );
+    let recs = r.commit(&prov()).await.unwrap();
+    assert_eq!(std::fs::read(&recs[0].path).unwrap(), b"abcd");
+    assert_eq!(recs[0].sha256, sha(b"abcd"));
+    assert_eq!(std::fs::read(&recs[1].path).unwrap(), b"");
+    assert!(recs.iter().all(|r| !r.path.ends_with(".part")));
+}
+
+#[tokio::test]
+async fn partials_of_unwritten_artifacts_are_on_disk_and_a_replacement_truncates() {
+    // A large first version goes to the file through the writer; its replacement is small and
+    // stays buffered; the dead-letter partials sync the replacement alone.
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let mut r = Reassembler::new(
+        dir.path().into(),
+        &spec(&["*/*"], 1 << 20),
+        1024,
+        Bugs::none(),
+    );
+    r.apply_chunk(
+        &http,
+        art("a", vec![Part::raw(vec![7u8; 5000])]),
+        false,
+        false,
+    )
+    .await
+    .unwrap();
+    r.apply_chunk(&http, art("a", vec![Part::text("short")]), false, false)
+        .await
+        .unwrap();
+    r.apply_chunk(&http, art("b", vec![Part::text("b")]), false, false)
+        .await
+        .unwrap();
+    let parts = r.partials(&prov()).await;
+    assert!(
+        parts
+            .iter()
+            .all(|p| !p.committed && p.path.ends_with(".part"))
+    );
+    assert_eq!(std::fs::read(&parts[0].path).unwrap(), b"short");
+    assert_eq!(parts[0].sha256, sha(b"short"));
+    assert_eq!(std::fs::read(&parts[1].path).unwrap(), b"b");
+}

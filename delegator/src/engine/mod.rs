@@ -120,6 +120,9 @@ struct Inner {
     /// `delegate` that process recorded but never acknowledged may come again.
     recovered: std::sync::atomic::AtomicBool,
     webhook_url: Mutex<Option<String>>,
+    /// `store_dir/artifacts`, where every delegation's artifact files go, with the directory
+    /// fsyncs their commits share.
+    artifact_dir: Arc<crate::artifacts::DirSync>,
 }
 
 /// The engine. Cheap to clone.
@@ -282,6 +285,9 @@ impl Engine {
             idle: Notify::new(),
             recovered: std::sync::atomic::AtomicBool::new(false),
             webhook_url: Mutex::new(None),
+            artifact_dir: Arc::new(crate::artifacts::DirSync::new(
+                cfg.store_dir.join("artifacts"),
+            )),
             cfg,
         });
         inner.load_cards(false).await;

@@ -26,7 +26,7 @@ mod send;
 
 use super::{Control, Engine, Inner, Options, instant_at, lock, parse_rfc3339, seed_for};
 use crate::agents::AgentInfo;
-use crate::artifacts::{Reassembler, safe_name};
+use crate::artifacts::Reassembler;
 use crate::bugs::Bugs;
 use crate::client::{ClientError, EventStream};
 use crate::store::{DelegationRecord, DelegationState, RecordError, now_text};
@@ -167,14 +167,10 @@ impl Run {
         rec: DelegationRecord,
         ctl: mpsc::UnboundedReceiver<Control>,
     ) -> Self {
-        let dir = inner
-            .cfg
-            .store_dir
-            .join("artifacts")
-            .join(safe_name(&rec.id));
         let bugs = inner.cfg.bugs;
-        let reassembler = Reassembler::new(
-            dir,
+        let reassembler = Reassembler::sharing(
+            inner.artifact_dir.clone(),
+            &rec.id,
             &rec.request.artifact_spec,
             inner.cfg.options.write_buffer_bytes,
             bugs,
