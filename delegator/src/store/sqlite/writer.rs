@@ -67,15 +67,16 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(WriteOp, WriteReply)>, stats:
     }
     let mut results: Vec<Result<(), StoreError>> = Vec::with_capacity(batch.len());
     let outcome = (|| -> Result<(), rusqlite::Error> {
-        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for (op, _) in &batch {
-            let mut sp = tx.savepoint()?;
-            let r = apply(&sp, op);
-            if r.is_ok() {
-                sp.commit()?;
-            } else {
-                sp.rollback()?;
+            // The savepoint's statements are prepared once per connection (cached), not parsed
+            // again for every write of every batch.
+            tx.prepare_cached("SAVEPOINT write")?.execute([])?;
+            let r = apply(&tx, op);
+            if r.is_err() {
+                tx.prepare_cached("ROLLBACK TO write")?.execute([])?;
             }
+            tx.prepare_cached("RELEASE write")?.execute([])?;
             results.push(r);
         }
         tx.commit()
@@ -101,11 +102,8 @@ fn apply(conn: &Connection, op: &WriteOp) -> Result<(), StoreError> {
     match op {
         WriteOp::Insert(rec) => {
             let exists: Option<i64> = conn
-                .query_row(
-                    "SELECT 1 FROM delegations WHERE id = ?1",
-                    params![rec.id],
-                    |r| r.get(0),
-                )
+                .prepare_cached("SELECT 1 FROM delegations WHERE id = ?1")?
+                .query_row(params![rec.id], |r| r.get(0))
                 .optional()?;
             if exists.is_some() {
                 return Err(StoreError::Duplicate(rec.id.clone()));
@@ -139,10 +137,9 @@ fn apply(conn: &Connection, op: &WriteOp) -> Result<(), StoreError> {
             Ok(())
         }
         WriteOp::MarkReported(id) => {
-            let n = conn.execute(
-                "UPDATE delegations SET unreported = 0 WHERE id = ?1",
-                params![id],
-            )?;
+            let n = conn
+                .prepare_cached("UPDATE delegations SET unreported = 0 WHERE id = ?1")?
+                .execute(params![id])?;
             if n == 0 {
                 return Err(StoreError::NotFound(id.clone()));
             }
