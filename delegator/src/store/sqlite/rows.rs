@@ -352,7 +352,8 @@ pub(super) fn query_records(
     args: &[&dyn rusqlite::ToSql],
 ) -> Result<Vec<DelegationRecord>, StoreError> {
     let sql = format!("SELECT {SELECT_COLUMNS} FROM delegations {where_clause} ORDER BY rowid ASC");
-    let mut stmt = conn.prepare(&sql)?;
+    // A handful of distinct filters: each stays prepared on the connection.
+    let mut stmt = conn.prepare_cached(&sql)?;
     let raws = stmt
         .query_map(args, raw_row)?
         .collect::<Result<Vec<_>, _>>()?;
