@@ -35,6 +35,18 @@ impl DirSync {
         &self.dir
     }
 
+    /// Create the directory if it is missing and make its entry in its parent durable
+    /// (blocking: call it on a blocking thread, once, before the first commit).
+    pub fn create(&self) -> std::io::Result<()> {
+        if !self.dir.is_dir() {
+            std::fs::create_dir_all(&self.dir)?;
+            if let Some(parent) = self.dir.parent() {
+                sync_dir(parent)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Everything renamed into the directory before this call is durable once this returns
     /// `Ok` (see the type's documentation).
     pub async fn sync(&self) -> std::io::Result<()> {
@@ -46,11 +58,27 @@ impl DirSync {
         // Every ticket handed out so far was handed out before this fsync starts.
         let upto = self.asked.load(Ordering::SeqCst);
         let dir = self.dir.clone();
-        tokio::task::spawn_blocking(move || std::fs::File::open(&dir)?.sync_all())
+        tokio::task::spawn_blocking(move || sync_dir(&dir))
             .await
             .map_err(std::io::Error::other)??;
         *covered = upto;
         Ok(())
+    }
+}
+
+/// fsync a directory. A file system that cannot sync a directory (`EINVAL`, unsupported) has
+/// nothing more to make durable: that is not an error.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::File::open(dir)?.sync_all() {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        r => r,
     }
 }
 
@@ -83,6 +111,17 @@ mod tests {
         assert_eq!(*sync.covered.lock().await, 1);
         sync.sync().await.unwrap();
         assert_eq!(*sync.covered.lock().await, 2);
+    }
+
+    #[test]
+    fn create_makes_the_directory_and_leaves_an_existing_one_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let sync = DirSync::new(dir.path().join("a/b"));
+        sync.create().unwrap();
+        assert!(dir.path().join("a/b").is_dir());
+        std::fs::write(dir.path().join("a/b/kept"), b"x").unwrap();
+        sync.create().unwrap();
+        assert!(dir.path().join("a/b/kept").exists());
     }
 
     #[tokio::test]

@@ -293,8 +293,9 @@ impl Reassembler {
         };
         let a = &mut self.artifacts[idx];
         if let Some(mut old) = a.file.take() {
-            // Writes of the replaced content must land before the file is truncated.
-            let _ = old.drain(false).await;
+            // Writes of the replaced content must land before the file is truncated (content
+            // still in the buffer is dropped: it never reached the file).
+            old.finish_writes().await;
         }
         a.file = Some(Sink::new(
             LazyFile::new(a.path.clone(), Open::Create),
@@ -352,7 +353,8 @@ impl Reassembler {
                 }
                 Some(i) => {
                     if self.artifacts[i].file.is_none() {
-                        // Re-open after a commit-less flush (cannot happen in one run).
+                        // Only after a commit, which happens once the task is final, and chunks
+                        // after that are refused above: kept so that an append never truncates.
                         let a = &mut self.artifacts[i];
                         let file = LazyFile::new(a.path.clone(), Open::Append);
                         a.file = Some(Sink::new(file, a.hasher.clone()));
@@ -581,6 +583,10 @@ impl Reassembler {
     /// What was assembled so far, uncommitted (for the dead-letter queue).
     pub async fn partials(&mut self, prov: &Provenance) -> Vec<ArtifactRecord> {
         let _ = self.flush_all(true).await;
+        if !self.artifacts.is_empty() {
+            // The dead-letter entry names these files: their directory entries must last too.
+            let _ = self.dir.sync().await;
+        }
         self.artifacts
             .iter()
             .map(|a| Self::record(a, prov, &a.path, false))
@@ -595,6 +601,9 @@ impl Reassembler {
         prov: &Provenance,
     ) -> Result<Vec<ArtifactRecord>, ArtifactError> {
         self.flush_all(true).await?;
+        if self.artifacts.is_empty() {
+            return Ok(Vec::new());
+        }
         let moves: Vec<(PathBuf, PathBuf)> = self
             .artifacts
             .iter_mut()
@@ -603,30 +612,40 @@ impl Reassembler {
                 (a.path.clone(), a.path.with_extension(""))
             })
             .collect();
-        if !moves.is_empty() {
-            tokio::task::spawn_blocking(move || {
-                for (from, to) in &moves {
-                    std::fs::rename(from, to).map_err(|e| io_err(from, e))?;
+        // The renames that were done, and the first that failed.
+        let (done, failed) = tokio::task::spawn_blocking(move || {
+            for (n, (from, to)) in moves.iter().enumerate() {
+                if let Err(e) = std::fs::rename(from, to) {
+                    return (
+                        n,
+                        Some(io_err(to, format!("rename from {}: {e}", from.display()))),
+                    );
                 }
-                Ok(())
-            })
-            .await
-            .map_err(|e| io_err(self.dir.dir(), e))??;
-        }
+            }
+            (moves.len(), None)
+        })
+        .await
+        .unwrap_or_else(|e| (0, Some(io_err(self.dir.dir(), e))));
         let mut out = Vec::new();
-        for a in &mut self.artifacts {
-            let final_path = a.path.with_extension("");
-            let mut rec = Self::record(a, prov, &final_path, true);
+        for a in &mut self.artifacts[..done] {
+            a.path = a.path.with_extension("");
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        for a in &self.artifacts {
+            let mut rec = Self::record(a, prov, &a.path, true);
             if self.bugs.has(Bug::MisreportSha256) {
                 let mut h = a.hasher.clone();
                 h.update(b"\n");
                 rec.sha256 = hex(&h.finalize());
             }
-            a.path = final_path;
             out.push(rec);
         }
-        // As before: a file system that cannot sync a directory still commits.
-        let _ = self.dir.sync().await;
+        self.dir
+            .sync()
+            .await
+            .map_err(|e| io_err(self.dir.dir(), e))?;
         Ok(out)
     }
 }

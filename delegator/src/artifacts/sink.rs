@@ -136,6 +136,9 @@ pub(super) struct Sink {
     /// start small and grow, so that a small artifact (most of them, thousands open at once)
     /// holds about its own size, not a whole write buffer.
     filled: bool,
+    /// The first error of a drain done without a writer: every later drain reports it (the
+    /// bytes it was writing are gone).
+    failed: Option<std::io::Error>,
 }
 
 /// The smallest buffer reserved for a sink's first bytes.
@@ -265,6 +268,7 @@ impl Sink {
             writer: None,
             buf: Vec::new(),
             filled: false,
+            failed: None,
         }
     }
 
@@ -358,7 +362,17 @@ impl Sink {
         self.hand(Block::Shared(bytes)).await
     }
 
-    /// Every byte written and hashed (and with `fsync`, synced to disk); the file stays open.
+    /// What was handed to the writer is written (a sink about to be replaced: what is still
+    /// buffered is dropped, and a sink that never started its writer has nothing on disk to
+    /// wait for).
+    pub(super) async fn finish_writes(&mut self) {
+        if self.writer.is_some() {
+            let _ = self.drain(false).await;
+        }
+    }
+
+    /// Every byte written and hashed (and with `fsync`, synced to disk); the file, once opened,
+    /// stays open.
     /// Returns the SHA-256 state of everything written. A sink whose writer never started (a
     /// small artifact: everything still in the buffer) is opened, written and synced in one
     /// trip to a blocking thread.
@@ -384,6 +398,9 @@ impl Sink {
     /// [`Sink::drain`] without a writer: the buffer written and the file synced on one blocking
     /// thread, no task started.
     async fn drain_here(&mut self, fsync: bool) -> std::io::Result<Sha256> {
+        if let Some(e) = &self.failed {
+            return Err(copy_err(e));
+        }
         let (Some(mut file), Some(mut h)) = (self.file.take(), self.hasher.take()) else {
             return Err(std::io::Error::other("file not open"));
         };
@@ -404,6 +421,9 @@ impl Sink {
         .map_err(std::io::Error::other)?;
         let out = h.clone();
         (self.file, self.hasher) = (Some(file), Some(h));
+        if let Err(e) = &r {
+            self.failed = Some(copy_err(e));
+        }
         r.map(|()| out)
     }
 }

@@ -26,20 +26,20 @@ fn prov() -> Provenance {
     }
 }
 
+/// A temporary directory, a client, and a reassembler writing there under `spec` (1 KiB buffer).
+fn setup(spec: &ArtifactSpec) -> (tempfile::TempDir, reqwest::Client, Reassembler) {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Reassembler::new(dir.path().into(), spec, 1024, Bugs::none());
+    (dir, reqwest::Client::new(), r)
+}
+
 fn sha(b: &[u8]) -> String {
     hex(&Sha256::digest(b))
 }
 
 #[tokio::test]
 async fn appended_chunks_join_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
-    let mut r = Reassembler::new(
-        dir.path().into(),
-        &spec(&["text/plain"], 100),
-        1024,
-        Bugs::none(),
-    );
+    let (_dir, http, mut r) = setup(&spec(&["text/plain"], 100));
     r.apply_chunk(&http, art("a", vec![Part::text("one ")]), false, false)
         .await
         .unwrap();
@@ -59,14 +59,7 @@ async fn appended_chunks_join_in_order() {
 
 #[tokio::test]
 async fn a_chunk_without_append_replaces() {
-    let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
-    let mut r = Reassembler::new(
-        dir.path().into(),
-        &spec(&["text/plain"], 100),
-        1024,
-        Bugs::none(),
-    );
+    let (_dir, http, mut r) = setup(&spec(&["text/plain"], 100));
     r.apply_chunk(&http, art("a", vec![Part::text("old")]), false, false)
         .await
         .unwrap();
@@ -79,9 +72,7 @@ async fn a_chunk_without_append_replaces() {
 
 #[tokio::test]
 async fn append_to_unknown_and_after_terminal_fail() {
-    let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
-    let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 100), 1024, Bugs::none());
+    let (_dir, http, mut r) = setup(&spec(&["*/*"], 100));
     let e = r
         .apply_chunk(&http, art("x", vec![Part::text("a")]), true, false)
         .await
@@ -97,9 +88,7 @@ async fn append_to_unknown_and_after_terminal_fail() {
 
 #[tokio::test]
 async fn oversize_is_rejected_once_crossed() {
-    let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
-    let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 5), 1024, Bugs::none());
+    let (_dir, http, mut r) = setup(&spec(&["*/*"], 5));
     r.apply_chunk(&http, art("a", vec![Part::text("12345")]), false, false)
         .await
         .unwrap();
@@ -156,9 +145,7 @@ async fn media_type_and_schema_problems() {
 
 #[tokio::test]
 async fn snapshot_replaces_streamed_progress() {
-    let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
-    let mut r = Reassembler::new(dir.path().into(), &spec(&["*/*"], 100), 1024, Bugs::none());
+    let (_dir, http, mut r) = setup(&spec(&["*/*"], 100));
     r.apply_chunk(&http, art("a", vec![Part::text("par")]), false, false)
         .await
         .unwrap();
@@ -180,14 +167,7 @@ async fn snapshot_replaces_streamed_progress() {
 async fn large_and_small_parts_keep_their_order() {
     // Parts larger than the write buffer go to the writer as they are, smaller ones are
     // buffered: the file must hold them in arrival order whatever the mix.
-    let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
-    let mut r = Reassembler::new(
-        dir.path().into(),
-        &spec(&["*/*"], 1 << 20),
-        1024,
-        Bugs::none(),
-    );
+    let (_dir, http, mut r) = setup(&spec(&["*/*"], 1 << 20));
     let mut want = Vec::new();
     for i in 0..40usize {
         let len = [10, 5000, 1023, 1024, 3, 70_000][i % 6];
@@ -291,14 +271,7 @@ async fn a_small_artifact_touches_the_disk_only_when_drained() {
 async fn partials_of_unwritten_artifacts_are_on_disk_and_a_replacement_truncates() {
     // A large first version goes to the file through the writer; its replacement is small and
     // stays buffered; the dead-letter partials sync the replacement alone.
-    let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
-    let mut r = Reassembler::new(
-        dir.path().into(),
-        &spec(&["*/*"], 1 << 20),
-        1024,
-        Bugs::none(),
-    );
+    let (_dir, http, mut r) = setup(&spec(&["*/*"], 1 << 20));
     r.apply_chunk(
         &http,
         art("a", vec![Part::raw(vec![7u8; 5000])]),
@@ -322,4 +295,44 @@ async fn partials_of_unwritten_artifacts_are_on_disk_and_a_replacement_truncates
     assert_eq!(std::fs::read(&parts[0].path).unwrap(), b"short");
     assert_eq!(parts[0].sha256, sha(b"short"));
     assert_eq!(std::fs::read(&parts[1].path).unwrap(), b"b");
+}
+
+#[tokio::test]
+async fn a_failed_drain_stays_failed_even_once_the_disk_would_take_the_file() {
+    // The bytes the failed drain was writing are gone: a later commit must not succeed with an
+    // empty file under the old hash and length.
+    let dir = tempfile::tempdir().unwrap();
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, b"a file where the directory should be").unwrap();
+    let http = reqwest::Client::new();
+    let mut r = Reassembler::new(blocked.clone(), &spec(&["*/*"], 100), 1024, Bugs::none());
+    r.apply_chunk(&http, art("a", vec![Part::text("abcd")]), false, true)
+        .await
+        .unwrap();
+    assert!(r.commit(&prov()).await.is_err());
+    std::fs::remove_file(&blocked).unwrap();
+    std::fs::create_dir(&blocked).unwrap();
+    assert!(r.commit(&prov()).await.is_err());
+}
+
+#[tokio::test]
+async fn a_rename_that_fails_part_way_leaves_the_renamed_files_known_by_their_new_names() {
+    let (dir, http, mut r) = setup(&spec(&["*/*"], 100));
+    for id in ["a", "b"] {
+        r.apply_chunk(&http, art(id, vec![Part::text(id)]), false, true)
+            .await
+            .unwrap();
+    }
+    // A non-empty directory where b's final name goes: its rename fails.
+    let b_final = dir.path().join(safe_name("b"));
+    std::fs::create_dir_all(b_final.join("x")).unwrap();
+    let e = r.commit(&prov()).await.unwrap_err();
+    assert!(e.to_string().contains(&safe_name("b")), "{e}");
+    let parts = r.partials(&prov()).await;
+    assert_eq!(
+        parts[0].path,
+        dir.path().join(safe_name("a")).display().to_string()
+    );
+    assert_eq!(std::fs::read(&parts[0].path).unwrap(), b"a");
+    assert!(parts[1].path.ends_with(".part"), "{}", parts[1].path);
 }

@@ -290,6 +290,13 @@ impl Engine {
             )),
             cfg,
         });
+        let artifact_dir = inner.artifact_dir.clone();
+        tokio::task::spawn_blocking(move || artifact_dir.create())
+            .await
+            .map_err(|e| EngineError::Internal(e.to_string()))?
+            .map_err(|e| {
+                EngineError::Internal(format!("{}: {e}", inner.artifact_dir.dir().display()))
+            })?;
         inner.load_cards(false).await;
         if let Some(base) = inner.cfg.webhook_base_url.clone() {
             let listen = match &inner.cfg.webhook_listen {

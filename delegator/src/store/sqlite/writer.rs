@@ -46,7 +46,8 @@ pub(super) struct GroupStats {
 /// The writer thread: take whatever is queued, apply it in one transaction, commit (one fsync),
 /// answer every waiter; until the queue is closed.
 pub(super) fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>, stats: &GroupStats) {
-    let mut last_commit: Option<Instant> = None;
+    // When the last batch was committed, and how many writes it held.
+    let mut last_commit: Option<(Instant, usize)> = None;
     while let Ok(first) = rx.recv() {
         let gather_until = gather_until(last_commit, Instant::now());
         let mut batch = Vec::new();
@@ -69,18 +70,20 @@ pub(super) fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>, stats: 
                 });
             }
         }
+        let n = batch.len();
         commit_batch(&mut conn, batch, stats);
-        last_commit = Some(Instant::now());
+        last_commit = Some((Instant::now(), n));
     }
 }
 
 /// Until when the writer waits for more writes before committing the batch a write arriving
-/// `now` starts: under load (the write came within [`BUSY_GAP`] of the last commit) for
-/// [`GATHER`], so more writes share the next fsync (in scale-1000, 963 commits of 5 writes on
-/// average became 469 of 11); otherwise not at all, so a lone write is committed at once.
-fn gather_until(last_commit: Option<Instant>, now: Instant) -> Option<Instant> {
+/// `now` starts: under load (the last batch, committed at `last_commit.0`, held more than one
+/// write and the write came within [`BUSY_GAP`] of it) for [`GATHER`], so more writes share the
+/// next fsync (in scale-1000, 963 commits of 5 writes on average became 469 of 11); otherwise
+/// not at all, so a lone writer's writes are committed at once.
+fn gather_until(last_commit: Option<(Instant, usize)>, now: Instant) -> Option<Instant> {
     last_commit
-        .filter(|t| now.saturating_duration_since(*t) < BUSY_GAP)
+        .filter(|(t, n)| *n > 1 && now.saturating_duration_since(*t) < BUSY_GAP)
         .map(|_| now + GATHER)
 }
 
@@ -191,8 +194,13 @@ mod gather_tests {
         let now = Instant::now() + Duration::from_secs(10);
         assert_eq!(gather_until(None, now), None, "the first write of all");
         let idle = now - BUSY_GAP - Duration::from_micros(1);
-        assert_eq!(gather_until(Some(idle), now), None, "after a pause");
-        let busy = now - Duration::from_micros(100);
-        assert_eq!(gather_until(Some(busy), now), Some(now + GATHER));
+        assert_eq!(gather_until(Some((idle, 5)), now), None, "after a pause");
+        let recent = now - Duration::from_micros(100);
+        assert_eq!(gather_until(Some((recent, 5)), now), Some(now + GATHER));
+        assert_eq!(
+            gather_until(Some((recent, 1)), now),
+            None,
+            "one writer's writes, one after the other"
+        );
     }
 }
