@@ -29,7 +29,7 @@ mod dir_sync;
 mod sink;
 
 pub use dir_sync::DirSync;
-use sink::{LazyFile, Open, Sink};
+use sink::{LazyFile, Sink};
 
 /// The most distinct artifacts accepted per delegation.
 pub const MAX_ARTIFACTS: usize = 256;
@@ -297,10 +297,7 @@ impl Reassembler {
             // still in the buffer is dropped: it never reached the file).
             old.finish_writes().await;
         }
-        a.file = Some(Sink::new(
-            LazyFile::new(a.path.clone(), Open::Create),
-            Sha256::new(),
-        ));
+        a.file = Some(Sink::new(LazyFile::new(a.path.clone()), Sha256::new()));
         a.hasher = Sha256::new();
         a.len = 0;
         a.last_chunk = false;
@@ -351,16 +348,8 @@ impl Reassembler {
                 Some(_) if last_chunk && self.bugs.has(Bug::KeepLastChunkOnly) => {
                     self.start(&artifact_id, &name).await?
                 }
-                Some(i) => {
-                    if self.artifacts[i].file.is_none() {
-                        // Only after a commit, which happens once the task is final, and chunks
-                        // after that are refused above: kept so that an append never truncates.
-                        let a = &mut self.artifacts[i];
-                        let file = LazyFile::new(a.path.clone(), Open::Append);
-                        a.file = Some(Sink::new(file, a.hasher.clone()));
-                    }
-                    i
-                }
+                // After a commit (the run's end) the file is closed and a write reports it.
+                Some(i) => i,
                 None => return Err(ArtifactError::UnknownAppend(artifact_id)),
             }
         } else {

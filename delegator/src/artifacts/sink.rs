@@ -8,47 +8,29 @@ use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// How a [`LazyFile`] opens its file.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Open {
-    /// Create it, or truncate what is there.
-    Create,
-    /// Append to what is there.
-    Append,
-}
-
-/// An artifact file opened on first use, on the blocking thread that first writes or syncs it:
-/// nothing touches the file system on an async worker, and a small artifact is created, written
-/// and synced in one trip.
+/// An artifact file created (or truncated) on first use, on the blocking thread that first
+/// writes or syncs it: nothing touches the file system on an async worker, and a small artifact
+/// is created, written and synced in one trip.
 pub(super) struct LazyFile {
     path: PathBuf,
-    open: Open,
     file: Option<File>,
 }
 
 impl LazyFile {
-    /// `path`, opened as `open` says when first needed.
-    pub(super) fn new(path: PathBuf, open: Open) -> Self {
-        LazyFile {
-            path,
-            open,
-            file: None,
-        }
+    /// `path`, created when first needed.
+    pub(super) fn new(path: PathBuf) -> Self {
+        LazyFile { path, file: None }
     }
 
     /// The file, opened now if it was not (blocking; its directory is created if missing).
     fn get(&mut self) -> std::io::Result<&mut File> {
         if self.file.is_none() {
-            let open = || match self.open {
-                Open::Create => File::create(&self.path),
-                Open::Append => std::fs::OpenOptions::new().append(true).open(&self.path),
-            };
-            let f = match open() {
+            let f = match File::create(&self.path) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     if let Some(dir) = self.path.parent() {
                         std::fs::create_dir_all(dir)?;
                     }
-                    open()?
+                    File::create(&self.path)?
                 }
                 r => r?,
             };
