@@ -627,33 +627,10 @@ impl SseDecoder {
     }
 }
 
-/// Index of the first CR or LF in `hay`, scanning eight bytes per step.
+/// Index of the first CR or LF in `hay` (`memchr2`: SIMD where the CPU has it).
 #[inline]
 fn find_eol(hay: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const LF: u64 = u64::from_ne_bytes([b'\n'; 8]);
-    const CR: u64 = u64::from_ne_bytes([b'\r'; 8]);
-    let mut words = hay.chunks_exact(8);
-    let mut offset = 0;
-    for word in &mut words {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(word);
-        let w = u64::from_le_bytes(bytes);
-        let (lf, cr) = (w ^ LF, w ^ CR);
-        // Classic "has zero byte": the lowest flagged byte is always a true match
-        // (false positives can only appear above a true one).
-        let hits = ((lf.wrapping_sub(ONES) & !lf) | (cr.wrapping_sub(ONES) & !cr)) & HIGHS;
-        if hits != 0 {
-            return Some(offset + (hits.trailing_zeros() / 8) as usize);
-        }
-        offset += 8;
-    }
-    words
-        .remainder()
-        .iter()
-        .position(|&b| b == b'\n' || b == b'\r')
-        .map(|p| offset + p)
+    memchr::memchr2(b'\n', b'\r', hay)
 }
 
 /// Appends `text` split into lines (on CRLF, CR or LF), each line written as

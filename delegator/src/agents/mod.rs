@@ -43,6 +43,7 @@ use a2a_protocol::compat03::{self, ObjectKind};
 use a2a_protocol::version::ProtocolVersion;
 use a2a_protocol::{AgentCard, AgentInterface, Binding, SecurityScheme};
 use serde_json::Value;
+use std::borrow::Borrow;
 use std::time::{Duration, Instant};
 
 /// Routing failed: why no agent fits.
@@ -54,15 +55,18 @@ pub struct RouteError(pub String);
 /// may be used (no required extension this delegator lacks); when `only` is given, that agent
 /// must be the one. The error says why none fits, naming the extensions that excluded a capable
 /// agent.
-pub fn route_candidates<'a>(
-    agents: &'a [AgentInfo],
+pub fn route_candidates<'a, A: Borrow<AgentInfo>>(
+    agents: &'a [A],
     skill: &str,
     spec: &ArtifactSpec,
     only: Option<&str>,
-) -> Result<Vec<&'a AgentInfo>, RouteError> {
-    let candidates: Vec<&AgentInfo> = agents
+) -> Result<Vec<&'a A>, RouteError> {
+    fn info<A: Borrow<AgentInfo>>(a: &A) -> &AgentInfo {
+        a.borrow()
+    }
+    let candidates: Vec<&A> = agents
         .iter()
-        .filter(|a| only.is_none_or(|o| a.card_url == o))
+        .filter(|a| only.is_none_or(|o| info(*a).card_url == o))
         .collect();
     if candidates.is_empty() {
         return Err(RouteError(match only {
@@ -70,14 +74,19 @@ pub fn route_candidates<'a>(
             None => "no agent card could be read".to_string(),
         }));
     }
-    let capable: Vec<&AgentInfo> = candidates
+    let capable: Vec<&A> = candidates
         .into_iter()
-        .filter(|a| a.can_do(skill, spec))
+        .filter(|a| info(*a).can_do(skill, spec))
         .collect();
-    let usable: Vec<&AgentInfo> = capable.iter().copied().filter(|a| a.usable()).collect();
+    let usable: Vec<&A> = capable
+        .iter()
+        .copied()
+        .filter(|a| info(*a).usable())
+        .collect();
     if !usable.is_empty() {
         return Ok(usable);
     }
+    let capable: Vec<&AgentInfo> = capable.into_iter().map(|a| info(a)).collect();
     if let Some(a) = capable.first()
         && let Some(why) = &a.untrusted_card
     {
@@ -106,11 +115,11 @@ pub fn route_candidates<'a>(
 }
 
 /// The first of [`route_candidates`].
-pub fn route<'a>(
-    agents: &'a [AgentInfo],
+pub fn route<'a, A: Borrow<AgentInfo>>(
+    agents: &'a [A],
     skill: &str,
     spec: &ArtifactSpec,
     only: Option<&str>,
-) -> Result<&'a AgentInfo, RouteError> {
+) -> Result<&'a A, RouteError> {
     route_candidates(agents, skill, spec, only).map(|c| c[0])
 }

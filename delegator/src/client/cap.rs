@@ -31,8 +31,9 @@ tokio::task_local! {
 
 /// Run `f` with its requests allowed to wait for a connection until `until` (when that is later
 /// than a request's own timeout).
-pub async fn waiting_until<F: Future>(until: Instant, f: F) -> F::Output {
-    WAIT_UNTIL.scope(until, f).await
+/// `f` is wrapped, not awaited inside another future: the result is no larger than `f`.
+pub fn waiting_until<F: Future>(until: Instant, f: F) -> impl Future<Output = F::Output> {
+    WAIT_UNTIL.scope(until, f)
 }
 
 /// How long a request with this `timeout` may wait for a permit here.

@@ -102,7 +102,8 @@ struct Inner {
     client: RpcClient,
     /// Fetches url parts under the `init.fetch_origins` policy ([`crate::fetch`]).
     fetcher: crate::fetch::UrlFetcher,
-    agents: tokio::sync::RwLock<Vec<AgentInfo>>,
+    /// Shared with the delegations that use them: a delegation holds its agent, not a copy.
+    agents: tokio::sync::RwLock<Vec<Arc<AgentInfo>>>,
     /// Held while a stale card is revalidated: one revalidation at a time.
     card_refresh: tokio::sync::Mutex<()>,
     card_errors: Mutex<Vec<CardError>>,
@@ -335,7 +336,8 @@ impl Engine {
 
     /// The agents whose cards were read.
     pub async fn agents(&self) -> Vec<AgentInfo> {
-        self.inner.agents.read().await.clone()
+        let agents = self.inner.agents.read().await;
+        agents.iter().map(|a| AgentInfo::clone(a)).collect()
     }
 
     /// After a restart: report again the `done` of every final record whose `done` was never

@@ -23,6 +23,7 @@ use super::{Inner, lock};
 use crate::agents::{self, AgentInfo, CardError, CardFetch, RouteError};
 use crate::request::DelegationRequest;
 use a2a_protocol::Method;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long reading one agent card may take (also GetExtendedAgentCard).
@@ -135,7 +136,7 @@ impl Inner {
     }
 
     /// Put `a` in the agent list (replacing its old entry), keeping configuration order.
-    async fn upsert(&self, a: AgentInfo) {
+    async fn upsert(&self, a: Arc<AgentInfo>) {
         let mut agents = self.agents.write().await;
         match agents.iter_mut().find(|x| x.card_url == a.card_url) {
             Some(slot) => *slot = a,
@@ -175,7 +176,7 @@ impl Inner {
         let mut errors = Vec::new();
         for r in results {
             match r {
-                Ok(a) => self.upsert(a).await,
+                Ok(a) => self.upsert(Arc::new(a)).await,
                 Err(e) => {
                     tracing::warn!("{e}");
                     errors.push(e);
@@ -187,20 +188,24 @@ impl Inner {
 
     /// The agent at `card_url` ready to be used now: its cached entry when fresh, else the
     /// entry revalidated (kept as it was when the agent cannot be reached).
-    async fn fresh_agent(&self, card_url: &str) -> Option<AgentInfo> {
+    async fn fresh_agent(&self, card_url: &str) -> Option<Arc<AgentInfo>> {
+        let cached = || async {
+            let agents = self.agents.read().await;
+            agents.iter().find(|a| a.card_url == card_url).cloned()
+        };
+        let current = cached().await?;
+        if current.cache.is_fresh(Instant::now()) {
+            return Some(current);
+        }
+        // Stale: one revalidation at a time; whoever waited finds the entry it refreshed.
         let _one_at_a_time = self.card_refresh.lock().await;
-        let current = self
-            .agents
-            .read()
-            .await
-            .iter()
-            .find(|a| a.card_url == card_url)
-            .cloned()?;
+        let current = cached().await?;
         if current.cache.is_fresh(Instant::now()) {
             return Some(current);
         }
         match self.read_agent(card_url, Some(&current)).await {
             Ok(a) => {
+                let a = Arc::new(a);
                 self.upsert(a.clone()).await;
                 Some(a)
             }
@@ -232,7 +237,7 @@ impl Inner {
         &self,
         req: &DelegationRequest,
         only: Option<&str>,
-    ) -> Result<AgentInfo, RouteError> {
+    ) -> Result<Arc<AgentInfo>, RouteError> {
         let mut skip: Vec<String> = Vec::new();
         loop {
             let agents = self.agents.read().await.clone();
@@ -263,14 +268,14 @@ impl Inner {
         &self,
         req: &DelegationRequest,
         only: Option<&str>,
-    ) -> Result<AgentInfo, RouteError> {
+    ) -> Result<Arc<AgentInfo>, RouteError> {
         if let Some(o) = only
             && !self.cfg.agents.iter().any(|u| u == o)
             && !self.agents.read().await.iter().any(|a| a.card_url == o)
         {
             // An agent named directly (CLI, refinement of an old record) is read on demand.
             if let Ok(a) = self.read_agent(o, None).await {
-                self.upsert(a).await;
+                self.upsert(Arc::new(a)).await;
             }
         }
         if let Ok(a) = self.route_cached(req, only).await {
@@ -283,12 +288,13 @@ impl Inner {
 
     /// The agent whose card is at `card_url` (for a recovered delegation), revalidated when
     /// stale, or read if it is not known yet.
-    pub(super) async fn agent_for(&self, card_url: &str) -> Option<AgentInfo> {
+    pub(super) async fn agent_for(&self, card_url: &str) -> Option<Arc<AgentInfo>> {
         if let Some(a) = self.fresh_agent(card_url).await {
             return Some(a);
         }
         match self.read_agent(card_url, None).await {
             Ok(a) => {
+                let a = Arc::new(a);
                 self.upsert(a.clone()).await;
                 Some(a)
             }

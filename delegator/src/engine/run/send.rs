@@ -204,14 +204,13 @@ impl Run {
                     if let Some(n) = self.adopt_task(&t).await {
                         return n;
                     }
-                    return self.read_state(&t.id).await;
+                    return Box::pin(self.read_state(&t.id)).await;
                 }
                 Ok(SendMessageResponse::Task(t)) => {
                     if let Some(n) = self.adopt_task(&t).await {
                         return n;
                     }
-                    return self
-                        .on_task_snapshot(t, true)
+                    return Box::pin(self.on_task_snapshot(t, true))
                         .await
                         .unwrap_or(Next::Observe);
                 }
@@ -220,7 +219,8 @@ impl Run {
                         streaming: self.rec.streaming,
                         push: self.push,
                     };
-                    if let Decision::Next(n) = self.on_call_failed(call, &e).await {
+                    // Boxed: this future is held by every delegation waiting for a connection.
+                    if let Decision::Next(n) = Box::pin(self.on_call_failed(call, &e)).await {
                         return n;
                     }
                 }
