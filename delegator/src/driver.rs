@@ -441,22 +441,42 @@ impl Admissions {
 /// Write each message as one line and flush it. Once a `done` line is flushed, its delegation
 /// id goes to `written`, so that the store marks it reported (the outbox): a `done` is marked
 /// only after it really reached stdout, and one lost to a crash is reported again after the
-/// restart.
+/// restart. The lines queued meanwhile (up to [`MAX_WRITE_BATCH`] bytes) go in one write and
+/// one flush: with thousands of delegations each write is a trip to another thread.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut output: W,
     mut out_rx: mpsc::UnboundedReceiver<FromDelegator>,
     written: mpsc::UnboundedSender<String>,
 ) -> std::io::Result<()> {
-    while let Some(msg) = out_rx.recv().await {
-        output.write_all(line_of(&msg).as_bytes()).await?;
+    let mut batch = String::new();
+    let mut done_ids = Vec::new();
+    while let Some(first) = out_rx.recv().await {
+        if batch.capacity() > 4 * MAX_WRITE_BATCH {
+            batch = String::new();
+        }
+        batch.clear();
+        let mut next = Some(first);
+        while let Some(msg) = next.take() {
+            batch.push_str(&line_of(&msg));
+            if let FromDelegator::Done(done) = msg {
+                done_ids.push(done.id);
+            }
+            if batch.len() < MAX_WRITE_BATCH {
+                next = out_rx.try_recv().ok();
+            }
+        }
+        output.write_all(batch.as_bytes()).await?;
         output.flush().await?;
-        if let FromDelegator::Done(done) = &msg {
-            CrashPoint::AfterDoneWritten.hit(&done.id);
-            let _ = written.send(done.id.clone());
+        for id in done_ids.drain(..) {
+            CrashPoint::AfterDoneWritten.hit(&id);
+            let _ = written.send(id);
         }
     }
     Ok(())
 }
+
+/// At most this many bytes of lines are gathered for one write (one line may exceed it).
+const MAX_WRITE_BATCH: usize = 256 * 1024;
 
 /// Mark each written `done` reported in the store. The ids written meanwhile are marked
 /// together (they share a group commit); each group after the one before it.
@@ -581,7 +601,106 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2a_driver_contract::{Done, Outcome};
     use serde_json::json;
+
+    /// An output that counts its writes and flushes, and fails every write once `fail` is set.
+    #[derive(Default)]
+    struct CountingOutput {
+        bytes: Vec<u8>,
+        writes: usize,
+        flushes: usize,
+        fail: bool,
+    }
+
+    impl AsyncWrite for CountingOutput {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            if self.fail {
+                return std::task::Poll::Ready(Err(std::io::Error::other("stdout closed")));
+            }
+            self.writes += 1;
+            self.bytes.extend_from_slice(buf);
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.flushes += 1;
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    fn done(id: &str) -> FromDelegator {
+        FromDelegator::Done(Done {
+            id: id.into(),
+            state: Outcome::Completed,
+            reason: None,
+            task_id: None,
+            context_id: None,
+            message: None,
+            artifacts: Vec::new(),
+        })
+    }
+
+    #[tokio::test]
+    async fn lines_queued_together_go_in_one_write_and_dones_are_released_after_it() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
+        for id in ["d1", "d2", "d3"] {
+            tx.send(done(id)).unwrap();
+        }
+        drop(tx);
+        let mut out = CountingOutput::default();
+        write_lines(&mut out, rx, written_tx).await.unwrap();
+        assert_eq!(
+            (out.writes, out.flushes),
+            (1, 1),
+            "three queued lines, one write"
+        );
+        let text = String::from_utf8(out.bytes).unwrap();
+        let ids: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].to_string())
+            .collect();
+        assert_eq!(
+            ids,
+            ["\"d1\"", "\"d2\"", "\"d3\""],
+            "one line each, in order"
+        );
+        let mut released = Vec::new();
+        while let Ok(id) = written_rx.try_recv() {
+            released.push(id);
+        }
+        assert_eq!(released, ["d1", "d2", "d3"]);
+    }
+
+    #[tokio::test]
+    async fn a_done_whose_write_failed_is_not_released() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
+        tx.send(done("d1")).unwrap();
+        drop(tx);
+        let mut out = CountingOutput {
+            fail: true,
+            ..CountingOutput::default()
+        };
+        assert!(write_lines(&mut out, rx, written_tx).await.is_err());
+        assert!(
+            written_rx.try_recv().is_err(),
+            "a done that never reached stdout must stay unreported"
+        );
+    }
 
     fn env(v: Value) -> Result<Envelope, ErrorReply> {
         envelope(v.to_string().as_bytes())
