@@ -28,6 +28,9 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 pub const MAX_STDERR: usize = 256 * 1024;
 /// Messages to the delegator queued behind one its stdin has not taken yet.
 pub const WRITE_QUEUE: usize = 64;
+/// At most this many bytes of queued lines are gathered into one write to the delegator's stdin
+/// (one line may exceed it).
+const WRITE_BATCH_BYTES: usize = 256 * 1024;
 /// Lines from the delegator read ahead of the runner.
 const READ_QUEUE: usize = 256;
 /// Longest excerpt of a non-protocol line kept.
@@ -469,9 +472,15 @@ impl DelegatorProcess {
         if let Some(mut stdin) = child.stdin.take() {
             let since = writing_since.clone();
             tasks.push(tokio::spawn(async move {
-                while let Some(line) = wrx.recv().await {
+                // The lines queued meanwhile go in one write (thousands of `delegate` lines at
+                // once would otherwise wake the delegator's reader once each).
+                while let Some(mut line) = wrx.recv().await {
                     *since.lock().unwrap_or_else(|p| p.into_inner()) =
                         Some(std::time::Instant::now());
+                    while line.len() < WRITE_BATCH_BYTES {
+                        let Ok(more) = wrx.try_recv() else { break };
+                        line.extend_from_slice(&more);
+                    }
                     let r = match stdin.write_all(&line).await {
                         Ok(()) => stdin.flush().await,
                         Err(e) => Err(e),
