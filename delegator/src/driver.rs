@@ -457,7 +457,12 @@ async fn write_lines<W: AsyncWrite + Unpin>(
         batch.clear();
         let mut next = Some(first);
         while let Some(msg) = next.take() {
-            batch.push_str(&line_of(&msg));
+            let line = line_of(&msg);
+            if batch.is_empty() && line.len() >= MAX_WRITE_BATCH {
+                batch = line; // a long line alone: not copied
+            } else {
+                batch.push_str(&line);
+            }
             if let FromDelegator::Done(done) = msg {
                 done_ids.push(done.id);
             }
@@ -604,13 +609,15 @@ mod tests {
     use a2a_driver_contract::{Done, Outcome};
     use serde_json::json;
 
-    /// An output that counts its writes and flushes, and fails every write once `fail` is set.
+    /// An output that counts its writes and flushes; `fail_writes` / `fail_flush` make those
+    /// fail.
     #[derive(Default)]
     struct CountingOutput {
         bytes: Vec<u8>,
         writes: usize,
         flushes: usize,
-        fail: bool,
+        fail_writes: bool,
+        fail_flush: bool,
     }
 
     impl AsyncWrite for CountingOutput {
@@ -619,7 +626,7 @@ mod tests {
             _: &mut std::task::Context<'_>,
             buf: &[u8],
         ) -> std::task::Poll<std::io::Result<usize>> {
-            if self.fail {
+            if self.fail_writes {
                 return std::task::Poll::Ready(Err(std::io::Error::other("stdout closed")));
             }
             self.writes += 1;
@@ -631,6 +638,9 @@ mod tests {
             _: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
             self.flushes += 1;
+            if self.fail_flush {
+                return std::task::Poll::Ready(Err(std::io::Error::other("flush failed")));
+            }
             std::task::Poll::Ready(Ok(()))
         }
         fn poll_shutdown(
@@ -642,15 +652,24 @@ mod tests {
     }
 
     fn done(id: &str) -> FromDelegator {
+        done_with_message(id, None)
+    }
+
+    fn done_with_message(id: &str, message: Option<String>) -> FromDelegator {
         FromDelegator::Done(Done {
             id: id.into(),
             state: Outcome::Completed,
             reason: None,
             task_id: None,
             context_id: None,
-            message: None,
+            message,
             artifacts: Vec::new(),
         })
+    }
+
+    /// What `write_lines` released to the outbox.
+    fn released(rx: &mut mpsc::UnboundedReceiver<String>) -> Vec<String> {
+        std::iter::from_fn(|| rx.try_recv().ok()).collect()
     }
 
     #[tokio::test]
@@ -678,11 +697,46 @@ mod tests {
             ["\"d1\"", "\"d2\"", "\"d3\""],
             "one line each, in order"
         );
-        let mut released = Vec::new();
-        while let Ok(id) = written_rx.try_recv() {
-            released.push(id);
+        assert_eq!(released(&mut written_rx), ["d1", "d2", "d3"]);
+    }
+
+    #[tokio::test]
+    async fn a_batch_stops_at_its_size_and_the_rest_follows_in_order() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
+        let big = "x".repeat(MAX_WRITE_BATCH / 2 + 1);
+        for id in ["d1", "d2", "d3"] {
+            tx.send(done_with_message(id, Some(big.clone()))).unwrap();
         }
-        assert_eq!(released, ["d1", "d2", "d3"]);
+        drop(tx);
+        let mut out = CountingOutput::default();
+        write_lines(&mut out, rx, written_tx).await.unwrap();
+        assert_eq!((out.writes, out.flushes), (2, 2), "two lines fill a batch");
+        let text = String::from_utf8(out.bytes).unwrap();
+        let ids: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone())
+            .collect();
+        assert_eq!(ids, [json!("d1"), json!("d2"), json!("d3")]);
+        assert_eq!(released(&mut written_rx), ["d1", "d2", "d3"]);
+    }
+
+    #[tokio::test]
+    async fn a_done_whose_flush_failed_is_not_released() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
+        tx.send(done("d1")).unwrap();
+        drop(tx);
+        let mut out = CountingOutput {
+            fail_flush: true,
+            ..CountingOutput::default()
+        };
+        assert!(write_lines(&mut out, rx, written_tx).await.is_err());
+        assert_eq!(out.writes, 1, "written, but never flushed");
+        assert!(
+            released(&mut written_rx).is_empty(),
+            "a done that may not have reached stdout must stay unreported"
+        );
     }
 
     #[tokio::test]
@@ -692,12 +746,12 @@ mod tests {
         tx.send(done("d1")).unwrap();
         drop(tx);
         let mut out = CountingOutput {
-            fail: true,
+            fail_writes: true,
             ..CountingOutput::default()
         };
         assert!(write_lines(&mut out, rx, written_tx).await.is_err());
         assert!(
-            written_rx.try_recv().is_err(),
+            released(&mut written_rx).is_empty(),
             "a done that never reached stdout must stay unreported"
         );
     }

@@ -250,13 +250,65 @@ fn killpg(pg: i32, sig: nix::sys::signal::Signal) -> bool {
     pg > 0 && nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pg), sig).is_ok()
 }
 
+/// The writer task's write in progress: when it last made progress, and how many whole lines
+/// wait behind the one it is blocked in.
+#[derive(Debug, Clone, Copy)]
+struct Writing {
+    since: std::time::Instant,
+    lines_after: usize,
+}
+
+/// Write the lines from `wrx` to the delegator's stdin until either ends. The lines queued
+/// meanwhile go in one write (thousands of `delegate` lines at once would otherwise wake the
+/// delegator's reader once each); `writing` says how long the write has made no progress, so a
+/// delegator that reads slowly is not taken for one that stopped reading.
+async fn write_batches<W: tokio::io::AsyncWrite + Unpin>(
+    mut stdin: W,
+    mut wrx: mpsc::Receiver<Vec<u8>>,
+    writing: Arc<Mutex<Option<Writing>>>,
+) {
+    let set = |w: Option<Writing>| *writing.lock().unwrap_or_else(|p| p.into_inner()) = w;
+    let newlines = |bytes: &[u8]| bytes.iter().filter(|&&b| b == b'\n').count();
+    while let Some(mut batch) = wrx.recv().await {
+        while batch.len() < WRITE_BATCH_BYTES {
+            let Ok(more) = wrx.try_recv() else { break };
+            batch.extend_from_slice(&more);
+        }
+        let mut lines_left = newlines(&batch);
+        let mut written = 0;
+        let r = loop {
+            // Each write that makes progress restarts the clock.
+            set(Some(Writing {
+                since: std::time::Instant::now(),
+                lines_after: lines_left.saturating_sub(1),
+            }));
+            if written == batch.len() {
+                break stdin.flush().await;
+            }
+            match stdin.write(&batch[written..]).await {
+                Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    lines_left -= newlines(&batch[written..written + n]);
+                    written += n;
+                }
+                Err(e) => break Err(e),
+            }
+        };
+        set(None);
+        if r.is_err() {
+            // Dropping the receiver makes later sends fail.
+            return;
+        }
+    }
+}
+
 /// A running delegator under test.
 pub struct DelegatorProcess {
     child: Child,
     /// Lines to the delegator's stdin, written by a writer task; dropping it closes stdin.
     stdin: Option<mpsc::Sender<Vec<u8>>>,
-    /// When the writer task began the write it is blocked in, if any.
-    writing_since: Arc<Mutex<Option<std::time::Instant>>>,
+    /// The write the writer task is blocked in, if any.
+    writing: Arc<Mutex<Option<Writing>>>,
     /// Messages and events from the delegator.
     pub rx: mpsc::Receiver<DelegatorOutput>,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -467,31 +519,10 @@ impl DelegatorProcess {
         let killer = GroupKiller::default();
         killer.arm(pgid);
         let mut tasks = Vec::new();
-        let (wtx, mut wrx) = mpsc::channel::<Vec<u8>>(WRITE_QUEUE);
-        let writing_since = Arc::new(Mutex::new(None));
-        if let Some(mut stdin) = child.stdin.take() {
-            let since = writing_since.clone();
-            tasks.push(tokio::spawn(async move {
-                // The lines queued meanwhile go in one write (thousands of `delegate` lines at
-                // once would otherwise wake the delegator's reader once each).
-                while let Some(mut line) = wrx.recv().await {
-                    *since.lock().unwrap_or_else(|p| p.into_inner()) =
-                        Some(std::time::Instant::now());
-                    while line.len() < WRITE_BATCH_BYTES {
-                        let Ok(more) = wrx.try_recv() else { break };
-                        line.extend_from_slice(&more);
-                    }
-                    let r = match stdin.write_all(&line).await {
-                        Ok(()) => stdin.flush().await,
-                        Err(e) => Err(e),
-                    };
-                    *since.lock().unwrap_or_else(|p| p.into_inner()) = None;
-                    if r.is_err() {
-                        // Dropping the receiver makes later sends fail.
-                        return;
-                    }
-                }
-            }));
+        let (wtx, wrx) = mpsc::channel::<Vec<u8>>(WRITE_QUEUE);
+        let writing = Arc::new(Mutex::new(None));
+        if let Some(stdin) = child.stdin.take() {
+            tasks.push(tokio::spawn(write_batches(stdin, wrx, writing.clone())));
         }
         let (tx, rx) = mpsc::channel(READ_QUEUE);
         if let Some(out) = child.stdout.take() {
@@ -529,7 +560,7 @@ impl DelegatorProcess {
         Ok(DelegatorProcess {
             child,
             stdin: Some(wtx),
-            writing_since,
+            writing,
             rx,
             stderr,
             pgid,
@@ -576,12 +607,12 @@ impl DelegatorProcess {
     /// How long the writer has been blocked in one write to the delegator's stdin (None when
     /// it is not writing), and how many more messages wait behind it.
     pub fn write_blocked(&self) -> Option<(Duration, usize)> {
-        let since = (*self.writing_since.lock().unwrap_or_else(|p| p.into_inner()))?;
+        let w = (*self.writing.lock().unwrap_or_else(|p| p.into_inner()))?;
         let queued = self
             .stdin
             .as_ref()
             .map_or(0, |s| WRITE_QUEUE - s.capacity());
-        Some((since.elapsed(), queued))
+        Some((w.since.elapsed(), queued + w.lines_after))
     }
 
     /// Wait for the next message, bounded: `None` when nothing came in time. After stdout
@@ -745,6 +776,46 @@ mod tests {
     fn words(cmd: &str) -> Vec<String> {
         let l = split_command(cmd).unwrap();
         std::iter::once(l.program).chain(l.args).collect()
+    }
+
+    /// Queued lines go to stdin in one batch; while the reader does not read, the writer
+    /// reports itself blocked with the lines behind the first; once everything is read, it
+    /// reports nothing.
+    #[tokio::test]
+    async fn queued_lines_go_in_one_batch_and_a_blocked_write_counts_the_lines_behind_it() {
+        let (pipe_in, mut pipe_out) = tokio::io::duplex(8);
+        let (tx, rx) = mpsc::channel(WRITE_QUEUE);
+        for line in ["first line\n", "second\n", "third\n"] {
+            tx.send(line.as_bytes().to_vec()).await.unwrap();
+        }
+        let writing = Arc::new(Mutex::new(None));
+        let writer = tokio::spawn(write_batches(pipe_in, rx, writing.clone()));
+        let state = || *writing.lock().unwrap();
+        let reported = |lines_after: usize| async move {
+            tokio::time::timeout(Duration::from_secs(5), async {
+                while state().is_none_or(|w: Writing| w.lines_after != lines_after) {
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await
+            .is_ok()
+        };
+        // The pipe takes 8 bytes, then the write blocks inside the first line: two lines wait
+        // behind it.
+        assert!(reported(2).await, "blocked in the first line");
+        let mut head = [0u8; 8];
+        pipe_out.read_exact(&mut head).await.unwrap();
+        // The next 8 bytes end the first line: the write now blocks inside the second.
+        assert!(reported(1).await, "blocked in the second line");
+        drop(tx);
+        let mut rest = String::new();
+        pipe_out.read_to_string(&mut rest).await.unwrap();
+        assert_eq!(
+            format!("{}{rest}", String::from_utf8_lossy(&head)),
+            "first line\nsecond\nthird\n"
+        );
+        writer.await.unwrap();
+        assert!(state().is_none(), "nothing left to write");
     }
 
     #[test]

@@ -31,7 +31,9 @@ tokio::task_local! {
 
 /// Run `f` with its requests allowed to wait for a connection until `until` (when that is later
 /// than a request's own timeout).
-/// `f` is wrapped, not awaited inside another future: the result is no larger than `f`.
+///
+/// `f` is wrapped, not awaited inside another future: the result is only the deadline and a
+/// slot larger than `f`.
 pub fn waiting_until<F: Future>(until: Instant, f: F) -> impl Future<Output = F::Output> {
     WAIT_UNTIL.scope(until, f)
 }

@@ -65,15 +65,17 @@ impl Engine {
             },
         );
         inner.active.fetch_add(1, Ordering::SeqCst);
-        // The run lives in its own allocation, so the task's future holds a pointer to it and
-        // no second copy (an `async` block keeps its captures and its locals apart).
+        // The record and then the run live in their own allocations, so the task's future holds
+        // pointers to them and no second copy (an `async` block keeps its captures and its
+        // locals apart). The run is made in the task: it compiles the artifact schema.
         let id = rec.id.clone();
-        let mut run = Box::new(Run::new(inner.clone(), rec, rx));
-        run.push_token = push_token;
-        run.agent = agent;
-        // Its requests may wait for a connection to the agent up to its deadline.
-        let deadline = run.deadline;
+        let rec = Box::new(rec);
         let task = async move {
+            let mut run = Box::new(Run::new(inner.clone(), *rec, rx));
+            run.push_token = push_token;
+            run.agent = agent;
+            // Its requests may wait for a connection to the agent up to its deadline.
+            let deadline = run.deadline;
             crate::client::cap::waiting_until(deadline, run.run(recovering)).await;
             if let Some(ended) = lock(&inner.running).remove(&id)
                 && !ended.push_token_sha256.is_empty()
@@ -300,7 +302,7 @@ impl Run {
     /// The delegation from its agent to its end. Every step's future is boxed while it runs:
     /// this future, which every delegation holds from admission to its end (thousands at once,
     /// most waiting for a connection to their agent), stays a few hundred bytes instead of the
-    /// size of its largest step (about 15 KiB).
+    /// size of its largest step (a stream's, about 12 KiB).
     async fn run(mut self: Box<Self>, recovering: bool) {
         let card_url = self.rec.agent_url.clone().unwrap_or_default();
         // The card may be unreachable for a while (an agent restarting with us): retry it like
