@@ -667,93 +667,78 @@ mod tests {
         })
     }
 
-    /// What `write_lines` released to the outbox.
-    fn released(rx: &mut mpsc::UnboundedReceiver<String>) -> Vec<String> {
-        std::iter::from_fn(|| rx.try_recv().ok()).collect()
+    /// `write_lines` over `msgs` into `out`: its result, the output, and the ids it released
+    /// to the outbox.
+    async fn write_through(
+        msgs: Vec<FromDelegator>,
+        mut out: CountingOutput,
+    ) -> (std::io::Result<()>, CountingOutput, Vec<String>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
+        for m in msgs {
+            tx.send(m).unwrap();
+        }
+        drop(tx);
+        let r = write_lines(&mut out, rx, written_tx).await;
+        let released = std::iter::from_fn(|| written_rx.try_recv().ok()).collect();
+        (r, out, released)
+    }
+
+    /// The `id` of each line written, in order.
+    fn ids_written(out: &CountingOutput) -> Vec<Value> {
+        String::from_utf8_lossy(&out.bytes)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone())
+            .collect()
     }
 
     #[tokio::test]
     async fn lines_queued_together_go_in_one_write_and_dones_are_released_after_it() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
-        for id in ["d1", "d2", "d3"] {
-            tx.send(done(id)).unwrap();
-        }
-        drop(tx);
-        let mut out = CountingOutput::default();
-        write_lines(&mut out, rx, written_tx).await.unwrap();
+        let msgs = ["d1", "d2", "d3"].map(done).to_vec();
+        let (r, out, released) = write_through(msgs, CountingOutput::default()).await;
+        r.unwrap();
         assert_eq!(
             (out.writes, out.flushes),
             (1, 1),
             "three queued lines, one write"
         );
-        let text = String::from_utf8(out.bytes).unwrap();
-        let ids: Vec<String> = text
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].to_string())
-            .collect();
-        assert_eq!(
-            ids,
-            ["\"d1\"", "\"d2\"", "\"d3\""],
-            "one line each, in order"
-        );
-        assert_eq!(released(&mut written_rx), ["d1", "d2", "d3"]);
+        assert_eq!(ids_written(&out), [json!("d1"), json!("d2"), json!("d3")]);
+        assert_eq!(released, ["d1", "d2", "d3"]);
     }
 
     #[tokio::test]
     async fn a_batch_stops_at_its_size_and_the_rest_follows_in_order() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
         let big = "x".repeat(MAX_WRITE_BATCH / 2 + 1);
-        for id in ["d1", "d2", "d3"] {
-            tx.send(done_with_message(id, Some(big.clone()))).unwrap();
-        }
-        drop(tx);
-        let mut out = CountingOutput::default();
-        write_lines(&mut out, rx, written_tx).await.unwrap();
+        let msgs = ["d1", "d2", "d3"].map(|id| done_with_message(id, Some(big.clone())));
+        let (r, out, released) = write_through(msgs.to_vec(), CountingOutput::default()).await;
+        r.unwrap();
         assert_eq!((out.writes, out.flushes), (2, 2), "two lines fill a batch");
-        let text = String::from_utf8(out.bytes).unwrap();
-        let ids: Vec<Value> = text
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone())
-            .collect();
-        assert_eq!(ids, [json!("d1"), json!("d2"), json!("d3")]);
-        assert_eq!(released(&mut written_rx), ["d1", "d2", "d3"]);
+        assert_eq!(ids_written(&out), [json!("d1"), json!("d2"), json!("d3")]);
+        assert_eq!(released, ["d1", "d2", "d3"]);
     }
 
     #[tokio::test]
-    async fn a_done_whose_flush_failed_is_not_released() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
-        tx.send(done("d1")).unwrap();
-        drop(tx);
-        let mut out = CountingOutput {
-            fail_flush: true,
-            ..CountingOutput::default()
-        };
-        assert!(write_lines(&mut out, rx, written_tx).await.is_err());
-        assert_eq!(out.writes, 1, "written, but never flushed");
-        assert!(
-            released(&mut written_rx).is_empty(),
-            "a done that may not have reached stdout must stay unreported"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_done_whose_write_failed_is_not_released() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let (written_tx, mut written_rx) = mpsc::unbounded_channel();
-        tx.send(done("d1")).unwrap();
-        drop(tx);
-        let mut out = CountingOutput {
-            fail_writes: true,
-            ..CountingOutput::default()
-        };
-        assert!(write_lines(&mut out, rx, written_tx).await.is_err());
-        assert!(
-            released(&mut written_rx).is_empty(),
-            "a done that never reached stdout must stay unreported"
-        );
+    async fn a_done_whose_write_or_flush_failed_is_not_released() {
+        for (out, what) in [
+            (
+                CountingOutput {
+                    fail_writes: true,
+                    ..CountingOutput::default()
+                },
+                "a done that never reached stdout",
+            ),
+            (
+                CountingOutput {
+                    fail_flush: true,
+                    ..CountingOutput::default()
+                },
+                "a done written but never flushed",
+            ),
+        ] {
+            let (r, _, released) = write_through(vec![done("d1")], out).await;
+            assert!(r.is_err());
+            assert!(released.is_empty(), "{what} must stay unreported");
+        }
     }
 
     fn env(v: Value) -> Result<Envelope, ErrorReply> {
