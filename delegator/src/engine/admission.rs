@@ -137,7 +137,9 @@ impl Engine {
         }
         rec.message_ids
             .insert("create".into(), policy::message_id(&rec.id, "create"));
-        // The intent is durable before the first request leaves.
+        // The intent is durable before the first request leaves: the insert records the first
+        // send's attempt too, so the run does not save again before it.
+        rec.attempts = 1;
         inner.store.insert(rec.clone()).await?;
         inner.emit_state(&rec);
         self.spawn_run(rec, false, push_token, Some(agent));

@@ -612,6 +612,30 @@ mod retries {
     }
 
     #[tokio::test]
+    async fn the_first_attempt_is_on_record_before_the_agent_sees_the_send() {
+        let stalled = Fault::StallResponse { ms: 1_000 };
+        let net = network(vec![
+            agent("a")
+                .queue_fault(Method::SendMessage, stalled, 1)
+                .build(),
+        ])
+        .await;
+        let mut h = start(&net, opts(), false).await;
+        h.engine.delegate(req("d1")).await.unwrap();
+        support::wait_count(&net, "a", "SendMessage", 1).await;
+        let rec = h
+            .store()
+            .get("d1")
+            .unwrap()
+            .expect("recorded before the send");
+        assert_eq!(rec.attempts, 1, "the send under way is counted on record");
+        let o = h.done("d1").await;
+        assert_eq!(o.state, DelegationState::Completed, "{o:?}");
+        let rec = h.store().get("d1").unwrap().unwrap();
+        assert_eq!(rec.attempts, 1, "one send, one attempt");
+    }
+
+    #[tokio::test]
     async fn transient_failures_retry_with_the_same_message_id_then_dead_letter() {
         let net = network(vec![
             agent("a")
@@ -629,6 +653,8 @@ mod retries {
         let dlq = h.store().dlq_list().unwrap();
         assert_eq!(dlq.len(), 1);
         assert_eq!(dlq[0].errors.len(), 3);
+        let rec = h.store().get("d1").unwrap().unwrap();
+        assert_eq!(rec.attempts, 3, "three sends, three attempts on record");
         assert_eq!(dlq[0].chain, vec![SELF_URL.to_string()]);
         assert_eq!(dlq[0].request.id, "d1");
     }

@@ -74,6 +74,7 @@ impl Engine {
             let mut run = Box::new(Run::new(inner.clone(), *rec, rx));
             run.push_token = push_token;
             run.agent = agent;
+            run.first_attempt_recorded = !recovering;
             // Its requests may wait for a connection to the agent up to its deadline.
             let deadline = run.deadline;
             crate::client::cap::waiting_until(deadline, run.run(recovering)).await;
@@ -155,6 +156,9 @@ struct Run {
     /// after a restart an auth round still open is escalated again).
     scoped_credential: Option<String>,
     pending_push_hint: bool,
+    /// The record as admitted already counts the first send's attempt (durable before it):
+    /// that send needs no save of its own. Taken by the first send.
+    first_attempt_recorded: bool,
     /// Set once the local deadline has fired and been ignored (planted bug `no-local-deadline`
     /// only): its timer stays off from then on.
     deadline_ignored: bool,
@@ -195,6 +199,7 @@ impl Run {
             problems: Vec::new(),
             scoped_credential: None,
             pending_push_hint: false,
+            first_attempt_recorded: false,
             deadline_ignored: false,
             bugs,
         }

@@ -132,11 +132,20 @@ impl Run {
     /// run goes on.
     pub(super) async fn send_initial(&mut self) -> Next {
         loop {
-            self.rec.attempts += 1;
+            let recorded = std::mem::take(&mut self.first_attempt_recorded);
+            if !recorded {
+                self.rec.attempts += 1;
+            }
             let attempt = self.rec.attempts;
+            let before = (self.rec.push_token_sha256.len(), self.rec.message_ids.len());
             let params = self.send_params(attempt);
             let mut lacks = Vec::new();
-            self.save().await;
+            // Durable before the send: the attempt, and a push token minted for it. The
+            // admission's insert already holds a first attempt that minted nothing.
+            let minted = before != (self.rec.push_token_sha256.len(), self.rec.message_ids.len());
+            if !recorded || minted {
+                self.save().await;
+            }
             let agent = match self.agent.clone() {
                 Some(a) => a,
                 None => return Next::Finish(Final::new(DelegationState::Failed, "no agent")),
