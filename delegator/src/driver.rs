@@ -448,18 +448,15 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     mut out_rx: mpsc::UnboundedReceiver<FromDelegator>,
     written: mpsc::UnboundedSender<String>,
 ) -> std::io::Result<()> {
-    let mut batch = String::new();
     let mut done_ids = Vec::new();
     while let Some(first) = out_rx.recv().await {
-        if batch.capacity() > 4 * MAX_WRITE_BATCH {
-            batch = String::new();
-        }
-        batch.clear();
+        // The first line is the batch (never copied); the lines queued meanwhile join it.
+        let mut batch = String::new();
         let mut next = Some(first);
         while let Some(msg) = next.take() {
             let line = line_of(&msg);
-            if batch.is_empty() && line.len() >= MAX_WRITE_BATCH {
-                batch = line; // a long line alone: not copied
+            if batch.is_empty() {
+                batch = line;
             } else {
                 batch.push_str(&line);
             }

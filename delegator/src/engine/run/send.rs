@@ -137,13 +137,12 @@ impl Run {
                 self.rec.attempts += 1;
             }
             let attempt = self.rec.attempts;
-            let before = (self.rec.push_token_sha256.len(), self.rec.message_ids.len());
             let params = self.send_params(attempt);
             let mut lacks = Vec::new();
-            // Durable before the send: the attempt, and a push token minted for it. The
-            // admission's insert already holds a first attempt that minted nothing.
-            let minted = before != (self.rec.push_token_sha256.len(), self.rec.message_ids.len());
-            if !recorded || minted {
+            // Durable before the send: the attempt, and a push token or message id minted for
+            // it. The admission's insert already holds the first attempt, with the push token
+            // and message id that attempt uses (minted at admission).
+            if !recorded {
                 self.save().await;
             }
             let agent = match self.agent.clone() {
