@@ -163,9 +163,10 @@ impl Truth {
                 } => {
                     t.by_message.insert(message_id.clone(), task_id.clone());
                 }
+                // The journal keeps the chunks that start an artifact; `artifact_sent`
+                // counts them all (`JournalDetail::Truth`).
                 Event::ArtifactChunk { task_id, .. } => {
                     let tt = t.tasks.entry(task_id.clone()).or_default();
-                    tt.chunks += 1;
                     tt.first_chunk_us.get_or_insert(e.at_us);
                 }
                 Event::ArtifactSent {
@@ -173,11 +174,11 @@ impl Truth {
                     artifact_id,
                     bytes,
                     sha256,
+                    chunks,
                 } => {
-                    t.tasks
-                        .entry(task_id.clone())
-                        .or_default()
-                        .artifacts
+                    let tt = t.tasks.entry(task_id.clone()).or_default();
+                    tt.chunks += chunks;
+                    tt.artifacts
                         .insert(artifact_id.clone(), (*bytes, sha256.clone()));
                 }
                 _ => {}

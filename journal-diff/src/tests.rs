@@ -142,6 +142,7 @@ impl Run {
                 artifact_id: "artifact-1".into(),
                 bytes: 80,
                 sha256: sha.into(),
+                chunks: 1,
             },
         );
     }

@@ -287,6 +287,10 @@ pub enum Event {
         bytes: u64,
         /// Hex sha256 of those bytes.
         sha256: String,
+        /// Chunk events that carried those bytes (since the artifact's last replacement); 0 in
+        /// a journal written before this field.
+        #[serde(default)]
+        chunks: u64,
     },
     /// A blob was served by reference.
     BlobServed {
@@ -566,13 +570,21 @@ impl Journal {
     /// Record an event; returns its sequence number.
     pub fn record(&self, agent: &str, mut event: Event) -> u64 {
         let at_us = self.start.elapsed().as_micros() as u64;
-        if self.spec.detail == JournalDetail::Truth {
-            without_payloads(&mut event);
-        }
+        let keep = match self.spec.detail {
+            JournalDetail::Full => true,
+            JournalDetail::Truth => {
+                without_payloads(&mut event);
+                kept_as_truth(&event)
+            }
+        };
         let (seq, for_tripwire) = {
             let mut g = self.lock();
             let seq = g.next_seq;
             g.next_seq += 1;
+            if !keep {
+                // Counted, not kept: no entry to store, trip or wake anyone for.
+                return seq;
+            }
             let agent = match g.agents.iter().find(|a| **a == agent) {
                 Some(a) => a.clone(),
                 None => {
@@ -738,6 +750,12 @@ fn summarise_watching(v: &Value, max: usize, watched: &[String]) -> Value {
         ),
         _ => v.clone(),
     }
+}
+
+/// Whether [`JournalDetail::Truth`] keeps the entry: all but the `artifact_chunk`s that append
+/// to an artifact (its `artifact_sent` counts them; 64 x 64 MiB streams send 65,536).
+fn kept_as_truth(event: &Event) -> bool {
+    !matches!(event, Event::ArtifactChunk { append: true, .. })
 }
 
 /// An entry as [`JournalDetail::Truth`] keeps it: no params, headers or envelope of a request,

@@ -266,13 +266,8 @@ pub(crate) async fn run_steps(
                 }
                 // Artifacts whose lastChunk was withheld: still record what was sent.
                 for (id, _, _) in &gens {
-                    if let Some((bytes, sha256)) = truth.finish(id) {
-                        st.journal(Event::ArtifactSent {
-                            task_id: task_id.clone(),
-                            artifact_id: id.clone(),
-                            bytes,
-                            sha256,
-                        });
+                    if let Some(sent) = truth.finish(&task_id, id) {
+                        st.journal(sent);
                     }
                 }
             }
@@ -313,6 +308,7 @@ pub(crate) async fn run_steps(
                         artifact_id: aid,
                         bytes: len,
                         sha256: sha,
+                        chunks: 1,
                     });
                 }
             }

@@ -132,29 +132,58 @@ pub(crate) fn frozen(entry: &TaskEntry) -> bool {
     entry.lock().frozen
 }
 
-/// Tracks the truth about each artifact as chunks go out (append/replace semantics).
+/// Tracks the truth about each artifact as chunks go out (append/replace semantics): what
+/// becomes its [`Event::ArtifactSent`].
 #[derive(Default)]
 pub(crate) struct ArtifactTruth {
-    hashers: std::collections::HashMap<String, (Sha256, u64)>,
+    sent: std::collections::HashMap<String, SentSoFar>,
+}
+
+/// What has been sent of one artifact since its last replacement.
+#[derive(Default)]
+struct SentSoFar {
+    sha256: Sha256,
+    bytes: u64,
+    chunks: u64,
 }
 
 impl ArtifactTruth {
-    pub(crate) fn chunk(&mut self, id: &str, append: bool, bytes: &[u8]) {
-        let e = self
-            .hashers
-            .entry(id.to_string())
-            .or_insert_with(|| (Sha256::new(), 0));
-        if !append {
-            *e = (Sha256::new(), 0);
+    /// One chunk event of artifact `id` with these inline parts; returns its content bytes. A
+    /// chunk with no inline part is not content: it changes nothing.
+    pub(crate) fn chunk<B: AsRef<[u8]>>(
+        &mut self,
+        id: &str,
+        append: bool,
+        parts: impl IntoIterator<Item = B>,
+    ) -> u64 {
+        let mut parts = parts.into_iter().peekable();
+        if parts.peek().is_none() {
+            return 0;
         }
-        e.0.update(bytes);
-        e.1 += bytes.len() as u64;
+        let s = self.sent.entry(id.to_string()).or_default();
+        if !append {
+            *s = SentSoFar::default();
+        }
+        s.chunks += 1;
+        let mut n = 0u64;
+        for b in parts {
+            let b = b.as_ref();
+            s.sha256.update(b);
+            n += b.len() as u64;
+        }
+        s.bytes += n;
+        n
     }
 
-    pub(crate) fn finish(&mut self, id: &str) -> Option<(u64, String)> {
-        self.hashers
-            .remove(id)
-            .map(|(h, n)| (n, hex::encode(h.finalize())))
+    /// The artifact is complete (or will get no more chunks): its `artifact_sent` entry.
+    pub(crate) fn finish(&mut self, task_id: &str, id: &str) -> Option<Event> {
+        self.sent.remove(id).map(|s| Event::ArtifactSent {
+            task_id: task_id.to_string(),
+            artifact_id: id.to_string(),
+            bytes: s.bytes,
+            sha256: hex::encode(s.sha256.finalize()),
+            chunks: s.chunks,
+        })
     }
 }
 
@@ -188,13 +217,11 @@ pub(crate) async fn emit_chunk(
         }
         (g.task.id.clone(), g.task.context_id.clone())
     };
-    let mut n = 0u64;
-    for p in &artifact.parts {
-        if let Some(b) = p.inline_bytes() {
-            truth.chunk(&artifact.artifact_id, append || n > 0, &b);
-            n += b.len() as u64;
-        }
-    }
+    let n = truth.chunk(
+        &artifact.artifact_id,
+        append,
+        artifact.parts.iter().filter_map(|p| p.inline_bytes()),
+    );
     st.journal(Event::ArtifactChunk {
         task_id: task_id.clone(),
         artifact_id: artifact.artifact_id.clone(),
@@ -212,13 +239,8 @@ pub(crate) async fn emit_chunk(
         metadata: None,
     });
     broadcast(entry, Outgoing::Event(Arc::new(ev))).await;
-    if last_chunk && let Some((bytes, sha256)) = truth.finish(&aid) {
-        st.journal(Event::ArtifactSent {
-            task_id,
-            artifact_id: aid,
-            bytes,
-            sha256,
-        });
+    if last_chunk && let Some(sent) = truth.finish(&task_id, &aid) {
+        st.journal(sent);
     }
 }
 
@@ -273,7 +295,7 @@ pub(crate) async fn emit_generated(
         }
         g.task.id.clone()
     };
-    truth.chunk(&aid, chunk.append, &chunk.payload);
+    truth.chunk(&aid, chunk.append, [&chunk.payload]);
     st.journal(Event::ArtifactChunk {
         task_id: task_id.clone(),
         artifact_id: aid.clone(),
@@ -283,13 +305,8 @@ pub(crate) async fn emit_generated(
     });
     let last = chunk.last_chunk;
     broadcast(entry, Outgoing::Chunk(Arc::new(chunk))).await;
-    if last && let Some((bytes, sha256)) = truth.finish(&aid) {
-        st.journal(Event::ArtifactSent {
-            task_id,
-            artifact_id: aid,
-            bytes,
-            sha256,
-        });
+    if last && let Some(sent) = truth.finish(&task_id, &aid) {
+        st.journal(sent);
     }
 }
 

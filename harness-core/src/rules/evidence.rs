@@ -644,6 +644,7 @@ pub(super) fn artifact_truth<'a>(
             artifact_id,
             bytes,
             sha256,
+            ..
         } = &e.event
             && task_id == task
         {

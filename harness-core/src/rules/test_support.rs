@@ -181,6 +181,7 @@ impl J {
                 artifact_id: aid.into(),
                 bytes,
                 sha256: sha.into(),
+                chunks: 1,
             },
         )
     }

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 pub struct TaskTracker {
     states: HashMap<String, String>,
     /// Artifacts being received chunk by chunk: bytes hashed so far and their count.
-    open: HashMap<(String, String), (Sha256, u64)>,
+    open: HashMap<(String, String), (Sha256, u64, u64)>,
     /// Artifacts whose `artifact_sent` was recorded.
     sent: HashSet<(String, String)>,
 }
@@ -146,6 +146,8 @@ impl TaskTracker {
                     artifact_id: aid.to_string(),
                     bytes: n,
                     sha256: hex::encode(h.finalize()),
+                    // No chunk carried them (the task did).
+                    chunks: 0,
                 });
             }
         }
@@ -167,11 +169,12 @@ impl TaskTracker {
         let e = self
             .open
             .entry(key.clone())
-            .or_insert_with(|| (Sha256::new(), 0));
+            .or_insert_with(|| (Sha256::new(), 0, 0));
         if !append {
-            *e = (Sha256::new(), 0);
+            *e = (Sha256::new(), 0, 0);
             self.sent.remove(&key);
         }
+        e.2 += 1;
         let mut n = 0u64;
         part_bytes(a.get("parts").unwrap_or(&Value::Null), |b| {
             e.0.update(b);
@@ -185,13 +188,14 @@ impl TaskTracker {
             last_chunk,
             bytes: n,
         });
-        if last_chunk && let Some((h, total)) = self.open.remove(&key) {
+        if last_chunk && let Some((h, total, chunks)) = self.open.remove(&key) {
             self.sent.insert(key);
             out.push(Event::ArtifactSent {
                 task_id: task.to_string(),
                 artifact_id: aid.to_string(),
                 bytes: total,
                 sha256: hex::encode(h.finalize()),
+                chunks,
             });
         }
     }

@@ -163,6 +163,7 @@ fn artifacts(es: &[Entry]) -> Vec<(String, String, u64, String)> {
                 artifact_id,
                 bytes,
                 sha256,
+                ..
             } => Some((task_id.clone(), artifact_id.clone(), *bytes, sha256.clone())),
             _ => None,
         })

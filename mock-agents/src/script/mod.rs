@@ -64,12 +64,13 @@ pub enum JournalDetail {
     /// Everything: what the rules judge. Scenarios use it.
     #[default]
     Full,
-    /// What a benchmark verifies and no more: every entry, but requests without their params,
-    /// headers or envelope, answers and stream events without their bodies, and no `sse_event`
-    /// for a generated artifact chunk a stream sends (its `artifact_chunk` stays; chunks on the
-    /// general path, for a 0.3 agent, a mutation or `omit_fields`, keep a payload-less one).
-    /// Task lives, artifact sizes and sha256 are whole. Used by `a2a-harness bench`; the rules
-    /// cannot judge such a journal.
+    /// What a benchmark verifies and no more: requests without their params, headers or
+    /// envelope, answers and stream events without their bodies, no `sse_event` for a generated
+    /// artifact chunk a stream sends (chunks on the general path, for a 0.3 agent, a mutation or
+    /// `omit_fields`, keep a payload-less one), and of each artifact's `artifact_chunk`s only
+    /// those that start it (`append: false`): the rest are counted in its `artifact_sent`
+    /// (`chunks`). Task lives, artifact sizes and sha256 are whole. Used by `a2a-harness bench`;
+    /// the rules cannot judge such a journal.
     Truth,
 }
 

@@ -120,12 +120,13 @@ async fn large_artifacts_stream_and_poll_byte_exact_over_grpc() {
     check_truth(&net, &tid, &task_artifacts(&t), "grpc GetTask");
 }
 
-/// `[journal] detail = "truth"` (the bench's journal): a streamed generated chunk gets its
-/// `artifact_chunk` entry and no `sse_event`, requests keep no params or headers and answers no
-/// body; the stream's other events, the bytes and the truth stay as they are. With the default
-/// (`"full"`) every chunk has its `sse_event` and every payload is kept.
+/// `[journal] detail = "truth"` (the bench's journal): of a streamed generated artifact only the
+/// chunk that starts it has an `artifact_chunk` entry and none an `sse_event`, `artifact_sent`
+/// counts every chunk, requests keep no params or headers and answers no body; the stream's
+/// other events, the bytes and the truth stay as they are. With the default (`"full"`) every
+/// chunk has its `artifact_chunk` and `sse_event` and every payload is kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_truth_journal_keeps_chunks_as_artifact_chunks_and_no_payloads() {
+async fn the_truth_journal_counts_chunks_and_keeps_no_payloads() {
     use a2a_mock_agents::Event;
     for detail in ["full", "truth"] {
         let net = start(&format!(
@@ -160,7 +161,22 @@ async fn the_truth_journal_keeps_chunks_as_artifact_chunks_and_no_payloads() {
         let count = |f: &dyn Fn(&Event) -> bool| entries.iter().filter(|e| f(&e.event)).count();
         let chunks = count(&|e| matches!(e, Event::ArtifactChunk { .. }));
         let events = count(&|e| matches!(e, Event::SseEvent { .. }));
-        assert_eq!(chunks, 8, "{detail}");
+        assert_eq!(chunks, if full { 8 } else { 1 }, "{detail}");
+        assert!(
+            entries.iter().any(|e| matches!(
+                &e.event,
+                Event::ArtifactChunk { append: false, task_id, .. } if *task_id == tid
+            )),
+            "{detail}: the chunk that starts the artifact is kept (when it began)"
+        );
+        let counted: Vec<u64> = entries
+            .iter()
+            .filter_map(|e| match &e.event {
+                Event::ArtifactSent { chunks, .. } => Some(*chunks),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(counted, [8], "{detail}: artifact_sent counts every chunk");
         // The task, WORKING and COMPLETED are events either way; the chunks only in full.
         assert_eq!(
             events,

@@ -1179,6 +1179,23 @@ async fn chunk_steps_append_and_replace_as_chosen_on_both_sides_of_a_gate() {
         (14, sha256(b"part 1, part 2"))
     );
     assert_eq!(sent[&(tid, "notes".to_string())], (5, sha256(b"final")));
+    let counted: Vec<(String, u64)> = j
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ArtifactSent {
+                artifact_id,
+                chunks,
+                ..
+            } => Some((artifact_id.clone(), *chunks)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        counted,
+        [("report".to_string(), 2), ("notes".to_string(), 1)],
+        "artifact_sent counts the chunks since the artifact was last replaced"
+    );
     // The flags go out as chosen.
     let flags: Vec<(String, bool, bool)> = j
         .entries()

@@ -379,6 +379,7 @@ pub fn artifacts_sent(j: &Journal) -> BTreeMap<(String, String), (u64, String)> 
                 artifact_id,
                 bytes,
                 sha256,
+                ..
             } => Some((
                 (task_id.clone(), artifact_id.clone()),
                 (*bytes, sha256.clone()),
