@@ -4,18 +4,24 @@
 //! position is a result of its own (`<case id>@event<k>`), judged by the case's rules and the
 //! [history invariants](crate::invariants).
 //!
-//! The positions swept are 1..=N, N being the journal's last sequence when the harness had
-//! received every delegation's outcome in the clean run: a kill after it lands when there is
-//! nothing left to recover (the harness has stopped taking in and only asks for the snapshot),
-//! so it would test the shutdown, not recovery. A run whose journal never reaches k (the
-//! delegator took another path) has no kill, and its notes say so.
+//! The positions swept are 1..=N, N being the last journal sequence of the clean run that every
+//! run is certain to record before the harness has every outcome (see [`sweep_length`]): a kill
+//! after the last outcome lands when there is nothing left to recover (the harness has stopped
+//! taking in and only asks for the snapshot), so it would test the shutdown, not recovery, and
+//! a position in the race with that outcome would be killed in some runs and not in others. A
+//! run whose journal never reaches k (the delegator took another path) has no kill, and its
+//! notes say so.
 
 use crate::catalog::CaseGlob;
 use crate::invariants;
 use crate::run::{Job, Progress, run_jobs};
 use crate::runner::{CaseResult, RunSettings, Verdict, apply_known_failing};
 use crate::scenario::{Crash, Scenario};
+use a2a_driver_contract::FromDelegator;
+use a2a_mock_agents::{Entry, Event};
+use a2a_protocol::TaskState;
 use rand::{RngExt, SeedableRng};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 use std::path::PathBuf;
@@ -51,8 +57,8 @@ pub struct SweepOptions {
 pub struct CasePlan {
     /// The case.
     pub id: String,
-    /// N: the clean run's journal sequence when every outcome was in (its last sequence when
-    /// some delegation had none).
+    /// N: the clean run's last journal sequence certain to come before every outcome (its
+    /// last sequence when some delegation had none); see [`sweep_length`].
     pub length: u64,
     /// The verdict of the clean run, in words.
     pub clean_verdict: String,
@@ -95,15 +101,105 @@ fn clean(s: &Scenario) -> Scenario {
     s
 }
 
-/// N of a clean run: the journal's last sequence when the harness had every outcome, or its
-/// last sequence when some delegation had none.
+/// N of a clean run: the last journal sequence that every run of the case records before the
+/// harness has every outcome, or the journal's last sequence when some delegation had none.
+///
+/// Per delegation, only the entries that happen before its outcome are counted: everything up
+/// to the task's final `task_state` (which the agent records before it sends the state to
+/// anyone), then the first `response` or `sse_event` that handed that state to the delegator
+/// (recorded before it is sent) with the entries of its own request or stream between the two.
+/// The other entries up to `done_at` race with the outcome, and a run may record them after it
+/// or not at all: the stream's own copy of a state a CancelTask answered and its
+/// `stream_closed` (or, when the delegator drops the stream first, one `client_gone` entry), a
+/// `stream_closed` after the last event, a `push` (recorded once delivered, so before or after
+/// the delegator's confirming GetTask). A delegation with no final `task_state` before its
+/// outcome keeps `done_at`.
 pub fn sweep_length(s: &Scenario, r: &CaseResult) -> u64 {
     let last = r.journal.last().map_or(0, |e| e.seq);
     let all = s.delegations.iter().all(|d| r.done_at.contains_key(&d.id));
-    match r.done_at.values().max() {
-        Some(m) if all => (*m).min(last),
-        _ => last,
+    if !all {
+        return last;
     }
+    r.done_at
+        .iter()
+        .map(|(id, at)| certain_before(r, id, (*at).min(last)))
+        .max()
+        .unwrap_or(last)
+}
+
+/// How many entries every run records before delegation `id`'s outcome, its `done_at` being
+/// `at`: the final `task_state` and all before it, the first entry that gave the delegator that
+/// state and the entries of the same request or stream between them.
+fn certain_before(r: &CaseResult, id: &str, at: u64) -> u64 {
+    let Some(FromDelegator::Done(done)) = r.outcomes.get(id) else {
+        return at;
+    };
+    let Some(task) = done.task_id.as_deref() else {
+        return at;
+    };
+    let seen: Vec<&Entry> = r.journal.iter().filter(|e| e.seq <= at).collect();
+    let Some((ended, state)) = seen.iter().rev().find_map(|e| match &e.event {
+        Event::TaskState { task_id, state } if task_id == task && is_final(state) => {
+            Some((e.seq, state.as_str()))
+        }
+        _ => None,
+    }) else {
+        return at;
+    };
+    let handed = seen.iter().find_map(|e| match &e.event {
+        Event::Response { req, body, .. } if e.seq > ended && carries(body, task, state) => {
+            Some((e.seq, *req))
+        }
+        Event::SseEvent { req, data, .. } if e.seq > ended && carries(data, task, state) => {
+            Some((e.seq, *req))
+        }
+        _ => None,
+    });
+    let Some((handed, via)) = handed else {
+        return ended;
+    };
+    let leading = seen
+        .iter()
+        .filter(|e| e.seq > ended && e.seq < handed)
+        .filter(|e| match &e.event {
+            Event::Request { req, .. }
+            | Event::Response { req, .. }
+            | Event::SseEvent { req, .. } => *req == via,
+            _ => false,
+        })
+        .count() as u64;
+    ended + leading + 1
+}
+
+/// The task state a journal string names, in any spelling (1.0 or 0.3).
+fn task_state(s: &str) -> Option<TaskState> {
+    TaskState::parse_lenient(s)
+}
+
+fn is_final(s: &str) -> bool {
+    task_state(s).is_some_and(TaskState::is_terminal)
+}
+
+/// Whether a response body or stream event names `task` and holds `state` as a `state`.
+fn carries(v: &Value, task: &str, held: &str) -> bool {
+    type Found<'v> = Vec<(Option<&'v str>, &'v str)>;
+    fn strings<'v>(v: &'v Value, key: Option<&'v str>, out: &mut Found<'v>) {
+        match v {
+            Value::String(s) => out.push((key, s.as_str())),
+            Value::Array(a) => a.iter().for_each(|x| strings(x, key, out)),
+            Value::Object(m) => m
+                .iter()
+                .for_each(|(k, x)| strings(x, Some(k.as_str()), out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    strings(v, None, &mut all);
+    let want = task_state(held);
+    all.iter().any(|(_, s)| *s == task)
+        && all
+            .iter()
+            .any(|(k, s)| *k == Some("state") && task_state(s) == want)
 }
 
 /// The positions to sweep in a journal of `n` entries: all of 1..=n when `n <= max`, otherwise
@@ -371,6 +467,93 @@ mod tests {
         assert!(ks.windows(2).all(|w| w[0] < w[1]), "{ks:?}");
         assert_eq!(positions(100, 10, 7, "c").0, ks, "the seed decides");
         assert_ne!(positions(100, 10, 8, "c").0, ks);
+    }
+
+    /// crash-during-cancel's clean run, either way the race went: the delegator's CancelTask
+    /// answered CANCELED (entry 12), then the stream sent CANCELED and closed (13, 14), or the
+    /// delegator dropped the stream first (13: `client_gone`).
+    #[test]
+    fn the_sweep_ends_where_the_final_state_reached_the_delegator_however_the_race_went() {
+        use a2a_driver_contract::{Done, Outcome};
+        use serde_json::json;
+        let s = crate::rules::test_support::scenario(&crate::rules::test_support::delegation(""));
+        let cfg = RunSettings {
+            delegator: "d".into(),
+            seed: 1,
+            work_dir: std::env::temp_dir(),
+            binding: None,
+            tls: false,
+        };
+        let entry = |seq: u64, rest: Value| -> Entry {
+            let mut e = json!({"seq": seq, "at_us": seq, "agent": "a"});
+            e.as_object_mut()
+                .unwrap()
+                .extend(rest.as_object().unwrap().clone());
+            serde_json::from_value(e).unwrap()
+        };
+        let run = |tail: Vec<Value>| {
+            let mut r = CaseResult::harness_failure(&s, &cfg, String::new());
+            r.journal = (1..=10)
+                .map(|i| entry(i, json!({"event": "fault", "req": i, "kind": "filler"})))
+                .collect();
+            r.journal.push(entry(
+                11,
+                json!({"event": "task_state", "task_id": "t1", "state": "TASK_STATE_CANCELED"}),
+            ));
+            for (i, e) in tail.into_iter().enumerate() {
+                r.journal.push(entry(12 + i as u64, e));
+            }
+            r.done_at.insert("d1".into(), r.journal.last().unwrap().seq);
+            r.outcomes.insert(
+                "d1".into(),
+                FromDelegator::Done(Done {
+                    id: "d1".into(),
+                    state: Outcome::Canceled,
+                    reason: None,
+                    task_id: Some("t1".into()),
+                    context_id: None,
+                    message: None,
+                    artifacts: vec![],
+                }),
+            );
+            r
+        };
+        let canceled = json!({"id": "t1", "status": {"state": "TASK_STATE_CANCELED"}});
+        let answered = json!({"event": "response", "req": 3, "status": 200,
+            "body": {"jsonrpc": "2.0", "id": "x", "result": canceled}});
+        let streamed = json!({"event": "sse_event", "req": 2, "index": 2,
+            "data": {"jsonrpc": "2.0", "id": "y", "result": {"statusUpdate":
+                {"taskId": "t1", "status": {"state": "TASK_STATE_CANCELED"}}}}});
+        let closed = |reason: &str, events: u64| json!({"event": "stream_closed", "req": 2, "events": events, "reason": reason});
+        let long = run(vec![answered.clone(), streamed, closed("terminal", 3)]);
+        let short = run(vec![answered, closed("client_gone", 2)]);
+        assert_eq!(
+            sweep_length(&s, &long),
+            12,
+            "not 14: 13 and 14 race with the done"
+        );
+        assert_eq!(sweep_length(&s, &short), 12, "not 13");
+        // Pushes (recorded once delivered) land before or after the confirming GetTask: only
+        // the GetTask's request and response count, wherever the pushes fell.
+        let push = || json!({"event": "push", "task_id": "t1", "url": "http://127.0.0.1:1/w", "status": 200});
+        let asked = json!({"event": "request", "req": 9, "binding": "jsonrpc",
+            "http_method": "POST", "path": "/a2a", "method": "GetTask", "params": {"id": "t1"},
+            "headers": {}});
+        let got = json!({"event": "response", "req": 9, "status": 200,
+            "body": {"jsonrpc": "2.0", "id": "z", "result": canceled.clone()}});
+        let early = run(vec![push(), push(), asked.clone(), got.clone(), push()]);
+        let late = run(vec![asked, got, push(), push(), push()]);
+        assert_eq!(
+            (sweep_length(&s, &early), sweep_length(&s, &late)),
+            (13, 13)
+        );
+        // No entry handed the state over (a push, say): the final state itself.
+        let pushed = run(vec![push()]);
+        assert_eq!(sweep_length(&s, &pushed), 11);
+        // No final state before the outcome (a purged task): the outcome's sequence, as before.
+        let mut purged = run(vec![closed("client_gone", 2)]);
+        purged.journal.remove(10);
+        assert_eq!(sweep_length(&s, &purged), 12);
     }
 
     #[test]
