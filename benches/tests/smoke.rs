@@ -193,11 +193,32 @@ fn js_sdk_baseline() -> a2a_benches::Baseline {
     a2a_benches::Baseline::JsSdk { node, script }
 }
 
-/// The js-sdk baseline (the official `@a2a-js/sdk` client) verifies byte-exact over both
-/// delivery modes it speaks (a stream; a blocking send for poll) and the three part kinds, with
-/// parallel sends; it reports its own CPU and peak RSS.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_js_sdk_baseline_verifies_byte_exact() {
+/// `.venv/bin/python` (`scripts/setup-python.sh`, which scripts/test.sh runs), checked to
+/// import the SDK client the consumer uses.
+fn python_sdk_baseline() -> a2a_benches::Baseline {
+    let python = root().join(".venv/bin/python");
+    let hint = "run `bash scripts/setup-python.sh` (it creates .venv with the pinned a2a-sdk)";
+    let probe = std::process::Command::new(&python)
+        .args(["-c", "import a2a.client, httpx"])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}; {hint}", python.display()));
+    assert!(
+        probe.status.success(),
+        "{} cannot import a2a.client ({}): {hint}",
+        python.display(),
+        String::from_utf8_lossy(&probe.stderr).trim()
+    );
+    a2a_benches::Baseline::PythonSdk {
+        python,
+        script: root().join("benches/python/sdk_consumer.py"),
+    }
+}
+
+/// An SDK baseline verifies byte-exact over both delivery modes the consumers speak (a stream;
+/// a blocking send for poll) and the three part kinds, with parallel sends; it reports its own
+/// CPU and peak RSS, and the report has its row.
+async fn sdk_baseline_verifies_byte_exact(baseline: a2a_benches::Baseline) {
+    let name = baseline.name();
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(
         quick(&[
@@ -210,11 +231,11 @@ async fn the_js_sdk_baseline_verifies_byte_exact() {
         reference(),
         dir.path(),
     );
-    o.baselines = vec![js_sdk_baseline()];
+    o.baselines = vec![baseline];
     let r = run_bench(&o, |_| {}).await.unwrap();
     for w in &r.results {
         let b = &w.baselines[0];
-        assert_eq!(b.name, "js-sdk");
+        assert_eq!(b.name, name);
         assert!(b.verified, "{}: {:?}", w.workload.name, b.samples);
         let s = &b.samples[0];
         assert_eq!(
@@ -229,15 +250,30 @@ async fn the_js_sdk_baseline_verifies_byte_exact() {
             "{s:?}"
         );
         assert!(
-            w.ratio_to_baselines.contains_key("js-sdk"),
+            w.ratio_to_baselines.contains_key(name),
             "{}",
             w.workload.name
         );
     }
     let md = std::fs::read_to_string(dir.path().join("bench.md")).unwrap();
     assert!(md.contains("## Baselines"), "{md}");
-    assert!(md.contains("| poll-16mib-text | js-sdk | "), "{md}");
+    assert!(
+        md.contains(&format!("| poll-16mib-text | {name} | ")),
+        "{md}"
+    );
     assert!(!md.contains("FAILED"), "{md}");
+}
+
+/// The js-sdk baseline: the official `@a2a-js/sdk` client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_js_sdk_baseline_verifies_byte_exact() {
+    sdk_baseline_verifies_byte_exact(js_sdk_baseline()).await;
+}
+
+/// The python-sdk baseline: the official `a2a-sdk` client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_baseline_verifies_byte_exact() {
+    sdk_baseline_verifies_byte_exact(python_sdk_baseline()).await;
 }
 
 /// A js-sdk consumer that flips one bit of one chunk before hashing it is not verified.
