@@ -9,8 +9,9 @@
 //
 // The same protocol as benches/python/sdk_consumer.py. Message ids are PREFIX-<i>, so the bench
 // finds each task in the mock's journal. Prints one JSON line: {"reads": [{"message_id",
-// "task_id", "artifacts": {id: {"bytes", "sha256"}}, "ended_s", "error"?}], "wall_s", "cpu_s",
-// "maxrss_kib"} (CPU of this process from process.cpuUsage(), counted from the first send; peak
+// "task_id", "artifacts": {id: {"bytes", "sha256"}}, "sent_unix_s", "ended_s", "error"?}],
+// "wall_s", "cpu_s", "maxrss_kib"} (sent_unix_s: the wall clock when the read's send began, for
+// the bench's time to first byte) (CPU of this process from process.cpuUsage(), counted from the first send; peak
 // RSS from process.resourceUsage().maxRSS). Exit 0 even when a read failed (the bench judges);
 // 2 on usage errors; 3 when the SDK cannot be loaded.
 //
@@ -129,6 +130,7 @@ async function one(sdk, client, mid, streaming, t0) {
     },
     metadata: undefined,
   };
+  out.sent_unix_s = (performance.timeOrigin + performance.now()) / 1000;
   try {
     if (streaming) {
       for await (const ev of client.sendMessageStream(params)) {

@@ -7,8 +7,9 @@ Usage: sdk_consumer.py CARD_URL N PREFIX (stream|send)
 
 Message ids are PREFIX-<i>, so the bench finds each task in the mock's journal.
 Prints one JSON line: {"reads": [{"message_id", "task_id", "artifacts": {id: {"bytes",
-"sha256"}}, "ended_s", "error"?}], "wall_s", "cpu_s", "maxrss_kib"} (CPU and peak RSS of this
-process from getrusage; CPU counted from the first send). Exit 0 even when a read failed (the bench judges); 2 on usage errors.
+"sha256"}}, "sent_unix_s", "ended_s", "error"?}], "wall_s", "cpu_s", "maxrss_kib"} (sent_unix_s:
+the wall clock when the read's send began, for the bench's time to first byte; CPU and peak RSS
+of this process from getrusage; CPU counted from the first send). Exit 0 even when a read failed (the bench judges); 2 on usage errors.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class Hasher:
 async def one(client, mid: str, t0: float) -> dict:
     out: dict = {'message_id': mid, 'task_id': None}
     h = Hasher()
+    out['sent_unix_s'] = time.time()
     try:
         req = SendMessageRequest(message=Message(message_id=mid, role=Role.ROLE_USER,
                                                  parts=[Part(text='bench python-sdk')]))

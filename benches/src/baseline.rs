@@ -31,6 +31,9 @@ struct Read {
     error: Option<String>,
     #[serde(default)]
     ended_s: f64,
+    /// The wall clock (Unix seconds) when the read's send began.
+    #[serde(default)]
+    sent_unix_s: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -68,6 +71,8 @@ async fn sdk_consumer(
             return s;
         }
     };
+    // The journal's clock (`at_us`) on the wall clock the consumer reports its sends in.
+    let journal_start_unix = unix_now_s() - net.journal().elapsed().as_secs_f64();
     let card = net.card_url(AGENT).unwrap_or_default();
     let prefix = format!("bench-{tag}-{seed:x}-{}", std::process::id());
     let mode = if w.delivery == Delivery::Stream {
@@ -119,7 +124,7 @@ async fn sdk_consumer(
     s.wall_s = parsed.wall_s;
     s.cpu_s = parsed.cpu_s;
     s.peak_rss_mib = parsed.maxrss_kib as f64 / 1024.0;
-    let mut lat = Vec::new();
+    let (mut lat, mut ttfb) = (Vec::new(), Vec::new());
     for r in &parsed.reads {
         if let Some(e) = &r.error {
             s.failures.push(format!("{}: {e}", r.message_id));
@@ -151,10 +156,22 @@ async fn sdk_consumer(
         s.bytes += t.artifacts.values().map(|(b, _)| b).sum::<u64>();
         s.events += t.chunks;
         lat.push(r.ended_s * 1000.0);
+        // As for the delegator: from the send to the source's first chunk out.
+        if let (Some(sent), Some(first_us)) = (r.sent_unix_s, t.first_chunk_us) {
+            let first = journal_start_unix + first_us as f64 / 1e6;
+            ttfb.push(((first - sent) * 1000.0).max(0.0));
+        }
     }
     s.verified = s.failures.is_empty() && s.completed == u64::from(w.parallel);
-    s.finish_rates(&mut lat, &mut Vec::new());
+    s.finish_rates(&mut lat, &mut ttfb);
     s
+}
+
+/// Seconds since the Unix epoch, now.
+fn unix_now_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Why an SDK baseline cannot run (checked before anything runs).

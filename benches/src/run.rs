@@ -111,8 +111,10 @@ async fn start_network(w: &Workload, seed: u64) -> Result<(Network, Instant), St
     let net = Network::start(source::network_spec(w, seed))
         .await
         .map_err(|e| format!("the mock network did not start: {e}"))?;
-    // The journal counts from the network's start, a moment before this.
-    Ok((net, Instant::now()))
+    // The journal counts from the network's start: the anchor of `at_us`.
+    let now = Instant::now();
+    let anchor = now.checked_sub(net.journal().elapsed()).unwrap_or(now);
+    Ok((net, anchor))
 }
 
 fn since_anchor_ms(anchor: Instant, at_us: u64, sent: Instant) -> f64 {

@@ -130,7 +130,7 @@ pub fn network_spec(w: &Workload, seed: u64) -> NetworkSpec {
 pub struct TaskTruth {
     /// Per artifact: bytes and sha256 of what was sent.
     pub artifacts: BTreeMap<String, (u64, String)>,
-    /// Artifact chunk events sent.
+    /// Artifact chunk events sent, as the finished artifacts' `artifact_sent` count them.
     pub chunks: u64,
     /// When the first chunk was sent.
     pub first_chunk_us: Option<u64>,

@@ -249,6 +249,15 @@ async fn sdk_baseline_verifies_byte_exact(baseline: a2a_benches::Baseline) {
             s.mb_s > 0.0 && s.cpu_s > 0.0 && s.peak_rss_mib > 1.0,
             "{s:?}"
         );
+        // Measured on the journal's clock from the consumer's sends: after the send, before
+        // the read ended.
+        assert!(
+            s.ttfb_ms > 0.0 && s.ttfb_ms <= s.latency_p99_ms,
+            "{}: TTFB {} ms, p99 {} ms",
+            w.workload.name,
+            s.ttfb_ms,
+            s.latency_p99_ms
+        );
         assert!(
             w.ratio_to_baselines.contains_key(name),
             "{}",

@@ -101,19 +101,22 @@ fn clean(s: &Scenario) -> Scenario {
     s
 }
 
-/// N of a clean run: the last journal sequence that every run of the case records before the
-/// harness has every outcome, or the journal's last sequence when some delegation had none.
+/// N of a clean run: how many journal entries every run of the case records before the harness
+/// has every outcome, or the journal's last sequence when some delegation had none.
 ///
-/// Per delegation, only the entries that happen before its outcome are counted: everything up
+/// Per delegation, only the entries that happen before its outcome are counted: the entries up
 /// to the task's final `task_state` (which the agent records before it sends the state to
 /// anyone), then the first `response` or `sse_event` that handed that state to the delegator
 /// (recorded before it is sent) with the entries of its own request or stream between the two.
-/// The other entries up to `done_at` race with the outcome, and a run may record them after it
-/// or not at all: the stream's own copy of a state a CancelTask answered and its
-/// `stream_closed` (or, when the delegator drops the stream first, one `client_gone` entry), a
-/// `stream_closed` after the last event, a `push` (recorded once delivered, so before or after
-/// the delegator's confirming GetTask). A delegation with no final `task_state` before its
-/// outcome keeps `done_at`.
+/// Entries recorded when something the delegator does not wait for completes race with the
+/// outcome wherever they fall, and are not counted: a `push` (recorded once delivered), a
+/// `stream_closed` (or, when the delegator drops a stream first, `client_gone`), a
+/// `client_closed`; nor, after the final state, the stream's own copy of a state a CancelTask
+/// answered. A delegation with no final `task_state` before its outcome keeps `done_at`.
+///
+/// So no position kills the delegator after it has the final state and before it reports the
+/// outcome: the journal has no entry that is certain to fall in that window (a kill at the
+/// handing-over entry lands before the state is sent).
 pub fn sweep_length(s: &Scenario, r: &CaseResult) -> u64 {
     let last = r.journal.last().map_or(0, |e| e.seq);
     let all = s.delegations.iter().all(|d| r.done_at.contains_key(&d.id));
@@ -128,8 +131,8 @@ pub fn sweep_length(s: &Scenario, r: &CaseResult) -> u64 {
 }
 
 /// How many entries every run records before delegation `id`'s outcome, its `done_at` being
-/// `at`: the final `task_state` and all before it, the first entry that gave the delegator that
-/// state and the entries of the same request or stream between them.
+/// `at`: the entries up to the final `task_state` that do not race with it, the first entry
+/// that gave the delegator that state and the entries of the same request or stream between.
 fn certain_before(r: &CaseResult, id: &str, at: u64) -> u64 {
     let Some(FromDelegator::Done(done)) = r.outcomes.get(id) else {
         return at;
@@ -138,25 +141,35 @@ fn certain_before(r: &CaseResult, id: &str, at: u64) -> u64 {
         return at;
     };
     let seen: Vec<&Entry> = r.journal.iter().filter(|e| e.seq <= at).collect();
-    let Some((ended, state)) = seen.iter().rev().find_map(|e| match &e.event {
-        Event::TaskState { task_id, state } if task_id == task && is_final(state) => {
-            Some((e.seq, state.as_str()))
-        }
+    let Some((ended, held)) = seen.iter().rev().find_map(|e| match &e.event {
+        Event::TaskState { task_id, state } if task_id == task => task_state(state)
+            .filter(|s| s.is_terminal())
+            .map(|s| (e.seq, s)),
         _ => None,
     }) else {
         return at;
     };
+    let racing = |e: &Event| {
+        matches!(
+            e,
+            Event::Push { .. } | Event::StreamClosed { .. } | Event::ClientClosed { .. }
+        )
+    };
+    let before = seen
+        .iter()
+        .filter(|e| e.seq <= ended && !racing(&e.event))
+        .count() as u64;
     let handed = seen.iter().find_map(|e| match &e.event {
-        Event::Response { req, body, .. } if e.seq > ended && carries(body, task, state) => {
+        Event::Response { req, body, .. } if e.seq > ended && carries(body, task, held) => {
             Some((e.seq, *req))
         }
-        Event::SseEvent { req, data, .. } if e.seq > ended && carries(data, task, state) => {
+        Event::SseEvent { req, data, .. } if e.seq > ended && carries(data, task, held) => {
             Some((e.seq, *req))
         }
         _ => None,
     });
     let Some((handed, via)) = handed else {
-        return ended;
+        return before;
     };
     let leading = seen
         .iter()
@@ -168,7 +181,7 @@ fn certain_before(r: &CaseResult, id: &str, at: u64) -> u64 {
             _ => false,
         })
         .count() as u64;
-    ended + leading + 1
+    before + leading + 1
 }
 
 /// The task state a journal string names, in any spelling (1.0 or 0.3).
@@ -176,30 +189,24 @@ fn task_state(s: &str) -> Option<TaskState> {
     TaskState::parse_lenient(s)
 }
 
-fn is_final(s: &str) -> bool {
-    task_state(s).is_some_and(TaskState::is_terminal)
-}
-
-/// Whether a response body or stream event names `task` and holds `state` as a `state`.
-fn carries(v: &Value, task: &str, held: &str) -> bool {
-    type Found<'v> = Vec<(Option<&'v str>, &'v str)>;
-    fn strings<'v>(v: &'v Value, key: Option<&'v str>, out: &mut Found<'v>) {
-        match v {
-            Value::String(s) => out.push((key, s.as_str())),
-            Value::Array(a) => a.iter().for_each(|x| strings(x, key, out)),
-            Value::Object(m) => m
+/// Whether a response body or stream event holds `task` (an object whose `id` or `taskId` is
+/// it: a task, a status update) with `held` as its `status.state`.
+fn carries(v: &Value, task: &str, held: TaskState) -> bool {
+    match v {
+        Value::Object(m) => {
+            let names_task = ["id", "taskId"]
                 .iter()
-                .for_each(|(k, x)| strings(x, Some(k.as_str()), out)),
-            _ => {}
+                .any(|k| m.get(*k).and_then(Value::as_str) == Some(task));
+            let state = m
+                .get("status")
+                .and_then(|s| s.get("state"))
+                .and_then(Value::as_str)
+                .and_then(task_state);
+            (names_task && state == Some(held)) || m.values().any(|x| carries(x, task, held))
         }
+        Value::Array(a) => a.iter().any(|x| carries(x, task, held)),
+        _ => false,
     }
-    let mut all = Vec::new();
-    strings(v, None, &mut all);
-    let want = task_state(held);
-    all.iter().any(|(_, s)| *s == task)
-        && all
-            .iter()
-            .any(|(k, s)| *k == Some("state") && task_state(s) == want)
 }
 
 /// The positions to sweep in a journal of `n` entries: all of 1..=n when `n <= max`, otherwise
@@ -550,6 +557,18 @@ mod tests {
         // No entry handed the state over (a push, say): the final state itself.
         let pushed = run(vec![push()]);
         assert_eq!(sweep_length(&s, &pushed), 11);
+        // A push of an earlier state, or a stream's close, before the final state in this run
+        // may come after the outcome in another: not counted there either.
+        for racing in [push(), closed("terminal", 1)] {
+            let mut r = long.clone();
+            r.journal[4] = entry(5, racing);
+            assert_eq!(sweep_length(&s, &r), 11, "{:?}", r.journal[4].event);
+        }
+        // A body that names the task beside another task's final state hands nothing over.
+        let other = json!({"event": "response", "req": 3, "status": 200, "body": {"jsonrpc": "2.0",
+            "id": "x", "result": {"tasks": [{"id": "t1", "status": {"state": "TASK_STATE_WORKING"}},
+            {"id": "t2", "status": {"state": "TASK_STATE_CANCELED"}}]}}});
+        assert_eq!(sweep_length(&s, &run(vec![other])), 11);
         // No final state before the outcome (a purged task): the outcome's sequence, as before.
         let mut purged = run(vec![closed("client_gone", 2)]);
         purged.journal.remove(10);

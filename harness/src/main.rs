@@ -468,8 +468,9 @@ struct RunArgs {
     /// `security.tls-*` cases use TLS with or without it. Combines with --binding.
     #[arg(long, conflicts_with_all = ["crash_sweep", "crash_at_event"])]
     tls: bool,
-    /// Crash sweep: run each selected case once clean to learn its journal length N (up to
-    /// the moment every delegation had its outcome), then once per position k = 1..N with its
+    /// Crash sweep: run each selected case once clean to learn N, the last journal position
+    /// every run records before the delegations have their outcomes (up to each task's final
+    /// state and the entry that handed it over), then once per position k = 1..N with its
     /// crash replaced by a SIGKILL when journal entry k is recorded (restart on the same store),
     /// each reported as `<case id>@event<k>` and judged by its rules and the history invariants
     /// (HIST-*). The summary lists every position at which a rule broke.

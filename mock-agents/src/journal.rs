@@ -19,7 +19,8 @@ use tokio::sync::Notify;
 /// One journal record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
-    /// Sequence number across the whole network, from 1.
+    /// Sequence number across the whole network, from 1; without gaps except in a
+    /// [`JournalDetail::Truth`] journal, which skips the numbers of the chunk entries it folds.
     pub seq: u64,
     /// Microseconds since the network started.
     pub at_us: u64,
@@ -287,8 +288,10 @@ pub enum Event {
         bytes: u64,
         /// Hex sha256 of those bytes.
         sha256: String,
-        /// Chunk events that carried those bytes (since the artifact's last replacement); 0 in
-        /// a journal written before this field.
+        /// Chunk events with content parts (text, raw, data) that built those bytes since the
+        /// artifact was last replaced (an `artifact_url` artifact: 1, its chunk with the url
+        /// part; a recording, for an artifact only a task snapshot showed: 0); 0 in a journal
+        /// written before this field.
         #[serde(default)]
         chunks: u64,
     },
@@ -535,7 +538,8 @@ impl Journal {
     /// on, synchronously inside [`Journal::record`], right after the entry is stored and before
     /// `record` returns, so the agent handler that recorded the event has not yet answered or
     /// sent anything more. When `f` returns true the tripwire is removed. It also sees entries
-    /// past `max_entries` (which are counted, not kept).
+    /// past `max_entries` (which are counted, not kept) and the chunk entries a
+    /// [`JournalDetail::Truth`] journal folds.
     ///
     /// Calls are serialised (one at a time, and never again once `f` returned true). `f` may
     /// read the journal but must not record into it or set a tripwire (that would deadlock);
@@ -581,10 +585,6 @@ impl Journal {
             let mut g = self.lock();
             let seq = g.next_seq;
             g.next_seq += 1;
-            if !keep {
-                // Counted, not kept: no entry to store, trip or wake anyone for.
-                return seq;
-            }
             let agent = match g.agents.iter().find(|a| **a == agent) {
                 Some(a) => a.clone(),
                 None => {
@@ -599,18 +599,26 @@ impl Journal {
                 agent,
                 event,
             };
-            let copy = self.armed.load(Ordering::SeqCst).then(|| entry.clone());
-            if g.entries.len() < self.spec.max_entries {
-                g.entries.push(entry);
+            let armed = self.armed.load(Ordering::SeqCst);
+            if !keep {
+                // Folded (`detail = "truth"`): not stored, nobody to wake; a tripwire sees it.
+                (seq, armed.then_some(entry))
             } else {
-                g.dropped += 1;
+                let copy = armed.then(|| entry.clone());
+                if g.entries.len() < self.spec.max_entries {
+                    g.entries.push(entry);
+                } else {
+                    g.dropped += 1;
+                }
+                (seq, copy)
             }
-            (seq, copy)
         };
         if let Some(e) = for_tripwire {
             self.trip(&e);
         }
-        self.notify.notify_waiters();
+        if keep {
+            self.notify.notify_waiters();
+        }
         seq
     }
 
