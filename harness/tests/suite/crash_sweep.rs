@@ -210,6 +210,27 @@ fn at_event(cases: &str, k: u64) -> (Vec<CaseResult>, tempfile::TempDir) {
     (results, work)
 }
 
+/// A position past the end of every run's journal is run again on a fresh store, three runs in
+/// all, and only then reported NOT EXERCISED, saying so.
+#[test]
+fn a_position_no_run_reaches_is_run_three_times_then_not_exercised() {
+    let (results, work) = at_event("recovery.crash-during-cancel", 10_000);
+    let [r] = results.as_slice() else {
+        panic!("{results:?}")
+    };
+    assert_eq!(r.verdict, Verdict::NotExercised, "{:?}", r.notes);
+    assert!(r.crash.is_none());
+    assert!(
+        r.notes.iter().any(|n| n.contains("not reached in 3 runs")),
+        "{:?}",
+        r.notes
+    );
+    for dir in ["at0", "at0-run2", "at0-run3"] {
+        assert!(work.path().join(dir).exists(), "{dir}: one store per run");
+    }
+    assert!(!work.path().join("at0-run4").exists());
+}
+
 /// A fan-out killed right after the agent created the first child's task (entry 4): the
 /// restarted delegator resends the child with the same `messageId`, the agent answers with its
 /// already finished task, and the child must still end with a `done` that carries its artifact
