@@ -291,13 +291,13 @@ pub fn table(r: &BenchReport) -> String {
 
 /// The baselines' own table (empty when none ran): per workload and baseline, its MB/s, its
 /// share of the ceiling's, how many times faster the delegator is, its CPU per GiB and peak
-/// RSS (its own process), its latency.
+/// RSS (its own process), its time to first byte and its latency.
 pub fn baseline_table(r: &BenchReport) -> String {
     if r.results.iter().all(|w| w.baselines.is_empty()) {
         return String::new();
     }
     let mut out = String::from(
-        "| workload | baseline | MB/s (min..max) | / ceiling | delegator x | CPU-s/GiB | RSS MiB | p50/p99 ms |\n|---|---|---|---|---|---|---|---|\n",
+        "| workload | baseline | MB/s (min..max) | / ceiling | delegator x | CPU-s/GiB | RSS MiB | TTFB ms | p50/p99 ms |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for w in &r.results {
         for b in &w.baselines {
@@ -311,7 +311,7 @@ pub fn baseline_table(r: &BenchReport) -> String {
                     .map_or(String::new(), |f| format!(": {f}"));
                 let _ = writeln!(
                     out,
-                    "| {} | {} | FAILED{} | - | - | - | - | - |",
+                    "| {} | {} | FAILED{} | - | - | - | - | - | - |",
                     w.workload.name,
                     b.name,
                     why.replace('|', "/")
@@ -321,7 +321,7 @@ pub fn baseline_table(r: &BenchReport) -> String {
             let c = w.ceiling.figures.mb_s.median;
             let _ = writeln!(
                 out,
-                "| {} | {} | {} ({}..{}) | {} | {} | {} | {} | {}/{} |",
+                "| {} | {} | {} ({}..{}) | {} | {} | {} | {} | {} | {}/{} |",
                 w.workload.name,
                 b.name,
                 f1(f.mb_s.median),
@@ -337,6 +337,7 @@ pub fn baseline_table(r: &BenchReport) -> String {
                     .map_or("-".into(), |x| f1(*x)),
                 f1(f.cpu_s_per_gib.median),
                 f1(f.peak_rss_mib.median),
+                f1(f.ttfb_ms.median),
                 f1(f.latency_p50_ms.median),
                 f1(f.latency_p99_ms.median),
             );
