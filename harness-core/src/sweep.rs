@@ -270,17 +270,13 @@ pub async fn run_at_event(
     o: &SweepOptions,
     mut progress: impl FnMut(&CaseResult),
 ) -> Vec<CaseResult> {
-    let jobs: Vec<(Scenario, Job)> = cases
+    let jobs: Vec<Job> = cases
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let swept = at_event(s, k);
-            let job = Job {
-                scenario: swept.clone(),
-                settings: settings(o, format!("at{i}")),
-                label: Some(position_id(&s.id, k.get())),
-            };
-            (swept, job)
+        .map(|(i, s)| Job {
+            scenario: at_event(s, k),
+            settings: settings(o, format!("at{i}")),
+            label: Some(position_id(&s.id, k.get())),
         })
         .collect();
     judge_positions(jobs, o, |r| progress(r)).await
@@ -296,40 +292,35 @@ pub const POSITION_RUNS: usize = 3;
 /// calling `progress` with each final result; results in job order. A position not reached is
 /// run again (at most [`POSITION_RUNS`] runs in all); its result is the first run that reached it.
 async fn judge_positions(
-    jobs: Vec<(Scenario, Job)>,
+    jobs: Vec<Job>,
     o: &SweepOptions,
     mut progress: impl FnMut(&CaseResult),
 ) -> Vec<CaseResult> {
-    let by_label: BTreeMap<String, (usize, Scenario, Job)> = jobs
+    let by_label: BTreeMap<String, (usize, Job)> = jobs
         .iter()
         .enumerate()
-        .map(|(i, (s, j))| {
-            (
-                j.label.clone().unwrap_or_default(),
-                (i, s.clone(), j.clone()),
-            )
-        })
+        .map(|(i, j)| (j.label.clone().unwrap_or_default(), (i, j.clone())))
         .collect();
     let mut judged: Vec<(usize, CaseResult)> = Vec::new();
-    let mut pending: Vec<Job> = jobs.into_iter().map(|(_, j)| j).collect();
+    let mut pending = jobs;
     for run in 1..=POSITION_RUNS {
         let mut again = Vec::new();
         run_jobs(pending, o.jobs, |p: Progress<'_>| {
             let mut r = p.result.clone();
-            let Some((i, s, job)) = by_label.get(&r.id) else {
+            let Some((i, job)) = by_label.get(&r.id) else {
                 return;
             };
+            let s = &job.scenario;
             invariants::apply(s, &mut r);
             let k = s.crash.as_ref().and_then(|c| c.event).map(NonZeroU64::get);
             if r.crash.is_none() && r.verdict == Verdict::Pass {
                 // The journal ended before entry k: no kill, so the run tested no recovery.
                 if run < POSITION_RUNS {
+                    // A fresh store: `<dir>-run2`, `<dir>-run3`.
                     let mut job = job.clone();
-                    job.settings.work_dir = PathBuf::from(format!(
-                        "{}-run{}",
-                        job.settings.work_dir.display(),
-                        run + 1
-                    ));
+                    let mut dir = job.settings.work_dir.into_os_string();
+                    dir.push(format!("-run{}", run + 1));
+                    job.settings.work_dir = dir.into();
                     again.push(job);
                     return;
                 }
@@ -400,16 +391,12 @@ pub async fn crash_sweep(
             empty.push(c.clone());
         }
         for k in ks.into_iter().filter_map(NonZeroU64::new) {
-            let swept = at_event(s, k);
             let n = jobs.len();
-            jobs.push((
-                swept.clone(),
-                Job {
-                    scenario: swept,
-                    settings: settings(o, format!("pos{n}")),
-                    label: Some(position_id(&s.id, k.get())),
-                },
-            ));
+            jobs.push(Job {
+                scenario: at_event(s, k),
+                settings: settings(o, format!("pos{n}")),
+                label: Some(position_id(&s.id, k.get())),
+            });
         }
     }
     planned(&plans, jobs.len());

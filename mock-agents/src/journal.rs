@@ -585,6 +585,12 @@ impl Journal {
             let mut g = self.lock();
             let seq = g.next_seq;
             g.next_seq += 1;
+            let armed = self.armed.load(Ordering::SeqCst);
+            if !keep && !armed {
+                // Folded (`detail = "truth"`) and no tripwire to see it: nothing more to do
+                // (a streamed chunk's path).
+                return seq;
+            }
             let agent = match g.agents.iter().find(|a| **a == agent) {
                 Some(a) => a.clone(),
                 None => {
@@ -599,10 +605,9 @@ impl Journal {
                 agent,
                 event,
             };
-            let armed = self.armed.load(Ordering::SeqCst);
             if !keep {
-                // Folded (`detail = "truth"`): not stored, nobody to wake; a tripwire sees it.
-                (seq, armed.then_some(entry))
+                // Folded: not stored, nobody to wake; the tripwire sees it.
+                (seq, Some(entry))
             } else {
                 let copy = armed.then(|| entry.clone());
                 if g.entries.len() < self.spec.max_entries {
@@ -798,6 +803,36 @@ mod tests {
             task_id: task.into(),
             state: st.into(),
         }
+    }
+
+    /// A truth journal keeps the chunk that starts an artifact, folds the ones that append,
+    /// and its tripwire sees both (a crash trigger counting chunks still fires).
+    #[test]
+    fn a_truth_journal_folds_appended_chunks_and_its_tripwire_still_sees_them() {
+        let j = Journal::new(JournalSpec {
+            detail: JournalDetail::Truth,
+            ..JournalSpec::default()
+        });
+        let chunk = |append| Event::ArtifactChunk {
+            task_id: "t0".into(),
+            artifact_id: "a".into(),
+            append,
+            last_chunk: false,
+            bytes: 1,
+        };
+        let seen = Arc::new(AtomicU64::new(0));
+        let s = seen.clone();
+        j.set_tripwire(Arc::new(move |e: &Entry| {
+            matches!(e.event, Event::ArtifactChunk { .. }) && s.fetch_add(1, Ordering::SeqCst) == 2
+        }));
+        let seqs: Vec<u64> = [false, true, true]
+            .into_iter()
+            .map(|append| j.record("a", chunk(append)))
+            .collect();
+        assert_eq!(seqs, [1, 2, 3], "every chunk is numbered");
+        assert_eq!(seen.load(Ordering::SeqCst), 3, "the tripwire saw all three");
+        let kept: Vec<u64> = j.entries().iter().map(|e| e.seq).collect();
+        assert_eq!(kept, [1], "only the chunk that starts the artifact is kept");
     }
 
     #[test]
